@@ -1,0 +1,1039 @@
+package io.streamcache.core.cache;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import io.netty.util.IllegalReferenceCountException;
+import io.streamcache.core.CacheClosedException;
+import io.streamcache.core.CacheConfigurationException;
+import io.streamcache.core.CacheCorruptedException;
+import io.streamcache.core.CacheFullException;
+import io.streamcache.core.EntryTooLongException;
+import io.streamcache.core.InvalidAddressException;
+import io.streamcache.core.layout.BlockAddressDescriptor;
+import io.streamcache.core.layout.BlockMetadataDescriptor;
+import io.streamcache.core.memory.DirectMemoryRegion;
+import io.streamcache.core.memory.MemoryRegion;
+import io.streamcache.core.memory.MemoryRegionFactory;
+import org.agrona.BufferUtil;
+import org.jctools.queues.MpmcArrayQueue;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import javax.management.JMException;
+import javax.management.ObjectName;
+import java.lang.management.ManagementFactory;
+import java.nio.ByteBuffer;
+import java.nio.ReadOnlyBufferException;
+import java.time.Duration;
+import java.util.Objects;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.LongAdder;
+
+import static io.streamcache.core.layout.BlockMetadataDescriptor.entryLength;
+import static io.streamcache.core.layout.BlockMetadataDescriptor.isLast;
+import static io.streamcache.core.layout.BlockMetadataDescriptor.isUsed;
+import static io.streamcache.core.layout.BlockMetadataDescriptor.lastWord;
+import static io.streamcache.core.layout.BlockMetadataDescriptor.previousAddress;
+import static io.streamcache.core.layout.BlockMetadataDescriptor.usedWord;
+import static org.agrona.UnsafeAccess.UNSAFE;
+
+/**
+ * An off-heap cache of growable byte entries in pre-allocated blocks: thread-safe for
+ * operations on distinct entries; operations on one entry must be serialized by the caller.
+ *
+ * <h2>Concurrency</h2>
+ * Any thread may insert, and any thread may operate on any entry, with these rules:
+ * <ul>
+ *   <li>Operations that change an entry ({@code append}, {@code replace}, {@code delete}) must not
+ *       run concurrently with any other operation on the same entry; reads of one entry
+ *       ({@code length}, {@code view}, {@code copyTo}) may run concurrently with each other.
+ *       The segment read index serializes this way through its per-segment lock.</li>
+ *   <li>An address passed from one thread to another must be passed with a happens-before edge
+ *       (a lock, a volatile write and read, a concurrent collection).</li>
+ *   <li>Operations on different entries proceed in parallel. There is no global lock: block
+ *       allocation takes one buffer at a time out of a lock-free queue and locks only that
+ *       buffer; freeing locks the buffers of the freed blocks, one at a time.</li>
+ *   <li>{@link #close()} must be called once all operations have returned; operations after it
+ *       throw {@link CacheClosedException}; views taken before it throw Netty's
+ *       {@code IllegalReferenceCountException} when read after it.</li>
+ * </ul>
+ *
+ * <h2>Memory</h2>
+ * The capacity is cut into buffers (2 MB by default) of blocks (4 KB by default), all
+ * allocated when the cache is built from a {@link MemoryRegion}. Block 0 of each buffer holds
+ * one metadata word per block ({@link BlockMetadataDescriptor}), so data plus metadata never
+ * exceed the configured capacity; only the buffer objects live on the Java heap. An entry is a
+ * chain of blocks, each pointing to its predecessor, addressed by its last block
+ * ({@link BlockAddressDescriptor}): an append finds the free space at once and links new blocks
+ * after it. Every block but the last is full; the last block's word records the entry's length.
+ *
+ * <h2>Allocation</h2>
+ * Free blocks of a buffer form a list through their metadata words (O(1) allocation). Buffers
+ * with free blocks wait in a queue; an allocating thread takes one out, pops blocks under its
+ * monitor and puts it back at the end if it still has free blocks; a full buffer that frees a
+ * block rejoins the queue. When no block is free, the {@link CacheFullHandler} is called with no
+ * lock held and the allocation retried until the full-retry timeout; then the operation fails
+ * with {@link CacheFullException}, leaving the entry as it was and no block taken.
+ *
+ * <h2>Garbage</h2>
+ * Insert, append, replace, delete, length and the copying reads allocate nothing on the Java
+ * heap. Views allocate their small Netty wrappers; the bytes are not copied.
+ *
+ * <h2>Stale addresses</h2>
+ * Every operation checks, through the metadata, that its address names the last block of a live
+ * entry: an address of a freed block, or of a block that an append has since made a middle
+ * block, is rejected with {@link InvalidAddressException}. One case cannot be told from a valid
+ * address with 32 bits: a stale address whose block was reused as the last block of a new entry.
+ */
+public final class BlockCache implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(BlockCache.class);
+    private static final AtomicInteger INSTANCES = new AtomicInteger();
+
+    private final String name;
+    private final long capacity;
+    private final int blockLength;
+    private final int blockShift;
+    private final int bufferLength;
+    private final int blocksPerBuffer;
+    private final int blockIndexBits;
+    private final int blockIndexMask;
+    private final int maxEntryLength;
+    private final long totalBlocks;
+    private final long fullRetryNanos;
+    private final MemoryRegion region;
+    private final CacheBuffer[] buffers;
+    private final MpmcArrayQueue<CacheBuffer> available;
+    private final LongAdder storedBytes = new LongAdder();
+    private final LongAdder entryCount = new LongAdder();
+    private final LongAdder fullHandlerCalls = new LongAdder();
+    private final LongAdder fullFailures = new LongAdder();
+    private final ObjectName objectName;
+    private volatile CacheFullHandler fullHandler;
+    private volatile boolean closed;
+
+    private BlockCache(final Builder builder) {
+        this.blockLength = builder.blockLength;
+        this.bufferLength = builder.bufferLength;
+        this.blocksPerBuffer = bufferLength / blockLength;
+        this.blockShift = Integer.numberOfTrailingZeros(blockLength);
+        this.blockIndexBits = BlockAddressDescriptor.blockIndexBits(blocksPerBuffer);
+        this.blockIndexMask = blocksPerBuffer - 1;
+        this.maxEntryLength = builder.maxEntryLength;
+        this.fullRetryNanos = builder.fullRetryTimeout.toNanos();
+        this.fullHandler = builder.fullHandler;
+        this.name = builder.name != null ? builder.name : "cache-" + INSTANCES.incrementAndGet();
+        final long bufferCount = builder.capacity / bufferLength;
+        this.capacity = bufferCount * bufferLength;
+        this.totalBlocks = bufferCount * (blocksPerBuffer - 1);
+
+        this.region = builder.region.open((int)bufferCount, bufferLength);
+        try {
+            if (region.bufferCount() != bufferCount || region.bufferLength() != bufferLength) {
+                throw new CacheConfigurationException("region " + region.description() + " does not hold bufferCount="
+                    + bufferCount + " x bufferLength=" + bufferLength);
+            }
+            this.buffers = new CacheBuffer[(int)bufferCount];
+            this.available = new MpmcArrayQueue<>(Math.max(2, (int)bufferCount));
+            for (int i = 0; i < bufferCount; i++) {
+                buffers[i] = new CacheBuffer(i, region.buffer(i), blocksPerBuffer);
+                available.offer(buffers[i]);
+            }
+            this.objectName = builder.registerMBean ? registerMBean() : null;
+        } catch (final RuntimeException e) {
+            region.close();
+            throw e;
+        }
+        LOG.info("block cache {}: capacity={} bufferLength={} blockLength={} buffers={} maxEntryLength={} region={}",
+            name, capacity, bufferLength, blockLength, bufferCount, maxEntryLength, region.description());
+    }
+
+    /**
+     * @return a builder with the defaults: 2 MB buffers of 4 KB blocks in direct memory.
+     */
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // Writes
+    // ------------------------------------------------------------------------------------------
+
+    /**
+     * Stores a new entry holding the readable bytes of {@code data} (its indices are not moved).
+     *
+     * @return the address of the new entry (its last block).
+     * @throws EntryTooLongException if the data is longer than {@link #maxEntryLength()}.
+     * @throws CacheFullException    if no room could be made.
+     */
+    public int insert(final ByteBuf data) {
+        ensureOpen();
+        checkSource(data);
+        return insert(data, null, data.readerIndex(), data.readableBytes());
+    }
+
+    /**
+     * Stores a new entry holding the remaining bytes of {@code data} (its position is not moved).
+     *
+     * @return the address of the new entry (its last block).
+     */
+    public int insert(final ByteBuffer data) {
+        ensureOpen();
+        Objects.requireNonNull(data, "data");
+        return insert(null, data, data.position(), data.remaining());
+    }
+
+    private int insert(final ByteBuf src, final ByteBuffer nio, final int srcIndex, final int length) {
+        checkEntryLength(length);
+        final int count = blockCount(length);
+        final int last = allocateChain(count, BlockAddressDescriptor.NULL_ADDRESS);
+        try {
+            writeBackward(last, 0, length, src, nio, srcIndex);
+        } catch (final RuntimeException | Error e) {
+            freeChain(last, BlockAddressDescriptor.NULL_ADDRESS);
+            throw e;
+        }
+        setWord(last, lastWord(previousAddress(word(last)), length));
+        entryCount.increment();
+        storedBytes.add(length);
+        return last;
+    }
+
+    /**
+     * Appends the readable bytes of {@code data} (its indices are not moved) to an entry: fills
+     * its last block and links new blocks as needed.
+     *
+     * @param address of the entry.
+     * @return the entry's address after the append: the same if no block was linked, else the new last block.
+     * @throws InvalidAddressException if {@code address} is not that of a live entry.
+     * @throws EntryTooLongException   if the entry would grow past {@link #maxEntryLength()}.
+     * @throws CacheFullException      if no room could be made; the entry is unchanged.
+     */
+    public int append(final int address, final ByteBuf data) {
+        ensureOpen();
+        checkSource(data);
+        return append(address, data, null, data.readerIndex(), data.readableBytes());
+    }
+
+    /**
+     * Appends the remaining bytes of {@code data} (its position is not moved) to an entry.
+     *
+     * @return the entry's address after the append.
+     * @see #append(int, ByteBuf)
+     */
+    public int append(final int address, final ByteBuffer data) {
+        ensureOpen();
+        Objects.requireNonNull(data, "data");
+        return append(address, null, data, data.position(), data.remaining());
+    }
+
+    private int append(final int address, final ByteBuf src, final ByteBuffer nio, final int srcIndex, final int length) {
+        final long word = lastWordOf(address);
+        final int oldLength = entryLength(word);
+        if (length == 0) {
+            return address;
+        }
+        checkEntryLength((long)oldLength + length);
+        final int newLength = oldLength + length;
+        final int newBlocks = blockCount(newLength) - blockCount(oldLength);
+        if (newBlocks == 0) {
+            writeBackward(address, oldLength, newLength, src, nio, srcIndex);
+            setWord(address, lastWord(previousAddress(word), newLength));
+            storedBytes.add(length);
+            return address;
+        }
+        final int last = allocateChain(newBlocks, address);
+        setWord(address, usedWord(previousAddress(word)));
+        try {
+            writeBackward(last, oldLength, newLength, src, nio, srcIndex);
+        } catch (final RuntimeException | Error e) {
+            setWord(address, word);
+            freeChain(last, address);
+            throw e;
+        }
+        setWord(last, lastWord(previousAddress(word(last)), newLength));
+        storedBytes.add(length);
+        return last;
+    }
+
+    /**
+     * Replaces the contents of an entry with the readable bytes of {@code data}, reusing its
+     * blocks. On failure the entry is unchanged.
+     *
+     * @return the entry's address after the replace (it changes when blocks are added).
+     */
+    public int replace(final int address, final ByteBuf data) {
+        ensureOpen();
+        checkSource(data);
+        final long word = lastWordOf(address);
+        final int length = data.readableBytes();
+        checkEntryLength(length);
+        final int oldLength = entryLength(word);
+        final int oldCount = blockCount(oldLength);
+        final int newCount = blockCount(length);
+        int last = address;
+        if (newCount > oldCount) {
+            last = allocateChain(newCount - oldCount, address);
+            setWord(address, usedWord(previousAddress(word)));
+        } else if (newCount < oldCount) {
+            int first = address;
+            for (int i = 1; i < newCount; i++) {
+                first = step(first);
+            }
+            final int dropped = previousAddress(word(first));
+            setWord(first, usedWord(BlockAddressDescriptor.NULL_ADDRESS));
+            freeChain(dropped, BlockAddressDescriptor.NULL_ADDRESS);
+        }
+        writeBackward(last, 0, length, data, null, data.readerIndex());
+        setWord(last, lastWord(previousAddress(word(last)), length));
+        storedBytes.add(length - oldLength);
+        return last;
+    }
+
+    /**
+     * Deletes an entry and frees its blocks.
+     *
+     * @throws InvalidAddressException if {@code address} is not that of a live entry.
+     */
+    public void delete(final int address) {
+        ensureOpen();
+        final long word = lastWordOf(address);
+        freeChain(address, BlockAddressDescriptor.NULL_ADDRESS);
+        entryCount.decrement();
+        storedBytes.add(-entryLength(word));
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // Reads
+    // ------------------------------------------------------------------------------------------
+
+    /**
+     * @return the length in bytes of the entry at {@code address}.
+     */
+    public int length(final int address) {
+        ensureOpen();
+        return entryLength(lastWordOf(address));
+    }
+
+    /**
+     * @return a read-only view of the whole entry; see {@link #view(int, int, int)}.
+     */
+    public ByteBuf view(final int address) {
+        ensureOpen();
+        final long word = lastWordOf(address);
+        return view(address, word, 0, entryLength(word));
+    }
+
+    /**
+     * Returns a read-only, zero-copy view of {@code length} bytes of an entry from {@code offset}.
+     * The view reads the cache's memory: it is valid until the entry is next changed or deleted,
+     * and releasing it does nothing.
+     *
+     * @throws IndexOutOfBoundsException if the range is not inside the entry.
+     */
+    public ByteBuf view(final int address, final int offset, final int length) {
+        ensureOpen();
+        final long word = lastWordOf(address);
+        checkRange(offset, length, entryLength(word));
+        return view(address, word, offset, length);
+    }
+
+    private ByteBuf view(final int address, final long word, final int offset, final int length) {
+        if (length == 0) {
+            return Unpooled.EMPTY_BUFFER.asReadOnly();
+        }
+        final int end = offset + length;
+        int blockStart = lastBlockStart(entryLength(word));
+        final int endBlockStart = blockStartOf(end - 1);
+        int current = address;
+        while (blockStart > endBlockStart) {
+            current = step(current);
+            blockStart -= blockLength;
+        }
+        final int partCount = ((end - 1) >>> blockShift) - (offset >>> blockShift) + 1;
+        if (partCount == 1) {
+            return Unpooled.unreleasableBuffer(slice(current, offset - blockStart, length).asReadOnly());
+        }
+        final ByteBuf[] parts = new ByteBuf[partCount];
+        int partEnd = end;
+        for (int part = partCount - 1; part >= 0; part--) {
+            final int start = Math.max(blockStart, offset);
+            parts[part] = slice(current, start - blockStart, partEnd - start).asReadOnly();
+            if (part > 0) {
+                partEnd = start;
+                blockStart -= blockLength;
+                current = step(current);
+            }
+        }
+        return Unpooled.unreleasableBuffer(Unpooled.wrappedUnmodifiableBuffer(parts));
+    }
+
+    private ByteBuf slice(final int address, final int offsetInBlock, final int length) {
+        return buffers[address >>> blockIndexBits].memory.slice(blockOffset(address) + offsetInBlock, length);
+    }
+
+    /**
+     * Copies {@code length} bytes of an entry from {@code offset} into {@code destination} at
+     * {@code destinationIndex}; the destination's indices are not moved. Allocates nothing.
+     *
+     * @throws IndexOutOfBoundsException if the range is not inside the entry or the destination.
+     * @throws ReadOnlyBufferException   if the destination is read-only.
+     */
+    public void copyTo(final int address, final int offset, final ByteBuf destination, final int destinationIndex, final int length) {
+        ensureOpen();
+        Objects.requireNonNull(destination, "destination");
+        final long word = lastWordOf(address);
+        checkRange(offset, length, entryLength(word));
+        if (destinationIndex < 0 || destinationIndex > destination.capacity() - length) {
+            throw new IndexOutOfBoundsException("destinationIndex=" + destinationIndex + " length=" + length
+                + " destination.capacity=" + destination.capacity());
+        }
+        if (destination.isReadOnly()) {
+            throw new ReadOnlyBufferException();
+        }
+        readBackward(address, word, offset, offset + length, destination, null, destinationIndex);
+    }
+
+    /**
+     * Copies {@code destination.remaining()} bytes of an entry from {@code offset} into
+     * {@code destination} and advances its position. Allocates nothing.
+     *
+     * @throws IndexOutOfBoundsException if the range is not inside the entry.
+     * @throws ReadOnlyBufferException   if the destination is read-only.
+     */
+    public void copyTo(final int address, final int offset, final ByteBuffer destination) {
+        ensureOpen();
+        Objects.requireNonNull(destination, "destination");
+        final long word = lastWordOf(address);
+        final int length = destination.remaining();
+        checkRange(offset, length, entryLength(word));
+        if (destination.isReadOnly()) {
+            throw new ReadOnlyBufferException();
+        }
+        readBackward(address, word, offset, offset + length, null, destination, destination.position());
+        destination.position(destination.position() + length);
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // Block chains
+    // ------------------------------------------------------------------------------------------
+
+    /**
+     * Copies source bytes that belong at entry offsets [from, to) into the chain whose block
+     * holding offset {@code to - 1} is {@code last}, walking backwards.
+     */
+    private void writeBackward(
+        final int last, final int from, final int to, final ByteBuf src, final ByteBuffer nio, final int srcIndexOfFrom) {
+        if (to == from) {
+            return;
+        }
+        int current = last;
+        int blockStart = blockStartOf(to - 1);
+        int end = to;
+        while (true) {
+            final int start = Math.max(blockStart, from);
+            copyIn(current, start - blockStart, src, nio, srcIndexOfFrom + (start - from), end - start);
+            if (start == from) {
+                return;
+            }
+            end = start;
+            blockStart -= blockLength;
+            current = step(current);
+        }
+    }
+
+    /**
+     * Copies entry bytes [from, to) of the entry whose last block is {@code last} into the
+     * destination, walking backwards.
+     */
+    private void readBackward(
+        final int last, final long lastWord, final int from, final int to, final ByteBuf dst, final ByteBuffer nio, final int dstIndexOfFrom) {
+        if (to == from) {
+            return;
+        }
+        int current = last;
+        int blockStart = lastBlockStart(entryLength(lastWord));
+        final int endBlockStart = blockStartOf(to - 1);
+        while (blockStart > endBlockStart) {
+            current = step(current);
+            blockStart -= blockLength;
+        }
+        int end = to;
+        while (true) {
+            final int start = Math.max(blockStart, from);
+            copyOut(current, start - blockStart, dst, nio, dstIndexOfFrom + (start - from), end - start);
+            if (start == from) {
+                return;
+            }
+            end = start;
+            blockStart -= blockLength;
+            current = step(current);
+        }
+    }
+
+    private void copyIn(
+        final int address, final int offsetInBlock, final ByteBuf src, final ByteBuffer nio, final int srcIndex, final int length) {
+        final CacheBuffer buffer = buffers[address >>> blockIndexBits];
+        final int index = blockOffset(address) + offsetInBlock;
+        if (src != null) {
+            buffer.memory.setBytes(index, src, srcIndex, length);
+        } else if (nio.isDirect()) {
+            UNSAFE.copyMemory(BufferUtil.address(nio) + srcIndex, buffer.address + index, length);
+        } else if (nio.hasArray()) {
+            UNSAFE.copyMemory(nio.array(), BufferUtil.ARRAY_BASE_OFFSET + nio.arrayOffset() + srcIndex, null, buffer.address + index, length);
+        } else {
+            buffer.memory.setBytes(index, nio.duplicate().limit(srcIndex + length).position(srcIndex));
+        }
+    }
+
+    private void copyOut(
+        final int address, final int offsetInBlock, final ByteBuf dst, final ByteBuffer nio, final int dstIndex, final int length) {
+        final CacheBuffer buffer = buffers[address >>> blockIndexBits];
+        final int index = blockOffset(address) + offsetInBlock;
+        if (dst != null) {
+            buffer.memory.getBytes(index, dst, dstIndex, length);
+        } else if (nio.isDirect()) {
+            UNSAFE.copyMemory(buffer.address + index, BufferUtil.address(nio) + dstIndex, length);
+        } else {
+            UNSAFE.copyMemory(null, buffer.address + index, nio.array(), BufferUtil.ARRAY_BASE_OFFSET + nio.arrayOffset() + dstIndex, length);
+        }
+    }
+
+    /**
+     * @return the block before {@code address} in its entry, checked to be a used middle block.
+     */
+    private int step(final int address) {
+        final int previous = previousAddress(word(address));
+        if (previous == BlockAddressDescriptor.NULL_ADDRESS) {
+            throw new CacheCorruptedException("block chain ends early at address=0x" + Integer.toHexString(address));
+        }
+        final long word = word(previous);
+        if (!isUsed(word) || isLast(word)) {
+            throw new CacheCorruptedException("block address=0x" + Integer.toHexString(address)
+                + " links to address=0x" + Integer.toHexString(previous) + " which is " + (isUsed(word) ? "a last block" : "free"));
+        }
+        return previous;
+    }
+
+    /**
+     * Takes {@code count} blocks, linked backwards from {@code previous}, and returns the last.
+     * Their words say "used, not last"; the caller writes the last one. On failure, gives back
+     * whatever it took and throws.
+     */
+    private int allocateChain(final int count, final int previous) {
+        if (count > totalBlocks) {
+            fullFailures.increment();
+            throw new CacheFullException("cache " + name + " cannot hold " + count + " blocks: it has " + totalBlocks
+                + " in all (capacity=" + capacity + ")", count);
+        }
+        int last = previous;
+        int remaining = count;
+        long deadline = 0L;
+        while (remaining > 0) {
+            final CacheBuffer buffer = available.poll();
+            if (buffer != null) {
+                final long taken = takeBlocks(buffer, remaining, last);
+                remaining -= (int)(taken >>> Integer.SIZE);
+                last = (int)taken;
+                continue;
+            }
+            if (deadline == 0L) {
+                deadline = System.nanoTime() + fullRetryNanos;
+            }
+            final boolean someFree = hasFreeBlocks();
+            if (!someFree) {
+                // Give back a partial chain so that the handler and other threads can use those blocks.
+                if (last != previous) {
+                    freeChain(last, previous);
+                    last = previous;
+                    remaining = count;
+                }
+                fullHandlerCalls.increment();
+                if (!fullHandler.onCacheFull(count)) {
+                    fullFailures.increment();
+                    throw full(count, "the full handler freed nothing");
+                }
+            }
+            if (System.nanoTime() - deadline >= 0) {
+                if (last != previous) {
+                    freeChain(last, previous);
+                }
+                fullFailures.increment();
+                throw full(count, "no block was freed within fullRetryTimeout=" + Duration.ofNanos(fullRetryNanos));
+            }
+            Thread.yield();
+        }
+        return last;
+    }
+
+    private CacheFullException full(final int count, final String why) {
+        return new CacheFullException("cache " + name + " is full: " + count + " blocks of " + blockLength
+            + " bytes needed, capacity=" + capacity + ": " + why, count);
+    }
+
+    /**
+     * Pops up to {@code want} blocks of {@code buffer}, linked backwards from {@code previous}.
+     *
+     * @return the number taken in the high 32 bits, the new last address in the low 32 bits.
+     */
+    private long takeBlocks(final CacheBuffer buffer, final int want, final int previous) {
+        int last = previous;
+        final int taken;
+        final boolean putBack;
+        synchronized (buffer) {
+            buffer.inQueue = false;
+            final long header = buffer.header();
+            final int free = BlockMetadataDescriptor.freeCount(header);
+            int head = BlockMetadataDescriptor.freeHeadIndex(header);
+            taken = Math.min(want, free);
+            for (int i = 0; i < taken; i++) {
+                final int block = head;
+                head = BlockMetadataDescriptor.nextFreeIndex(buffer.word(block));
+                buffer.word(block, usedWord(last));
+                last = BlockAddressDescriptor.pack(buffer.index, block, blockIndexBits);
+            }
+            buffer.headerRelease(BlockMetadataDescriptor.headerWord(free - taken, head));
+            putBack = free - taken > 0;
+            buffer.inQueue = putBack;
+        }
+        if (putBack) {
+            available.offer(buffer);
+        }
+        return ((long)taken << Integer.SIZE) | (last & BlockMetadataDescriptor.LINK_MASK);
+    }
+
+    /**
+     * Frees the chain from {@code last} backwards, up to but excluding {@code stop} (or to its
+     * first block), locking one buffer at a time.
+     */
+    private void freeChain(final int last, final int stop) {
+        int current = last;
+        while (current != stop && current != BlockAddressDescriptor.NULL_ADDRESS) {
+            final CacheBuffer buffer = buffers[current >>> blockIndexBits];
+            final boolean putBack;
+            synchronized (buffer) {
+                final long header = buffer.header();
+                int free = BlockMetadataDescriptor.freeCount(header);
+                int head = BlockMetadataDescriptor.freeHeadIndex(header);
+                do {
+                    final int block = current & blockIndexMask;
+                    final long word = buffer.word(block);
+                    if (!isUsed(word)) {
+                        buffer.headerRelease(BlockMetadataDescriptor.headerWord(free, head));
+                        throw new CacheCorruptedException("freeing address=0x" + Integer.toHexString(current) + " which is free");
+                    }
+                    buffer.word(block, BlockMetadataDescriptor.freeWord(head));
+                    head = block;
+                    free++;
+                    current = previousAddress(word);
+                } while (current != stop && current != BlockAddressDescriptor.NULL_ADDRESS
+                    && current >>> blockIndexBits == buffer.index);
+                buffer.headerRelease(BlockMetadataDescriptor.headerWord(free, head));
+                putBack = !buffer.inQueue;
+                buffer.inQueue = true;
+            }
+            if (putBack) {
+                available.offer(buffer);
+            }
+        }
+    }
+
+    private boolean hasFreeBlocks() {
+        for (final CacheBuffer buffer : buffers) {
+            if (buffer.freeCountVolatile() > 0) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // Addresses and checks
+    // ------------------------------------------------------------------------------------------
+
+    /**
+     * @return the word of the last block of the entry at {@code address}, after checking that
+     *         the address names one.
+     */
+    private long lastWordOf(final int address) {
+        if (address == BlockAddressDescriptor.NULL_ADDRESS) {
+            throw new InvalidAddressException(address, InvalidAddressException.Reason.NULL_ADDRESS, "address 0 is never valid");
+        }
+        final int bufferIndex = address >>> blockIndexBits;
+        if (bufferIndex >= buffers.length) {
+            throw new InvalidAddressException(address, InvalidAddressException.Reason.OUT_OF_RANGE,
+                "bufferIndex=" + bufferIndex + " bufferCount=" + buffers.length);
+        }
+        final int block = address & blockIndexMask;
+        if (block == BlockAddressDescriptor.METADATA_BLOCK_INDEX) {
+            throw new InvalidAddressException(address, InvalidAddressException.Reason.METADATA_BLOCK, "block 0 holds metadata");
+        }
+        final long word = buffers[bufferIndex].word(block);
+        if (!isUsed(word)) {
+            throw new InvalidAddressException(address, InvalidAddressException.Reason.FREED_BLOCK, "the block is free");
+        }
+        if (!isLast(word)) {
+            throw new InvalidAddressException(address, InvalidAddressException.Reason.NOT_LAST_BLOCK,
+                "the block is not the last block of its entry");
+        }
+        return word;
+    }
+
+    private long word(final int address) {
+        return buffers[address >>> blockIndexBits].word(address & blockIndexMask);
+    }
+
+    private void setWord(final int address, final long word) {
+        buffers[address >>> blockIndexBits].word(address & blockIndexMask, word);
+    }
+
+    private int blockOffset(final int address) {
+        return (address & blockIndexMask) << blockShift;
+    }
+
+    /**
+     * @return blocks an entry of {@code length} bytes occupies (an empty entry has one).
+     */
+    private int blockCount(final int length) {
+        return length == 0 ? 1 : ((length - 1) >>> blockShift) + 1;
+    }
+
+    private int blockStartOf(final int entryOffset) {
+        return (entryOffset >>> blockShift) << blockShift;
+    }
+
+    private int lastBlockStart(final int entryLength) {
+        return (blockCount(entryLength) - 1) << blockShift;
+    }
+
+    private void checkEntryLength(final long length) {
+        if (length > maxEntryLength) {
+            throw new EntryTooLongException(length, maxEntryLength);
+        }
+    }
+
+    private static void checkSource(final ByteBuf data) {
+        Objects.requireNonNull(data, "data");
+        if (data.refCnt() == 0) {
+            throw new IllegalReferenceCountException("data has been released (refCnt=0)");
+        }
+    }
+
+    private static void checkRange(final int offset, final int length, final int entryLength) {
+        if (offset < 0 || length < 0 || offset > entryLength - length) {
+            throw new IndexOutOfBoundsException("offset=" + offset + " length=" + length + " entryLength=" + entryLength);
+        }
+    }
+
+    private void ensureOpen() {
+        if (closed) {
+            throw new CacheClosedException("cache " + name + " is closed");
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // Configuration, stats, lifecycle
+    // ------------------------------------------------------------------------------------------
+
+    /**
+     * Sets the handler called when the cache is full (typically the cache manager, which is
+     * built after the cache). May be called at any time from any thread.
+     */
+    public void fullHandler(final CacheFullHandler handler) {
+        this.fullHandler = Objects.requireNonNull(handler, "handler");
+    }
+
+    public String name() {
+        return name;
+    }
+
+    public int blockLength() {
+        return blockLength;
+    }
+
+    public int bufferLength() {
+        return bufferLength;
+    }
+
+    public long capacity() {
+        return capacity;
+    }
+
+    public int maxEntryLength() {
+        return maxEntryLength;
+    }
+
+    /**
+     * @return a description of the memory region holding the buffers.
+     */
+    public String regionDescription() {
+        return region.description();
+    }
+
+    /**
+     * @return a snapshot of occupancy and counters; callable from any thread.
+     */
+    public CacheStats stats() {
+        long free = 0;
+        for (final CacheBuffer buffer : buffers) {
+            free += buffer.freeCountVolatile();
+        }
+        return new CacheStats(capacity, buffers.length, bufferLength, blockLength, totalBlocks, totalBlocks - free,
+            (long)buffers.length * blockLength, storedBytes.sum(), entryCount.sum(), fullHandlerCalls.sum(), fullFailures.sum());
+    }
+
+    /**
+     * Closes the cache and releases its memory. Idempotent. Must be called once every operation
+     * has returned (see the class documentation).
+     */
+    @Override
+    public synchronized void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        if (objectName != null) {
+            try {
+                ManagementFactory.getPlatformMBeanServer().unregisterMBean(objectName);
+            } catch (final JMException e) {
+                LOG.warn("could not unregister {}", objectName, e);
+            }
+        }
+        for (final CacheBuffer buffer : buffers) {
+            buffer.memory.release();
+        }
+        region.close();
+        LOG.info("block cache {} closed", name);
+    }
+
+    public boolean isClosed() {
+        return closed;
+    }
+
+    private ObjectName registerMBean() {
+        try {
+            final ObjectName objectName = new ObjectName("io.streamcache:type=BlockCache,name=" + ObjectName.quote(name));
+            ManagementFactory.getPlatformMBeanServer().registerMBean(new MXBeanAdapter(this), objectName);
+            return objectName;
+        } catch (final JMException e) {
+            throw new CacheConfigurationException("could not register the cache's MBean (name=" + name
+                + "): choose a unique name or disable registerMBean", e);
+        }
+    }
+
+    private static final class MXBeanAdapter implements BlockCacheMXBean {
+        private final BlockCache cache;
+
+        MXBeanAdapter(final BlockCache cache) {
+            this.cache = cache;
+        }
+
+        @Override
+        public String getName() {
+            return cache.name;
+        }
+
+        @Override
+        public String getRegion() {
+            return cache.region.description();
+        }
+
+        @Override
+        public long getCapacity() {
+            return cache.capacity;
+        }
+
+        @Override
+        public int getBufferCount() {
+            return cache.buffers.length;
+        }
+
+        @Override
+        public int getBlockLength() {
+            return cache.blockLength;
+        }
+
+        @Override
+        public long getBlockCount() {
+            return cache.totalBlocks;
+        }
+
+        @Override
+        public long getUsedBlockCount() {
+            return cache.stats().usedBlockCount();
+        }
+
+        @Override
+        public long getFreeBlockCount() {
+            return cache.stats().freeBlockCount();
+        }
+
+        @Override
+        public long getUsedBytes() {
+            return cache.stats().usedBytes();
+        }
+
+        @Override
+        public long getStoredBytes() {
+            return cache.storedBytes.sum();
+        }
+
+        @Override
+        public long getEntryCount() {
+            return cache.entryCount.sum();
+        }
+
+        @Override
+        public double getUtilization() {
+            return cache.stats().utilization();
+        }
+
+        @Override
+        public long getFullHandlerCalls() {
+            return cache.fullHandlerCalls.sum();
+        }
+
+        @Override
+        public long getFullFailures() {
+            return cache.fullFailures.sum();
+        }
+    }
+
+    /**
+     * Configures and builds a {@link BlockCache}. Not thread-safe; use from one thread.
+     */
+    public static final class Builder {
+        /** Default block length: a 4 KB page. */
+        public static final int BLOCK_LENGTH_DEFAULT = 4096;
+        /** Default buffer length: 2 MB, so that block 0 holds exactly the metadata of 512 blocks. */
+        public static final int BUFFER_LENGTH_DEFAULT = 2 << 20;
+        /** Smallest block length accepted. */
+        public static final int MIN_BLOCK_LENGTH = 64;
+        /** Largest block length accepted. */
+        public static final int MAX_BLOCK_LENGTH = 1 << 20;
+        /** Largest buffer length accepted. */
+        public static final int MAX_BUFFER_LENGTH = 1 << 30;
+        /** Default time a full cache retries an allocation while its full handler frees blocks. */
+        public static final Duration FULL_RETRY_TIMEOUT_DEFAULT = Duration.ofMillis(500);
+
+        private long capacity = -1;
+        private int blockLength = BLOCK_LENGTH_DEFAULT;
+        private int bufferLength = BUFFER_LENGTH_DEFAULT;
+        private int maxEntryLength = BlockMetadataDescriptor.MAX_ENTRY_LENGTH;
+        private MemoryRegionFactory region = DirectMemoryRegion.factory();
+        private CacheFullHandler fullHandler = CacheFullHandler.NONE;
+        private Duration fullRetryTimeout = FULL_RETRY_TIMEOUT_DEFAULT;
+        private String name;
+        private boolean registerMBean = true;
+
+        private Builder() {
+        }
+
+        /**
+         * @param capacity bytes of memory for data and metadata; rounded down to whole buffers. Required.
+         */
+        public Builder capacity(final long capacity) {
+            this.capacity = capacity;
+            return this;
+        }
+
+        /**
+         * @param blockLength bytes per block: a power of two in [64, 1 MiB].
+         */
+        public Builder blockLength(final int blockLength) {
+            this.blockLength = blockLength;
+            return this;
+        }
+
+        /**
+         * @param bufferLength bytes per buffer: a power of two, at least two blocks, with
+         *                     {@code 8 * bufferLength / blockLength <= blockLength} so that block 0 holds all metadata.
+         */
+        public Builder bufferLength(final int bufferLength) {
+            this.bufferLength = bufferLength;
+            return this;
+        }
+
+        /**
+         * @param maxEntryLength longest entry accepted, at most 2^30 - 1 bytes (the default).
+         */
+        public Builder maxEntryLength(final int maxEntryLength) {
+            this.maxEntryLength = maxEntryLength;
+            return this;
+        }
+
+        /**
+         * @param region where the buffers live; direct memory by default.
+         */
+        public Builder region(final MemoryRegionFactory region) {
+            this.region = Objects.requireNonNull(region, "region");
+            return this;
+        }
+
+        public Builder fullHandler(final CacheFullHandler fullHandler) {
+            this.fullHandler = Objects.requireNonNull(fullHandler, "fullHandler");
+            return this;
+        }
+
+        /**
+         * @param fullRetryTimeout how long an allocation on a full cache keeps retrying while the full handler asks it to.
+         */
+        public Builder fullRetryTimeout(final Duration fullRetryTimeout) {
+            this.fullRetryTimeout = Objects.requireNonNull(fullRetryTimeout, "fullRetryTimeout");
+            return this;
+        }
+
+        /**
+         * @param name the cache's name in logs and JMX; generated if not set.
+         */
+        public Builder name(final String name) {
+            this.name = Objects.requireNonNull(name, "name");
+            return this;
+        }
+
+        public Builder registerMBean(final boolean registerMBean) {
+            this.registerMBean = registerMBean;
+            return this;
+        }
+
+        /**
+         * Allocates all the memory and builds the cache.
+         *
+         * @throws CacheConfigurationException if the configuration is inconsistent or the memory cannot be had.
+         */
+        public BlockCache build() {
+            if (blockLength < MIN_BLOCK_LENGTH || blockLength > MAX_BLOCK_LENGTH || Integer.bitCount(blockLength) != 1) {
+                throw new CacheConfigurationException("blockLength=" + blockLength + " must be a power of two in ["
+                    + MIN_BLOCK_LENGTH + ", " + MAX_BLOCK_LENGTH + "]");
+            }
+            if (bufferLength > MAX_BUFFER_LENGTH || Integer.bitCount(bufferLength) != 1 || bufferLength < 2 * blockLength) {
+                throw new CacheConfigurationException("bufferLength=" + bufferLength + " must be a power of two of at least two blocks"
+                    + " (blockLength=" + blockLength + ") and at most " + MAX_BUFFER_LENGTH);
+            }
+            final long blocksPerBuffer = bufferLength / blockLength;
+            if (blocksPerBuffer * BlockMetadataDescriptor.WORD_LENGTH > blockLength) {
+                throw new CacheConfigurationException("bufferLength=" + bufferLength + " has " + blocksPerBuffer
+                    + " blocks whose metadata does not fit in one block of blockLength=" + blockLength
+                    + ": use bufferLength <= " + ((long)blockLength * blockLength / BlockMetadataDescriptor.WORD_LENGTH));
+            }
+            if (capacity < bufferLength) {
+                throw new CacheConfigurationException("capacity=" + capacity + " must hold at least one buffer of bufferLength="
+                    + bufferLength);
+            }
+            final long bufferCount = capacity / bufferLength;
+            final long maxBuffers = Math.min(Integer.MAX_VALUE - 8,
+                BlockAddressDescriptor.maxBufferCount(BlockAddressDescriptor.blockIndexBits((int)blocksPerBuffer)));
+            if (bufferCount > maxBuffers) {
+                throw new CacheConfigurationException("capacity=" + capacity + " needs " + bufferCount
+                    + " buffers, more than 32-bit addresses can name (" + maxBuffers + "): raise bufferLength or blockLength");
+            }
+            if (maxEntryLength < 0 || maxEntryLength > BlockMetadataDescriptor.MAX_ENTRY_LENGTH) {
+                throw new CacheConfigurationException("maxEntryLength=" + maxEntryLength + " must be in [0, "
+                    + BlockMetadataDescriptor.MAX_ENTRY_LENGTH + "]");
+            }
+            if (fullRetryTimeout.isNegative()) {
+                throw new CacheConfigurationException("fullRetryTimeout=" + fullRetryTimeout + " must not be negative");
+            }
+            return new BlockCache(this);
+        }
+    }
+}

@@ -1,0 +1,69 @@
+package io.streamcache.core.cache;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import io.streamcache.core.layout.BlockMetadataDescriptor;
+import org.agrona.BufferUtil;
+
+import java.nio.ByteBuffer;
+
+import static org.agrona.UnsafeAccess.UNSAFE;
+
+/**
+ * One buffer of a {@link BlockCache}: its native memory, its metadata words and its free list.
+ *
+ * <p><b>Concurrency:</b> the free list (the header word and the words of free blocks) and
+ * {@link #inQueue} are guarded by this object's monitor. The word of a used block is written by
+ * the thread that owns its entry (the cache's callers serialize operations per entry) and read
+ * under the happens-before edge that handed the entry's address over. The header is written with
+ * release semantics under the monitor so that {@link #freeCountVolatile()} may read it without.
+ */
+final class CacheBuffer {
+    final int index;
+    /** Native address of the buffer; its block 0 holds the metadata words. */
+    final long address;
+    /** Netty view over the whole buffer: the route for copies from and to any {@link ByteBuf}, and the parent of read views. */
+    final ByteBuf memory;
+    /** Whether this buffer is in the cache's queue of buffers with free blocks, or about to be put back by the thread that took it. */
+    boolean inQueue;
+
+    CacheBuffer(final int index, final ByteBuffer buffer, final int blocksPerBuffer) {
+        this.index = index;
+        this.address = BufferUtil.address(buffer);
+        this.memory = Unpooled.wrappedBuffer(buffer);
+        for (int block = 1; block < blocksPerBuffer; block++) {
+            word(block, BlockMetadataDescriptor.freeWord(block + 1 < blocksPerBuffer ? block + 1 : 0));
+        }
+        UNSAFE.putLongVolatile(null, address, BlockMetadataDescriptor.headerWord(blocksPerBuffer - 1, 1));
+        inQueue = true;
+    }
+
+    long word(final int blockIndex) {
+        return UNSAFE.getLong(address + ((long)blockIndex << 3));
+    }
+
+    void word(final int blockIndex, final long word) {
+        UNSAFE.putLong(address + ((long)blockIndex << 3), word);
+    }
+
+    /**
+     * Called under the monitor; pairs with {@link #freeCountVolatile()}.
+     */
+    long header() {
+        return UNSAFE.getLong(address);
+    }
+
+    /**
+     * Called under the monitor; a release store that pairs with {@link #freeCountVolatile()}.
+     */
+    void headerRelease(final long header) {
+        UNSAFE.putOrderedLong(null, address, header);
+    }
+
+    /**
+     * @return free blocks, read without the monitor (acquire; pairs with {@link #headerRelease(long)}).
+     */
+    int freeCountVolatile() {
+        return BlockMetadataDescriptor.freeCount(UNSAFE.getLongVolatile(null, address));
+    }
+}

@@ -1,0 +1,182 @@
+package io.streamcache.core.memory;
+
+import io.streamcache.core.CacheConfigurationException;
+import org.agrona.BufferUtil;
+import org.agrona.IoUtil;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.ByteBuffer;
+import java.nio.MappedByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.Objects;
+
+/**
+ * A region in a memory-mapped file: on {@code /dev/shm} it is shared memory outside the JVM's
+ * direct-memory limit, on a disk it lets the operating system page cold buffers out.
+ *
+ * <p><b>Threading:</b> see {@link MemoryRegion}: opened and closed by one thread.
+ *
+ * <p>The file is created (or truncated) when the region opens and written through once with
+ * zeros, so that its blocks are reserved in the file system: a file system that cannot hold it
+ * fails the build of the cache with a {@link CacheConfigurationException}, never a later
+ * {@code SIGBUS} on a page the file system cannot back. The file is deleted on close unless asked
+ * otherwise. Data is kept in native byte order; the file is scratch space, not a format.
+ */
+public final class MappedFileRegion implements MemoryRegion {
+    private static final Logger LOG = LoggerFactory.getLogger(MappedFileRegion.class);
+    private static final int ZERO_WRITE_LENGTH = 1 << 20;
+
+    /**
+     * How the file is mapped.
+     */
+    public enum Mode {
+        /** Writes reach the file (and other mappings of it). */
+        SHARED,
+        /** Copy-on-write: pages are private anonymous memory once written, as seed 5 used to escape the direct-memory limit. */
+        PRIVATE
+    }
+
+    private final Path path;
+    private final int bufferCount;
+    private final int bufferLength;
+    private final boolean deleteOnClose;
+    private final MappedByteBuffer[] chunks;
+    private final ByteBuffer[] buffers;
+    private boolean closed;
+
+    private MappedFileRegion(
+        final Path path, final Mode mode, final boolean deleteOnClose, final int bufferCount, final int bufferLength) {
+        this.path = path;
+        this.bufferCount = bufferCount;
+        this.bufferLength = bufferLength;
+        this.deleteOnClose = deleteOnClose;
+        final long length = (long)bufferCount * bufferLength;
+        final int perChunk = Regions.buffersPerChunk(bufferCount, bufferLength);
+        final int chunkCount = (bufferCount + perChunk - 1) / perChunk;
+        this.chunks = new MappedByteBuffer[chunkCount];
+        this.buffers = new ByteBuffer[bufferCount];
+        try {
+            final Path parent = path.toAbsolutePath().getParent();
+            if (parent != null) {
+                Files.createDirectories(parent);
+            }
+            try (FileChannel channel = FileChannel.open(path, StandardOpenOption.CREATE, StandardOpenOption.READ,
+                StandardOpenOption.WRITE, StandardOpenOption.TRUNCATE_EXISTING)) {
+                final long usable = Files.getFileStore(path).getUsableSpace();
+                if (length > usable) {
+                    throw new CacheConfigurationException("mapped-file region needs " + length + " bytes at " + path
+                        + " but its file system has " + usable + " usable: free space there, choose another path, "
+                        + "or lower the cache capacity");
+                }
+                reserve(channel, length);
+                final FileChannel.MapMode mapMode = mode == Mode.SHARED ? FileChannel.MapMode.READ_WRITE : FileChannel.MapMode.PRIVATE;
+                for (int c = 0; c < chunkCount; c++) {
+                    final int inChunk = Math.min(perChunk, bufferCount - c * perChunk);
+                    chunks[c] = channel.map(mapMode, (long)c * perChunk * bufferLength, (long)inChunk * bufferLength);
+                    for (int i = 0; i < inChunk; i++) {
+                        buffers[c * perChunk + i] = Regions.slice(chunks[c], i, bufferLength);
+                    }
+                }
+            }
+        } catch (final IOException e) {
+            release();
+            throw new CacheConfigurationException("mapped-file region at " + path + " could not be created ("
+                + e + "): check the path, its permissions and free space, or lower the cache capacity", e);
+        } catch (final RuntimeException e) {
+            release();
+            throw e;
+        }
+        LOG.info("mapped-file region at {}: {} buffers x {} bytes ({})", path, bufferCount, bufferLength, mode);
+    }
+
+    /**
+     * @param path file to create (an existing file is truncated and overwritten).
+     * @return a factory of shared mappings of {@code path}, deleted on close.
+     */
+    public static MemoryRegionFactory factory(final Path path) {
+        return factory(path, Mode.SHARED, true);
+    }
+
+    /**
+     * @param path          file to create (an existing file is truncated and overwritten).
+     * @param mode          how to map it.
+     * @param deleteOnClose whether to delete the file when the region closes.
+     * @return a factory of regions in {@code path}.
+     */
+    public static MemoryRegionFactory factory(final Path path, final Mode mode, final boolean deleteOnClose) {
+        Objects.requireNonNull(path, "path");
+        Objects.requireNonNull(mode, "mode");
+        return (bufferCount, bufferLength) -> new MappedFileRegion(path, mode, deleteOnClose, bufferCount, bufferLength);
+    }
+
+    private static void reserve(final FileChannel channel, final long length) throws IOException {
+        final ByteBuffer zeros = ByteBuffer.allocateDirect((int)Math.min(ZERO_WRITE_LENGTH, Math.max(1, length)));
+        try {
+            long position = 0;
+            while (position < length) {
+                zeros.clear().limit((int)Math.min(zeros.capacity(), length - position));
+                position += channel.write(zeros, position);
+            }
+        } finally {
+            BufferUtil.free(zeros);
+        }
+    }
+
+    /**
+     * @return the file backing this region.
+     */
+    public Path path() {
+        return path;
+    }
+
+    @Override
+    public int bufferCount() {
+        return bufferCount;
+    }
+
+    @Override
+    public int bufferLength() {
+        return bufferLength;
+    }
+
+    @Override
+    public ByteBuffer buffer(final int index) {
+        Regions.checkIndex(index, bufferCount);
+        return buffers[index];
+    }
+
+    @Override
+    public String description() {
+        return "mapped file " + path + ", " + bufferCount + " x " + bufferLength + " bytes";
+    }
+
+    @Override
+    public synchronized void close() {
+        if (!closed) {
+            closed = true;
+            release();
+        }
+    }
+
+    private void release() {
+        for (int c = 0; c < chunks.length; c++) {
+            if (chunks[c] != null) {
+                IoUtil.unmap(chunks[c]);
+                chunks[c] = null;
+            }
+        }
+        if (deleteOnClose) {
+            try {
+                Files.deleteIfExists(path);
+            } catch (final IOException e) {
+                throw new UncheckedIOException("could not delete mapped-file region " + path, e);
+            }
+        }
+    }
+}
