@@ -1,0 +1,97 @@
+package io.streamcache.segmentstore.index;
+
+import org.junit.jupiter.api.Test;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+class ReadIndexEntryTest {
+    @Test
+    void shouldRoundTripEveryField() {
+        final ReadIndexEntry entry = new ReadIndexEntry(1L << 40, 4096, 0x8000_0201, -7);
+        assertEquals(1L << 40, entry.offset());
+        assertEquals(4096, entry.length());
+        assertEquals(0x8000_0201, entry.address(), "addresses are unsigned: the sign bit survives");
+        assertEquals(-7, entry.generation());
+        assertEquals((1L << 40) + 4096, entry.endOffset());
+
+        entry.length(Integer.MAX_VALUE);
+        entry.address(0xFFFF_FFFF);
+        entry.generation(Integer.MIN_VALUE);
+        assertEquals(Integer.MAX_VALUE, entry.length());
+        assertEquals(0xFFFF_FFFF, entry.address());
+        assertEquals(Integer.MIN_VALUE, entry.generation());
+        assertEquals((1L << 40) + Integer.MAX_VALUE, entry.endOffset());
+        assertEquals(1L << 40, entry.offset(), "the key never changes");
+    }
+
+    @Test
+    void shouldStartUnlinked() {
+        final ReadIndexEntry entry = new ReadIndexEntry(0, 0, ReadIndexEntry.NULL_ADDRESS, 0);
+        assertFalse(entry.isLinked());
+        assertNull(entry.left);
+        assertNull(entry.right);
+        assertEquals(0, entry.height);
+    }
+
+    @Test
+    void shouldReportCachedOnlyForANonNullAddress() {
+        final ReadIndexEntry entry = new ReadIndexEntry(0, 10, 513, 0);
+        assertTrue(entry.isCached());
+        entry.address(ReadIndexEntry.NULL_ADDRESS);
+        assertFalse(entry.isCached());
+        entry.address(-1);
+        assertTrue(entry.isCached());
+    }
+
+    @Test
+    void shouldContainExactlyItsOwnBytes() {
+        final ReadIndexEntry entry = new ReadIndexEntry(100, 10, 1, 0);
+        assertFalse(entry.contains(Long.MIN_VALUE));
+        assertFalse(entry.contains(99));
+        assertTrue(entry.contains(100));
+        assertTrue(entry.contains(109));
+        assertFalse(entry.contains(110));
+        assertFalse(entry.contains(Long.MAX_VALUE));
+
+        final ReadIndexEntry empty = new ReadIndexEntry(100, 0, 1, 0);
+        assertFalse(empty.contains(100));
+
+        final ReadIndexEntry atTheEnd = new ReadIndexEntry(Long.MAX_VALUE - 1, 1, 1, 0);
+        assertTrue(atTheEnd.contains(Long.MAX_VALUE - 1));
+        assertFalse(atTheEnd.contains(Long.MAX_VALUE));
+    }
+
+    @Test
+    void shouldRejectANegativeOffset() {
+        final IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> new ReadIndexEntry(-1, 0, 0, 0));
+        assertEquals("offset=-1 must be >= 0", e.getMessage());
+    }
+
+    @Test
+    void shouldRejectANegativeLength() {
+        assertThrows(IllegalArgumentException.class, () -> new ReadIndexEntry(0, -1, 0, 0));
+        final ReadIndexEntry entry = new ReadIndexEntry(0, 5, 0, 0);
+        final IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> entry.length(-1));
+        assertTrue(e.getMessage().startsWith("length=-1 "), e.getMessage());
+        assertEquals(5, entry.length(), "unchanged");
+    }
+
+    @Test
+    void shouldRejectALengthThatOverflowsTheOffsetRange() {
+        assertThrows(IllegalArgumentException.class, () -> new ReadIndexEntry(Long.MAX_VALUE, 1, 0, 0));
+        final ReadIndexEntry entry = new ReadIndexEntry(Long.MAX_VALUE - 10, 10, 0, 0);
+        assertThrows(IllegalArgumentException.class, () -> entry.length(11));
+        assertEquals(10, entry.length());
+        assertEquals(Long.MAX_VALUE, entry.endOffset());
+    }
+
+    @Test
+    void shouldDescribeItselfWithNameValuePairs() {
+        final String text = new ReadIndexEntry(4096, 100, 0x201, 3).toString();
+        assertEquals("ReadIndexEntry{offset=4096, length=100, address=0x201, generation=3}", text);
+    }
+}
