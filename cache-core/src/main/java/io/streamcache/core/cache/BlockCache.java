@@ -71,7 +71,8 @@ import static org.agrona.UnsafeAccess.UNSAFE;
  * Free blocks of a buffer form a list through their metadata words (O(1) allocation). Buffers
  * with free blocks wait in a queue; an allocating thread takes one out, pops blocks under its
  * monitor and puts it back at the end if it still has free blocks; a full buffer that frees a
- * block rejoins the queue. When no block is free, the {@link CacheFullHandler} is called with no
+ * block rejoins the queue. A thread keeps allocating from the buffer it last took (a hint) until
+ * that buffer is full, which keeps its entries together in memory. When no block is free, the {@link CacheFullHandler} is called with no
  * lock held and the allocation retried until the full-retry timeout; then the operation fails
  * with {@link CacheFullException}, leaving the entry as it was and no block taken.
  *
@@ -88,6 +89,7 @@ import static org.agrona.UnsafeAccess.UNSAFE;
 public final class BlockCache implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(BlockCache.class);
     private static final AtomicInteger INSTANCES = new AtomicInteger();
+    private static final int HINT_SLOTS = 64;
 
     private final String name;
     private final long capacity;
@@ -103,6 +105,12 @@ public final class BlockCache implements AutoCloseable {
     private final MemoryRegion region;
     private final CacheBuffer[] buffers;
     private final MpmcArrayQueue<CacheBuffer> available;
+    /**
+     * The buffer each thread (hashed by id) last took from the queue: a thread keeps filling it
+     * until it is full, so an entry's blocks and consecutive entries stay close in memory, and
+     * threads mostly lock different buffers. Only a hint: racy plain reads and writes.
+     */
+    private final CacheBuffer[] hints = new CacheBuffer[HINT_SLOTS];
     private final LongAdder storedBytes = new LongAdder();
     private final LongAdder entryCount = new LongAdder();
     private final LongAdder fullHandlerCalls = new LongAdder();
@@ -528,10 +536,21 @@ public final class BlockCache implements AutoCloseable {
         int last = previous;
         int remaining = count;
         long deadline = 0L;
+        final int hintSlot = (int)Thread.currentThread().getId() & (hints.length - 1);
         while (remaining > 0) {
+            final CacheBuffer hint = hints[hintSlot];
+            if (hint != null && hint.freeCountVolatile() > 0) {
+                final long taken = takeBlocks(hint, remaining, last, false);
+                if (taken >>> Integer.SIZE != 0) {
+                    remaining -= (int)(taken >>> Integer.SIZE);
+                    last = (int)taken;
+                    continue;
+                }
+            }
             final CacheBuffer buffer = available.poll();
             if (buffer != null) {
-                final long taken = takeBlocks(buffer, remaining, last);
+                hints[hintSlot] = buffer;
+                final long taken = takeBlocks(buffer, remaining, last, true);
                 remaining -= (int)(taken >>> Integer.SIZE);
                 last = (int)taken;
                 continue;
@@ -573,14 +592,17 @@ public final class BlockCache implements AutoCloseable {
     /**
      * Pops up to {@code want} blocks of {@code buffer}, linked backwards from {@code previous}.
      *
+     * @param polled whether the caller took the buffer out of the queue (and so must put it back
+     *               if it still has free blocks); {@code false} for the calling thread's hint, which
+     *               may sit in the queue meanwhile: a buffer that fills stays there until a poller
+     *               finds it full and drops it.
      * @return the number taken in the high 32 bits, the new last address in the low 32 bits.
      */
-    private long takeBlocks(final CacheBuffer buffer, final int want, final int previous) {
+    private long takeBlocks(final CacheBuffer buffer, final int want, final int previous, final boolean polled) {
         int last = previous;
         final int taken;
-        final boolean putBack;
+        boolean putBack = false;
         synchronized (buffer) {
-            buffer.inQueue = false;
             final long header = buffer.header();
             final int free = BlockMetadataDescriptor.freeCount(header);
             int head = BlockMetadataDescriptor.freeHeadIndex(header);
@@ -592,8 +614,10 @@ public final class BlockCache implements AutoCloseable {
                 last = BlockAddressDescriptor.pack(buffer.index, block, blockIndexBits);
             }
             buffer.headerRelease(BlockMetadataDescriptor.headerWord(free - taken, head));
-            putBack = free - taken > 0;
-            buffer.inQueue = putBack;
+            if (polled) {
+                putBack = free - taken > 0;
+                buffer.inQueue = putBack;
+            }
         }
         if (putBack) {
             available.offer(buffer);

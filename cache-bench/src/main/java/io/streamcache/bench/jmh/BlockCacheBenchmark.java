@@ -1,0 +1,246 @@
+package io.streamcache.bench.jmh;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.BenchmarkMode;
+import org.openjdk.jmh.annotations.Fork;
+import org.openjdk.jmh.annotations.Level;
+import org.openjdk.jmh.annotations.Measurement;
+import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Param;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.Setup;
+import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.TearDown;
+import org.openjdk.jmh.annotations.Warmup;
+
+import java.util.SplittableRandom;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Pravega's raw cache test (seed 1) as JMH benchmarks: sequential insert, get-with-copy and
+ * delete of 10 KB entries, and the random test (from an empty store, 60% insert / 40% delete,
+ * each operation also copying out a random live entry) at 10 KB and 100 KB. Each store kind runs
+ * the same code: the block cache, the seed's {@code HashMap<Integer, byte[]>} baseline, and a
+ * plain memcpy over a working set of the same size (the physical limit).
+ *
+ * <p>Each measurement is one batch of {@link #SEQUENTIAL_COUNT} (or {@link #RANDOM_COUNT})
+ * operations timed as a whole ({@link Mode#SingleShotTime}), from the state the seed's test
+ * starts each phase in; the score is the time of one batch. Operations per second are
+ * {@code batch / score}. Run with {@code -prof gc}: {@code gc.alloc.rate.norm} is bytes per
+ * operation.
+ *
+ * <pre>
+ *   thread: [ source (hot, direct) ] --insert--> [ store: 200-400 MB working set ] --get--> [ destination (hot, direct) ]
+ * </pre>
+ */
+@BenchmarkMode(Mode.SingleShotTime)
+@OutputTimeUnit(TimeUnit.MILLISECONDS)
+@Fork(value = 3, jvmArgsAppend = {"-Xms3g", "-Xmx3g", "-XX:MaxDirectMemorySize=2g", "-XX:+AlwaysPreTouch"})
+@Warmup(iterations = 10, batchSize = BlockCacheBenchmark.SEQUENTIAL_COUNT)
+@Measurement(iterations = 15, batchSize = BlockCacheBenchmark.SEQUENTIAL_COUNT)
+public class BlockCacheBenchmark {
+    /** Entries per sequential phase: 20,000 x 10 KB = 200 MB, well outside the CPU caches. */
+    public static final int SEQUENTIAL_COUNT = 20_000;
+    /** Operations per random batch. */
+    public static final int RANDOM_COUNT = 20_000;
+
+    /**
+     * Which store runs the workload.
+     */
+    @State(Scope.Benchmark)
+    public static class Kind {
+        @Param({"blockcache", "hashmap", "memcpy"})
+        public String store;
+    }
+
+    /**
+     * Store and data of the sequential benchmarks (single-threaded: benchmark scope, since single-shot iterations may run on new threads).
+     */
+    @State(Scope.Benchmark)
+    public static class Store {
+        @Param({"10240"})
+        public int entryLength;
+
+        ByteStore bytes;
+        ByteBuf source;
+        ByteBuf destination;
+        int next;
+
+        @Setup(Level.Trial)
+        public void open(final Kind kind) {
+            bytes = ByteStore.create(kind.store, SEQUENTIAL_COUNT, entryLength, SEQUENTIAL_COUNT);
+            source = sourceOf(entryLength, 42);
+            destination = Unpooled.directBuffer(entryLength, entryLength);
+        }
+
+        @TearDown(Level.Trial)
+        public void close() {
+            bytes.close();
+            source.release();
+            destination.release();
+        }
+    }
+
+    static ByteBuf sourceOf(final int length, final long seed) {
+        final ByteBuf source = Unpooled.directBuffer(length, length);
+        final byte[] random = new byte[length];
+        new SplittableRandom(seed).nextBytes(random);
+        return source.writeBytes(random);
+    }
+
+    /**
+     * Sequential insert: starts each batch from an empty store.
+     */
+    @State(Scope.Benchmark)
+    public static class Empty {
+        @Setup(Level.Iteration)
+        public void empty(final Store s) {
+            clear(s);
+            s.next = 0;
+        }
+
+        @TearDown(Level.Iteration)
+        public void clearAfter(final Store s) {
+            clear(s);
+        }
+
+        private static void clear(final Store s) {
+            for (int key = 0; key < s.next; key++) {
+                s.bytes.remove(key);
+            }
+            s.next = 0;
+        }
+    }
+
+    /**
+     * Sequential get and delete: start each batch from a store holding every key.
+     */
+    @State(Scope.Benchmark)
+    public static class Full {
+        boolean filled;
+
+        @Setup(Level.Iteration)
+        public void fill(final Store s) {
+            if (!filled) {
+                for (int key = 0; key < SEQUENTIAL_COUNT; key++) {
+                    s.bytes.put(key, s.source);
+                }
+                filled = true;
+            }
+            s.next = 0;
+        }
+
+        /** Called by the delete benchmark's iteration tear-down: the store is empty again. */
+        void emptied() {
+            filled = false;
+        }
+    }
+
+    /**
+     * Random workload state: live keys in a dense array for O(1) random pick and removal.
+     */
+    @State(Scope.Benchmark)
+    public static class Random {
+        @Param({"10240", "102400"})
+        public int randomEntryLength;
+
+        ByteStore bytes;
+        ByteBuf source;
+        ByteBuf destination;
+        int[] live = new int[RANDOM_COUNT];
+        int liveCount;
+        int nextKey;
+        long seed = 0x9E3779B97F4A7C15L;
+
+        @Setup(Level.Trial)
+        public void open(final Kind kind) {
+            // 60% of RANDOM_COUNT operations insert; the memcpy limit cycles over a 400 MB working set.
+            bytes = ByteStore.create(kind.store, RANDOM_COUNT, randomEntryLength,
+                (int)Math.min(RANDOM_COUNT, (400L << 20) / randomEntryLength));
+            source = sourceOf(randomEntryLength, 7);
+            destination = Unpooled.directBuffer(randomEntryLength, randomEntryLength);
+        }
+
+        @Setup(Level.Iteration)
+        public void reset() {
+            for (int i = 0; i < liveCount; i++) {
+                bytes.remove(live[i]);
+            }
+            liveCount = 0;
+            nextKey = 0;
+        }
+
+        @TearDown(Level.Trial)
+        public void close() {
+            reset();
+            bytes.close();
+            source.release();
+            destination.release();
+        }
+
+        /** xorshift64*: allocation-free, good enough to pick operations and keys. */
+        int nextInt(final int bound) {
+            seed ^= seed >>> 12;
+            seed ^= seed << 25;
+            seed ^= seed >>> 27;
+            return (int)(((seed * 0x2545F4914F6CDD1DL) >>> 33) % bound);
+        }
+    }
+
+    @Benchmark
+    public int sequentialInsert(final Store s, final Empty empty) {
+        final int key = s.next++;
+        s.bytes.put(key, s.source);
+        return key;
+    }
+
+    @Benchmark
+    public int sequentialGet(final Store s, final Full full) {
+        return s.bytes.get(s.next++, s.destination);
+    }
+
+    @Benchmark
+    public int sequentialDelete(final Store s, final Full full) {
+        final int key = s.next++;
+        s.bytes.remove(key);
+        if (s.next == SEQUENTIAL_COUNT) {
+            full.emptied();
+        }
+        return key;
+    }
+
+    @Benchmark
+    @Warmup(iterations = 10, batchSize = RANDOM_COUNT)
+    @Measurement(iterations = 15, batchSize = RANDOM_COUNT)
+    public int random(final Random r) {
+        if (r.liveCount == 0 || r.nextInt(10) < 6) {
+            final int key = r.nextKey++;
+            r.bytes.put(key, r.source);
+            r.live[r.liveCount++] = key;
+        } else {
+            final int i = r.nextInt(r.liveCount);
+            r.bytes.remove(r.live[i]);
+            r.live[i] = r.live[--r.liveCount];
+        }
+        return r.liveCount == 0 ? 0 : r.bytes.get(r.live[r.nextInt(r.liveCount)], r.destination);
+    }
+
+    /**
+     * Steady state for {@code -prof gc}: insert an entry, copy it out, delete it. In average-time
+     * mode JMH normalizes allocation per operation exactly: the block cache must show 0 B/op.
+     */
+    @Benchmark
+    @BenchmarkMode(Mode.AverageTime)
+    @OutputTimeUnit(TimeUnit.NANOSECONDS)
+    @Warmup(iterations = 5, time = 1, batchSize = 1)
+    @Measurement(iterations = 5, time = 1, batchSize = 1)
+    public int insertCopyDelete(final Store s) {
+        s.bytes.put(0, s.source);
+        final int length = s.bytes.get(0, s.destination);
+        s.bytes.remove(0);
+        return length;
+    }
+}

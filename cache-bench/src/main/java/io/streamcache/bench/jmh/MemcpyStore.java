@@ -1,0 +1,49 @@
+package io.streamcache.bench.jmh;
+
+import io.netty.buffer.ByteBuf;
+
+import static org.agrona.UnsafeAccess.UNSAFE;
+
+/**
+ * The physical limit: a plain memcpy of the same bytes between direct memory and a working set
+ * of native memory as large as the cache's, with no bookkeeping at all. {@code remove} does
+ * nothing. Keys map onto {@code slotCount} slots.
+ */
+final class MemcpyStore implements ByteStore {
+    private final int entryLength;
+    private final int slotCount;
+    private final long base;
+
+    MemcpyStore(final int entryLength, final int slotCount) {
+        this.entryLength = entryLength;
+        this.slotCount = slotCount;
+        final long length = (long)entryLength * slotCount;
+        this.base = UNSAFE.allocateMemory(length);
+        UNSAFE.setMemory(base, length, (byte)0);
+    }
+
+    @Override
+    public void put(final int key, final ByteBuf data) {
+        UNSAFE.copyMemory(data.memoryAddress() + data.readerIndex(), slot(key), data.readableBytes());
+    }
+
+    @Override
+    public int get(final int key, final ByteBuf destination) {
+        UNSAFE.copyMemory(slot(key), destination.memoryAddress(), entryLength);
+        return entryLength;
+    }
+
+    @Override
+    public void remove(final int key) {
+        // Nothing to free: the limit does no bookkeeping.
+    }
+
+    private long slot(final int key) {
+        return base + (long)(key % slotCount) * entryLength;
+    }
+
+    @Override
+    public void close() {
+        UNSAFE.freeMemory(base);
+    }
+}
