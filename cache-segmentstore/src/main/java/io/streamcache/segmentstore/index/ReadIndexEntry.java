@@ -2,10 +2,13 @@ package io.streamcache.segmentstore.index;
 
 import io.streamcache.core.layout.BlockAddressDescriptor;
 
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+
 /**
  * One entry of a segment's read index, which is also its own node in the {@link AvlReadIndex}:
- * not thread-safe; the owning segment reads and writes it under its lock, and hands it to
- * another thread only across a happens-before edge.
+ * not thread-safe, except for the pin word; the owning segment reads and writes every other
+ * field under its lock, and hands the entry to another thread only across a happens-before edge.
  *
  * <p>An entry says that the bytes {@code [offset, offset + length)} of the segment are (or were)
  * held by the block-cache entry at {@code address}. The offset is the key and never changes;
@@ -13,11 +16,31 @@ import io.streamcache.core.layout.BlockAddressDescriptor;
  * {@link #NULL_ADDRESS} when the cache evicts the bytes (a gap a read reports as "not
  * cached"), and the generation records the last use for the cache manager.
  *
+ * <h2>Pins</h2>
+ * A reader holding zero-copy views of the entry's cache blocks pins it; eviction skips pinned
+ * entries, and an entry removed from its index while pinned (truncation, deletion) is
+ * <em>retired</em>: its cache entry is freed by whoever drops the last pin. Pins are taken under
+ * the segment's lock but dropped from any thread, so the pin word alone is atomic:
+ *
+ * <pre>
+ *    3                   2                   1                   0
+ *  1 0 9 8 7 6 5 4 3 2 1 0 9 8 7 6 5 4 3 2 1 0 9 8 7 6 5 4 3 2 1 0
+ * +-+-------------------------------------------------------------+
+ * |R|                        pin count                            |
+ * +-+-------------------------------------------------------------+
+ *
+ *  R          retired: removed from its index; the last unpin frees the cache entry
+ *  pin count  readers holding views of the entry, PIN_COUNT_BITS = 31 bits
+ * </pre>
+ *
+ * Exactly one thread frees a retired entry: {@link #retire()} returns {@code true} if no pin was
+ * held, otherwise the {@link #unpin()} that takes the count to zero returns {@code true}.
+ *
  * <h2>Layout</h2>
  * As laid out by OpenJDK 17 on a 64-bit JVM with compressed oops and compressed class pointers
- * (heaps below 32 GB), printed by JOL 0.17: 48 bytes per entry, 41 of them used. The JVM, not
+ * (heaps below 32 GB), printed by JOL 0.17: 48 bytes per entry, 45 of them used. The JVM, not
  * the declaration order, places the fields: it fills the gap after the 12-byte header with an
- * int.
+ * int, then places the long, the other ints, the byte and last the references.
  *
  * <pre>
  *   0               4               8               12              16
@@ -27,35 +50,59 @@ import io.streamcache.core.layout.BlockAddressDescriptor;
  *  16              20              24              28              32
  *  +---------------+---------------+---------------+---------------+
  *  |         offset (the key)      |    address    |  generation   |
- *  +---+-----------+---------------+---------------+---------------+
- *  32  33          36              40              44              48
- *  +---+-----------+---------------+---------------+---------------+
- *  | h |  (gap)    |     left      |     right     | (alignment)   |
- *  +---+-----------+---------------+---------------+---------------+
+ *  +---------------+---+-----------+---------------+---------------+
+ *  32              36  37          40              44              48
+ *  +---------------+---+-----------+---------------+---------------+
+ *  |   pin word    | h |  (gap)    |     left      |     right     |
+ *  +---------------+---+-----------+---------------+---------------+
  *
  *  offset      first segment byte covered (long, final)
  *  length      bytes covered, &gt;= 0 (int)
  *  address     block-cache address of the entry's last block, unsigned; 0 = not cached
  *  generation  cache-manager generation of the last use (int)
+ *  pin word    retired bit and pin count (int, atomic: see above)
  *  h           AVL height of the subtree rooted here (byte); 0 = not in any tree
  *  left, right AVL children (compressed references), null when absent
  * </pre>
  *
  * Without compressed oops ({@code -XX:-UseCompressedOops}, heaps of 32 GB and more) the two
- * references take 8 bytes each and the entry takes 56 bytes. Measured: inserting 1,000,000
- * entries into one {@link AvlReadIndex} grows the used heap (after repeated
- * {@code System.gc()}) by 48.00 bytes per entry with the serial and parallel collectors, 48.11
- * with G1, and 56.00 without compressed oops; see {@code ReadIndexFootprint} in the tests. The
- * tree adds one 24-byte object per segment and nothing per entry.
+ * references take 8 bytes each, at 40 and 48: 56 bytes per entry (JOL 0.17, compressed class
+ * pointers still on). The pin word fills space that alignment wasted before it was added, so
+ * it costs no heap. Measured: inserting 1,000,000 entries into one {@link AvlReadIndex} grows
+ * the used heap (after repeated {@code System.gc()}) by 48.00 bytes per entry with the serial
+ * and parallel collectors, 48.1 with G1, and 56.00 without compressed oops; see
+ * {@code ReadIndexFootprint} in the tests. The tree adds one 24-byte object per segment and
+ * nothing per entry.
  */
 public final class ReadIndexEntry {
     /** The address that names no cache entry: the bytes are not cached. */
     public static final int NULL_ADDRESS = BlockAddressDescriptor.NULL_ADDRESS;
+    /** Bits of the pin word that count pins. */
+    public static final int PIN_COUNT_BITS = 31;
+    /** Mask of the pin count in the pin word. */
+    public static final int PIN_COUNT_MASK = (1 << PIN_COUNT_BITS) - 1;
+    /** Position of the retired bit in the pin word. */
+    public static final int RETIRED_SHIFT = PIN_COUNT_BITS;
+    /** The retired bit of the pin word. */
+    public static final int RETIRED_BIT = 1 << RETIRED_SHIFT;
+
+    private static final VarHandle PIN_WORD;
+
+    static {
+        try {
+            PIN_WORD = MethodHandles.lookup().findVarHandle(ReadIndexEntry.class, "pinWord", int.class);
+        } catch (final ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
 
     private final long offset;
     private int length;
     private int address;
     private int generation;
+    /** Retired bit and pin count; only through {@link #PIN_WORD}'s atomic access modes. */
+    @SuppressWarnings("unused")
+    private volatile int pinWord;
 
     /** Left child in the tree: entries with smaller offsets. */
     ReadIndexEntry left;
@@ -157,6 +204,83 @@ public final class ReadIndexEntry {
      */
     public void generation(final int generation) {
         this.generation = generation;
+    }
+
+    /**
+     * Adds a reader's pin: the entry's cache blocks are not freed until it is dropped. Call
+     * under the owning segment's lock, on an entry of the index (not retired). A volatile
+     * read-modify-write; pairs with the one in {@link #unpin()} and {@link #retire()}.
+     *
+     * @throws IllegalStateException if the entry is retired or already holds
+     *                               {@link #PIN_COUNT_MASK} pins; the pin word is then unchanged.
+     */
+    public void pin() {
+        int word;
+        do {
+            word = (int) PIN_WORD.getVolatile(this);
+            if ((word & RETIRED_BIT) != 0 || (word & PIN_COUNT_MASK) == PIN_COUNT_MASK) {
+                throw new IllegalStateException("cannot pin: offset=" + offset + " retired=" + ((word & RETIRED_BIT) != 0)
+                    + " pins=" + (word & PIN_COUNT_MASK));
+            }
+        } while (!PIN_WORD.compareAndSet(this, word, word + 1));
+    }
+
+    /**
+     * Drops a reader's pin; callable from any thread. A volatile compare-and-set; pairs with
+     * {@link #pin()} and {@link #retire()}.
+     *
+     * @return {@code true} if this dropped the last pin of a retired entry: the caller must now
+     *         free the entry's cache entry (if {@link #isCached()}); nobody else will.
+     * @throws IllegalStateException if the entry holds no pin; the pin word is then unchanged.
+     */
+    public boolean unpin() {
+        int word;
+        do {
+            word = (int) PIN_WORD.getVolatile(this);
+            if ((word & PIN_COUNT_MASK) == 0) {
+                throw new IllegalStateException("not pinned: offset=" + offset);
+            }
+        } while (!PIN_WORD.compareAndSet(this, word, word - 1));
+        return word - 1 == RETIRED_BIT;
+    }
+
+    /**
+     * Marks the entry removed from its index (truncated or deleted). Call under the owning
+     * segment's lock, once, after removing it. A volatile read-modify-write: the address and
+     * length written before it are visible to the thread whose {@link #unpin()} returns
+     * {@code true}.
+     *
+     * @return {@code true} if no pin is held: the caller must free the cache entry now;
+     *         {@code false} if the last {@link #unpin()} will.
+     * @throws IllegalStateException if the entry is already retired.
+     */
+    public boolean retire() {
+        final int previous = (int) PIN_WORD.getAndBitwiseOr(this, RETIRED_BIT);
+        if ((previous & RETIRED_BIT) != 0) {
+            throw new IllegalStateException("already retired: offset=" + offset);
+        }
+        return previous == 0;
+    }
+
+    /**
+     * @return how many pins are held now (a volatile read).
+     */
+    public int pinCount() {
+        return (int) PIN_WORD.getVolatile(this) & PIN_COUNT_MASK;
+    }
+
+    /**
+     * @return whether a reader holds a pin now (a volatile read).
+     */
+    public boolean isPinned() {
+        return pinCount() != 0;
+    }
+
+    /**
+     * @return whether the entry was removed from its index (a volatile read).
+     */
+    public boolean isRetired() {
+        return ((int) PIN_WORD.getVolatile(this) & RETIRED_BIT) != 0;
     }
 
     /**

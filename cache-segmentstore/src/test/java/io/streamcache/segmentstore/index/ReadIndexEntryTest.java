@@ -1,6 +1,11 @@
 package io.streamcache.segmentstore.index;
 
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import java.util.concurrent.CyclicBarrier;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -93,5 +98,103 @@ class ReadIndexEntryTest {
     void shouldDescribeItselfWithNameValuePairs() {
         final String text = new ReadIndexEntry(4096, 100, 0x201, 3).toString();
         assertEquals("ReadIndexEntry{offset=4096, length=100, address=0x201, generation=3}", text);
+    }
+
+    // ---------------------------------------------------------------------------------------
+    // Pin word
+
+    @Test
+    void shouldDeriveThePinWordLayoutFromItsBits() {
+        assertEquals(31, ReadIndexEntry.PIN_COUNT_BITS);
+        assertEquals(0x7FFF_FFFF, ReadIndexEntry.PIN_COUNT_MASK);
+        assertEquals(31, ReadIndexEntry.RETIRED_SHIFT);
+        assertEquals(0x8000_0000, ReadIndexEntry.RETIRED_BIT);
+        assertEquals(0, ReadIndexEntry.PIN_COUNT_MASK & ReadIndexEntry.RETIRED_BIT, "fields do not overlap");
+        assertEquals(-1, ReadIndexEntry.PIN_COUNT_MASK | ReadIndexEntry.RETIRED_BIT, "and cover the word");
+    }
+
+    @Test
+    void shouldCountPinsAndLetTheLastUnpinOfARetiredEntryFree() {
+        final ReadIndexEntry entry = new ReadIndexEntry(0, 10, 1, 0);
+        assertFalse(entry.isPinned());
+        entry.pin();
+        entry.pin();
+        assertEquals(2, entry.pinCount());
+        assertFalse(entry.unpin(), "not retired: nothing to free");
+        entry.pin();
+        assertFalse(entry.retire(), "pinned: the last unpin frees");
+        assertTrue(entry.isRetired());
+        assertEquals(2, entry.pinCount());
+        assertFalse(entry.unpin());
+        assertTrue(entry.unpin(), "the last pin of a retired entry");
+        assertEquals(0, entry.pinCount());
+        assertTrue(entry.isRetired());
+    }
+
+    @Test
+    void shouldFreeAtRetireWhenNotPinned() {
+        final ReadIndexEntry entry = new ReadIndexEntry(0, 10, 1, 0);
+        assertTrue(entry.retire());
+        assertTrue(entry.isRetired());
+        assertFalse(entry.isPinned());
+    }
+
+    @Test
+    void shouldRejectPinWordMisuseAndLeaveTheWordUnchanged() {
+        final ReadIndexEntry entry = new ReadIndexEntry(5, 10, 1, 0);
+        assertEquals("not pinned: offset=5", assertThrows(IllegalStateException.class, entry::unpin).getMessage());
+        assertEquals(0, entry.pinCount());
+        entry.pin();
+        entry.retire();
+        assertEquals("already retired: offset=5", assertThrows(IllegalStateException.class, entry::retire).getMessage());
+        assertThrows(IllegalStateException.class, entry::pin, "a retired entry cannot be pinned");
+        assertEquals(1, entry.pinCount());
+        assertTrue(entry.unpin());
+    }
+
+    @Test
+    @Timeout(value = 60, unit = TimeUnit.SECONDS)
+    void shouldFreeExactlyOnceWhenUnpinsRaceWithRetire() throws Exception {
+        final int pinners = 3;
+        final int rounds = 3_000;
+        final CyclicBarrier barrier = new CyclicBarrier(pinners + 2);
+        final ReadIndexEntry[] entries = new ReadIndexEntry[rounds];
+        for (int i = 0; i < rounds; i++) {
+            entries[i] = new ReadIndexEntry(i, 1, 1, 0);
+            for (int p = 0; p < pinners; p++) {
+                entries[i].pin();
+            }
+        }
+        final AtomicInteger[] frees = new AtomicInteger[rounds];
+        for (int i = 0; i < rounds; i++) {
+            frees[i] = new AtomicInteger();
+        }
+        final Thread[] threads = new Thread[pinners + 1];
+        for (int t = 0; t < threads.length; t++) {
+            final boolean retirer = t == pinners;
+            threads[t] = new Thread(() -> {
+                try {
+                    for (int i = 0; i < rounds; i++) {
+                        barrier.await();
+                        if (retirer ? entries[i].retire() : entries[i].unpin()) {
+                            frees[i].incrementAndGet();
+                        }
+                    }
+                } catch (final Exception e) {
+                    throw new IllegalStateException(e);
+                }
+            });
+            threads[t].start();
+        }
+        for (int i = 0; i < rounds; i++) {
+            barrier.await();
+        }
+        for (final Thread thread : threads) {
+            thread.join();
+        }
+        for (int i = 0; i < rounds; i++) {
+            assertEquals(1, frees[i].get(), "round " + i + ": exactly one thread frees");
+            assertEquals(0, entries[i].pinCount());
+        }
     }
 }

@@ -1,0 +1,23 @@
+package io.streamcache.segmentstore;
+
+/**
+ * Why a read stopped where it did; every {@link ReadResult} carries one. An immutable value.
+ */
+public enum ReadStatus {
+    /** The read returned {@code maxLength} bytes; more may be read from {@code nextOffset}. */
+    MAX_LENGTH,
+    /** The read reached the end of an unsealed segment: {@code nextOffset} is its length; appends may follow. */
+    END_OF_DATA,
+    /** The read reached the end of a sealed segment: no byte will ever follow. */
+    SEALED_END,
+    /**
+     * The byte at {@code nextOffset} belongs to the segment but is not in the cache (evicted):
+     * read it from the log. Bytes before it, if any, were returned.
+     */
+    NOT_CACHED,
+    /**
+     * A waiting read ({@link SegmentStore#readOrWait}) saw no byte arrive at its offset before
+     * its timeout; it holds no data.
+     */
+    TIMED_OUT
+}

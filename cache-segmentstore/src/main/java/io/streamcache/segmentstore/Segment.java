@@ -1,0 +1,461 @@
+package io.streamcache.segmentstore;
+
+import io.netty.buffer.ByteBuf;
+import io.streamcache.core.CacheClosedException;
+import io.streamcache.core.cache.BlockCache;
+import io.streamcache.segmentstore.eviction.CacheManager;
+import io.streamcache.segmentstore.eviction.EvictionScan;
+import io.streamcache.segmentstore.index.AvlReadIndex;
+import io.streamcache.segmentstore.index.ReadIndexEntry;
+
+import java.util.Arrays;
+import java.util.PriorityQueue;
+import java.util.function.Consumer;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * One segment: its bounds, its read index and its waiting reads, all guarded by {@link #lock};
+ * every method but the constructor expects the caller to hold it (the methods named
+ * {@code ...Locked}, and the scan) except {@link #timeout(Waiter)}, which takes it.
+ *
+ * <p>See {@link SegmentStore} for the design; this class holds the per-segment algorithms.
+ */
+final class Segment {
+    private static final int INITIAL_VIEWS = 4;
+    private static final ByteBuf[] NO_VIEWS = new ByteBuf[0];
+    private static final ReadIndexEntry[] NO_ENTRIES = new ReadIndexEntry[0];
+
+    final String name;
+    final ReentrantLock lock = new ReentrantLock();
+    private final BlockCache cache;
+    private final CacheManager manager;
+    private final int maxEntryLength;
+    private final boolean appendsDurable;
+    /** Frees a removed entry's cache entry, now or at its last unpin. */
+    private final Consumer<ReadIndexEntry> retirer;
+
+    // Guarded by lock.
+    final AvlReadIndex index = new AvlReadIndex();
+    long startOffset;
+    long length;
+    long durableLength;
+    boolean sealed;
+    boolean deleted;
+    /** Deleted because the store closed: operations report that instead of "not found". */
+    boolean closed;
+    /** Whether appends may grow {@code index.last()}; false after a failed append left it longer in the cache than in the index. */
+    boolean tailOpen;
+    /** The entry a cache call on this thread is changing now: eviction must not touch it. */
+    ReadIndexEntry writing;
+    private PriorityQueue<Waiter> waiters;
+    private long waiterSequence;
+
+    Segment(final String name, final BlockCache cache, final CacheManager manager, final int maxEntryLength,
+            final boolean appendsDurable) {
+        this.name = name;
+        this.cache = cache;
+        this.manager = manager;
+        this.maxEntryLength = maxEntryLength;
+        this.appendsDurable = appendsDurable;
+        this.retirer = entry -> {
+            if (entry.retire() && entry.isCached() && !cache.isClosed()) {
+                cache.delete(entry.address());
+            }
+        };
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // State checks
+    // ------------------------------------------------------------------------------------------
+
+    void checkLive() {
+        if (deleted) {
+            if (closed) {
+                throw new CacheClosedException("segment store is closed (segment=" + name + ")");
+            }
+            throw new SegmentNotFoundException(name, "was deleted");
+        }
+    }
+
+    private void checkReadable(final long offset) {
+        checkLive();
+        if (offset < startOffset) {
+            throw new SegmentTruncatedException(name, offset, startOffset);
+        }
+    }
+
+    SegmentInfo infoLocked() {
+        checkLive();
+        return new SegmentInfo(name, startOffset, length, durableLength, sealed);
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // Append
+    // ------------------------------------------------------------------------------------------
+
+    /**
+     * Appends the readable bytes of {@code data} (its indices are not moved): grows the last
+     * entry in place up to the maximum entry length, then starts new entries. All or nothing: on
+     * failure the index and the bounds are as they were.
+     *
+     * @return the offset the data landed at.
+     */
+    long appendLocked(final ByteBuf data) {
+        checkLive();
+        if (sealed) {
+            throw new SegmentSealedException(name, length);
+        }
+        final long offset = length;
+        final int total = data.readableBytes();
+        if (total == 0) {
+            return offset;
+        }
+        if (total > Long.MAX_VALUE - offset) {
+            throw new IllegalArgumentException("length=" + total + " would take segment=" + name + " past Long.MAX_VALUE, offset=" + offset);
+        }
+        int srcIndex = data.readerIndex();
+        int remaining = total;
+        long position = offset;
+        final boolean tailWasOpen = tailOpen;
+        ReadIndexEntry grown = null;
+        int grownLength = 0;
+        long firstNewOffset = -1;
+        try {
+            final ReadIndexEntry last = index.last();
+            if (tailOpen && last != null && last.isCached() && last.endOffset() == position && last.length() < maxEntryLength) {
+                final int n = Math.min(remaining, maxEntryLength - last.length());
+                writing = last;
+                final int address = cache.append(last.address(), n == total ? data : data.slice(srcIndex, n));
+                writing = null;
+                grown = last;
+                grownLength = last.length();
+                last.address(address);
+                last.length(grownLength + n);
+                manager.recordUse(name, last);
+                srcIndex += n;
+                remaining -= n;
+                position += n;
+            }
+            while (remaining > 0) {
+                final int n = Math.min(remaining, maxEntryLength);
+                final int address = cache.insert(n == total ? data : data.slice(srcIndex, n));
+                final ReadIndexEntry entry;
+                try {
+                    entry = new ReadIndexEntry(position, n, address, manager.generation());
+                    index.insert(entry);
+                } catch (final RuntimeException | Error e) {
+                    cache.delete(address);
+                    throw e;
+                }
+                if (firstNewOffset < 0) {
+                    firstNewOffset = position;
+                }
+                tailOpen = true;
+                manager.recordUse(name, entry);
+                srcIndex += n;
+                remaining -= n;
+                position += n;
+            }
+        } catch (final RuntimeException | Error e) {
+            writing = null;
+            rollBack(grown, grownLength, firstNewOffset, tailWasOpen);
+            throw e;
+        }
+        length = position;
+        if (appendsDurable) {
+            durableLength = position;
+        }
+        return offset;
+    }
+
+    /**
+     * Undoes a failed append: removes the entries it inserted (not durable, so never evicted or
+     * pinned meanwhile) and shortens the entry it grew. The cache entry of that one keeps the
+     * extra bytes (the cache cannot shrink an entry), so it is closed to appends; otherwise the
+     * last entry is as open to appends as it was.
+     */
+    private void rollBack(final ReadIndexEntry grown, final int grownLength, final long firstNewOffset, final boolean tailWasOpen) {
+        tailOpen = tailWasOpen;
+        if (firstNewOffset >= 0) {
+            ReadIndexEntry last = index.last();
+            while (last != null && last.offset() >= firstNewOffset) {
+                index.remove(last.offset());
+                retirer.accept(last);
+                last = index.last();
+            }
+        }
+        if (grown != null) {
+            grown.length(grownLength);
+            tailOpen = false;
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // Fill
+    // ------------------------------------------------------------------------------------------
+
+    /**
+     * Caches the bytes of {@code data}, which are the segment's bytes from {@code offset}, where
+     * the index holds none: an evicted entry is split into the part the data covers (now cached)
+     * and evicted parts before and after it; a range no entry covers gets new entries. Bytes
+     * already cached and bytes before the start offset are skipped. Each entry is replaced only
+     * once its bytes are in the cache, so a failure (a full cache) leaves every entry consistent,
+     * with the ranges done so far cached.
+     *
+     * @return bytes newly cached.
+     */
+    long fillLocked(final long offset, final ByteBuf data) {
+        checkLive();
+        if (offset > length - data.readableBytes()) {
+            throw new IllegalArgumentException("offset=" + offset + " length=" + data.readableBytes() + " ends past length=" + length
+                + " of segment=" + name);
+        }
+        final long dataEnd = offset + data.readableBytes();
+        long position = Math.max(offset, startOffset);
+        long filled = 0;
+        while (position < dataEnd) {
+            final ReadIndexEntry entry = index.floorContaining(position);
+            if (entry != null && entry.isCached()) {
+                position = entry.endOffset();
+                continue;
+            }
+            final long pieceEnd;
+            if (entry != null) {
+                pieceEnd = Math.min(entry.endOffset(), dataEnd);
+            } else {
+                final ReadIndexEntry next = index.higher(position);
+                pieceEnd = Math.min(Math.min(dataEnd, next == null ? Long.MAX_VALUE : next.offset()), position + maxEntryLength);
+            }
+            final int n = (int) (pieceEnd - position);
+            final int address = cache.insert(data.slice(data.readerIndex() + (int) (position - offset), n));
+            if (entry != null) {
+                index.remove(entry.offset());
+                retirer.accept(entry);
+                if (entry.offset() < position) {
+                    index.insert(new ReadIndexEntry(entry.offset(), (int) (position - entry.offset()), ReadIndexEntry.NULL_ADDRESS,
+                        entry.generation()));
+                }
+                if (pieceEnd < entry.endOffset()) {
+                    index.insert(new ReadIndexEntry(pieceEnd, (int) (entry.endOffset() - pieceEnd), ReadIndexEntry.NULL_ADDRESS,
+                        entry.generation()));
+                }
+            }
+            final ReadIndexEntry cached = new ReadIndexEntry(position, n, address, manager.generation());
+            index.insert(cached);
+            manager.recordUse(name, cached);
+            if (index.last() == cached) {
+                tailOpen = true;
+            }
+            filled += n;
+            position = pieceEnd;
+        }
+        return filled;
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // Read
+    // ------------------------------------------------------------------------------------------
+
+    /**
+     * Reads up to {@code maxLength} bytes from {@code offset} as views of the cached entries,
+     * pinning each entry covered, until the end of the data, {@code maxLength}, or the first
+     * byte not cached.
+     */
+    ReadResult readLocked(final long offset, final int maxLength) {
+        checkReadable(offset);
+        if (offset >= length) {
+            return ReadResult.empty(name, offset, sealed ? ReadStatus.SEALED_END : ReadStatus.END_OF_DATA);
+        }
+        final long end = offset + Math.min(maxLength, length - offset);
+        long position = offset;
+        ByteBuf[] views = NO_VIEWS;
+        ReadIndexEntry[] pinned = NO_ENTRIES;
+        int count = 0;
+        ReadStatus status = null;
+        try {
+            ReadIndexEntry entry = index.floorContaining(position);
+            while (position < end) {
+                if (entry == null || !entry.contains(position) || !entry.isCached()) {
+                    status = ReadStatus.NOT_CACHED;
+                    break;
+                }
+                final int from = (int) (position - entry.offset());
+                final int n = (int) Math.min(end - position, entry.length() - from);
+                final ByteBuf cacheView = cache.view(entry.address(), from, n);
+                // A view over several blocks is a composite that rejects writes but does not say
+                // isReadOnly(); wrap it so that it does.
+                final ByteBuf view = cacheView.isReadOnly() ? cacheView : cacheView.asReadOnly();
+                if (count == views.length) {
+                    final int capacity = Math.max(INITIAL_VIEWS, count * 2);
+                    views = Arrays.copyOf(views, capacity);
+                    pinned = Arrays.copyOf(pinned, capacity);
+                }
+                entry.pin();
+                views[count] = view;
+                pinned[count] = entry;
+                count++;
+                manager.recordUse(name, entry);
+                position += n;
+                if (position < end) {
+                    entry = index.next(entry);
+                }
+            }
+        } catch (final RuntimeException | Error e) {
+            for (int i = 0; i < count; i++) {
+                pinned[i].unpin();
+            }
+            throw e;
+        }
+        if (status == null) {
+            status = position < length ? ReadStatus.MAX_LENGTH : sealed ? ReadStatus.SEALED_END : ReadStatus.END_OF_DATA;
+        }
+        return count == 0
+            ? ReadResult.empty(name, offset, status)
+            : new ReadResult(name, offset, (int) (position - offset), status, views, pinned, count, cache);
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // Seal, durability, truncate, delete
+    // ------------------------------------------------------------------------------------------
+
+    /**
+     * @return the waiters to complete (all of them: none can get bytes any more), or null.
+     */
+    Waiter sealLocked() {
+        checkLive();
+        if (sealed) {
+            return null;
+        }
+        sealed = true;
+        return takeWaiters(Long.MAX_VALUE);
+    }
+
+    void markDurableLocked(final long offset) {
+        checkLive();
+        if (offset > length) {
+            throw new IllegalArgumentException("offset=" + offset + " is past length=" + length + " of segment=" + name);
+        }
+        if (offset > durableLength) {
+            durableLength = offset;
+        }
+    }
+
+    /**
+     * Moves the start offset to {@code offset} and removes the entries wholly before it, freeing
+     * their cache entries now, or at their last unpin.
+     */
+    void truncateLocked(final long offset) {
+        checkLive();
+        if (offset > length) {
+            throw new IllegalArgumentException("offset=" + offset + " is past length=" + length + " of segment=" + name);
+        }
+        if (offset <= startOffset) {
+            return;
+        }
+        startOffset = offset;
+        index.removeBefore(offset, retirer);
+    }
+
+    /**
+     * Marks the segment deleted and retires every entry.
+     *
+     * @param storeClosed whether the store is closing (operations then report that).
+     * @return the waiters to fail, or null.
+     */
+    Waiter deleteLocked(final boolean storeClosed) {
+        if (deleted) {
+            return null;
+        }
+        deleted = true;
+        closed = storeClosed;
+        index.forEach(retirer);
+        index.clear();
+        return takeWaiters(Long.MAX_VALUE);
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // Eviction
+    // ------------------------------------------------------------------------------------------
+
+    /**
+     * Offers the evictable entries in offset order and evicts those the scan selects. The caller
+     * holds the lock (taken with {@code tryLock}); {@link #writing} is set only while this thread
+     * is inside a cache call on that entry, that is when the scan runs in the cache's full handler
+     * on the appending thread.
+     */
+    void scanLocked(final EvictionScan scan) {
+        if (deleted) {
+            return;
+        }
+        for (ReadIndexEntry entry = index.first(); entry != null && !scan.isDone(); entry = index.next(entry)) {
+            if (entry.isCached() && entry != writing && entry.endOffset() <= durableLength && !entry.isPinned()
+                && scan.select(name, entry)) {
+                cache.delete(entry.address());
+                entry.address(ReadIndexEntry.NULL_ADDRESS);
+            }
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // Waiting reads
+    // ------------------------------------------------------------------------------------------
+
+    Waiter newWaiter(final long offset, final int maxLength) {
+        return new Waiter(this, offset, maxLength, waiterSequence++);
+    }
+
+    void addWaiter(final Waiter waiter) {
+        if (waiters == null) {
+            waiters = new PriorityQueue<>(Waiter.ORDER);
+        }
+        waiters.add(waiter);
+    }
+
+    /**
+     * Takes the waiters whose offset is below {@code end} out of the queue.
+     *
+     * @return the first of them, linked through {@link Waiter#next} in offset order, or null.
+     */
+    Waiter takeWaiters(final long end) {
+        if (waiters == null || waiters.isEmpty() || waiters.peek().offset >= end) {
+            return null;
+        }
+        Waiter head = null;
+        Waiter tail = null;
+        while (!waiters.isEmpty() && waiters.peek().offset < end) {
+            final Waiter waiter = waiters.poll();
+            waiter.next = null;
+            if (head == null) {
+                head = waiter;
+            } else {
+                tail.next = waiter;
+            }
+            tail = waiter;
+        }
+        return head;
+    }
+
+    int waiterCountLocked() {
+        return waiters == null ? 0 : waiters.size();
+    }
+
+    /** A waiter's timeout fired: completes it with {@link ReadStatus#TIMED_OUT} if it still waits. */
+    void timeout(final Waiter waiter) {
+        final boolean removed;
+        lock.lock();
+        try {
+            removed = waiters != null && waiters.remove(waiter);
+        } finally {
+            lock.unlock();
+        }
+        if (removed) {
+            waiter.future.complete(ReadResult.empty(name, waiter.offset, ReadStatus.TIMED_OUT));
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "Segment{name=" + name + ", startOffset=" + startOffset + ", length=" + length + ", durableLength=" + durableLength
+            + ", sealed=" + sealed + ", deleted=" + deleted + ", entries=" + index.size() + '}';
+    }
+}

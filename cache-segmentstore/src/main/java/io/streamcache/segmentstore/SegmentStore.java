@@ -1,0 +1,775 @@
+package io.streamcache.segmentstore;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import io.streamcache.core.CacheClosedException;
+import io.streamcache.core.CacheConfigurationException;
+import io.streamcache.core.cache.BlockCache;
+import io.streamcache.segmentstore.eviction.CacheManager;
+import io.streamcache.segmentstore.eviction.EvictionScan;
+import io.streamcache.segmentstore.eviction.EvictionSource;
+import io.streamcache.segmentstore.index.AvlReadIndex;
+import io.streamcache.segmentstore.index.ReadIndexEntry;
+
+import java.nio.ByteBuffer;
+import java.time.Duration;
+import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * Append-only byte streams (segments) held in a {@link BlockCache} through one read index per
+ * segment: thread-safe; operations on one segment are serialized by that segment's lock, and
+ * operations on different segments run in parallel with no lock in common.
+ *
+ * <h2>Segments</h2>
+ * A segment is named by a string and holds the bytes {@code [startOffset, length)}: appends add
+ * at {@code length}, {@link #truncate} moves {@code startOffset} forward, {@link #seal} fixes
+ * {@code length} for good. Its <em>read index</em> ({@link AvlReadIndex}) maps segment offsets
+ * to cache addresses; its nodes are the {@link ReadIndexEntry index entries} themselves, so the
+ * cache needs no index of its own (Pravega's streaming cache). Entries cover the segment's
+ * bytes without overlap; an entry whose address is 0 was evicted: a read there reports
+ * {@link ReadStatus#NOT_CACHED} and the owner of the durable copy (the log, in the next layer)
+ * must supply the bytes, which it may put back with {@link #fill}: the evicted entry is split
+ * into the part now cached again and evicted parts around it.
+ *
+ * <pre>
+ *  index entry (48 heap bytes; see ReadIndexEntry for the field layout and the pin word):
+ *
+ *  +-----------------+-----------+------------+--------------+----------+--------------+
+ *  | offset (key)    | length    | address    | generation   | pin word | left, right, |
+ *  | 64-bit, final   | 32-bit    | 32-bit,    | of last use, | R + pins | height (AVL) |
+ *  |                 | &lt;= max    | 0 = evicted| for eviction |          |              |
+ *  +-----------------+-----------+------------+--------------+----------+--------------+
+ * </pre>
+ *
+ * <h2>Append path</h2>
+ * <pre>
+ *  append(name, data)
+ *    | segments.get(name)                 ConcurrentHashMap, no string built, no global lock
+ *    | segment.lock.lock()                appends to one segment are ordered by this lock
+ *    | last = index.last()
+ *    |-- last is cached, open and shorter than maxIndexEntryLength:
+ *    |     address = cache.append(last.address, data)     grows the entry in place, copies once
+ *    |     last.address = address; last.length += n; last.generation = current
+ *    |-- else, or for the rest past maxIndexEntryLength:
+ *    |     address = cache.insert(chunk); index.insert(new ReadIndexEntry(length, n, address))
+ *    | length += data.length; durableLength = length  (if appends count as durable)
+ *    | woken = waiters with offset &lt; length        taken out of the queue in offset order
+ *    | segment.lock.unlock()
+ *    | for each woken waiter, in offset order: read(offset, maxLength) and complete its future
+ *    v return the offset the data landed at
+ * </pre>
+ * The index grows with bytes, not with appends: a stream of small appends fills one entry of up
+ * to {@link Builder#maxIndexEntryLength(int) maxIndexEntryLength} bytes (1 MiB by default)
+ * before it starts another. In steady state an append allocates nothing: the lookup, the lock,
+ * {@code cache.append} and the bookkeeping are allocation-free; an entry (48 bytes) is
+ * allocated per {@code maxIndexEntryLength} bytes, and a slice wrapper when an append straddles
+ * two entries. An append is all or nothing: if the cache cannot take it (a
+ * {@code CacheFullException} after the cache manager's attempt to free blocks), the index and
+ * the segment's bounds are left as they were.
+ *
+ * <h2>Read path</h2>
+ * <pre>
+ *  read(name, offset, maxLength)
+ *    | segments.get(name); segment.lock.lock()
+ *    | offset &lt; startOffset -&gt; SegmentTruncatedException;  offset &gt;= length -&gt; END_OF_DATA / SEALED_END
+ *    | entry = index.floorContaining(offset)            the entry holding offset: O(log n)
+ *    | loop while bytes are wanted:
+ *    |    entry missing or evicted (address 0)  -&gt; stop: NOT_CACHED
+ *    |    view = cache.view(entry.address, from, n)     read-only, zero-copy
+ *    |    entry.pin(); entry.generation = current
+ *    |    entry = index.next(entry)
+ *    | segment.lock.unlock()
+ *    v ReadResult{views, status: MAX_LENGTH | END_OF_DATA | SEALED_END | NOT_CACHED, nextOffset}
+ *
+ *      offsets:  0          1 MiB        2 MiB        3 MiB    length
+ *                |  entry A  |  entry B   |  entry C   | entry D |
+ *                | cached    | evicted: 0 | cached     | cached  |
+ *      read(0.5 MiB, 4 MiB) returns A's second half and stops at 1 MiB: NOT_CACHED
+ *      read(2 MiB, 4 MiB)   returns views of C and D and stops at length: END_OF_DATA
+ * </pre>
+ * <b>Design note:</b> reads take the segment's lock, like appends, rather than walking the
+ * tree lock-free: the block cache forbids a view of an entry while an append changes it, the
+ * AVL tree is not a concurrent structure, and pinning under the lock is what makes "eviction
+ * skips pinned entries" and "truncation defers freeing" race-free without a second protocol.
+ * The lock is held for an O(log n) lookup plus one view per entry covered (a 1 MiB entry is
+ * one view), so readers and the appender of a segment take turns quickly; readers of
+ * different segments never meet.
+ *
+ * <h2>Pinning</h2>
+ * The views read the cache's memory, so a {@link ReadResult} pins every entry it covers (a count
+ * in the entry's pin word) until the reader calls {@link ReadResult#release()}. The cache
+ * manager never evicts a pinned entry; truncation and deletion remove pinned entries from the
+ * index at once but <em>retire</em> them instead of freeing them, and the release that drops
+ * the last pin frees their cache blocks. Pins are taken under the segment's lock and dropped
+ * lock-free from any thread (an atomic pin word, see {@link ReadIndexEntry}). Appends may keep
+ * growing a pinned entry: bytes already in the cache never move, and a view covers only bytes
+ * that were there when it was made.
+ *
+ * <h2>Waiting reads</h2>
+ * {@link #readOrWait} at or past the end of an unsealed segment queues a waiter in the segment
+ * (a priority queue by offset, under the segment's lock) and returns its future: no thread waits.
+ * The append that makes the segment longer than a waiter's offset takes it out of the queue
+ * with every other such waiter, in offset order, and after unlocking completes each with a
+ * fresh read, in that order; {@link #seal} completes every waiter with
+ * {@link ReadStatus#SEALED_END}; {@link #delete} fails them with a
+ * {@link SegmentNotFoundException}; a waiter's timeout, scheduled on the store's single shared
+ * scheduler thread, completes it with {@link ReadStatus#TIMED_OUT}. Futures complete on the
+ * thread that appends, seals, deletes, or on the scheduler thread: dependent actions that do
+ * real work should use the {@code ...Async} variants. Truncation cannot reach a waiter (it
+ * cannot move past {@code length}, and waiters wait at or past it).
+ *
+ * <p><b>Design note:</b> a woken waiter gets a fresh read made after the appender unlocked,
+ * not a result built under the appender's lock: the appender's critical section stays as short
+ * with a thousand tail readers as with none, user callbacks never run under a segment lock (they
+ * may call the store), and a read that fails (the segment was deleted meanwhile) fails only its
+ * own future.
+ *
+ * <h2>Durability and eviction</h2>
+ * Each segment has a durable length: only entries wholly below it may be evicted, since the
+ * cache may hold the only copy of the rest. With {@link Builder#appendsDurable(boolean)
+ * appendsDurable} (the default) every append is durable at once: right for an owner that
+ * appends only bytes already on disk, and for a pure in-memory store that accepts losing evicted
+ * bytes (reads then report them NOT_CACHED for good). Without it, the owner (an aggregating
+ * writer that caches before it forces) calls {@link #markDurable} once its log holds the bytes.
+ *
+ * <p>The {@link CacheManager} (one per cache, shared or owned by the store) evicts: the store
+ * registers itself as an {@link EvictionSource}, and the manager's passes, on its timer, on
+ * demand, and on threads that find the cache full, walk the segments and evict durable,
+ * unpinned entries the {@link io.streamcache.segmentstore.eviction.EvictionPolicy} selects.
+ * Eviction takes each segment's lock with {@code tryLock} and skips busy segments, so two
+ * appenders that both find the cache full, each holding its own segment's lock, never wait for
+ * each other; an appender may evict its own segment's older entries, never the entry its append
+ * is writing into.
+ *
+ * <h2>Lifecycle</h2>
+ * The store does not own the cache: close the store, then the cache (closing them the other
+ * way round frees nothing twice, but the views of unreleased results die with the cache). {@link #close()} deletes
+ * every segment (freeing its unpinned entries), fails the waiting reads with a
+ * {@link CacheClosedException}, stops the scheduler and closes an owned manager.
+ */
+public final class SegmentStore implements AutoCloseable {
+    private static final AtomicInteger INSTANCES = new AtomicInteger();
+
+    private final BlockCache cache;
+    private final CacheManager manager;
+    private final boolean ownsManager;
+    private final int maxIndexEntryLength;
+    private final boolean appendsDurable;
+    private final String name;
+    private final ConcurrentHashMap<String, Segment> segments = new ConcurrentHashMap<>();
+    private final ScheduledThreadPoolExecutor scheduler;
+    private final EvictionSource evictionSource = new StoreEvictionSource();
+    private volatile boolean closed;
+
+    private SegmentStore(final Builder builder) {
+        this.cache = builder.cache;
+        this.maxIndexEntryLength = builder.maxIndexEntryLength;
+        this.appendsDurable = builder.appendsDurable;
+        this.name = builder.name != null ? builder.name : "segment-store-" + INSTANCES.incrementAndGet();
+        this.scheduler = new ScheduledThreadPoolExecutor(1, runnable -> {
+            final Thread thread = new Thread(runnable, "streamcache-read-timeouts-" + name);
+            thread.setDaemon(true);
+            return thread;
+        });
+        scheduler.setRemoveOnCancelPolicy(true);
+        scheduler.setExecuteExistingDelayedTasksAfterShutdownPolicy(false);
+        this.manager = builder.manager;
+        this.ownsManager = builder.ownsManager;
+        manager.register(evictionSource);
+    }
+
+    /**
+     * @param cache the cache to hold the segments' bytes; the store does not close it.
+     * @return a builder with the defaults: 1 MiB index entries, appends durable at once, an
+     *         owned {@link CacheManager} with its defaults.
+     */
+    public static Builder builder(final BlockCache cache) {
+        return new Builder(cache);
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // Segments
+    // ------------------------------------------------------------------------------------------
+
+    /**
+     * Creates an empty segment.
+     *
+     * @throws SegmentExistsException if a segment of that name exists; it is untouched.
+     * @throws NullPointerException   if {@code name} is null.
+     */
+    public void create(final String name) {
+        Objects.requireNonNull(name, "name");
+        ensureOpen();
+        final Segment segment = new Segment(name, cache, manager, maxIndexEntryLength, appendsDurable);
+        if (segments.putIfAbsent(name, segment) != null) {
+            throw new SegmentExistsException(name);
+        }
+        if (closed) {
+            deleteSegment(segment, true);
+            segments.remove(name, segment);
+            ensureOpen();
+        }
+    }
+
+    /**
+     * Appends the readable bytes of {@code data} (its indices are not moved; the caller keeps
+     * ownership: the bytes are copied into the cache). Appends to one segment from many threads
+     * are ordered; the data lands whole and contiguous. Completes the waiting reads the new bytes
+     * reach, on this thread, before returning.
+     *
+     * @return the offset the data landed at: the segment's length before the append.
+     * @throws SegmentNotFoundException if no such segment exists.
+     * @throws SegmentSealedException   if the segment is sealed.
+     * @throws NullPointerException     if {@code name} or {@code data} is null.
+     * @throws io.streamcache.core.CacheFullException if the cache has no room even after
+     *         eviction; nothing was appended.
+     */
+    public long append(final String name, final ByteBuf data) {
+        Objects.requireNonNull(data, "data");
+        final Segment segment = segment(name);
+        final long offset;
+        final Waiter woken;
+        segment.lock.lock();
+        try {
+            offset = segment.appendLocked(data);
+            woken = segment.takeWaiters(segment.length);
+        } finally {
+            segment.lock.unlock();
+        }
+        if (woken != null) {
+            complete(segment, woken);
+        }
+        return offset;
+    }
+
+    /**
+     * Appends the remaining bytes of {@code data} (its position is not moved); allocates a
+     * wrapper, unlike {@link #append(String, ByteBuf)}.
+     *
+     * @see #append(String, ByteBuf)
+     */
+    public long append(final String name, final ByteBuffer data) {
+        Objects.requireNonNull(data, "data");
+        return append(name, Unpooled.wrappedBuffer(data));
+    }
+
+    /**
+     * Puts back into the cache bytes of the segment that are not cached (evicted): for the owner
+     * of the durable copy (the log), after a read stopped with {@link ReadStatus#NOT_CACHED}.
+     * {@code data}'s readable bytes (its indices are not moved) must be the segment's bytes from
+     * {@code offset}; where the index has no cached bytes they are copied into the cache and the
+     * index, where it has, they are skipped (not compared), and so are bytes before the start
+     * offset. The new entries count as durable only below the segment's durable length, like
+     * any other. If the cache fills up midway, the ranges done so far stay cached and the
+     * exception propagates.
+     *
+     * @return bytes newly cached.
+     * @throws SegmentNotFoundException if no such segment exists.
+     * @throws IllegalArgumentException if {@code offset} is negative or the data ends past the segment's length.
+     * @throws io.streamcache.core.CacheFullException if the cache has no room even after eviction.
+     */
+    public long fill(final String name, final long offset, final ByteBuf data) {
+        checkOffset(offset);
+        Objects.requireNonNull(data, "data");
+        final Segment segment = segment(name);
+        segment.lock.lock();
+        try {
+            return segment.fillLocked(offset, data);
+        } finally {
+            segment.lock.unlock();
+        }
+    }
+
+    /**
+     * Reads what is available now from {@code offset}: up to {@code maxLength} bytes as read-only
+     * zero-copy views, stopping at the end of the data, at {@code maxLength}, or at the first byte
+     * not in the cache; the status says which. At or past the end it returns no data with
+     * {@link ReadStatus#END_OF_DATA} (or {@link ReadStatus#SEALED_END}). The caller must
+     * {@link ReadResult#release() release} the result; its views are valid until then.
+     *
+     * @throws SegmentNotFoundException  if no such segment exists.
+     * @throws SegmentTruncatedException if {@code offset} is before the segment's start offset.
+     * @throws IllegalArgumentException  if {@code offset} or {@code maxLength} is negative.
+     */
+    public ReadResult read(final String name, final long offset, final int maxLength) {
+        checkRead(offset, maxLength);
+        final Segment segment = segment(name);
+        return read(segment, offset, maxLength);
+    }
+
+    private ReadResult read(final Segment segment, final long offset, final int maxLength) {
+        segment.lock.lock();
+        try {
+            return segment.readLocked(offset, maxLength);
+        } finally {
+            segment.lock.unlock();
+        }
+    }
+
+    /**
+     * Reads like {@link #read}, but when no byte is available at {@code offset} yet (at or past
+     * the end of an unsealed segment) waits for one without holding a thread. The future
+     * completes:
+     * <ul>
+     *   <li>at once, with the read's result, if bytes are available or the segment is sealed
+     *       ({@link ReadStatus#SEALED_END}), or if {@code timeout} is zero (then
+     *       {@link ReadStatus#END_OF_DATA} with no data);</li>
+     *   <li>on the appending thread, with a fresh read, when an append makes the segment longer
+     *       than {@code offset}; the waiters an append reaches complete in offset order;</li>
+     *   <li>with {@link ReadStatus#SEALED_END} and no data when the segment is sealed;</li>
+     *   <li>with {@link ReadStatus#TIMED_OUT} and no data after {@code timeout} (a status, not an
+     *       exception), on the store's scheduler thread;</li>
+     *   <li>exceptionally with {@link SegmentNotFoundException} if the segment does not exist or
+     *       is deleted meanwhile, {@link SegmentTruncatedException} if {@code offset} is before its
+     *       start, {@link CacheClosedException} if the store closes meanwhile.</li>
+     * </ul>
+     * Cancelling the future is allowed; the waiter then stays queued until its timeout or the
+     * next append, which releases the result it would have delivered. The caller must release
+     * every result it receives.
+     *
+     * @throws IllegalArgumentException if {@code offset} or {@code maxLength} is negative, or
+     *                                  {@code timeout} is negative.
+     * @throws NullPointerException     if {@code name} or {@code timeout} is null.
+     */
+    public CompletableFuture<ReadResult> readOrWait(final String name, final long offset, final int maxLength, final Duration timeout) {
+        checkRead(offset, maxLength);
+        Objects.requireNonNull(name, "name");
+        Objects.requireNonNull(timeout, "timeout");
+        if (timeout.isNegative()) {
+            throw new IllegalArgumentException("timeout=" + timeout + " must not be negative");
+        }
+        final long timeoutNanos = saturatedNanos(timeout);
+        final Segment segment;
+        try {
+            segment = segment(name);
+        } catch (final SegmentNotFoundException | CacheClosedException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+        segment.lock.lock();
+        try {
+            if (offset < segment.length || segment.sealed || timeoutNanos == 0 || segment.deleted || offset < segment.startOffset) {
+                return CompletableFuture.completedFuture(segment.readLocked(offset, maxLength));
+            }
+            final Waiter waiter = segment.newWaiter(offset, maxLength);
+            waiter.timeoutTask = scheduler.schedule(waiter, timeoutNanos, TimeUnit.NANOSECONDS);
+            segment.addWaiter(waiter);
+            return waiter.future;
+        } catch (final SegmentException | CacheClosedException e) {
+            return CompletableFuture.failedFuture(e);
+        } catch (final RejectedExecutionException e) {
+            return CompletableFuture.failedFuture(new CacheClosedException("segment store " + this.name + " is closed"));
+        } finally {
+            segment.lock.unlock();
+        }
+    }
+
+    /**
+     * Seals a segment: no append is accepted any more, and the waiting reads complete with
+     * {@link ReadStatus#SEALED_END}. Idempotent.
+     *
+     * @return the segment's final length.
+     * @throws SegmentNotFoundException if no such segment exists.
+     */
+    public long seal(final String name) {
+        final Segment segment = segment(name);
+        final Waiter woken;
+        final long length;
+        segment.lock.lock();
+        try {
+            woken = segment.sealLocked();
+            length = segment.length;
+        } finally {
+            segment.lock.unlock();
+        }
+        if (woken != null) {
+            complete(segment, woken);
+        }
+        return length;
+    }
+
+    /**
+     * Drops the prefix before {@code offset}: the start offset moves there, and the entries
+     * wholly before it leave the index, their cache entries freed now (or at the last release of
+     * a result that pins them). An entry straddling {@code offset} stays. A no-op if
+     * {@code offset} is at or before the start offset.
+     *
+     * @throws SegmentNotFoundException if no such segment exists.
+     * @throws IllegalArgumentException if {@code offset} is negative or past the segment's length.
+     */
+    public void truncate(final String name, final long offset) {
+        checkOffset(offset);
+        final Segment segment = segment(name);
+        segment.lock.lock();
+        try {
+            segment.truncateLocked(offset);
+        } finally {
+            segment.lock.unlock();
+        }
+    }
+
+    /**
+     * Deletes a segment: its name is free again at once, its entries are freed (pinned ones at
+     * their last release), its waiting reads fail with {@link SegmentNotFoundException}.
+     *
+     * @throws SegmentNotFoundException if no such segment exists.
+     */
+    public void delete(final String name) {
+        Objects.requireNonNull(name, "name");
+        ensureOpen();
+        final Segment segment = segments.remove(name);
+        if (segment == null) {
+            throw new SegmentNotFoundException(name, "does not exist");
+        }
+        deleteSegment(segment, false);
+    }
+
+    /**
+     * Declares the segment's bytes before {@code offset} durable (on disk): the entries wholly
+     * below it become evictable. Never moves the durable length back. Needed only when appends
+     * are not durable at once ({@link Builder#appendsDurable(boolean)}).
+     *
+     * @throws SegmentNotFoundException if no such segment exists.
+     * @throws IllegalArgumentException if {@code offset} is negative or past the segment's length.
+     */
+    public void markDurable(final String name, final long offset) {
+        checkOffset(offset);
+        final Segment segment = segment(name);
+        segment.lock.lock();
+        try {
+            segment.markDurableLocked(offset);
+        } finally {
+            segment.lock.unlock();
+        }
+    }
+
+    /**
+     * @return a snapshot of the segment's bounds.
+     * @throws SegmentNotFoundException if no such segment exists.
+     */
+    public SegmentInfo info(final String name) {
+        final Segment segment = segment(name);
+        segment.lock.lock();
+        try {
+            return segment.infoLocked();
+        } finally {
+            segment.lock.unlock();
+        }
+    }
+
+    /**
+     * @return whether a segment of that name exists now.
+     */
+    public boolean exists(final String name) {
+        return segments.containsKey(Objects.requireNonNull(name, "name"));
+    }
+
+    /**
+     * @return how many segments exist now.
+     */
+    public int segmentCount() {
+        return segments.size();
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // Configuration and lifecycle
+    // ------------------------------------------------------------------------------------------
+
+    public String name() {
+        return name;
+    }
+
+    public BlockCache cache() {
+        return cache;
+    }
+
+    /**
+     * @return the cache manager evicting this store's entries (owned or shared).
+     */
+    public CacheManager cacheManager() {
+        return manager;
+    }
+
+    public int maxIndexEntryLength() {
+        return maxIndexEntryLength;
+    }
+
+    public boolean appendsDurable() {
+        return appendsDurable;
+    }
+
+    /**
+     * Deletes every segment (pinned entries are freed at their last release), fails the waiting
+     * reads with {@link CacheClosedException}, stops the timeout scheduler, and closes the cache
+     * manager if the store built it. The cache stays open. Idempotent; operations after it throw
+     * {@link CacheClosedException}.
+     */
+    @Override
+    public void close() {
+        synchronized (this) {
+            if (closed) {
+                return;
+            }
+            closed = true;
+        }
+        manager.unregister(evictionSource);
+        for (final Segment segment : segments.values()) {
+            segments.remove(segment.name, segment);
+            deleteSegment(segment, true);
+        }
+        scheduler.shutdownNow();
+        if (ownsManager) {
+            manager.close();
+        }
+    }
+
+    public boolean isClosed() {
+        return closed;
+    }
+
+    @Override
+    public String toString() {
+        return "SegmentStore{name=" + name + ", cache=" + cache.name() + ", segments=" + segments.size()
+            + ", maxIndexEntryLength=" + maxIndexEntryLength + ", appendsDurable=" + appendsDurable + '}';
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // Machinery
+    // ------------------------------------------------------------------------------------------
+
+    /**
+     * @return the live segment named {@code name}: a lock-free map lookup.
+     */
+    private Segment segment(final String name) {
+        Objects.requireNonNull(name, "name");
+        ensureOpen();
+        final Segment segment = segments.get(name);
+        if (segment == null) {
+            throw new SegmentNotFoundException(name, "does not exist");
+        }
+        return segment;
+    }
+
+    /** For tests in this package: the segment object, or null. */
+    Segment segmentOrNull(final String name) {
+        return segments.get(name);
+    }
+
+    private void deleteSegment(final Segment segment, final boolean storeClosed) {
+        final Waiter waiters;
+        segment.lock.lock();
+        try {
+            waiters = segment.deleteLocked(storeClosed);
+        } finally {
+            segment.lock.unlock();
+        }
+        for (Waiter waiter = waiters; waiter != null; ) {
+            final Waiter next = waiter.next;
+            waiter.next = null;
+            waiter.cancelTimeout();
+            waiter.future.completeExceptionally(storeClosed
+                ? new CacheClosedException("segment store " + name + " is closed (segment=" + segment.name + ")")
+                : new SegmentNotFoundException(segment.name, "was deleted while a read waited at offset=" + waiter.offset));
+            waiter = next;
+        }
+    }
+
+    /**
+     * Completes waiters taken out of a segment's queue, in their (offset) order, each with a
+     * fresh read; a result nobody takes (the future was cancelled) is released.
+     */
+    private void complete(final Segment segment, final Waiter head) {
+        for (Waiter waiter = head; waiter != null; ) {
+            final Waiter next = waiter.next;
+            waiter.next = null;
+            waiter.cancelTimeout();
+            final ReadResult result;
+            try {
+                result = read(segment, waiter.offset, waiter.maxLength);
+            } catch (final RuntimeException e) {
+                waiter.future.completeExceptionally(e);
+                waiter = next;
+                continue;
+            }
+            if (!waiter.future.complete(result)) {
+                result.release();
+            }
+            waiter = next;
+        }
+    }
+
+    private void ensureOpen() {
+        if (closed) {
+            throw new CacheClosedException("segment store " + name + " is closed");
+        }
+    }
+
+    private static void checkOffset(final long offset) {
+        if (offset < 0) {
+            throw new IllegalArgumentException("offset=" + offset + " must be >= 0");
+        }
+    }
+
+    private static void checkRead(final long offset, final int maxLength) {
+        checkOffset(offset);
+        if (maxLength < 0) {
+            throw new IllegalArgumentException("maxLength=" + maxLength + " must be >= 0");
+        }
+    }
+
+    private static long saturatedNanos(final Duration duration) {
+        try {
+            return duration.toNanos();
+        } catch (final ArithmeticException e) {
+            return Long.MAX_VALUE;
+        }
+    }
+
+    /**
+     * The store as the cache manager sees it: walks the segments, taking each lock with
+     * {@code tryLock} (never blocking: see {@link EvictionSource}).
+     */
+    private final class StoreEvictionSource implements EvictionSource {
+        @Override
+        public int scan(final EvictionScan scan) {
+            int busy = 0;
+            for (final Segment segment : segments.values()) {
+                if (scan.isDone()) {
+                    break;
+                }
+                if (!segment.lock.tryLock()) {
+                    busy++;
+                    continue;
+                }
+                try {
+                    segment.scanLocked(scan);
+                } finally {
+                    segment.lock.unlock();
+                }
+            }
+            return busy;
+        }
+
+        @Override
+        public String toString() {
+            return "StoreEvictionSource{store=" + name + '}';
+        }
+    }
+
+    /**
+     * Configures and builds a {@link SegmentStore}. Not thread-safe; use from one thread.
+     */
+    public static final class Builder {
+        /** Default longest index entry: 1 MiB. */
+        public static final int MAX_INDEX_ENTRY_LENGTH_DEFAULT = 1 << 20;
+
+        private final BlockCache cache;
+        private int maxIndexEntryLength = MAX_INDEX_ENTRY_LENGTH_DEFAULT;
+        private boolean appendsDurable = true;
+        private CacheManager manager;
+        private CacheManager.Builder managerBuilder;
+        private boolean ownsManager;
+        private String name;
+
+        private Builder(final BlockCache cache) {
+            this.cache = Objects.requireNonNull(cache, "cache");
+        }
+
+        /**
+         * @param maxIndexEntryLength the longest an index entry (one cache entry) grows before
+         *                            appends start a new one: in [1, cache.maxEntryLength()].
+         *                            Eviction works in whole entries.
+         */
+        public Builder maxIndexEntryLength(final int maxIndexEntryLength) {
+            this.maxIndexEntryLength = maxIndexEntryLength;
+            return this;
+        }
+
+        /**
+         * @param appendsDurable whether appended bytes count as durable (evictable) at once
+         *                       (default); if not, only what {@link SegmentStore#markDurable}
+         *                       declares durable may be evicted.
+         */
+        public Builder appendsDurable(final boolean appendsDurable) {
+            this.appendsDurable = appendsDurable;
+            return this;
+        }
+
+        /**
+         * @param manager a manager of the same cache, shared with other stores: the store
+         *                registers with it and does not close it.
+         */
+        public Builder cacheManager(final CacheManager manager) {
+            this.manager = Objects.requireNonNull(manager, "manager");
+            this.managerBuilder = null;
+            return this;
+        }
+
+        /**
+         * @param managerBuilder settings of the manager the store builds, owns and closes
+         *                       (built from {@link CacheManager#builder(BlockCache)} over the same cache).
+         */
+        public Builder cacheManager(final CacheManager.Builder managerBuilder) {
+            this.managerBuilder = Objects.requireNonNull(managerBuilder, "managerBuilder");
+            this.manager = null;
+            return this;
+        }
+
+        /**
+         * @param name the store's name in its threads and messages; generated if not set.
+         */
+        public Builder name(final String name) {
+            this.name = Objects.requireNonNull(name, "name");
+            return this;
+        }
+
+        private void checkSameCache(final CacheManager candidate, final boolean owned) {
+            if (candidate.cache() != cache) {
+                if (owned) {
+                    candidate.close();
+                }
+                throw new CacheConfigurationException("the cache manager " + candidate.name() + " manages cache="
+                    + candidate.cache().name() + ", not cache=" + cache.name());
+            }
+        }
+
+        /**
+         * @throws CacheConfigurationException if a setting is out of range or the manager manages another cache.
+         * @throws CacheClosedException        if the cache is closed.
+         */
+        public SegmentStore build() {
+            if (cache.isClosed()) {
+                throw new CacheClosedException("cache " + cache.name() + " is closed");
+            }
+            if (maxIndexEntryLength < 1 || maxIndexEntryLength > cache.maxEntryLength()) {
+                throw new CacheConfigurationException("maxIndexEntryLength=" + maxIndexEntryLength + " must be in [1, "
+                    + cache.maxEntryLength() + "] (the cache's maxEntryLength)");
+            }
+            if (manager != null) {
+                if (manager.isClosed()) {
+                    throw new CacheClosedException("cache manager " + manager.name() + " is closed");
+                }
+                checkSameCache(manager, false);
+                ownsManager = false;
+                return new SegmentStore(this);
+            }
+            final CacheManager built = (managerBuilder != null ? managerBuilder : CacheManager.builder(cache)).build();
+            checkSameCache(built, true);
+            manager = built;
+            ownsManager = true;
+            try {
+                return new SegmentStore(this);
+            } catch (final RuntimeException | Error e) {
+                built.close();
+                throw e;
+            } finally {
+                manager = null;
+            }
+        }
+    }
+}

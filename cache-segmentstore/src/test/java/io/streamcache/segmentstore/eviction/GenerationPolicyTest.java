@@ -1,0 +1,85 @@
+package io.streamcache.segmentstore.eviction;
+
+import io.streamcache.segmentstore.index.ReadIndexEntry;
+import org.junit.jupiter.api.Test;
+
+import java.util.ArrayList;
+import java.util.List;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+class GenerationPolicyTest {
+    private static ReadIndexEntry entry(final int generation) {
+        return new ReadIndexEntry(0, 1, 1, generation);
+    }
+
+    /** Runs a pass over entries of these generations and returns, per step, the generations selected. */
+    private static List<List<Integer>> steps(final GenerationPolicy policy, final int current, final int... generations) {
+        policy.beginPass(current);
+        for (final int generation : generations) {
+            policy.survey("s", entry(generation));
+        }
+        final List<List<Integer>> steps = new ArrayList<>();
+        while (policy.advance()) {
+            final List<Integer> selected = new ArrayList<>();
+            for (final int generation : generations) {
+                if (policy.select("s", entry(generation))) {
+                    selected.add(generation);
+                }
+            }
+            steps.add(selected);
+        }
+        return steps;
+    }
+
+    @Test
+    void shouldMoveTheCutoffOneSurveyedGenerationAtATimeOldestFirst() {
+        final GenerationPolicy policy = new GenerationPolicy();
+        assertEquals(List.of(List.of(2, 2), List.of(5, 2, 2), List.of(5, 2, 7, 2)),
+            steps(policy, 10, 5, 2, 7, 2));
+    }
+
+    @Test
+    void shouldNeverSelectEntriesOfTheCurrentGeneration() {
+        final GenerationPolicy policy = new GenerationPolicy();
+        assertEquals(List.of(List.of(9)), steps(policy, 10, 10, 9, 10));
+        policy.beginPass(10);
+        policy.survey("s", entry(10));
+        assertFalse(policy.advance(), "nothing older than the current generation: no step");
+    }
+
+    @Test
+    void shouldForgetThePreviousPass() {
+        final GenerationPolicy policy = new GenerationPolicy();
+        steps(policy, 10, 1, 2, 3);
+        assertEquals(List.of(List.of(8)), steps(policy, 10, 8));
+    }
+
+    @Test
+    void shouldOrderGenerationsAcrossTheWrap() {
+        final GenerationPolicy policy = new GenerationPolicy();
+        final int current = Integer.MIN_VALUE + 2;
+        final int older = Integer.MAX_VALUE - 1;
+        final int newer = Integer.MIN_VALUE;
+        assertEquals(List.of(List.of(older), List.of(newer, older)), steps(policy, current, newer, older));
+        assertEquals(older, current + (older - current));
+    }
+
+    @Test
+    void shouldSurveyManyEntries() {
+        final GenerationPolicy policy = new GenerationPolicy();
+        policy.beginPass(1_000);
+        for (int i = 0; i < 10_000; i++) {
+            policy.survey("s", entry(i % 1_000));
+        }
+        int count = 0;
+        while (policy.advance()) {
+            assertEquals(count, policy.cutoffGeneration());
+            count++;
+        }
+        assertEquals(1_000, count, "one step per distinct generation");
+        assertTrue(policy.select("s", entry(0)));
+    }
+}
