@@ -1,0 +1,89 @@
+package io.streamcache.segmentstore.log;
+
+/**
+ * Layout of a log file; stateless and thread-safe. All integers are little-endian.
+ *
+ * <p>A log directory holds files named {@code log-<16 hex digits of the file number>.log},
+ * numbered from 1 upwards. Every file has the same length (configured, a multiple of
+ * {@link #PAGE_LENGTH}) and is pre-written with zeros when created. Page 0 is the file header;
+ * records start at {@link #FIRST_RECORD_POSITION}; the first record of every file is a
+ * SNAPSHOT of the segment table, so that older files can be deleted once their data is dead.
+ *
+ * <pre>
+ *  file:  +-----------+----------+---------+-----+---------+-------+---------+-- ... --+
+ *         | header    | SNAPSHOT | DATA    | ... | PADDING | DATA  | ...     | zeros   |
+ *         | (page 0)  | record   | record  |     | to 4 KB | ...   |         |         |
+ *         +-----------+----------+---------+-----+---------+-------+---------+-- ... --+
+ *         0           4096       ^ every write (batch) starts and ends on a 4 KB boundary
+ *
+ *  header (page 0; the rest of the page is zero):
+ *   0               1               2               3
+ *   0 1 2 3 4 5 6 7 0 1 2 3 4 5 6 7 0 1 2 3 4 5 6 7 0 1 2 3 4 5 6 7
+ *  +---------------------------------------------------------------+
+ *  |                  FILE_MAGIC (u64) "SCLOG\0\0\1"               |  0
+ *  |                                                               |
+ *  +---------------------------------------------------------------+
+ *  |                  VERSION (u32) = 1                            |  8
+ *  +---------------------------------------------------------------+
+ *  |                  PAGE_LENGTH (u32) = 4096                     |  12
+ *  +---------------------------------------------------------------+
+ *  |                  FILE_NUMBER (u64)                            |  16
+ *  |                                                               |
+ *  +---------------------------------------------------------------+
+ *  |                  FILE_LENGTH (u64)                            |  24
+ *  |                                                               |
+ *  +---------------------------------------------------------------+
+ *  |                  CRC (u32): CRC32C of bytes [0, 32)           |  32
+ *  +---------------------------------------------------------------+
+ *
+ *  SNAPSHOT payload: COUNT (u32), then COUNT segment descriptions, each:
+ *  +---------------------------------------------------------------+
+ *  | SEGMENT_ID (u32) | FLAGS (u32; bit 0 sealed) | START (u64)    |
+ *  | LENGTH (u64) | NAME_LENGTH (u32) | NAME (UTF-8) | zeros to 8   |
+ *  +---------------------------------------------------------------+
+ * </pre>
+ */
+public final class LogFileDescriptor {
+    /** SSD page: every write starts and ends on a multiple of it. */
+    public static final int PAGE_LENGTH = 4096;
+    /** "SCLOG\0\0\1" read as a little-endian long. */
+    public static final long FILE_MAGIC = 0x0100_0047_4F4C_4353L;
+    public static final int VERSION = 1;
+
+    public static final int FILE_MAGIC_OFFSET = 0;
+    public static final int VERSION_OFFSET = FILE_MAGIC_OFFSET + Long.BYTES;
+    public static final int PAGE_LENGTH_OFFSET = VERSION_OFFSET + Integer.BYTES;
+    public static final int FILE_NUMBER_OFFSET = PAGE_LENGTH_OFFSET + Integer.BYTES;
+    public static final int FILE_LENGTH_OFFSET = FILE_NUMBER_OFFSET + Long.BYTES;
+    public static final int HEADER_CRC_OFFSET = FILE_LENGTH_OFFSET + Long.BYTES;
+    public static final int HEADER_LENGTH = HEADER_CRC_OFFSET + Integer.BYTES;
+
+    /** Where the first record of a file starts. */
+    public static final int FIRST_RECORD_POSITION = PAGE_LENGTH;
+
+    public static final int SNAPSHOT_FLAG_SEALED = 1;
+
+    private LogFileDescriptor() {
+    }
+
+    /**
+     * @return the file name of log file {@code fileNumber}.
+     */
+    public static String fileName(final long fileNumber) {
+        return String.format("log-%016x.log", fileNumber);
+    }
+
+    /**
+     * @return the number of a log file name, or -1 if the name is not one.
+     */
+    public static long fileNumber(final String fileName) {
+        if (fileName.length() != 24 || !fileName.startsWith("log-") || !fileName.endsWith(".log")) {
+            return -1;
+        }
+        try {
+            return Long.parseUnsignedLong(fileName.substring(4, 20), 16);
+        } catch (final NumberFormatException e) {
+            return -1;
+        }
+    }
+}
