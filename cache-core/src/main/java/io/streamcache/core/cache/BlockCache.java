@@ -25,6 +25,7 @@ import java.lang.management.ManagementFactory;
 import java.nio.ByteBuffer;
 import java.nio.ReadOnlyBufferException;
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.Objects;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAdder;
@@ -66,6 +67,8 @@ import static org.agrona.UnsafeAccess.UNSAFE;
  * chain of blocks, each pointing to its predecessor, addressed by its last block
  * ({@link BlockAddressDescriptor}): an append finds the free space at once and links new blocks
  * after it. Every block but the last is full; the last block's word records the entry's length.
+ * Copies and views treat a run of blocks that are adjacent in memory as one range, so an entry
+ * allocated from a fresh buffer is copied with one memcpy and viewed as one slice.
  *
  * <h2>Allocation</h2>
  * Free blocks of a buffer form a list through their metadata words (O(1) allocation). Buffers
@@ -265,7 +268,9 @@ public final class BlockCache implements AutoCloseable {
 
     /**
      * Replaces the contents of an entry with the readable bytes of {@code data}, reusing its
-     * blocks. On failure the entry is unchanged.
+     * blocks. On failure the entry is unchanged, except that a source that throws while it is
+     * copied (a composite with a released component, say) may leave the entry's bytes partly
+     * overwritten; its length, blocks and address stay as they were and no block leaks.
      *
      * @return the entry's address after the replace (it changes when blocks are added).
      */
@@ -282,7 +287,18 @@ public final class BlockCache implements AutoCloseable {
         if (newCount > oldCount) {
             last = allocateChain(newCount - oldCount, address);
             setWord(address, usedWord(previousAddress(word)));
-        } else if (newCount < oldCount) {
+        }
+        // Copy before dropping blocks, and undo a growth if the copy fails, as append does.
+        try {
+            writeBackward(last, 0, length, data, null, data.readerIndex());
+        } catch (final RuntimeException | Error e) {
+            if (last != address) {
+                setWord(address, word);
+                freeChain(last, address);
+            }
+            throw e;
+        }
+        if (newCount < oldCount) {
             int first = address;
             for (int i = 1; i < newCount; i++) {
                 first = step(first);
@@ -291,7 +307,6 @@ public final class BlockCache implements AutoCloseable {
             setWord(first, usedWord(BlockAddressDescriptor.NULL_ADDRESS));
             freeChain(dropped, BlockAddressDescriptor.NULL_ADDRESS);
         }
-        writeBackward(last, 0, length, data, null, data.readerIndex());
         setWord(last, lastWord(previousAddress(word(last)), length));
         storedBytes.add(length - oldLength);
         return last;
@@ -350,29 +365,51 @@ public final class BlockCache implements AutoCloseable {
             return Unpooled.EMPTY_BUFFER.asReadOnly();
         }
         final int end = offset + length;
-        int blockStart = lastBlockStart(entryLength(word));
-        final int endBlockStart = blockStartOf(end - 1);
         int current = address;
-        while (blockStart > endBlockStart) {
+        int currentStart = lastBlockStart(entryLength(word));
+        final int endBlockStart = blockStartOf(end - 1);
+        while (currentStart > endBlockStart) {
             current = step(current);
-            blockStart -= blockLength;
+            currentStart -= blockLength;
         }
-        final int partCount = ((end - 1) >>> blockShift) - (offset >>> blockShift) + 1;
-        if (partCount == 1) {
-            return Unpooled.unreleasableBuffer(slice(current, offset - blockStart, length).asReadOnly());
-        }
-        final ByteBuf[] parts = new ByteBuf[partCount];
+        final int maxParts = ((end - 1) >>> blockShift) - (offset >>> blockShift) + 1;
+        ByteBuf[] parts = null;
+        int partIndex = maxParts;
         int partEnd = end;
-        for (int part = partCount - 1; part >= 0; part--) {
-            final int start = Math.max(blockStart, offset);
-            parts[part] = slice(current, start - blockStart, partEnd - start).asReadOnly();
-            if (part > 0) {
-                partEnd = start;
-                blockStart -= blockLength;
-                current = step(current);
+        while (true) {
+            int runFirst = current;
+            int runStart = currentStart;
+            int previous = BlockAddressDescriptor.NULL_ADDRESS;
+            while (runStart > offset) {
+                previous = step(runFirst);
+                if (previous != runFirst - 1) {
+                    break;
+                }
+                runFirst = previous;
+                runStart -= blockLength;
             }
+            final int start = Math.max(runStart, offset);
+            final ByteBuf part = slice(runFirst, start - runStart, partEnd - start).asReadOnly();
+            if (start == offset && parts == null) {
+                // The whole range is one run of adjacent blocks: a single slice.
+                return Unpooled.unreleasableBuffer(part);
+            }
+            if (parts == null) {
+                parts = new ByteBuf[maxParts];
+            }
+            parts[--partIndex] = part;
+            if (start == offset) {
+                break;
+            }
+            partEnd = start;
+            current = previous;
+            currentStart = runStart - blockLength;
         }
-        return Unpooled.unreleasableBuffer(Unpooled.wrappedUnmodifiableBuffer(parts));
+        if (partIndex > 0) {
+            parts = Arrays.copyOfRange(parts, partIndex, maxParts);
+        }
+        // FixedCompositeByteBuf rejects writes but reports isReadOnly() == false: say it.
+        return Unpooled.unreleasableBuffer(Unpooled.wrappedUnmodifiableBuffer(parts).asReadOnly());
     }
 
     private ByteBuf slice(final int address, final int offsetInBlock, final int length) {
@@ -427,7 +464,8 @@ public final class BlockCache implements AutoCloseable {
 
     /**
      * Copies source bytes that belong at entry offsets [from, to) into the chain whose block
-     * holding offset {@code to - 1} is {@code last}, walking backwards.
+     * holding offset {@code to - 1} is {@code last}, walking backwards; runs of blocks adjacent
+     * in memory are copied at once.
      */
     private void writeBackward(
         final int last, final int from, final int to, final ByteBuf src, final ByteBuffer nio, final int srcIndexOfFrom) {
@@ -435,23 +473,34 @@ public final class BlockCache implements AutoCloseable {
             return;
         }
         int current = last;
-        int blockStart = blockStartOf(to - 1);
+        int currentStart = blockStartOf(to - 1);
         int end = to;
         while (true) {
-            final int start = Math.max(blockStart, from);
-            copyIn(current, start - blockStart, src, nio, srcIndexOfFrom + (start - from), end - start);
+            int runFirst = current;
+            int runStart = currentStart;
+            int previous = BlockAddressDescriptor.NULL_ADDRESS;
+            while (runStart > from) {
+                previous = step(runFirst);
+                if (previous != runFirst - 1) {
+                    break;
+                }
+                runFirst = previous;
+                runStart -= blockLength;
+            }
+            final int start = Math.max(runStart, from);
+            copyIn(runFirst, start - runStart, src, nio, srcIndexOfFrom + (start - from), end - start);
             if (start == from) {
                 return;
             }
             end = start;
-            blockStart -= blockLength;
-            current = step(current);
+            current = previous;
+            currentStart = runStart - blockLength;
         }
     }
 
     /**
      * Copies entry bytes [from, to) of the entry whose last block is {@code last} into the
-     * destination, walking backwards.
+     * destination, walking backwards; runs of blocks adjacent in memory are copied at once.
      */
     private void readBackward(
         final int last, final long lastWord, final int from, final int to, final ByteBuf dst, final ByteBuffer nio, final int dstIndexOfFrom) {
@@ -459,22 +508,33 @@ public final class BlockCache implements AutoCloseable {
             return;
         }
         int current = last;
-        int blockStart = lastBlockStart(entryLength(lastWord));
+        int currentStart = lastBlockStart(entryLength(lastWord));
         final int endBlockStart = blockStartOf(to - 1);
-        while (blockStart > endBlockStart) {
+        while (currentStart > endBlockStart) {
             current = step(current);
-            blockStart -= blockLength;
+            currentStart -= blockLength;
         }
         int end = to;
         while (true) {
-            final int start = Math.max(blockStart, from);
-            copyOut(current, start - blockStart, dst, nio, dstIndexOfFrom + (start - from), end - start);
+            int runFirst = current;
+            int runStart = currentStart;
+            int previous = BlockAddressDescriptor.NULL_ADDRESS;
+            while (runStart > from) {
+                previous = step(runFirst);
+                if (previous != runFirst - 1) {
+                    break;
+                }
+                runFirst = previous;
+                runStart -= blockLength;
+            }
+            final int start = Math.max(runStart, from);
+            copyOut(runFirst, start - runStart, dst, nio, dstIndexOfFrom + (start - from), end - start);
             if (start == from) {
                 return;
             }
             end = start;
-            blockStart -= blockLength;
-            current = step(current);
+            current = previous;
+            currentStart = runStart - blockLength;
         }
     }
 
@@ -557,9 +617,14 @@ public final class BlockCache implements AutoCloseable {
             }
             if (deadline == 0L) {
                 deadline = System.nanoTime() + fullRetryNanos;
+            } else if (System.nanoTime() - deadline >= 0) {
+                if (last != previous) {
+                    freeChain(last, previous);
+                }
+                fullFailures.increment();
+                throw full(count, "no block could be had within fullRetryTimeout=" + Duration.ofNanos(fullRetryNanos));
             }
-            final boolean someFree = hasFreeBlocks();
-            if (!someFree) {
+            if (!hasFreeBlocks()) {
                 // Give back a partial chain so that the handler and other threads can use those blocks.
                 if (last != previous) {
                     freeChain(last, previous);
@@ -571,14 +636,11 @@ public final class BlockCache implements AutoCloseable {
                     fullFailures.increment();
                     throw full(count, "the full handler freed nothing");
                 }
+                // Retry even if the time is up: what the handler freed is not wasted.
+                Thread.yield();
+                continue;
             }
-            if (System.nanoTime() - deadline >= 0) {
-                if (last != previous) {
-                    freeChain(last, previous);
-                }
-                fullFailures.increment();
-                throw full(count, "no block was freed within fullRetryTimeout=" + Duration.ofNanos(fullRetryNanos));
-            }
+            // Another thread holds the buffers with free blocks for a moment.
             Thread.yield();
         }
         return last;
@@ -795,8 +857,10 @@ public final class BlockCache implements AutoCloseable {
 
     /**
      * @return a snapshot of occupancy and counters; callable from any thread.
+     * @throws CacheClosedException after {@link #close()}: the metadata it reads is gone.
      */
     public CacheStats stats() {
+        ensureOpen();
         long free = 0;
         for (final CacheBuffer buffer : buffers) {
             free += buffer.freeCountVolatile();

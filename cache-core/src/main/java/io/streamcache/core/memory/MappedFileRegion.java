@@ -85,12 +85,10 @@ public final class MappedFileRegion implements MemoryRegion {
                 }
             }
         } catch (final IOException e) {
-            release();
-            throw new CacheConfigurationException("mapped-file region at " + path + " could not be created ("
-                + e + "): check the path, its permissions and free space, or lower the cache capacity", e);
+            throw releaseAfter(new CacheConfigurationException("mapped-file region at " + path + " could not be created ("
+                + e + "): check the path, its permissions and free space, or lower the cache capacity", e));
         } catch (final RuntimeException e) {
-            release();
-            throw e;
+            throw releaseAfter(e);
         }
         LOG.info("mapped-file region at {}: {} buffers x {} bytes ({})", path, bufferCount, bufferLength, mode);
     }
@@ -162,6 +160,18 @@ public final class MappedFileRegion implements MemoryRegion {
             closed = true;
             release();
         }
+    }
+
+    /**
+     * Releases what a failed open took; a failure to release is added to {@code failure}, never thrown instead of it.
+     */
+    private RuntimeException releaseAfter(final RuntimeException failure) {
+        try {
+            release();
+        } catch (final RuntimeException e) {
+            failure.addSuppressed(e);
+        }
+        return failure;
     }
 
     private void release() {
