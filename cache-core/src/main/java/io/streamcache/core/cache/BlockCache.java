@@ -464,51 +464,36 @@ public final class BlockCache implements AutoCloseable {
 
     /**
      * Copies source bytes that belong at entry offsets [from, to) into the chain whose block
-     * holding offset {@code to - 1} is {@code last}, walking backwards; runs of blocks adjacent
-     * in memory are copied at once.
+     * holding offset {@code to - 1} is {@code last}.
      */
     private void writeBackward(
         final int last, final int from, final int to, final ByteBuf src, final ByteBuffer nio, final int srcIndexOfFrom) {
-        if (to == from) {
-            return;
-        }
-        int current = last;
-        int currentStart = blockStartOf(to - 1);
-        int end = to;
-        while (true) {
-            int runFirst = current;
-            int runStart = currentStart;
-            int previous = BlockAddressDescriptor.NULL_ADDRESS;
-            while (runStart > from) {
-                previous = step(runFirst);
-                if (previous != runFirst - 1) {
-                    break;
-                }
-                runFirst = previous;
-                runStart -= blockLength;
-            }
-            final int start = Math.max(runStart, from);
-            copyIn(runFirst, start - runStart, src, nio, srcIndexOfFrom + (start - from), end - start);
-            if (start == from) {
-                return;
-            }
-            end = start;
-            current = previous;
-            currentStart = runStart - blockLength;
+        if (to != from) {
+            transferBackward(true, last, blockStartOf(to - 1), from, to, src, nio, srcIndexOfFrom);
         }
     }
 
     /**
      * Copies entry bytes [from, to) of the entry whose last block is {@code last} into the
-     * destination, walking backwards; runs of blocks adjacent in memory are copied at once.
+     * destination.
      */
     private void readBackward(
         final int last, final long lastWord, final int from, final int to, final ByteBuf dst, final ByteBuffer nio, final int dstIndexOfFrom) {
-        if (to == from) {
-            return;
+        if (to != from) {
+            transferBackward(false, last, lastBlockStart(entryLength(lastWord)), from, to, dst, nio, dstIndexOfFrom);
         }
+    }
+
+    /**
+     * Copies entry bytes [from, to), {@code to > from}, into ({@code in}) or out of the chain
+     * whose block {@code last} starts at entry offset {@code lastStart}, walking backwards from
+     * the block holding {@code to - 1}; a run of blocks adjacent in memory is one copy.
+     */
+    private void transferBackward(
+        final boolean in, final int last, final int lastStart, final int from, final int to,
+        final ByteBuf buf, final ByteBuffer nio, final int indexOfFrom) {
         int current = last;
-        int currentStart = lastBlockStart(entryLength(lastWord));
+        int currentStart = lastStart;
         final int endBlockStart = blockStartOf(to - 1);
         while (currentStart > endBlockStart) {
             current = step(current);
@@ -528,7 +513,11 @@ public final class BlockCache implements AutoCloseable {
                 runStart -= blockLength;
             }
             final int start = Math.max(runStart, from);
-            copyOut(runFirst, start - runStart, dst, nio, dstIndexOfFrom + (start - from), end - start);
+            if (in) {
+                copyIn(runFirst, start - runStart, buf, nio, indexOfFrom + (start - from), end - start);
+            } else {
+                copyOut(runFirst, start - runStart, buf, nio, indexOfFrom + (start - from), end - start);
+            }
             if (start == from) {
                 return;
             }
