@@ -2,11 +2,13 @@ package io.streamcache.segmentstore;
 
 import io.netty.buffer.ByteBuf;
 import io.streamcache.core.CacheClosedException;
+import io.streamcache.core.CacheException;
 import io.streamcache.core.cache.BlockCache;
 import io.streamcache.segmentstore.eviction.CacheManager;
 import io.streamcache.segmentstore.eviction.EvictionScan;
 import io.streamcache.segmentstore.index.AvlReadIndex;
 import io.streamcache.segmentstore.index.ReadIndexEntry;
+import io.streamcache.segmentstore.log.LogRequest;
 
 import java.util.Arrays;
 import java.util.PriorityQueue;
@@ -19,6 +21,11 @@ import java.util.concurrent.locks.ReentrantLock;
  * {@code ...Locked}, and the scan) except {@link #timeout(Waiter)}, which takes it.
  *
  * <p>See {@link SegmentStore} for the design; this class holds the per-segment algorithms.
+ *
+ * <p>With a durable log, {@link #length} is the end of the bytes that are durable and in the
+ * index (what readers see), {@link #reservedLength} the end of the offsets handed to appends
+ * still on their way through the log; {@link #inFlight} counts this segment's log requests not
+ * yet completed, all admitted in the writer epoch {@link #inFlightEpoch}.
  */
 final class Segment {
     private static final int INITIAL_VIEWS = 4;
@@ -26,6 +33,8 @@ final class Segment {
     private static final ReadIndexEntry[] NO_ENTRIES = new ReadIndexEntry[0];
 
     final String name;
+    /** The id its log records carry. */
+    final int id;
     final ReentrantLock lock = new ReentrantLock();
     private final BlockCache cache;
     private final CacheManager manager;
@@ -47,11 +56,22 @@ final class Segment {
     boolean tailOpen;
     /** The entry a cache call on this thread is changing now: eviction must not touch it. */
     ReadIndexEntry writing;
+    /** With a log: the offset the next append gets (length plus the appends in flight). */
+    long reservedLength;
+    /** With a log: requests of this segment submitted and not completed. */
+    int inFlight;
+    /** With a log: the writer epoch the in-flight requests were admitted in. */
+    long inFlightEpoch;
+    /** With a log: the SEAL request in flight, or null; appends are refused while it is set. */
+    LogRequest sealRequest;
+    /** With a log: a DELETE request is in flight; appends and other changes are refused. */
+    boolean deleting;
     private PriorityQueue<Waiter> waiters;
     private long waiterSequence;
 
-    Segment(final String name, final BlockCache cache, final CacheManager manager, final int maxEntryLength,
+    Segment(final int id, final String name, final BlockCache cache, final CacheManager manager, final int maxEntryLength,
             final boolean appendsDurable) {
+        this.id = id;
         this.name = name;
         this.cache = cache;
         this.manager = manager;
@@ -188,6 +208,59 @@ final class Segment {
             grown.length(grownLength);
             tailOpen = false;
         }
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // Durable appends (with a log)
+    // ------------------------------------------------------------------------------------------
+
+    /**
+     * Appends bytes that are durable in the log: into the cache and the index like any append,
+     * or, if the cache cannot take them, as a NOT_CACHED gap (the log holds them).
+     *
+     * @return whether the bytes were cached (false: a gap).
+     */
+    boolean commitLocked(final ByteBuf data) {
+        try {
+            appendLocked(data);
+            return true;
+        } catch (final CacheException e) {
+            appendGapLocked(data.readableBytes());
+            return false;
+        }
+    }
+
+    /**
+     * Appends {@code length} bytes that are not cached: evicted index entries (address 0) in
+     * pieces of at most the maximum entry length.
+     */
+    void appendGapLocked(final long length) {
+        long position = this.length;
+        long remaining = length;
+        final int generation = manager.generation();
+        while (remaining > 0) {
+            final int n = (int) Math.min(remaining, maxEntryLength);
+            index.insert(new ReadIndexEntry(position, n, ReadIndexEntry.NULL_ADDRESS, generation));
+            position += n;
+            remaining -= n;
+        }
+        this.length = position;
+        if (appendsDurable) {
+            durableLength = position;
+        }
+    }
+
+    /**
+     * Sets a new segment's state from recovery: bounds and seal, every byte in
+     * {@code [startOffset, length)} a NOT_CACHED gap.
+     */
+    void restoreLocked(final long startOffset, final long length, final boolean sealed) {
+        this.startOffset = startOffset;
+        this.length = startOffset;
+        appendGapLocked(length - startOffset);
+        this.durableLength = length;
+        this.reservedLength = length;
+        this.sealed = sealed;
     }
 
     // ------------------------------------------------------------------------------------------
@@ -455,7 +528,7 @@ final class Segment {
 
     @Override
     public String toString() {
-        return "Segment{name=" + name + ", startOffset=" + startOffset + ", length=" + length + ", durableLength=" + durableLength
+        return "Segment{name=" + name + ", id=" + id + ", startOffset=" + startOffset + ", length=" + length + ", durableLength=" + durableLength
             + ", sealed=" + sealed + ", deleted=" + deleted + ", entries=" + index.size() + '}';
     }
 }

@@ -4,22 +4,38 @@ import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.streamcache.core.CacheClosedException;
 import io.streamcache.core.CacheConfigurationException;
+import io.streamcache.core.CacheException;
 import io.streamcache.core.cache.BlockCache;
 import io.streamcache.segmentstore.eviction.CacheManager;
 import io.streamcache.segmentstore.eviction.EvictionScan;
 import io.streamcache.segmentstore.eviction.EvictionSource;
 import io.streamcache.segmentstore.index.AvlReadIndex;
 import io.streamcache.segmentstore.index.ReadIndexEntry;
+import io.streamcache.segmentstore.log.AggregatingWriter;
+import io.streamcache.segmentstore.log.LogCommitHandler;
+import io.streamcache.segmentstore.log.LogConfig;
+import io.streamcache.segmentstore.log.LogDirectory;
+import io.streamcache.segmentstore.log.LogException;
+import io.streamcache.segmentstore.log.LogFailedException;
+import io.streamcache.segmentstore.log.LogRecordDescriptor;
+import io.streamcache.segmentstore.log.LogRecordListener;
+import io.streamcache.segmentstore.log.LogRequest;
+import io.streamcache.segmentstore.log.RecoveredState;
+import io.streamcache.segmentstore.log.RecoveryHook;
 
+import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.Objects;
+import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.LongAdder;
 
 /**
  * Append-only byte streams (segments) held in a {@link BlockCache} through one read index per
@@ -147,6 +163,39 @@ import java.util.concurrent.atomic.AtomicInteger;
  * each other; an appender may evict its own segment's older entries, never the entry its append
  * is writing into.
  *
+ * <h2>Durable appends (with a log)</h2>
+ * Built with {@link Builder#log(LogConfig) a log}, the store makes appends durable before anyone
+ * sees them, through an {@link AggregatingWriter} over a {@link LogDirectory}:
+ * <pre>
+ *  appendAsync(name, data)                               completion thread (in log order)
+ *    | segment.lock: offset = reservedLength;               | segment.lock
+ *    |   reservedLength += n; writer.append(...)            |   cache.append / insert (or a NOT_CACHED
+ *    | unlock; return the request (a future)   ... log ...  |   gap if the cache is full); length += n
+ *    v                                     batch forced --&gt; |   woken = waiters below length
+ *                                                           | unlock; complete woken reads; complete future
+ * </pre>
+ * The offset is reserved under the segment's lock and the request queued under it, so a
+ * segment's records reach the log in offset order; the completion thread commits them in that
+ * order, so {@code length} (what readers see, and what tail readers wait on) only ever covers
+ * durable bytes, and waiting reads complete on the completion thread. The data are copied into
+ * the cache from the producer's buffer at commit: <b>the producer must not change (or release)
+ * its buffer until the future completes</b>. A durable append the cache cannot take (full even
+ * after eviction) becomes a NOT_CACHED gap rather than a failure: its bytes are in the log, and
+ * whoever reads the log can {@link #fill} them back.
+ *
+ * <p>Create, seal, truncate and delete are logged first too (write-ahead) and applied when
+ * durable; the calls wait for that. A seal is final once its record is written after every
+ * append admitted before it; a deleted segment's name is free once its DELETE is durable.
+ *
+ * <p>A disk error fails the appends in flight with a {@link LogFailedException} (their offsets
+ * are given back: the next append after recovery gets the first failed offset) and the log
+ * rejects requests until {@link AggregatingWriter#recover()} (see {@link #logWriter()}). A
+ * segment whose requests from before the error are still in flight refuses new ones until they
+ * have failed. Recovery of a store from its files is a {@link RecoveryHook} given to the builder:
+ * it restores each segment's state without its data ({@link RecoveredState#segment}); records
+ * can be read back through {@link #logDirectory()} and followed as they become durable with a
+ * {@link Builder#logListener(LogRecordListener) listener}.
+ *
  * <h2>Lifecycle</h2>
  * The store does not own the cache: close the store, then the cache (closing them the other
  * way round frees nothing twice, but the views of unreleased results die with the cache). {@link #close()} deletes
@@ -165,6 +214,10 @@ public final class SegmentStore implements AutoCloseable {
     private final ConcurrentHashMap<String, Segment> segments = new ConcurrentHashMap<>();
     private final ScheduledThreadPoolExecutor scheduler;
     private final EvictionSource evictionSource = new StoreEvictionSource();
+    private final AtomicInteger nextSegmentId = new AtomicInteger(1);
+    private final LogDirectory logDirectory;
+    private final AggregatingWriter writer;
+    private final LongAdder uncachedCommitBytes = new LongAdder();
     private volatile boolean closed;
 
     private SegmentStore(final Builder builder) {
@@ -182,6 +235,70 @@ public final class SegmentStore implements AutoCloseable {
         this.manager = builder.manager;
         this.ownsManager = builder.ownsManager;
         manager.register(evictionSource);
+        if (builder.log == null) {
+            this.logDirectory = null;
+            this.writer = null;
+            return;
+        }
+        LogDirectory directory = null;
+        try {
+            directory = LogDirectory.open(builder.log);
+            final RecoveredState recovered = new RecoveredState();
+            final int existing = directory.fileNumbers().length;
+            if (existing > 0) {
+                if (builder.logRecovery == null) {
+                    throw new CacheConfigurationException("log directory " + directory.path() + " holds " + existing
+                        + " log files; set SegmentStore.Builder.logRecovery(...) to recover them, or use an empty directory");
+                }
+                builder.logRecovery.recover(directory, recovered);
+            }
+            restore(recovered);
+            this.logDirectory = directory;
+            this.writer = AggregatingWriter.start(directory, new LogCommits(), builder.logListener, recovered);
+        } catch (final IOException e) {
+            abandon(directory);
+            throw new LogException("could not open the log in " + builder.log.directory() + ": " + e.getMessage(), e);
+        } catch (final RuntimeException | Error e) {
+            abandon(directory);
+            throw e;
+        }
+    }
+
+    /** Undoes a constructor that failed to open the log. */
+    private void abandon(final LogDirectory directory) {
+        manager.unregister(evictionSource);
+        scheduler.shutdownNow();
+        for (final Segment segment : segments.values()) {
+            segment.lock.lock();
+            try {
+                segment.deleteLocked(true);
+            } finally {
+                segment.lock.unlock();
+            }
+        }
+        segments.clear();
+        if (directory != null) {
+            directory.close();
+        }
+    }
+
+    /**
+     * Creates the recovered segments, their bytes NOT_CACHED gaps; new segments take ids above theirs.
+     */
+    private void restore(final RecoveredState recovered) {
+        for (final RecoveredState.SegmentState state : recovered.segments()) {
+            final Segment segment = new Segment(state.segmentId(), state.name(), cache, manager, maxIndexEntryLength, true);
+            segment.lock.lock();
+            try {
+                segment.restoreLocked(state.startOffset(), state.length(), state.sealed());
+            } finally {
+                segment.lock.unlock();
+            }
+            if (segments.putIfAbsent(state.name(), segment) != null) {
+                throw new CacheConfigurationException("recovery restored two segments named " + state.name());
+            }
+        }
+        nextSegmentId.set(recovered.maxSegmentId() + 1);
     }
 
     /**
@@ -206,8 +323,10 @@ public final class SegmentStore implements AutoCloseable {
     public void create(final String name) {
         Objects.requireNonNull(name, "name");
         ensureOpen();
-        final Segment segment = new Segment(name, cache, manager, maxIndexEntryLength, appendsDurable);
-        if (segments.putIfAbsent(name, segment) != null) {
+        final Segment segment = new Segment(nextSegmentId.getAndIncrement(), name, cache, manager, maxIndexEntryLength, appendsDurable);
+        if (writer != null) {
+            createLogged(segment);
+        } else if (segments.putIfAbsent(name, segment) != null) {
             throw new SegmentExistsException(name);
         }
         if (closed) {
@@ -218,20 +337,55 @@ public final class SegmentStore implements AutoCloseable {
     }
 
     /**
+     * The CREATE goes to the log under the new segment's lock, taken before the segment is
+     * published, so no append of it can be queued before its CREATE.
+     */
+    private void createLogged(final Segment segment) {
+        final LogRequest request;
+        segment.lock.lock();
+        try {
+            if (segments.putIfAbsent(segment.name, segment) != null) {
+                throw new SegmentExistsException(segment.name);
+            }
+            try {
+                final long epoch = writer.healthyEpoch();
+                request = writer.create(epoch, segment.id, segment.name, segment);
+                segment.inFlight++;
+                segment.inFlightEpoch = epoch;
+            } catch (final RuntimeException e) {
+                segments.remove(segment.name, segment);
+                segment.deleteLocked(false);
+                throw e;
+            }
+        } finally {
+            segment.lock.unlock();
+        }
+        await(request);
+    }
+
+    /**
      * Appends the readable bytes of {@code data} (its indices are not moved; the caller keeps
      * ownership: the bytes are copied into the cache). Appends to one segment from many threads
-     * are ordered; the data lands whole and contiguous. Completes the waiting reads the new bytes
-     * reach, on this thread, before returning.
+     * are ordered; the data lands whole and contiguous. Without a log, completes the waiting reads
+     * the new bytes reach, on this thread, before returning; with a log, waits for
+     * {@link #appendAsync(String, ByteBuf)} (the data must not change until this returns).
      *
      * @return the offset the data landed at: the segment's length before the append.
      * @throws SegmentNotFoundException if no such segment exists.
      * @throws SegmentSealedException   if the segment is sealed.
      * @throws NullPointerException     if {@code name} or {@code data} is null.
      * @throws io.streamcache.core.CacheFullException if the cache has no room even after
-     *         eviction; nothing was appended.
+     *         eviction; nothing was appended (without a log; with one, such bytes stay
+     *         NOT_CACHED).
+     * @throws LogFailedException       with a log, if the log failed (a disk error) or rejects appends since.
+     * @throws IllegalArgumentException with a log, if the data is longer than the log's
+     *                                  {@link AggregatingWriter#maxAppendLength()}.
      */
     public long append(final String name, final ByteBuf data) {
         Objects.requireNonNull(data, "data");
+        if (writer != null) {
+            return await(appendAsync(name, data));
+        }
         final Segment segment = segment(name);
         final long offset;
         final Waiter woken;
@@ -257,6 +411,91 @@ public final class SegmentStore implements AutoCloseable {
     public long append(final String name, final ByteBuffer data) {
         Objects.requireNonNull(data, "data");
         return append(name, Unpooled.wrappedBuffer(data));
+    }
+
+    /**
+     * Appends the readable bytes of {@code data} (its indices are not moved) durably: the offset
+     * is reserved now, and the future completes with it once the bytes are in the log (forced,
+     * with the default durability policy) and then in the cache and the read index, where tail
+     * readers see them. <b>The caller must not change the bytes, nor release the buffer, until
+     * the future completes</b>: they are copied into the log's batch buffer, then into the cache,
+     * from it. Appends to one segment complete in offset order. Without a log, appends at once
+     * and returns a completed future.
+     *
+     * <p>The future fails with {@link SegmentNotFoundException}, {@link SegmentSealedException},
+     * {@link CacheClosedException}, or a {@link LogFailedException} if the log failed or rejects
+     * appends since a disk error (the reserved offsets are then given back).
+     *
+     * <p>The future completes on the log's completion thread, after the bytes entered the cache
+     * (and after the waiting reads they reach were completed, on that thread too). A dependent
+     * action that does real work, or waits for another append of this store, must run elsewhere
+     * (the {@code ...Async} variants of the future's methods): the completion thread completes
+     * every append in turn, so blocking it blocks them all.
+     *
+     * <p><b>Allocation:</b> the returned future is the log request itself, the only object an
+     * append allocates on the producer's side.
+     *
+     * @throws NullPointerException     if {@code name} or {@code data} is null.
+     * @throws IllegalArgumentException if the data is longer than the log's
+     *                                  {@link AggregatingWriter#maxAppendLength()}.
+     */
+    public CompletableFuture<Long> appendAsync(final String name, final ByteBuf data) {
+        Objects.requireNonNull(name, "name");
+        Objects.requireNonNull(data, "data");
+        if (writer == null) {
+            try {
+                return CompletableFuture.completedFuture(append(name, data));
+            } catch (final CacheException e) {
+                return CompletableFuture.failedFuture(e);
+            }
+        }
+        final int length = data.readableBytes();
+        if (length > writer.maxAppendLength()) {
+            throw new IllegalArgumentException("length=" + length + " is more than maxAppendLength=" + writer.maxAppendLength()
+                + " of the log (segment=" + name + ")");
+        }
+        final Segment segment;
+        try {
+            segment = segment(name);
+        } catch (final CacheException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+        segment.lock.lock();
+        try {
+            checkLogged(segment);
+            if (segment.sealed || segment.sealRequest != null) {
+                throw new SegmentSealedException(name, segment.reservedLength);
+            }
+            final long offset = segment.reservedLength;
+            if (length == 0) {
+                return CompletableFuture.completedFuture(offset);
+            }
+            if (length > Long.MAX_VALUE - offset) {
+                throw new IllegalArgumentException("length=" + length + " would take segment=" + name + " past Long.MAX_VALUE, offset="
+                    + offset);
+            }
+            final long epoch = admit(segment);
+            final LogRequest request = writer.append(epoch, segment.id, offset, data, segment);
+            segment.reservedLength = offset + length;
+            segment.inFlight++;
+            segment.inFlightEpoch = epoch;
+            return request;
+        } catch (final CacheException e) {
+            return CompletableFuture.failedFuture(e);
+        } finally {
+            segment.lock.unlock();
+        }
+    }
+
+    /**
+     * Appends the remaining bytes of {@code data} (its position is not moved) durably; allocates
+     * a wrapper.
+     *
+     * @see #appendAsync(String, ByteBuf)
+     */
+    public CompletableFuture<Long> appendAsync(final String name, final ByteBuffer data) {
+        Objects.requireNonNull(data, "data");
+        return appendAsync(name, Unpooled.wrappedBuffer(data));
     }
 
     /**
@@ -378,6 +617,9 @@ public final class SegmentStore implements AutoCloseable {
      */
     public long seal(final String name) {
         final Segment segment = segment(name);
+        if (writer != null) {
+            return sealLogged(segment);
+        }
         final Waiter woken;
         final long length;
         segment.lock.lock();
@@ -393,6 +635,29 @@ public final class SegmentStore implements AutoCloseable {
         return length;
     }
 
+    private long sealLogged(final Segment segment) {
+        final LogRequest request;
+        segment.lock.lock();
+        try {
+            checkLogged(segment);
+            if (segment.sealed) {
+                return segment.length;
+            }
+            if (segment.sealRequest != null) {
+                request = segment.sealRequest;
+            } else {
+                final long epoch = admit(segment);
+                request = writer.seal(epoch, segment.id, segment.reservedLength, segment);
+                segment.sealRequest = request;
+                segment.inFlight++;
+                segment.inFlightEpoch = epoch;
+            }
+        } finally {
+            segment.lock.unlock();
+        }
+        return await(request);
+    }
+
     /**
      * Drops the prefix before {@code offset}: the start offset moves there, and the entries
      * wholly before it leave the index, their cache entries freed now (or at the last release of
@@ -405,12 +670,38 @@ public final class SegmentStore implements AutoCloseable {
     public void truncate(final String name, final long offset) {
         checkOffset(offset);
         final Segment segment = segment(name);
+        if (writer != null) {
+            truncateLogged(segment, offset);
+            return;
+        }
         segment.lock.lock();
         try {
             segment.truncateLocked(offset);
         } finally {
             segment.lock.unlock();
         }
+    }
+
+    private void truncateLogged(final Segment segment, final long offset) {
+        final LogRequest request;
+        segment.lock.lock();
+        try {
+            checkLogged(segment);
+            if (offset > segment.length) {
+                throw new IllegalArgumentException("offset=" + offset + " is past length=" + segment.length + " of segment="
+                    + segment.name);
+            }
+            if (offset <= segment.startOffset) {
+                return;
+            }
+            final long epoch = admit(segment);
+            request = writer.truncate(epoch, segment.id, offset, segment);
+            segment.inFlight++;
+            segment.inFlightEpoch = epoch;
+        } finally {
+            segment.lock.unlock();
+        }
+        await(request);
     }
 
     /**
@@ -422,11 +713,31 @@ public final class SegmentStore implements AutoCloseable {
     public void delete(final String name) {
         Objects.requireNonNull(name, "name");
         ensureOpen();
+        if (writer != null) {
+            deleteLogged(segment(name));
+            return;
+        }
         final Segment segment = segments.remove(name);
         if (segment == null) {
             throw new SegmentNotFoundException(name, "does not exist");
         }
         deleteSegment(segment, false);
+    }
+
+    private void deleteLogged(final Segment segment) {
+        final LogRequest request;
+        segment.lock.lock();
+        try {
+            checkLogged(segment);
+            final long epoch = admit(segment);
+            request = writer.delete(epoch, segment.id, segment);
+            segment.deleting = true;
+            segment.inFlight++;
+            segment.inFlightEpoch = epoch;
+        } finally {
+            segment.lock.unlock();
+        }
+        await(request);
     }
 
     /**
@@ -504,6 +815,28 @@ public final class SegmentStore implements AutoCloseable {
     }
 
     /**
+     * @return the log's directory (to read records back by file number), or null without a log.
+     */
+    public LogDirectory logDirectory() {
+        return logDirectory;
+    }
+
+    /**
+     * @return the log's writer (stats, {@link AggregatingWriter#recover()}), or null without a log.
+     */
+    public AggregatingWriter logWriter() {
+        return writer;
+    }
+
+    /**
+     * @return bytes of durable appends that could not enter the cache (it was full) and became
+     *         NOT_CACHED gaps, since the store was built.
+     */
+    public long uncachedCommitBytes() {
+        return uncachedCommitBytes.sum();
+    }
+
+    /**
      * Deletes every segment (pinned entries are freed at their last release), fails the waiting
      * reads with {@link CacheClosedException}, stops the timeout scheduler, and closes the cache
      * manager if the store built it. The cache stays open. Idempotent; operations after it throw
@@ -517,6 +850,10 @@ public final class SegmentStore implements AutoCloseable {
             }
             closed = true;
         }
+        if (writer != null) {
+            // Writes and completes what was submitted: the commits still find their segments.
+            writer.close();
+        }
         manager.unregister(evictionSource);
         for (final Segment segment : segments.values()) {
             segments.remove(segment.name, segment);
@@ -525,6 +862,9 @@ public final class SegmentStore implements AutoCloseable {
         scheduler.shutdownNow();
         if (ownsManager) {
             manager.close();
+        }
+        if (logDirectory != null) {
+            logDirectory.close();
         }
     }
 
@@ -535,7 +875,8 @@ public final class SegmentStore implements AutoCloseable {
     @Override
     public String toString() {
         return "SegmentStore{name=" + name + ", cache=" + cache.name() + ", segments=" + segments.size()
-            + ", maxIndexEntryLength=" + maxIndexEntryLength + ", appendsDurable=" + appendsDurable + '}';
+            + ", maxIndexEntryLength=" + maxIndexEntryLength + ", appendsDurable=" + appendsDurable
+            + (logDirectory != null ? ", log=" + logDirectory.path() : "") + '}';
     }
 
     // ------------------------------------------------------------------------------------------
@@ -609,6 +950,54 @@ public final class SegmentStore implements AutoCloseable {
         }
     }
 
+    /**
+     * With a log: the segment is live and not being deleted.
+     */
+    private static void checkLogged(final Segment segment) {
+        segment.checkLive();
+        if (segment.deleting) {
+            throw new SegmentNotFoundException(segment.name, "is being deleted");
+        }
+    }
+
+    /**
+     * With a log: the writer's epoch to submit in, if it accepts requests and the segment has
+     * none in flight from an earlier epoch (their failures give offsets back, which must happen
+     * before new offsets are reserved). The caller holds the segment's lock.
+     */
+    private long admit(final Segment segment) {
+        final long epoch = writer.healthyEpoch();
+        if (segment.inFlight > 0 && segment.inFlightEpoch != epoch) {
+            throw new LogFailedException("segment=" + segment.name + " still has " + segment.inFlight
+                + " log requests in flight from before the log failed; retry once they have failed", writer.lastFailure());
+        }
+        return epoch;
+    }
+
+    /**
+     * Waits for a log request; rethrows its failure (a {@link LogFailedException} wrapped anew,
+     * so the stack shows the waiting caller).
+     */
+    private static long await(final CompletableFuture<Long> request) {
+        try {
+            return request.join();
+        } catch (final CompletionException e) {
+            final Throwable cause = e.getCause();
+            if (cause instanceof LogFailedException) {
+                throw new LogFailedException(cause.getMessage(), cause.getCause() != null ? cause.getCause() : cause);
+            }
+            if (cause instanceof RuntimeException) {
+                throw (RuntimeException) cause;
+            }
+            if (cause instanceof Error) {
+                throw (Error) cause;
+            }
+            throw e;
+        } catch (final CancellationException e) {
+            throw new CacheClosedException("log request cancelled: " + e.getMessage());
+        }
+    }
+
     private static void checkOffset(final long offset) {
         if (offset < 0) {
             throw new IllegalArgumentException("offset=" + offset + " must be >= 0");
@@ -627,6 +1016,94 @@ public final class SegmentStore implements AutoCloseable {
             return duration.toNanos();
         } catch (final ArithmeticException e) {
             return Long.MAX_VALUE;
+        }
+    }
+
+    /**
+     * Applies the log's outcomes to the segments: on the writer's completion thread, in log
+     * order. Takes the segment's lock; never waits for the writer.
+     */
+    private final class LogCommits implements LogCommitHandler {
+        @Override
+        public void committed(final LogRequest request) {
+            final Segment segment = (Segment) request.attachment();
+            Waiter woken = null;
+            boolean deleted = false;
+            segment.lock.lock();
+            try {
+                segment.inFlight--;
+                if (segment.deleted) {
+                    return;
+                }
+                switch (request.type()) {
+                    case LogRecordDescriptor.TYPE_DATA:
+                        if (request.segmentOffset() != segment.length) {
+                            throw new IllegalStateException("durable append at offset=" + request.segmentOffset() + " but segment="
+                                + segment.name + " has length=" + segment.length);
+                        }
+                        if (!segment.commitLocked(request.data())) {
+                            uncachedCommitBytes.add(request.length());
+                        }
+                        woken = segment.takeWaiters(segment.length);
+                        break;
+                    case LogRecordDescriptor.TYPE_SEAL:
+                        segment.sealRequest = null;
+                        woken = segment.sealLocked();
+                        break;
+                    case LogRecordDescriptor.TYPE_TRUNCATE:
+                        segment.truncateLocked(request.segmentOffset());
+                        break;
+                    case LogRecordDescriptor.TYPE_DELETE:
+                        deleted = true;
+                        break;
+                    default:
+                        break;
+                }
+            } finally {
+                segment.lock.unlock();
+            }
+            if (woken != null) {
+                complete(segment, woken);
+            }
+            if (deleted) {
+                segments.remove(segment.name, segment);
+                deleteSegment(segment, false);
+            }
+        }
+
+        @Override
+        public void failed(final LogRequest request, final Throwable cause) {
+            final Segment segment = (Segment) request.attachment();
+            boolean remove = false;
+            segment.lock.lock();
+            try {
+                segment.inFlight--;
+                switch (request.type()) {
+                    case LogRecordDescriptor.TYPE_DATA:
+                        // Every later request of the segment fails too (same epoch, later in the log).
+                        if (segment.reservedLength > request.segmentOffset()) {
+                            segment.reservedLength = request.segmentOffset();
+                        }
+                        break;
+                    case LogRecordDescriptor.TYPE_CREATE:
+                        remove = !segment.deleted;
+                        break;
+                    case LogRecordDescriptor.TYPE_SEAL:
+                        segment.sealRequest = null;
+                        break;
+                    case LogRecordDescriptor.TYPE_DELETE:
+                        segment.deleting = false;
+                        break;
+                    default:
+                        break;
+                }
+            } finally {
+                segment.lock.unlock();
+            }
+            if (remove) {
+                segments.remove(segment.name, segment);
+                deleteSegment(segment, false);
+            }
         }
     }
 
@@ -675,6 +1152,9 @@ public final class SegmentStore implements AutoCloseable {
         private CacheManager.Builder managerBuilder;
         private boolean ownsManager;
         private String name;
+        private LogConfig log;
+        private RecoveryHook logRecovery;
+        private LogRecordListener logListener = LogRecordListener.NONE;
 
         private Builder(final BlockCache cache) {
             this.cache = Objects.requireNonNull(cache, "cache");
@@ -728,6 +1208,35 @@ public final class SegmentStore implements AutoCloseable {
             return this;
         }
 
+        /**
+         * @param log makes appends (and create, seal, truncate, delete) durable through an
+         *            aggregating writer over log files in {@link LogConfig#directory()}; the store
+         *            owns the writer and the directory. A directory holding log files needs a
+         *            {@link #logRecovery(RecoveryHook) recovery}.
+         */
+        public Builder log(final LogConfig log) {
+            this.log = Objects.requireNonNull(log, "log");
+            return this;
+        }
+
+        /**
+         * @param logRecovery rebuilds the segments from the log files when the store is built
+         *                    over a directory that holds some.
+         */
+        public Builder logRecovery(final RecoveryHook logRecovery) {
+            this.logRecovery = Objects.requireNonNull(logRecovery, "logRecovery");
+            return this;
+        }
+
+        /**
+         * @param logListener told of every record once durable (and of retired files), on the
+         *                    writer thread: for a location index.
+         */
+        public Builder logListener(final LogRecordListener logListener) {
+            this.logListener = Objects.requireNonNull(logListener, "logListener");
+            return this;
+        }
+
         private void checkSameCache(final CacheManager candidate, final boolean owned) {
             if (candidate.cache() != cache) {
                 if (owned) {
@@ -739,12 +1248,18 @@ public final class SegmentStore implements AutoCloseable {
         }
 
         /**
-         * @throws CacheConfigurationException if a setting is out of range or the manager manages another cache.
+         * @throws CacheConfigurationException if a setting is out of range or the manager manages another cache,
+         *                                     or the log directory holds files and no recovery is set.
          * @throws CacheClosedException        if the cache is closed.
+         * @throws LogException                if the log cannot be opened or recovered.
          */
         public SegmentStore build() {
             if (cache.isClosed()) {
                 throw new CacheClosedException("cache " + cache.name() + " is closed");
+            }
+            if (log != null && !appendsDurable) {
+                throw new CacheConfigurationException("appendsDurable=false does not apply with a log: durable appends enter the cache"
+                    + " only once they are in the log");
             }
             if (maxIndexEntryLength < 1 || maxIndexEntryLength > cache.maxEntryLength()) {
                 throw new CacheConfigurationException("maxIndexEntryLength=" + maxIndexEntryLength + " must be in [1, "

@@ -1,5 +1,10 @@
 package io.streamcache.segmentstore.log;
 
+import org.agrona.concurrent.UnsafeBuffer;
+
+import java.nio.ByteOrder;
+import java.util.zip.CRC32C;
+
 /**
  * Layout of a log file; stateless and thread-safe. All integers are little-endian.
  *
@@ -63,6 +68,21 @@ public final class LogFileDescriptor {
 
     public static final int SNAPSHOT_FLAG_SEALED = 1;
 
+    // SNAPSHOT payload: offsets from the payload's first byte.
+    public static final int SNAPSHOT_COUNT_OFFSET = 0;
+    /** Where the first segment description starts in the payload. */
+    public static final int SNAPSHOT_ENTRIES_OFFSET = SNAPSHOT_COUNT_OFFSET + Integer.BYTES;
+
+    // One segment description: offsets from the description's first byte.
+    public static final int SNAPSHOT_SEGMENT_ID_OFFSET = 0;
+    public static final int SNAPSHOT_FLAGS_OFFSET = SNAPSHOT_SEGMENT_ID_OFFSET + Integer.BYTES;
+    public static final int SNAPSHOT_START_OFFSET = SNAPSHOT_FLAGS_OFFSET + Integer.BYTES;
+    public static final int SNAPSHOT_LENGTH_OFFSET = SNAPSHOT_START_OFFSET + Long.BYTES;
+    public static final int SNAPSHOT_NAME_LENGTH_OFFSET = SNAPSHOT_LENGTH_OFFSET + Long.BYTES;
+    public static final int SNAPSHOT_NAME_OFFSET = SNAPSHOT_NAME_LENGTH_OFFSET + Integer.BYTES;
+    /** Segment descriptions are padded with zeros to a multiple of this length. */
+    public static final int SNAPSHOT_ENTRY_ALIGNMENT = 8;
+
     private LogFileDescriptor() {
     }
 
@@ -85,5 +105,60 @@ public final class LogFileDescriptor {
         } catch (final NumberFormatException e) {
             return -1;
         }
+    }
+
+    /**
+     * @return bytes one segment description with a {@code nameLength}-byte name occupies in a
+     *         SNAPSHOT payload: {@code SNAPSHOT_NAME_OFFSET + nameLength} rounded up to a multiple
+     *         of {@link #SNAPSHOT_ENTRY_ALIGNMENT}. Descriptions follow each other from
+     *         {@link #SNAPSHOT_ENTRIES_OFFSET}, each this long.
+     */
+    public static int snapshotEntryLength(final int nameLength) {
+        return LogRecordDescriptor.align(SNAPSHOT_NAME_OFFSET + nameLength, SNAPSHOT_ENTRY_ALIGNMENT);
+    }
+
+    /**
+     * Writes one segment description at {@code index} (zeros after the name to
+     * {@link #snapshotEntryLength(int)}).
+     *
+     * @return bytes written: {@link #snapshotEntryLength(int)} of the name's length.
+     */
+    public static int putSnapshotEntry(final UnsafeBuffer buffer, final int index, final int segmentId, final boolean sealed,
+                                       final long startOffset, final long length, final byte[] name) {
+        final int entryLength = snapshotEntryLength(name.length);
+        buffer.putInt(index + SNAPSHOT_SEGMENT_ID_OFFSET, segmentId, ByteOrder.LITTLE_ENDIAN);
+        buffer.putInt(index + SNAPSHOT_FLAGS_OFFSET, sealed ? SNAPSHOT_FLAG_SEALED : 0, ByteOrder.LITTLE_ENDIAN);
+        buffer.putLong(index + SNAPSHOT_START_OFFSET, startOffset, ByteOrder.LITTLE_ENDIAN);
+        buffer.putLong(index + SNAPSHOT_LENGTH_OFFSET, length, ByteOrder.LITTLE_ENDIAN);
+        buffer.putInt(index + SNAPSHOT_NAME_LENGTH_OFFSET, name.length, ByteOrder.LITTLE_ENDIAN);
+        buffer.putBytes(index + SNAPSHOT_NAME_OFFSET, name);
+        final int nameEnd = SNAPSHOT_NAME_OFFSET + name.length;
+        buffer.setMemory(index + nameEnd, entryLength - nameEnd, (byte)0);
+        return entryLength;
+    }
+
+    /**
+     * Writes the file header at {@code index} (the first {@link #HEADER_LENGTH} bytes of page 0,
+     * CRC included); the caller zeroes the rest of the page.
+     */
+    public static void putHeader(final UnsafeBuffer buffer, final int index, final long fileNumber, final long fileLength) {
+        buffer.putLong(index + FILE_MAGIC_OFFSET, FILE_MAGIC, ByteOrder.LITTLE_ENDIAN);
+        buffer.putInt(index + VERSION_OFFSET, VERSION, ByteOrder.LITTLE_ENDIAN);
+        buffer.putInt(index + PAGE_LENGTH_OFFSET, PAGE_LENGTH, ByteOrder.LITTLE_ENDIAN);
+        buffer.putLong(index + FILE_NUMBER_OFFSET, fileNumber, ByteOrder.LITTLE_ENDIAN);
+        buffer.putLong(index + FILE_LENGTH_OFFSET, fileLength, ByteOrder.LITTLE_ENDIAN);
+        buffer.putInt(index + HEADER_CRC_OFFSET, headerCrc(buffer, index), ByteOrder.LITTLE_ENDIAN);
+    }
+
+    /**
+     * @return the CRC32C of header bytes {@code [index, index + HEADER_CRC_OFFSET)}: compare it
+     *         with the stored CRC to validate a header. Allocates (a copy and a {@link CRC32C}): not for hot paths.
+     */
+    public static int headerCrc(final UnsafeBuffer buffer, final int index) {
+        final byte[] bytes = new byte[HEADER_CRC_OFFSET];
+        buffer.getBytes(index, bytes);
+        final CRC32C crc = new CRC32C();
+        crc.update(bytes);
+        return (int)crc.getValue();
     }
 }

@@ -1,0 +1,351 @@
+package io.streamcache.segmentstore.log;
+
+import io.streamcache.core.CacheConfigurationException;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Objects;
+
+import static io.streamcache.segmentstore.log.LogFileDescriptor.FIRST_RECORD_POSITION;
+import static io.streamcache.segmentstore.log.LogFileDescriptor.PAGE_LENGTH;
+
+/**
+ * Settings of a durable log (its directory, files and aggregating writer); an immutable value,
+ * safe to share between threads. Build one with {@link #builder(Path)}; every setting has a
+ * {@code *_DEFAULT}.
+ *
+ * <pre>
+ *  setting         default        what it does
+ *  fileLength      64 MiB         length of every log file; a full file is rolled
+ *  preWrite        true           new files are written with zeros once (else only their length set)
+ *  spareFiles      1              files kept ready ahead of the current one by a background thread
+ *  recycleFiles    false          dead files become spares (renamed, new header) instead of being
+ *                                 deleted, up to 2 * spareFiles spares
+ *  directIo        OFF            O_DIRECT for the log files
+ *  batchLength     1 MiB          most bytes one write (one batch) carries
+ *  maxDelay        1 ms           longest a batch keeps gathering requests while they keep coming
+ *  alignment       ADAPTIVE       PAD, CUT or ADAPTIVE (cut batches of cutThreshold bytes or more)
+ *  cutThreshold    64 KiB         see alignment
+ *  durability      EVERY_BATCH    when the log is forced: every batch, at an interval, never
+ *  queueCapacity   65536          requests waiting for the writer before producers wait
+ * </pre>
+ */
+public final class LogConfig {
+    public static final long FILE_LENGTH_DEFAULT = 64L << 20;
+    public static final boolean PRE_WRITE_DEFAULT = true;
+    public static final int SPARE_FILES_DEFAULT = 1;
+    public static final boolean RECYCLE_FILES_DEFAULT = false;
+    public static final DirectIoMode DIRECT_IO_DEFAULT = DirectIoMode.OFF;
+    public static final int BATCH_LENGTH_DEFAULT = 1 << 20;
+    public static final Duration MAX_DELAY_DEFAULT = Duration.ofMillis(1);
+    public static final AlignmentPolicy ALIGNMENT_DEFAULT = AlignmentPolicy.ADAPTIVE;
+    public static final int CUT_THRESHOLD_DEFAULT = 64 << 10;
+    public static final DurabilityPolicy DURABILITY_DEFAULT = DurabilityPolicy.EVERY_BATCH;
+    public static final int QUEUE_CAPACITY_DEFAULT = 1 << 16;
+
+    /** Smallest batch: one page. */
+    public static final int MIN_BATCH_LENGTH = PAGE_LENGTH;
+    /** Largest batch: 256 MiB. */
+    public static final int MAX_BATCH_LENGTH = 256 << 20;
+
+    private final Path directory;
+    private final long fileLength;
+    private final boolean preWrite;
+    private final int spareFiles;
+    private final boolean recycleFiles;
+    private final DirectIoMode directIo;
+    private final int batchLength;
+    private final Duration maxDelay;
+    private final AlignmentPolicy alignment;
+    private final int cutThreshold;
+    private final DurabilityPolicy durability;
+    private final int queueCapacity;
+    private final LogFileFactory fileFactory;
+    private final String name;
+
+    private LogConfig(final Builder builder) {
+        this.directory = builder.directory;
+        this.fileLength = builder.fileLength;
+        this.preWrite = builder.preWrite;
+        this.spareFiles = builder.spareFiles;
+        this.recycleFiles = builder.recycleFiles;
+        this.directIo = builder.directIo;
+        this.batchLength = builder.batchLength;
+        this.maxDelay = builder.maxDelay;
+        this.alignment = builder.alignment;
+        this.cutThreshold = builder.cutThreshold;
+        this.durability = builder.durability;
+        this.queueCapacity = builder.queueCapacity;
+        this.fileFactory = builder.fileFactory != null ? builder.fileFactory : FileChannelLogFile.factory(builder.directIo);
+        this.name = builder.name;
+    }
+
+    /**
+     * @param directory where the log files live; created if absent.
+     */
+    public static Builder builder(final Path directory) {
+        return new Builder(directory);
+    }
+
+    /**
+     * @return a builder holding this configuration's settings.
+     */
+    public Builder toBuilder() {
+        final Builder builder = new Builder(directory);
+        builder.fileLength = fileLength;
+        builder.preWrite = preWrite;
+        builder.spareFiles = spareFiles;
+        builder.recycleFiles = recycleFiles;
+        builder.directIo = directIo;
+        builder.batchLength = batchLength;
+        builder.maxDelay = maxDelay;
+        builder.alignment = alignment;
+        builder.cutThreshold = cutThreshold;
+        builder.durability = durability;
+        builder.queueCapacity = queueCapacity;
+        builder.fileFactory = fileFactory;
+        builder.name = name;
+        return builder;
+    }
+
+    public Path directory() {
+        return directory;
+    }
+
+    public long fileLength() {
+        return fileLength;
+    }
+
+    public boolean preWrite() {
+        return preWrite;
+    }
+
+    public int spareFiles() {
+        return spareFiles;
+    }
+
+    public boolean recycleFiles() {
+        return recycleFiles;
+    }
+
+    public DirectIoMode directIo() {
+        return directIo;
+    }
+
+    public int batchLength() {
+        return batchLength;
+    }
+
+    public Duration maxDelay() {
+        return maxDelay;
+    }
+
+    public AlignmentPolicy alignment() {
+        return alignment;
+    }
+
+    public int cutThreshold() {
+        return cutThreshold;
+    }
+
+    public DurabilityPolicy durability() {
+        return durability;
+    }
+
+    public int queueCapacity() {
+        return queueCapacity;
+    }
+
+    public LogFileFactory fileFactory() {
+        return fileFactory;
+    }
+
+    /**
+     * @return the name used in thread names and messages; null if not set (the user names it).
+     */
+    public String name() {
+        return name;
+    }
+
+    /**
+     * @return bytes of the writer's batch buffer: a batch plus a carried tail of less than a page.
+     */
+    int bufferCapacity() {
+        return batchLength + PAGE_LENGTH;
+    }
+
+    @Override
+    public String toString() {
+        return "LogConfig{directory=" + directory + ", fileLength=" + fileLength + ", preWrite=" + preWrite + ", spareFiles="
+            + spareFiles + ", recycleFiles=" + recycleFiles + ", directIo=" + directIo + ", batchLength=" + batchLength
+            + ", maxDelay=" + maxDelay + ", alignment=" + alignment + ", cutThreshold=" + cutThreshold + ", durability="
+            + durability + ", queueCapacity=" + queueCapacity + '}';
+    }
+
+    /**
+     * Builds a {@link LogConfig}. Not thread-safe; use from one thread.
+     */
+    public static final class Builder {
+        private final Path directory;
+        private long fileLength = FILE_LENGTH_DEFAULT;
+        private boolean preWrite = PRE_WRITE_DEFAULT;
+        private int spareFiles = SPARE_FILES_DEFAULT;
+        private boolean recycleFiles = RECYCLE_FILES_DEFAULT;
+        private DirectIoMode directIo = DIRECT_IO_DEFAULT;
+        private int batchLength = BATCH_LENGTH_DEFAULT;
+        private Duration maxDelay = MAX_DELAY_DEFAULT;
+        private AlignmentPolicy alignment = ALIGNMENT_DEFAULT;
+        private int cutThreshold = CUT_THRESHOLD_DEFAULT;
+        private DurabilityPolicy durability = DURABILITY_DEFAULT;
+        private int queueCapacity = QUEUE_CAPACITY_DEFAULT;
+        private LogFileFactory fileFactory;
+        private String name;
+
+        private Builder(final Path directory) {
+            this.directory = Objects.requireNonNull(directory, "directory");
+        }
+
+        /**
+         * @param fileLength length of every log file: a multiple of 4096, at least
+         *                   {@code 4 + 2 * batchLength / 4096} pages.
+         */
+        public Builder fileLength(final long fileLength) {
+            this.fileLength = fileLength;
+            return this;
+        }
+
+        /**
+         * @param preWrite whether new files are written with zeros once when created (so the
+         *                 file system allocates their blocks then, not on the first write), or
+         *                 only have their length set.
+         */
+        public Builder preWrite(final boolean preWrite) {
+            this.preWrite = preWrite;
+            return this;
+        }
+
+        /**
+         * @param spareFiles files kept ready (created, pre-written, header written) ahead of the
+         *                   current one, by a background thread; 0 creates each file when needed,
+         *                   on the writer thread. In [0, 64].
+         */
+        public Builder spareFiles(final int spareFiles) {
+            this.spareFiles = spareFiles;
+            return this;
+        }
+
+        /**
+         * @param recycleFiles whether a dead file (all its data truncated or deleted) becomes a
+         *                     spare, renamed to the next number with a new header, while fewer
+         *                     than {@code 2 * spareFiles} (at least 1) spares are ready, instead of
+         *                     being deleted: the
+         *                     cost of pre-writing is then paid once per file, not once per roll.
+         *                     The stale records left in it never validate (the CRC is seeded
+         *                     with the file number).
+         */
+        public Builder recycleFiles(final boolean recycleFiles) {
+            this.recycleFiles = recycleFiles;
+            return this;
+        }
+
+        public Builder directIo(final DirectIoMode directIo) {
+            this.directIo = Objects.requireNonNull(directIo, "directIo");
+            return this;
+        }
+
+        /**
+         * @param batchLength most bytes one write carries: a multiple of 4096 in
+         *                    [{@link #MIN_BATCH_LENGTH}, {@link #MAX_BATCH_LENGTH}]. Also bounds a
+         *                    record's payload: longer appends are written as several records.
+         */
+        public Builder batchLength(final int batchLength) {
+            this.batchLength = batchLength;
+            return this;
+        }
+
+        /**
+         * @param maxDelay longest a request waits in a batch being built while requests keep
+         *                 coming (so a steady trickle faster than the writer drains cannot hold a
+         *                 batch open); positive. The writer never waits for a batch to fill: when
+         *                 its queue is empty it writes at once.
+         */
+        public Builder maxDelay(final Duration maxDelay) {
+            this.maxDelay = Objects.requireNonNull(maxDelay, "maxDelay");
+            return this;
+        }
+
+        public Builder alignment(final AlignmentPolicy alignment) {
+            this.alignment = Objects.requireNonNull(alignment, "alignment");
+            return this;
+        }
+
+        /**
+         * @param cutThreshold with {@link AlignmentPolicy#ADAPTIVE}, the batch length from which
+         *                     the tail is cut rather than padded: in [4096, batchLength].
+         */
+        public Builder cutThreshold(final int cutThreshold) {
+            this.cutThreshold = cutThreshold;
+            return this;
+        }
+
+        public Builder durability(final DurabilityPolicy durability) {
+            this.durability = Objects.requireNonNull(durability, "durability");
+            return this;
+        }
+
+        /**
+         * @param queueCapacity requests that may wait for the writer (rounded up to a power of
+         *                      two); a producer that finds the queue full waits. At least 2.
+         */
+        public Builder queueCapacity(final int queueCapacity) {
+            this.queueCapacity = queueCapacity;
+            return this;
+        }
+
+        /**
+         * @param fileFactory opens the log files; by default {@link FileChannelLogFile} with the
+         *                    {@link #directIo(DirectIoMode) direct I/O mode}. For tests.
+         */
+        public Builder fileFactory(final LogFileFactory fileFactory) {
+            this.fileFactory = Objects.requireNonNull(fileFactory, "fileFactory");
+            return this;
+        }
+
+        /**
+         * @param name the log's name in thread names and messages.
+         */
+        public Builder name(final String name) {
+            this.name = Objects.requireNonNull(name, "name");
+            return this;
+        }
+
+        /**
+         * @throws CacheConfigurationException if a setting is out of range.
+         */
+        public LogConfig build() {
+            if (batchLength < MIN_BATCH_LENGTH || batchLength > MAX_BATCH_LENGTH || batchLength % PAGE_LENGTH != 0) {
+                throw new CacheConfigurationException("batchLength=" + batchLength + " must be a multiple of " + PAGE_LENGTH
+                    + " in [" + MIN_BATCH_LENGTH + ", " + MAX_BATCH_LENGTH + "]");
+            }
+            final long minFileLength = FIRST_RECORD_POSITION + 3L * PAGE_LENGTH + 2L * batchLength;
+            if (fileLength % PAGE_LENGTH != 0 || fileLength < minFileLength) {
+                throw new CacheConfigurationException("fileLength=" + fileLength + " must be a multiple of " + PAGE_LENGTH
+                    + " and at least " + minFileLength + " (4 pages + 2 * batchLength=" + batchLength + ")");
+            }
+            if (spareFiles < 0 || spareFiles > 64) {
+                throw new CacheConfigurationException("spareFiles=" + spareFiles + " must be in [0, 64]");
+            }
+            if (maxDelay.isNegative() || maxDelay.isZero()) {
+                throw new CacheConfigurationException("maxDelay=" + maxDelay + " must be positive");
+            }
+            if (cutThreshold < PAGE_LENGTH || cutThreshold > batchLength) {
+                throw new CacheConfigurationException("cutThreshold=" + cutThreshold + " must be in [" + PAGE_LENGTH
+                    + ", batchLength=" + batchLength + "]");
+            }
+            if (queueCapacity < 2 || queueCapacity > 1 << 30) {
+                throw new CacheConfigurationException("queueCapacity=" + queueCapacity + " must be in [2, 2^30]");
+            }
+            return new LogConfig(this);
+        }
+    }
+}
