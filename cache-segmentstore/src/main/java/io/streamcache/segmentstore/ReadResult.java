@@ -74,6 +74,15 @@ public final class ReadResult implements AutoCloseable {
     }
 
     /**
+     * @return a result of one read-only view that pins nothing (heap bytes read from the log):
+     *         releasing it only marks it released.
+     */
+    static ReadResult unpinned(final String segment, final long offset, final ByteBuf view, final ReadStatus status) {
+        final ByteBuf readOnly = view.isReadOnly() ? view : view.asReadOnly();
+        return new ReadResult(segment, offset, readOnly.readableBytes(), status, new ByteBuf[] {readOnly}, NO_ENTRIES, 1, null);
+    }
+
+    /**
      * @return the segment read.
      */
     public String segment() {
@@ -154,7 +163,7 @@ public final class ReadResult implements AutoCloseable {
         if (!RELEASED.compareAndSet(this, 0, 1)) {
             return;
         }
-        for (int i = 0; i < viewCount; i++) {
+        for (int i = 0; i < pinned.length && i < viewCount; i++) {
             final ReadIndexEntry entry = pinned[i];
             pinned[i] = null;
             if (entry.unpin() && entry.isCached() && !cache.isClosed()) {

@@ -22,11 +22,21 @@ import io.streamcache.segmentstore.log.LogRecordListener;
 import io.streamcache.segmentstore.log.LogRequest;
 import io.streamcache.segmentstore.log.RecoveredState;
 import io.streamcache.segmentstore.log.RecoveryHook;
+import io.streamcache.segmentstore.log.history.HistoricalReader;
+import io.streamcache.segmentstore.log.history.LogFileChannels;
+import io.streamcache.segmentstore.log.history.LogRange;
+import io.streamcache.segmentstore.log.recovery.CorruptionPolicy;
+import io.streamcache.segmentstore.log.recovery.LocationIndex;
+import io.streamcache.segmentstore.log.recovery.ScanningRecoveryHook;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.nio.file.Files;
 import java.time.Duration;
+import java.util.Collections;
 import java.util.Objects;
+import java.util.Set;
+import java.util.TreeSet;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
@@ -218,6 +228,12 @@ public final class SegmentStore implements AutoCloseable {
     private final LogDirectory logDirectory;
     private final AggregatingWriter writer;
     private final LongAdder uncachedCommitBytes = new LongAdder();
+    /** With a log: each live segment's location index, by id; fed by {@link LocationFeed}. */
+    private final ConcurrentHashMap<Integer, LocationIndex> locations = new ConcurrentHashMap<>();
+    /** With a log: the live segments by id, for the historical reader's fills. */
+    private final ConcurrentHashMap<Integer, Segment> segmentsById = new ConcurrentHashMap<>();
+    private final LogFileChannels logChannels;
+    private final HistoricalReader historicalReader;
     private volatile boolean closed;
 
     private SegmentStore(final Builder builder) {
@@ -238,23 +254,40 @@ public final class SegmentStore implements AutoCloseable {
         if (builder.log == null) {
             this.logDirectory = null;
             this.writer = null;
+            this.logChannels = null;
+            this.historicalReader = null;
             return;
         }
+        this.logChannels = new LogFileChannels(builder.log.directory());
+        this.historicalReader = HistoricalReader.builder(logChannels)
+            .rangeLength(builder.readThroughRangeLength)
+            .sink(this::fillFromLog)
+            .name(name)
+            .build();
         LogDirectory directory = null;
         try {
+            final RecoveryHook hook = builder.logRecovery != null ? builder.logRecovery
+                : new ScanningRecoveryHook(builder.logCorruptionPolicy);
+            if (hook instanceof ScanningRecoveryHook scanning && scanning.recoveredLog() == null
+                && Files.isDirectory(builder.log.directory())) {
+                // Before the directory opens: the scan cuts the tail and deletes files.
+                scanning.scan(builder.log);
+            }
             directory = LogDirectory.open(builder.log);
             final RecoveredState recovered = new RecoveredState();
-            final int existing = directory.fileNumbers().length;
-            if (existing > 0) {
-                if (builder.logRecovery == null) {
-                    throw new CacheConfigurationException("log directory " + directory.path() + " holds " + existing
-                        + " log files; set SegmentStore.Builder.logRecovery(...) to recover them, or use an empty directory");
-                }
-                builder.logRecovery.recover(directory, recovered);
+            if (directory.fileNumbers().length > 0) {
+                hook.recover(directory, recovered);
             }
             restore(recovered);
+            if (hook instanceof ScanningRecoveryHook scanning) {
+                scanning.locations().forEach((id, index) -> {
+                    if (segmentsById.containsKey(id)) {
+                        locations.put(id, index);
+                    }
+                });
+            }
             this.logDirectory = directory;
-            this.writer = AggregatingWriter.start(directory, new LogCommits(), builder.logListener, recovered);
+            this.writer = AggregatingWriter.start(directory, new LogCommits(), new LocationFeed(builder.logListener), recovered);
         } catch (final IOException e) {
             abandon(directory);
             throw new LogException("could not open the log in " + builder.log.directory() + ": " + e.getMessage(), e);
@@ -268,6 +301,7 @@ public final class SegmentStore implements AutoCloseable {
     private void abandon(final LogDirectory directory) {
         manager.unregister(evictionSource);
         scheduler.shutdownNow();
+        closeHistory();
         for (final Segment segment : segments.values()) {
             segment.lock.lock();
             try {
@@ -297,8 +331,9 @@ public final class SegmentStore implements AutoCloseable {
             if (segments.putIfAbsent(state.name(), segment) != null) {
                 throw new CacheConfigurationException("recovery restored two segments named " + state.name());
             }
+            segmentsById.put(state.segmentId(), segment);
         }
-        nextSegmentId.set(recovered.maxSegmentId() + 1);
+        nextSegmentId.set(recovered.nextSegmentId());
     }
 
     /**
@@ -347,6 +382,7 @@ public final class SegmentStore implements AutoCloseable {
             if (segments.putIfAbsent(segment.name, segment) != null) {
                 throw new SegmentExistsException(segment.name);
             }
+            segmentsById.put(segment.id, segment);
             try {
                 final long epoch = writer.healthyEpoch();
                 request = writer.create(epoch, segment.id, segment.name, segment);
@@ -354,6 +390,7 @@ public final class SegmentStore implements AutoCloseable {
                 segment.inFlightEpoch = epoch;
             } catch (final RuntimeException e) {
                 segments.remove(segment.name, segment);
+                segmentsById.remove(segment.id, segment);
                 segment.deleteLocked(false);
                 throw e;
             }
@@ -546,6 +583,109 @@ public final class SegmentStore implements AutoCloseable {
         segment.lock.lock();
         try {
             return segment.readLocked(offset, maxLength);
+        } finally {
+            segment.lock.unlock();
+        }
+    }
+
+    /**
+     * Reads like {@link #read}, but goes to the log for bytes that are not in the cache (see
+     * <em>Read-through</em> in the class comment). The future completes at once with the read's
+     * result when it returns any data or stops for another reason than NOT_CACHED (if it returned
+     * data and then stopped at NOT_CACHED, the range after it is loaded in the background, so the
+     * next call finds it cached); otherwise once the range holding {@code offset} was read from
+     * the log (or joined the read of it already in flight), put back into the cache and read
+     * again, or, if the cache could not take it, with a read-only view of the bytes read
+     * (pinning nothing). Without a log, or for bytes the log has no location of (recovered by a
+     * custom {@link RecoveryHook}), the NOT_CACHED result is returned as is. The caller must
+     * release the result.
+     *
+     * <p>The future completes on the caller's thread or on a reading thread of the
+     * {@link #historicalReader()}; it fails with {@link SegmentNotFoundException},
+     * {@link SegmentTruncatedException}, {@link CacheClosedException}, a
+     * {@link io.streamcache.segmentstore.log.recovery.LogCorruptedException} if a record read
+     * back no longer validates, or an {@link java.io.UncheckedIOException} if reading failed.
+     *
+     * @throws IllegalArgumentException if {@code offset} or {@code maxLength} is negative.
+     * @throws NullPointerException     if {@code name} is null.
+     */
+    public CompletableFuture<ReadResult> readThrough(final String name, final long offset, final int maxLength) {
+        checkRead(offset, maxLength);
+        Objects.requireNonNull(name, "name");
+        final Segment segment;
+        final ReadResult first;
+        try {
+            segment = segment(name);
+            first = read(segment, offset, maxLength);
+        } catch (final CacheException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+        if (first.status() != ReadStatus.NOT_CACHED || historicalReader == null) {
+            return CompletableFuture.completedFuture(first);
+        }
+        final LocationIndex index = locations.get(segment.id);
+        if (index == null) {
+            return CompletableFuture.completedFuture(first);
+        }
+        if (first.length() > 0) {
+            // Prefetch what follows; the bytes go into the cache through the sink.
+            historicalReader.read(segment.id, index, first.nextOffset());
+            return CompletableFuture.completedFuture(first);
+        }
+        first.release();
+        return historicalReader.read(segment.id, index, offset).thenApply(range -> afterLoad(segment, range, offset, maxLength));
+    }
+
+    /**
+     * The second read of a read-through, once {@code range} was loaded (and, unless it failed,
+     * filled into the cache): from the cache, or from the range's bytes if the cache holds none.
+     */
+    private ReadResult afterLoad(final Segment segment, final LogRange range, final long offset, final int maxLength) {
+        final ReadResult again = read(segment, offset, maxLength);
+        if (again.status() != ReadStatus.NOT_CACHED || again.length() > 0 || !range.contains(offset)) {
+            return again;
+        }
+        again.release();
+        final long length;
+        final boolean sealed;
+        segment.lock.lock();
+        try {
+            length = segment.length;
+            sealed = segment.sealed;
+        } finally {
+            segment.lock.unlock();
+        }
+        final long end = Math.min(Math.min(range.endOffset(), length), offset + maxLength);
+        if (end <= offset) {
+            return read(segment, offset, maxLength);
+        }
+        final ReadStatus status = end == offset + maxLength ? ReadStatus.MAX_LENGTH
+            : end == length ? (sealed ? ReadStatus.SEALED_END : ReadStatus.END_OF_DATA)
+            : ReadStatus.NOT_CACHED;
+        final ByteBuf view = range.data(offset).slice(0, (int) (end - offset));
+        return ReadResult.unpinned(segment.name, offset, view, status);
+    }
+
+    /**
+     * The historical reader's sink: puts a range read from the log back into the cache, clipped
+     * to the segment's committed length (the location index learns of a record just before its
+     * append is committed). Throws what {@link Segment#fillLocked} throws (a full cache); the
+     * reader keeps it as the range's fill failure.
+     */
+    private void fillFromLog(final int segmentId, final long offset, final ByteBuf data) {
+        final Segment segment = segmentsById.get(segmentId);
+        if (segment == null) {
+            return;
+        }
+        segment.lock.lock();
+        try {
+            if (segment.deleted) {
+                return;
+            }
+            final long end = Math.min(offset + data.readableBytes(), segment.length);
+            if (end > offset) {
+                segment.fillLocked(offset, data.slice(data.readerIndex(), (int) (end - offset)));
+            }
         } finally {
             segment.lock.unlock();
         }
@@ -863,13 +1003,52 @@ public final class SegmentStore implements AutoCloseable {
         if (ownsManager) {
             manager.close();
         }
+        closeHistory();
         if (logDirectory != null) {
             logDirectory.close();
         }
     }
 
+    private void closeHistory() {
+        if (historicalReader != null) {
+            historicalReader.close();
+        }
+        if (logChannels != null) {
+            try {
+                logChannels.close();
+            } catch (final IOException e) {
+                // Read-only channels: nothing is lost; the store closes anyway.
+            }
+        }
+    }
+
     public boolean isClosed() {
         return closed;
+    }
+
+    /**
+     * @return the names of the live segments now: a snapshot, sorted.
+     */
+    public Set<String> segmentNames() {
+        return Collections.unmodifiableSet(new TreeSet<>(segments.keySet()));
+    }
+
+    /**
+     * @return with a log, the location index of the segment (where its bytes are in the log files,
+     *         one entry per DATA record, i.e. per append), or null without a log or if the log has
+     *         no locations of it (recovered by a custom {@link RecoveryHook}). Thread-safe; it
+     *         follows the segment as records become durable.
+     * @throws SegmentNotFoundException if no such segment exists.
+     */
+    public LocationIndex locations(final String name) {
+        return locations.get(segment(name).id);
+    }
+
+    /**
+     * @return with a log, the reader {@link #readThrough} loads ranges with (for its statistics); else null.
+     */
+    public HistoricalReader historicalReader() {
+        return historicalReader;
     }
 
     @Override
@@ -995,6 +1174,64 @@ public final class SegmentStore implements AutoCloseable {
             throw e;
         } catch (final CancellationException e) {
             throw new CacheClosedException("log request cancelled: " + e.getMessage());
+        }
+    }
+
+    /**
+     * Follows the records as they become durable into the location indexes (before their
+     * requests commit, on the writer's thread), closes the read channel of a retired file, and
+     * passes everything on to the listener given to the builder. Never throws: an index that
+     * cannot take a record is dropped (its segment's evicted bytes then stay NOT_CACHED).
+     */
+    private final class LocationFeed implements LogRecordListener {
+        private final LogRecordListener next;
+
+        LocationFeed(final LogRecordListener next) {
+            this.next = next;
+        }
+
+        @Override
+        public void onRecord(final byte type, final int segmentId, final long segmentOffset, final int length,
+                             final long fileNumber, final long position) {
+            try {
+                switch (type) {
+                    case LogRecordDescriptor.TYPE_CREATE -> locations.put(segmentId, new LocationIndex(0));
+                    case LogRecordDescriptor.TYPE_DATA -> {
+                        final LocationIndex index = locations.get(segmentId);
+                        if (index != null) {
+                            index.add(segmentOffset, length, fileNumber, position);
+                        }
+                    }
+                    case LogRecordDescriptor.TYPE_TRUNCATE -> {
+                        final LocationIndex index = locations.get(segmentId);
+                        if (index != null) {
+                            index.truncate(segmentOffset);
+                        }
+                    }
+                    case LogRecordDescriptor.TYPE_DELETE -> {
+                        final LocationIndex index = locations.remove(segmentId);
+                        if (index != null) {
+                            index.clear();
+                        }
+                        segmentsById.remove(segmentId);
+                    }
+                    default -> {
+                    }
+                }
+            } catch (final RuntimeException e) {
+                locations.remove(segmentId);
+            }
+            next.onRecord(type, segmentId, segmentOffset, length, fileNumber, position);
+        }
+
+        @Override
+        public void onFileRetired(final long fileNumber) {
+            try {
+                logChannels.close(fileNumber);
+            } catch (final IOException e) {
+                // A read-only channel: nothing to lose; the file goes anyway.
+            }
+            next.onFileRetired(fileNumber);
         }
     }
 
@@ -1155,6 +1392,8 @@ public final class SegmentStore implements AutoCloseable {
         private LogConfig log;
         private RecoveryHook logRecovery;
         private LogRecordListener logListener = LogRecordListener.NONE;
+        private CorruptionPolicy logCorruptionPolicy = CorruptionPolicy.FAIL;
+        private int readThroughRangeLength = HistoricalReader.RANGE_LENGTH_DEFAULT;
 
         private Builder(final BlockCache cache) {
             this.cache = Objects.requireNonNull(cache, "cache");
@@ -1211,8 +1450,8 @@ public final class SegmentStore implements AutoCloseable {
         /**
          * @param log makes appends (and create, seal, truncate, delete) durable through an
          *            aggregating writer over log files in {@link LogConfig#directory()}; the store
-         *            owns the writer and the directory. A directory holding log files needs a
-         *            {@link #logRecovery(RecoveryHook) recovery}.
+         *            owns the writer and the directory. A directory holding log files is
+         *            recovered (by default with a {@link ScanningRecoveryHook}).
          */
         public Builder log(final LogConfig log) {
             this.log = Objects.requireNonNull(log, "log");
@@ -1220,8 +1459,31 @@ public final class SegmentStore implements AutoCloseable {
         }
 
         /**
+         * @param logCorruptionPolicy what the default recovery ({@link ScanningRecoveryHook})
+         *                            does with corruption before the tail of the log:
+         *                            {@link CorruptionPolicy#FAIL} (the default: the build fails
+         *                            with a {@code LogCorruptedException} naming file and
+         *                            position) or {@link CorruptionPolicy#TRUNCATE}.
+         */
+        public Builder logCorruptionPolicy(final CorruptionPolicy logCorruptionPolicy) {
+            this.logCorruptionPolicy = Objects.requireNonNull(logCorruptionPolicy, "logCorruptionPolicy");
+            return this;
+        }
+
+        /**
+         * @param readThroughRangeLength bytes a {@link SegmentStore#readThrough} miss loads from
+         *                               the log, aligned to a multiple of it; 1 MiB by default.
+         */
+        public Builder readThroughRangeLength(final int readThroughRangeLength) {
+            this.readThroughRangeLength = readThroughRangeLength;
+            return this;
+        }
+
+        /**
          * @param logRecovery rebuilds the segments from the log files when the store is built
-         *                    over a directory that holds some.
+         *                    over a directory that holds some; by default a
+         *                    {@link ScanningRecoveryHook} with the
+         *                    {@link #logCorruptionPolicy(CorruptionPolicy) corruption policy}.
          */
         public Builder logRecovery(final RecoveryHook logRecovery) {
             this.logRecovery = Objects.requireNonNull(logRecovery, "logRecovery");
@@ -1260,6 +1522,10 @@ public final class SegmentStore implements AutoCloseable {
             if (log != null && !appendsDurable) {
                 throw new CacheConfigurationException("appendsDurable=false does not apply with a log: durable appends enter the cache"
                     + " only once they are in the log");
+            }
+            if (readThroughRangeLength < 1 || readThroughRangeLength > 1 << 30) {
+                throw new CacheConfigurationException("readThroughRangeLength=" + readThroughRangeLength + " must be in [1, "
+                    + (1 << 30) + "]");
             }
             if (maxIndexEntryLength < 1 || maxIndexEntryLength > cache.maxEntryLength()) {
                 throw new CacheConfigurationException("maxIndexEntryLength=" + maxIndexEntryLength + " must be in [1, "

@@ -54,6 +54,7 @@ public final class RecoveredState {
     private final TreeMap<Long, Map<Integer, Long>> files = new TreeMap<>();
     private long tailFileNumber;
     private long tailPosition = -1;
+    private int nextSegmentId = 1;
 
     /**
      * Restores (or replaces) a segment's state.
@@ -120,6 +121,25 @@ public final class RecoveredState {
 
     public long tailPosition() {
         return tailPosition;
+    }
+
+    /**
+     * Sets the lowest id new segments may take (recovery knows ids of deleted segments too):
+     * new segments take ids from the larger of this and {@link #maxSegmentId()} + 1.
+     */
+    public void nextSegmentId(final int nextSegmentId) {
+        if (nextSegmentId <= 0) {
+            throw new IllegalArgumentException("nextSegmentId=" + nextSegmentId + " must be > 0");
+        }
+        this.nextSegmentId = nextSegmentId;
+    }
+
+    /**
+     * @return the id the next new segment takes: above every restored id and at least what
+     *         {@link #nextSegmentId(int)} set.
+     */
+    public int nextSegmentId() {
+        return Math.max(nextSegmentId, maxSegmentId() + 1);
     }
 
     /**

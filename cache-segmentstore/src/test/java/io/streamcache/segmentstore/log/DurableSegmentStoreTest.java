@@ -1,7 +1,6 @@
 package io.streamcache.segmentstore.log;
 
 import io.netty.buffer.ByteBuf;
-import io.streamcache.core.CacheConfigurationException;
 import io.streamcache.core.cache.BlockCache;
 import io.streamcache.segmentstore.ReadResult;
 import io.streamcache.segmentstore.ReadStatus;
@@ -276,8 +275,11 @@ class DurableSegmentStoreTest {
         first.seal("b");
         first.close();
 
-        assertThrows(CacheConfigurationException.class, () -> SegmentStore.builder(cache).log(config).build(),
-            "a directory with files and no recovery");
+        try (SegmentStore scanned = SegmentStore.builder(cache).maxIndexEntryLength(4096)
+            .cacheManager(TestSegments.manualManager(cache)).log(config).build()) {
+            assertEquals(new SegmentInfo("a", 3000, a, a, false), scanned.info("a"), "recovered by the default scanning hook");
+            assertEquals(new SegmentInfo("b", 0, 700, 700, true), scanned.info("b"));
+        }
 
         final SegmentStore second = store(cache, config, (files, log) -> TestLogs.recoverInto(files.path(), log));
         assertEquals(new SegmentInfo("a", 3000, a, a, false), second.info("a"));
