@@ -201,10 +201,39 @@ import java.util.concurrent.atomic.LongAdder;
  * are given back: the next append after recovery gets the first failed offset) and the log
  * rejects requests until {@link AggregatingWriter#recover()} (see {@link #logWriter()}). A
  * segment whose requests from before the error are still in flight refuses new ones until they
- * have failed. Recovery of a store from its files is a {@link RecoveryHook} given to the builder:
- * it restores each segment's state without its data ({@link RecoveredState#segment}); records
- * can be read back through {@link #logDirectory()} and followed as they become durable with a
+ * have failed. A store built over a directory that holds log files recovers them, by default
+ * with a {@link ScanningRecoveryHook} (its class comment gives the procedure step by step; the
+ * corruption policy is {@link Builder#logCorruptionPolicy(CorruptionPolicy)}), or with the
+ * {@link RecoveryHook} given to the builder: each segment comes back with its bounds and seal,
+ * its bytes NOT_CACHED gaps ({@link RecoveredState#segment}), and appends continue at its
+ * length. Records can be followed as they become durable with a
  * {@link Builder#logListener(LogRecordListener) listener}.
+ *
+ * <h2>Read-through</h2>
+ * With a log the store keeps, per segment, a {@link LocationIndex} (segment offset to log file
+ * and position, one entry per DATA record: recovery rebuilds it from the record headers, and the
+ * writer's listener feeds it as records become durable, before their appends commit; a retired
+ * file's read channel is closed). {@link #readThrough} uses it for bytes that are not cached,
+ * evicted or restored by recovery:
+ * <pre>
+ *  readThrough(name, offset, maxLength)
+ *    | r = read(name, offset, maxLength)               the cache, as read does
+ *    |-- not NOT_CACHED (or no log, or no locations)  -&gt; r
+ *    |-- NOT_CACHED after some data                    -&gt; r; the range at r.nextOffset is loaded
+ *    |                                                    in the background (a catch-up reader's
+ *    |                                                    next call finds it cached)
+ *    |-- NOT_CACHED at offset:
+ *    |     historicalReader.read(id, locations, offset)    range [x - x % R, + R), R = 1 MiB by
+ *    |       | concurrent misses on the range join one read  default (readThroughRangeLength)
+ *    |       | records read, validated (CRC), copied
+ *    |       | sink: fill(segment, range)              back into the cache, clipped to length
+ *    |     r = read(name, offset, maxLength)           now cached
+ *    |     still NOT_CACHED (the cache could not take it): a read-only view of the range's
+ *    v     heap bytes, pinning nothing
+ * </pre>
+ * A catch-up reader reading an evicted segment sequentially therefore costs one log read per
+ * range and hits the cache in between; the bytes a range brings in are ordinary durable entries,
+ * evicted again by the cache manager when cold.
  *
  * <h2>Lifecycle</h2>
  * The store does not own the cache: close the store, then the cache (closing them the other

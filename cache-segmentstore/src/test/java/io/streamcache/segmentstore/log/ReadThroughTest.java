@@ -1,0 +1,197 @@
+package io.streamcache.segmentstore.log;
+
+import io.streamcache.core.cache.BlockCache;
+import io.streamcache.segmentstore.ReadResult;
+import io.streamcache.segmentstore.ReadStatus;
+import io.streamcache.segmentstore.SegmentStore;
+import io.streamcache.segmentstore.TestSegments;
+import io.streamcache.segmentstore.log.history.HistoricalReader;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * {@link SegmentStore#readThrough}: bytes that are not cached come back from the log a range at
+ * a time, into the cache, once per range however many readers miss on it.
+ */
+@Timeout(60)
+class ReadThroughTest {
+    private static final int RANGE = 64 * 1024;
+    private static final int APPEND = 8000;
+    private static final int APPENDS = 125;
+    private static final long LENGTH = (long) APPEND * APPENDS;
+
+    @TempDir
+    Path directory;
+
+    private final List<AutoCloseable> closing = new ArrayList<>();
+
+    @AfterEach
+    void tearDown() throws Exception {
+        Collections.reverse(closing);
+        for (final AutoCloseable closeable : closing) {
+            closeable.close();
+        }
+    }
+
+    private SegmentStore store(final long cacheCapacity, final int rangeLength) {
+        final BlockCache cache = TestSegments.cache(cacheCapacity);
+        closing.add(cache);
+        final SegmentStore store = SegmentStore.builder(cache)
+            .maxIndexEntryLength(4096)
+            .cacheManager(TestSegments.manualManager(cache))
+            .log(TestLogs.small(directory).fileLength(256 * 1024).build())
+            .readThroughRangeLength(rangeLength)
+            .build();
+        closing.add(store);
+        return store;
+    }
+
+    private static void fill(final SegmentStore store, final String name) {
+        store.create(name);
+        final List<CompletableFuture<Long>> appends = new ArrayList<>();
+        for (int i = 0; i < APPENDS; i++) {
+            appends.add(store.appendAsync(name, TestSegments.buffer(7, (long) i * APPEND, APPEND)));
+        }
+        appends.forEach(CompletableFuture::join);
+    }
+
+    private static void evictAll(final SegmentStore store, final String name) {
+        for (int i = 0; i < 4; i++) {
+            store.cacheManager().evictDownTo(0.0);
+        }
+        try (ReadResult result = store.read(name, 0, 10)) {
+            assertEquals(ReadStatus.NOT_CACHED, result.status(), "evicted");
+        }
+    }
+
+    @Test
+    void shouldLetACatchUpReaderReadAWholeEvictedSegmentLoadingEachRangeOnce() throws Exception {
+        final SegmentStore store = store(8 << 20, RANGE);
+        fill(store, "s");
+        evictAll(store, "s");
+        final byte[] read = new byte[(int) LENGTH];
+        long at = 0;
+        int cachedReads = 0;
+        int reads = 0;
+        while (at < LENGTH) {
+            try (ReadResult result = store.readThrough("s", at, 5000).get(10, TimeUnit.SECONDS)) {
+                assertTrue(result.length() > 0, "bytes at " + at);
+                result.data().getBytes(result.data().readerIndex(), read, (int) at, result.length());
+                at += result.length();
+                reads++;
+            }
+            try (ReadResult again = store.read("s", Math.max(0, at - 1), 1)) {
+                cachedReads += again.length();
+            }
+        }
+        assertArrayEquals(TestSegments.pattern(7, 0, (int) LENGTH), read);
+        assertEquals(reads, cachedReads, "what was read through is cached from then on");
+        final HistoricalReader.Stats stats = store.historicalReader().stats();
+        assertEquals((LENGTH + RANGE - 1) / RANGE, stats.loads(), "one load per range: " + stats);
+        try (ReadResult result = store.readThrough("s", LENGTH - 10, 100).get(10, TimeUnit.SECONDS)) {
+            assertEquals(ReadStatus.END_OF_DATA, result.status());
+            assertEquals(10, result.length());
+        }
+    }
+
+    @Test
+    void shouldReadARangeOnceWhenManyReadersMissOnItAtOnce() throws Exception {
+        final SegmentStore store = store(8 << 20, RANGE);
+        fill(store, "s");
+        evictAll(store, "s");
+        final int readers = 16;
+        final CountDownLatch start = new CountDownLatch(1);
+        final ExecutorService threads = Executors.newFixedThreadPool(readers);
+        try {
+            final List<Future<byte[]>> results = new ArrayList<>();
+            for (int i = 0; i < readers; i++) {
+                final long offset = 3L * RANGE + 100L * i;
+                results.add(threads.submit(() -> {
+                    start.await();
+                    try (ReadResult result = store.readThrough("s", offset, 1000).get(10, TimeUnit.SECONDS)) {
+                        return TestSegments.bytes(result);
+                    }
+                }));
+            }
+            start.countDown();
+            for (int i = 0; i < readers; i++) {
+                assertArrayEquals(TestSegments.pattern(7, 3L * RANGE + 100L * i, 1000), results.get(i).get(10, TimeUnit.SECONDS));
+            }
+        } finally {
+            threads.shutdownNow();
+        }
+        assertEquals(1, store.historicalReader().stats().loads(), "one read of the range: " + store.historicalReader().stats());
+    }
+
+    @Test
+    void shouldServeTheBytesFromTheLogWhenTheCacheCannotTakeThem() throws Exception {
+        final BlockCache cache = BlockCache.builder().capacity(64 * 1024).blockLength(TestSegments.BLOCK_LENGTH)
+            .bufferLength(TestSegments.BUFFER_LENGTH).fullRetryTimeout(Duration.ofMillis(5)).registerMBean(false).build();
+        closing.add(cache);
+        final SegmentStore store = SegmentStore.builder(cache)
+            .maxIndexEntryLength(4096)
+            .cacheManager(TestSegments.manualManager(cache))
+            .log(TestLogs.small(directory).fileLength(256 * 1024).build())
+            .readThroughRangeLength(RANGE)
+            .build();
+        closing.add(store);
+        fill(store, "s");
+        evictAll(store, "s");
+        // Readers pin a segment that fills the cache: nothing can be evicted for the ranges.
+        store.create("hog");
+        final List<ReadResult> pins = new ArrayList<>();
+        try {
+            for (int i = 0; i < 40 && store.uncachedCommitBytes() == 0; i++) {
+                final long offset = store.append("hog", TestSegments.buffer(9, i * 4000L, 4000));
+                pins.add(store.read("hog", offset, 4000));
+            }
+            assertTrue(store.uncachedCommitBytes() > 0, "the cache is full of pinned entries");
+            final int length = 5 * RANGE;
+            final byte[] read = new byte[length];
+            int at = 0;
+            while (at < length) {
+                try (ReadResult result = store.readThrough("s", at, 20_000).get(10, TimeUnit.SECONDS)) {
+                    assertTrue(result.length() > 0, "bytes at " + at);
+                    result.data().getBytes(result.data().readerIndex(), read, at, result.length());
+                    at += result.length();
+                }
+            }
+            assertArrayEquals(TestSegments.pattern(7, 0, length), read);
+        } finally {
+            pins.forEach(ReadResult::release);
+        }
+        assertTrue(store.historicalReader().stats().fillFailures() > 0, "the cache could not take the ranges");
+    }
+
+    @Test
+    void shouldReturnAReadAsIsWithoutALog() throws Exception {
+        final BlockCache cache = TestSegments.cache(1 << 20);
+        closing.add(cache);
+        final SegmentStore store = TestSegments.store(cache, 4096);
+        closing.add(store);
+        store.create("s");
+        store.append("s", TestSegments.buffer(1, 0, 100));
+        try (ReadResult result = store.readThrough("s", 0, 1000).get(10, TimeUnit.SECONDS)) {
+            assertEquals(ReadStatus.END_OF_DATA, result.status());
+            assertArrayEquals(TestSegments.pattern(1, 0, 100), TestSegments.bytes(result));
+        }
+    }
+}
