@@ -1,6 +1,7 @@
 package io.streamcache.bench;
 
 import io.streamcache.bench.demo.BlockCacheDemo;
+import io.streamcache.bench.stress.StressHarness;
 
 import java.util.Arrays;
 
@@ -8,8 +9,9 @@ import java.util.Arrays;
  * Entry point of the benchmark jar: runs one command in the calling thread and exits.
  *
  * <pre>
- *   java -jar streamcache-bench.jar            the main job (the block cache demo)
- *   java -jar streamcache-bench.jar demo       the same
+ *   java -jar streamcache-bench.jar            the main job: the stress test with its defaults
+ *   java -jar streamcache-bench.jar stress ARGS the stress test (--help for its flags)
+ *   java -jar streamcache-bench.jar demo       the block cache demo (self-checking)
  *   java -jar streamcache-bench.jar jmh ARGS   JMH with its own arguments (-h for help)
  * </pre>
  */
@@ -18,9 +20,13 @@ public final class Main {
     }
 
     public static void main(final String[] args) throws Exception {
-        final String command = args.length == 0 ? "demo" : args[0];
-        final String[] rest = args.length == 0 ? args : Arrays.copyOfRange(args, 1, args.length);
+        final boolean flagsOnly = args.length == 0 || args[0].startsWith("-");
+        final String command = flagsOnly ? "stress" : args[0];
+        final String[] rest = flagsOnly ? args : Arrays.copyOfRange(args, 1, args.length);
         switch (command) {
+            case "stress":
+                System.exit(StressHarness.run(rest, System.out));
+                break;
             case "demo":
                 System.exit(BlockCacheDemo.run(rest, System.out));
                 break;
@@ -28,7 +34,7 @@ public final class Main {
                 org.openjdk.jmh.Main.main(rest);
                 break;
             default:
-                System.err.println("unknown command: " + command + " (expected: demo, jmh)");
+                System.err.println("unknown command: " + command + " (expected: stress, demo, jmh)");
                 System.exit(2);
         }
     }

@@ -1,0 +1,452 @@
+package io.streamcache.bench.stress;
+
+import io.streamcache.core.cache.CacheStats;
+import io.streamcache.segmentstore.eviction.CacheManagerStats;
+import org.HdrHistogram.Histogram;
+
+import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Instant;
+import java.util.List;
+import java.util.Locale;
+import java.util.function.ToDoubleFunction;
+
+/**
+ * The results of one stress run, taken once it stopped: the console summary, {@code summary.json}
+ * and the self-contained {@code report.html} (inline SVG charts, no scripts). Immutable once
+ * built; used from the thread that ran the harness.
+ */
+final class Report {
+    /** Percentiles of the latency tables, in the order of their columns. */
+    static final double[] PERCENTILES = {50, 90, 99, 99.9};
+    private static final double MB = 1e6;
+
+    private final StressConfig config;
+    private final Instant startedAt;
+    private final double seconds;
+    private final boolean interrupted;
+    private final StressMetrics metrics;
+    private final String mismatch;
+    private final Throwable error;
+    private final List<Sample> samples;
+    private final CacheStats cacheStats;
+    private final CacheManagerStats managerStats;
+    private final boolean readersConfigured;
+
+    Report(final StressConfig config, final Instant startedAt, final double seconds, final boolean interrupted, final StressRun run,
+           final List<Sample> samples, final CacheStats cacheStats, final CacheManagerStats managerStats) {
+        this.config = config;
+        this.startedAt = startedAt;
+        this.seconds = Math.max(seconds, 1e-9);
+        this.interrupted = interrupted;
+        this.metrics = run.metrics;
+        this.mismatch = run.firstMismatch.get();
+        this.error = run.firstError.get();
+        this.samples = List.copyOf(samples);
+        this.cacheStats = cacheStats;
+        this.managerStats = managerStats;
+        this.readersConfigured = config.tailReaders + config.catchupReaders > 0;
+    }
+
+    /** @return whether the run verified: no mismatch, no failure, and bytes verified if there were readers. */
+    boolean passed() {
+        return mismatch == null && error == null && (!readersConfigured || metrics.bytesVerified.sum() > 0);
+    }
+
+    String verdict() {
+        if (mismatch != null) {
+            return "FAILED: mismatch at " + mismatch;
+        }
+        if (error != null) {
+            return "FAILED: " + error.getMessage();
+        }
+        if (readersConfigured && metrics.bytesVerified.sum() == 0) {
+            return "FAILED: no byte was read, so none was verified";
+        }
+        return "PASSED: " + formatBytes(metrics.bytesVerified.sum()) + " read and verified, every append landed at its offset";
+    }
+
+    void print(final PrintStream out) {
+        out.println();
+        if (interrupted) {
+            out.println("interrupted: the summary so far");
+        }
+        out.printf(Locale.ROOT, "%-14s %12s %10s %10s %10s %10s %10s %10s%n", "operation", "count", "avg", "p50", "p90", "p99", "p99.9",
+            "max");
+        for (final StressMetrics.Op op : metrics.ops()) {
+            final Histogram h = op.total;
+            out.printf(Locale.ROOT, "%-14s %,12d %10s %10s %10s %10s %10s %10s%n", op.name, h.getTotalCount(),
+                formatMicros(h.getTotalCount() == 0 ? 0 : h.getMean() / 1e3), pct(h, 50), pct(h, 90), pct(h, 99), pct(h, 99.9),
+                formatMicros(h.getTotalCount() == 0 ? 0 : h.getMaxValue() / 1e3));
+        }
+        out.printf(Locale.ROOT, "throughput: %,.0f appends/s, %.1f MB/s appended; %,.0f reads/s, %.1f MB/s read, over %.1f s%n",
+            metrics.append.total.getTotalCount() / seconds, metrics.append.bytes.sum() / MB / seconds,
+            readCount() / seconds, readBytes() / MB / seconds, seconds);
+        out.printf(Locale.ROOT, "cache: utilization %.1f%%, hit ratio %.1f%% (%,d hits, %,d reads through the log, %s from the log), "
+                + "%,d evictions (%s)%n", cacheStats.utilization() * 100, metrics.hitRatio() * 100, metrics.cacheHits.sum(),
+            metrics.cacheMisses.sum(), formatBytes(metrics.logBytes.sum()), managerStats.evictions(), formatBytes(managerStats.evictedBytes()));
+        out.println("verification: " + verdict());
+    }
+
+    private static String pct(final Histogram h, final double percentile) {
+        return formatMicros(h.getTotalCount() == 0 ? 0 : h.getValueAtPercentile(percentile) / 1e3);
+    }
+
+    private long readCount() {
+        return metrics.tailRead.total.getTotalCount() + metrics.catchupRead.total.getTotalCount();
+    }
+
+    private long readBytes() {
+        return metrics.tailRead.bytes.sum() + metrics.catchupRead.bytes.sum();
+    }
+
+    static String formatMicros(final double micros) {
+        if (micros >= 1_000_000) {
+            return String.format(Locale.ROOT, "%.2f s", micros / 1e6);
+        }
+        if (micros >= 1000) {
+            return String.format(Locale.ROOT, "%.2f ms", micros / 1e3);
+        }
+        return String.format(Locale.ROOT, "%.1f us", micros);
+    }
+
+    static String formatBytes(final long bytes) {
+        if (bytes >= 1_000_000_000L) {
+            return String.format(Locale.ROOT, "%.2f GB", bytes / 1e9);
+        }
+        if (bytes >= 1_000_000L) {
+            return String.format(Locale.ROOT, "%.1f MB", bytes / 1e6);
+        }
+        if (bytes >= 1000L) {
+            return String.format(Locale.ROOT, "%.1f kB", bytes / 1e3);
+        }
+        return bytes + " B";
+    }
+
+    // ---------------------------------------------------------------- summary.json
+
+    Path writeJson(final Path file) throws IOException {
+        final StringBuilder j = new StringBuilder(4096 + samples.size() * 256);
+        j.append("{\n");
+        field(j, "tool", "streamcache stress").append(",\n");
+        field(j, "startedAt", startedAt.toString()).append(",\n");
+        j.append("  \"config\": {");
+        field(j, "producers", config.producers).append(", ");
+        field(j, "parallelism", config.parallelism).append(", ");
+        field(j, "segments", config.segments).append(", ");
+        field(j, "minWriteSize", config.minWriteSize).append(", ");
+        field(j, "maxWriteSize", config.maxWriteSize).append(", ");
+        field(j, "durationMs", config.duration == null ? 0 : config.duration.toMillis()).append(", ");
+        field(j, "ops", config.ops).append(", ");
+        field(j, "tailReaders", config.tailReaders).append(", ");
+        field(j, "catchupReaders", config.catchupReaders).append(", ");
+        field(j, "cacheSize", config.cacheSize).append(", ");
+        field(j, "durability", config.durability.flag()).append(", ");
+        field(j, "seed", config.seed).append("},\n");
+        field(j, "elapsedSeconds", seconds).append(",\n");
+        field(j, "interrupted", interrupted).append(",\n");
+        field(j, "passed", passed()).append(",\n");
+        field(j, "verdict", verdict()).append(",\n");
+        if (mismatch != null) {
+            field(j, "firstMismatch", mismatch).append(",\n");
+        }
+        if (error != null) {
+            field(j, "error", String.valueOf(error.getMessage())).append(",\n");
+        }
+        field(j, "bytesVerified", metrics.bytesVerified.sum()).append(",\n");
+        j.append("  \"throughput\": {");
+        field(j, "appendsPerSec", metrics.append.total.getTotalCount() / seconds).append(", ");
+        field(j, "appendMBps", metrics.append.bytes.sum() / MB / seconds).append(", ");
+        field(j, "readsPerSec", readCount() / seconds).append(", ");
+        field(j, "readMBps", readBytes() / MB / seconds).append(", ");
+        field(j, "appendedBytes", metrics.append.bytes.sum()).append(", ");
+        field(j, "readBytes", readBytes()).append("},\n");
+        j.append("  \"cache\": {");
+        field(j, "capacity", cacheStats.capacity()).append(", ");
+        field(j, "utilization", cacheStats.utilization()).append(", ");
+        field(j, "hitRatio", metrics.hitRatio()).append(", ");
+        field(j, "hits", metrics.cacheHits.sum()).append(", ");
+        field(j, "readsThroughLog", metrics.cacheMisses.sum()).append(", ");
+        field(j, "logBytes", metrics.logBytes.sum()).append(", ");
+        field(j, "evictions", managerStats.evictions()).append(", ");
+        field(j, "evictedBytes", managerStats.evictedBytes()).append(", ");
+        field(j, "fullFailures", cacheStats.fullFailures()).append("},\n");
+        j.append("  \"latencyMicros\": {\n");
+        final StressMetrics.Op[] ops = metrics.ops();
+        for (int i = 0; i < ops.length; i++) {
+            final Histogram h = ops[i].total;
+            final boolean any = h.getTotalCount() > 0;
+            j.append("    \"").append(key(ops[i].name)).append("\": {");
+            field(j, "count", h.getTotalCount()).append(", ");
+            field(j, "avg", any ? h.getMean() / 1e3 : 0).append(", ");
+            for (final double p : PERCENTILES) {
+                field(j, "p" + (p == Math.rint(p) ? String.valueOf((long) p) : String.valueOf(p)), any ? h.getValueAtPercentile(p) / 1e3 : 0)
+                    .append(", ");
+            }
+            field(j, "max", any ? h.getMaxValue() / 1e3 : 0).append('}').append(i + 1 < ops.length ? ",\n" : "\n");
+        }
+        j.append("  },\n");
+        j.append("  \"samples\": [\n");
+        for (int i = 0; i < samples.size(); i++) {
+            final Sample s = samples.get(i);
+            j.append("    {");
+            field(j, "t", s.elapsedSeconds()).append(", ");
+            field(j, "appendOpsPerSec", s.appendOpsPerSec()).append(", ");
+            field(j, "appendMBps", s.appendMBps()).append(", ");
+            field(j, "readOpsPerSec", s.readOpsPerSec()).append(", ");
+            field(j, "readMBps", s.readMBps()).append(", ");
+            field(j, "appendP50Micros", s.appendP50Micros()).append(", ");
+            field(j, "appendP99Micros", s.appendP99Micros()).append(", ");
+            field(j, "appendMaxMicros", s.appendMaxMicros()).append(", ");
+            field(j, "tailReadP99Micros", s.tailP99Micros()).append(", ");
+            field(j, "catchupReadP99Micros", s.catchupP99Micros()).append(", ");
+            field(j, "cacheUtilization", s.cacheUtilization()).append(", ");
+            field(j, "hitRatio", s.hitRatio()).append(", ");
+            field(j, "bytesVerified", s.bytesVerified()).append('}').append(i + 1 < samples.size() ? ",\n" : "\n");
+        }
+        j.append("  ]\n}\n");
+        return Files.writeString(file, j.toString(), StandardCharsets.UTF_8);
+    }
+
+    private static String key(final String name) {
+        final StringBuilder b = new StringBuilder();
+        boolean upper = false;
+        for (final char c : name.toCharArray()) {
+            if (Character.isLetterOrDigit(c)) {
+                b.append(upper ? Character.toUpperCase(c) : c);
+                upper = false;
+            } else {
+                upper = b.length() > 0;
+            }
+        }
+        return b.toString();
+    }
+
+    private static StringBuilder field(final StringBuilder j, final String name, final String value) {
+        if (j.charAt(j.length() - 1) == '\n') {
+            j.append("  ");
+        }
+        return j.append('"').append(name).append("\": \"").append(jsonEscape(value)).append('"');
+    }
+
+    private static StringBuilder field(final StringBuilder j, final String name, final long value) {
+        if (j.charAt(j.length() - 1) == '\n') {
+            j.append("  ");
+        }
+        return j.append('"').append(name).append("\": ").append(value);
+    }
+
+    private static StringBuilder field(final StringBuilder j, final String name, final boolean value) {
+        if (j.charAt(j.length() - 1) == '\n') {
+            j.append("  ");
+        }
+        return j.append('"').append(name).append("\": ").append(value);
+    }
+
+    private static StringBuilder field(final StringBuilder j, final String name, final double value) {
+        if (j.charAt(j.length() - 1) == '\n') {
+            j.append("  ");
+        }
+        j.append('"').append(name).append("\": ");
+        return Double.isFinite(value) ? j.append(String.format(Locale.ROOT, "%.4f", value)) : j.append("null");
+    }
+
+    static String jsonEscape(final String s) {
+        final StringBuilder b = new StringBuilder(s.length() + 8);
+        for (final char c : s.toCharArray()) {
+            switch (c) {
+                case '"': b.append("\\\""); break;
+                case '\\': b.append("\\\\"); break;
+                case '\n': b.append("\\n"); break;
+                case '\r': b.append("\\r"); break;
+                case '\t': b.append("\\t"); break;
+                default:
+                    if (c < 0x20) {
+                        b.append(String.format(Locale.ROOT, "\\u%04x", (int) c));
+                    } else {
+                        b.append(c);
+                    }
+            }
+        }
+        return b.toString();
+    }
+
+    // ---------------------------------------------------------------- report.html
+
+    Path writeHtml(final Path file) throws IOException {
+        final StringBuilder h = new StringBuilder(16384 + samples.size() * 512);
+        h.append("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\"/>\n")
+            .append("<title>streamcache stress report</title>\n<style>\n")
+            .append("body{font-family:system-ui,-apple-system,Segoe UI,Helvetica,Arial,sans-serif;margin:2em;color:#222;max-width:1100px}\n")
+            .append("table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:4px 10px;text-align:right}\n")
+            .append("th{background:#f4f4f4}td:first-child,th:first-child{text-align:left}\n")
+            .append(".pass{color:#1a7f37;font-weight:bold}.fail{color:#c62828;font-weight:bold}\n")
+            .append("svg{background:#fff;border:1px solid #ddd;margin:0.5em 0}code{background:#f4f4f4;padding:1px 4px}\n")
+            .append("</style>\n</head>\n<body>\n");
+        h.append("<h1>streamcache stress report</h1>\n");
+        h.append("<p>Started ").append(html(startedAt.toString())).append(", ran ")
+            .append(String.format(Locale.ROOT, "%.1f", seconds)).append(" s")
+            .append(interrupted ? " (interrupted: the summary so far)" : "").append(".</p>\n");
+        h.append("<p class=\"").append(passed() ? "pass" : "fail").append("\">").append(html(verdict())).append("</p>\n");
+        h.append("<h2>Configuration</h2>\n<p><code>").append(html(config.toString())).append("</code></p>\n");
+
+        h.append("<h2>Latency</h2>\n<table>\n<tr><th>operation</th><th>count</th><th>avg</th><th>p50</th><th>p90</th><th>p99</th>")
+            .append("<th>p99.9</th><th>max</th></tr>\n");
+        for (final StressMetrics.Op op : metrics.ops()) {
+            final Histogram hist = op.total;
+            h.append("<tr><td>").append(html(op.name)).append("</td><td>").append(String.format(Locale.ROOT, "%,d", hist.getTotalCount()))
+                .append("</td><td>").append(html(formatMicros(hist.getTotalCount() == 0 ? 0 : hist.getMean() / 1e3))).append("</td>");
+            for (final double p : PERCENTILES) {
+                h.append("<td>").append(html(pct(hist, p))).append("</td>");
+            }
+            h.append("<td>").append(html(formatMicros(hist.getTotalCount() == 0 ? 0 : hist.getMaxValue() / 1e3))).append("</td></tr>\n");
+        }
+        h.append("</table>\n");
+
+        h.append("<h2>Throughput</h2>\n<table>\n<tr><th></th><th>ops/s</th><th>MB/s</th><th>total</th></tr>\n");
+        h.append(String.format(Locale.ROOT, "<tr><td>append</td><td>%,.0f</td><td>%.1f</td><td>%s</td></tr>%n",
+            metrics.append.total.getTotalCount() / seconds, metrics.append.bytes.sum() / MB / seconds, html(formatBytes(metrics.append.bytes.sum()))));
+        h.append(String.format(Locale.ROOT, "<tr><td>read</td><td>%,.0f</td><td>%.1f</td><td>%s</td></tr>%n",
+            readCount() / seconds, readBytes() / MB / seconds, html(formatBytes(readBytes()))));
+        h.append("</table>\n");
+        h.append(String.format(Locale.ROOT, "<p>Cache: %s capacity, utilization %.1f%% at the end, hit ratio %.1f%% (%,d reads from the cache, "
+                + "%,d through the log, %s read from the log), %,d evictions (%s).</p>%n", html(formatBytes(cacheStats.capacity())),
+            cacheStats.utilization() * 100, metrics.hitRatio() * 100, metrics.cacheHits.sum(), metrics.cacheMisses.sum(),
+            html(formatBytes(metrics.logBytes.sum())), managerStats.evictions(), html(formatBytes(managerStats.evictedBytes()))));
+
+        h.append("<h2>Over time</h2>\n");
+        if (samples.isEmpty()) {
+            h.append("<p>No per-second sample: the run was shorter than a second.</p>\n");
+        } else {
+            h.append(chart("Throughput (MB/s)", "MB/s", new Series[] {
+                new Series("append", "#1f77b4", Sample::appendMBps),
+                new Series("read", "#ff7f0e", Sample::readMBps)}));
+            h.append(chart("Operations per second", "ops/s", new Series[] {
+                new Series("appends", "#1f77b4", Sample::appendOpsPerSec),
+                new Series("reads", "#ff7f0e", Sample::readOpsPerSec)}));
+            h.append(chart("Append latency (ms, per second)", "ms", new Series[] {
+                new Series("p50", "#2ca02c", s -> s.appendP50Micros() / 1e3),
+                new Series("p99", "#d62728", s -> s.appendP99Micros() / 1e3),
+                new Series("max", "#9467bd", s -> s.appendMaxMicros() / 1e3)}));
+            h.append(chart("Read latency p99 (ms, per second)", "ms", new Series[] {
+                new Series("tail read", "#17becf", s -> s.tailP99Micros() / 1e3),
+                new Series("catch-up read", "#8c564b", s -> s.catchupP99Micros() / 1e3)}));
+            h.append(chart("Cache utilization and hit ratio (%)", "%", new Series[] {
+                new Series("utilization", "#7f7f7f", s -> s.cacheUtilization() * 100),
+                new Series("hit ratio", "#bcbd22", s -> s.hitRatio() * 100)}));
+        }
+        h.append("<p>Machine-readable results: <code>summary.json</code> beside this file.</p>\n</body>\n</html>\n");
+        return Files.writeString(file, h.toString(), StandardCharsets.UTF_8);
+    }
+
+    /** One line of a chart. */
+    private static final class Series {
+        final String name;
+        final String color;
+        final ToDoubleFunction<Sample> value;
+
+        Series(final String name, final String color, final ToDoubleFunction<Sample> value) {
+            this.name = name;
+            this.color = color;
+            this.value = value;
+        }
+    }
+
+    /** An inline SVG line chart of the samples: x is elapsed seconds, one polyline per series. */
+    private String chart(final String title, final String unit, final Series[] series) {
+        final int width = 960;
+        final int height = 300;
+        final int left = 70;
+        final int right = 20;
+        final int top = 40;
+        final int bottom = 40;
+        final double plotW = width - left - right;
+        final double plotH = height - top - bottom;
+        final double maxX = Math.max(1, Math.ceil(samples.get(samples.size() - 1).elapsedSeconds()));
+        double maxY = 0;
+        for (final Series s : series) {
+            for (final Sample sample : samples) {
+                maxY = Math.max(maxY, s.value.applyAsDouble(sample));
+            }
+        }
+        maxY = niceCeiling(maxY);
+        final StringBuilder b = new StringBuilder(4096);
+        b.append(String.format(Locale.ROOT, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
+            + "role=\"img\" aria-label=\"%s\">%n", width, height, width, height, html(title)));
+        b.append(String.format(Locale.ROOT, "<text x=\"%d\" y=\"22\" font-size=\"15\" font-weight=\"bold\">%s</text>%n", left, html(title)));
+        for (int i = 0; i <= 5; i++) {
+            final double y = top + plotH - plotH * i / 5;
+            b.append(String.format(Locale.ROOT, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"#eee\"/>", left, y, width - right, y));
+            b.append(String.format(Locale.ROOT, "<text x=\"%d\" y=\"%.1f\" font-size=\"11\" text-anchor=\"end\">%s</text>%n", left - 6,
+                y + 4, axisLabel(maxY * i / 5)));
+        }
+        for (int i = 0; i <= 10; i++) {
+            final double x = left + plotW * i / 10;
+            b.append(String.format(Locale.ROOT, "<text x=\"%.1f\" y=\"%d\" font-size=\"11\" text-anchor=\"middle\">%s s</text>%n", x,
+                height - bottom + 16, String.format(Locale.ROOT, maxX >= 10 ? "%.0f" : "%.1f", maxX * i / 10)));
+        }
+        b.append(String.format(Locale.ROOT, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%.1f\" stroke=\"#999\"/>", left, top, left, top + plotH));
+        b.append(String.format(Locale.ROOT, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"#999\"/>%n", left, top + plotH,
+            width - right, top + plotH));
+        b.append(String.format(Locale.ROOT, "<text x=\"14\" y=\"%.1f\" font-size=\"11\" transform=\"rotate(-90 14 %.1f)\" "
+            + "text-anchor=\"middle\">%s</text>%n", top + plotH / 2, top + plotH / 2, html(unit)));
+        int legendX = width - right - 140 * series.length;
+        for (final Series s : series) {
+            final StringBuilder points = new StringBuilder();
+            for (final Sample sample : samples) {
+                final double x = left + plotW * sample.elapsedSeconds() / maxX;
+                final double y = top + plotH - plotH * Math.min(1, s.value.applyAsDouble(sample) / maxY);
+                points.append(String.format(Locale.ROOT, "%.1f,%.1f ", x, y));
+            }
+            b.append("<polyline fill=\"none\" stroke-width=\"2\" stroke=\"").append(s.color).append("\" points=\"")
+                .append(points.toString().trim()).append("\"/>\n");
+            if (samples.size() == 1) {
+                b.append(String.format(Locale.ROOT, "<circle r=\"3\" fill=\"%s\" cx=\"%s\" cy=\"%s\"/>%n", s.color,
+                    points.toString().trim().split(",")[0], points.toString().trim().split(",")[1]));
+            }
+            b.append(String.format(Locale.ROOT, "<rect x=\"%d\" y=\"12\" width=\"14\" height=\"4\" fill=\"%s\"/>"
+                + "<text x=\"%d\" y=\"18\" font-size=\"12\">%s</text>%n", legendX, s.color, legendX + 18, html(s.name)));
+            legendX += 140;
+        }
+        b.append("</svg>\n");
+        return b.toString();
+    }
+
+    private static double niceCeiling(final double value) {
+        if (!(value > 0) || !Double.isFinite(value)) {
+            return 1;
+        }
+        final double magnitude = Math.pow(10, Math.floor(Math.log10(value)));
+        for (final double step : new double[] {1, 2, 2.5, 5, 10}) {
+            if (value <= step * magnitude) {
+                return step * magnitude;
+            }
+        }
+        return 10 * magnitude;
+    }
+
+    private static String axisLabel(final double value) {
+        if (value == Math.rint(value) && Math.abs(value) < 1e15) {
+            return String.format(Locale.ROOT, "%,d", (long) value);
+        }
+        return String.format(Locale.ROOT, Math.abs(value) >= 10 ? "%,.0f" : "%.2f", value);
+    }
+
+    static String html(final String s) {
+        final StringBuilder b = new StringBuilder(s.length() + 16);
+        for (final char c : s.toCharArray()) {
+            switch (c) {
+                case '<': b.append("&lt;"); break;
+                case '>': b.append("&gt;"); break;
+                case '&': b.append("&amp;"); break;
+                case '"': b.append("&quot;"); break;
+                case '\'': b.append("&#39;"); break;
+                default: b.append(c);
+            }
+        }
+        return b.toString();
+    }
+}

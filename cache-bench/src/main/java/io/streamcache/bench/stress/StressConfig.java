@@ -1,0 +1,274 @@
+package io.streamcache.bench.stress;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.LocalDateTime;
+import java.time.format.DateTimeFormatter;
+import java.util.Locale;
+
+/**
+ * The settings of one stress run, parsed from command-line flags and validated; an immutable
+ * value, safe to share between threads once built.
+ *
+ * <p>Flags follow Pravega's self-tester: producers, producer parallelism, segments, write size,
+ * duration or operation count, tail and catch-up readers, plus the cache and log settings of
+ * the embedded store. Every flag is {@code --name value} or {@code --name=value}.
+ */
+public final class StressConfig {
+    /** Default cache capacity: 256 MiB, well inside the 4 GiB direct-memory limit of {@code ./bin/run}. */
+    public static final long CACHE_SIZE_DEFAULT = 256L << 20;
+    /** Default run length. */
+    public static final Duration DURATION_DEFAULT = Duration.ofSeconds(60);
+    /** Largest write size accepted by the flags; the log's own limit is checked when the store is built. */
+    public static final int MAX_WRITE_SIZE = 1 << 20;
+
+    /** Durability policies by flag value. */
+    public enum Durability {
+        EVERY_BATCH("every-batch"),
+        INTERVAL("interval"),
+        NEVER("never");
+
+        private final String flag;
+
+        Durability(final String flag) {
+            this.flag = flag;
+        }
+
+        public String flag() {
+            return flag;
+        }
+
+        static Durability parse(final String value) {
+            for (final Durability d : values()) {
+                if (d.flag.equals(value)) {
+                    return d;
+                }
+            }
+            throw new IllegalArgumentException("--durability=" + value + " must be one of every-batch, interval, never");
+        }
+    }
+
+    static final String USAGE = String.join(System.lineSeparator(),
+        "usage: streamcache-bench.jar stress [flags]",
+        "",
+        "Drives an embedded segment store (block cache + durable log) with producers and readers,",
+        "verifies every byte read and writes summary.json and report.html.",
+        "",
+        "  --producers N        producer threads (default 2)",
+        "  --parallelism N      appends in flight per producer (default 32)",
+        "  --segments N         segments, shared by the producers (default 16)",
+        "  --write-size N|A-B   bytes per append, fixed or uniform in [A, B] (default 100-8192; max 1048576)",
+        "  --duration D         run time: 60s, 2m, 500ms, or plain seconds (default 60s)",
+        "  --ops N              stop after N appends instead (whichever of --duration / --ops is given)",
+        "  --tail-readers N     readers following the tails (default 2)",
+        "  --catchup-readers N  readers reading segments from the start, behind the tail (default 1)",
+        "  --cache-size S       cache capacity: 256m, 1g, or bytes (default 256m)",
+        "  --durability P       every-batch | interval | never (default every-batch)",
+        "  --dir PATH           log directory (default: a temporary directory, deleted at the end)",
+        "  --out PATH           results folder (default ./stress-results/<timestamp>)",
+        "  --seed N             seed of the record contents (default 1)",
+        "  --help               this text",
+        "",
+        "Exit code: 0 if every byte read verified, 1 on a mismatch or failure, 2 on bad flags.");
+
+    final int producers;
+    final int parallelism;
+    final int segments;
+    final int minWriteSize;
+    final int maxWriteSize;
+    final Duration duration;
+    final long ops;
+    final int tailReaders;
+    final int catchupReaders;
+    final long cacheSize;
+    final Durability durability;
+    final Path dir;
+    final Path out;
+    final long seed;
+    final boolean help;
+
+    private StressConfig(final Builder b) {
+        this.producers = b.producers;
+        this.parallelism = b.parallelism;
+        this.segments = b.segments;
+        this.minWriteSize = b.minWriteSize;
+        this.maxWriteSize = b.maxWriteSize;
+        this.duration = b.duration;
+        this.ops = b.ops;
+        this.tailReaders = b.tailReaders;
+        this.catchupReaders = b.catchupReaders;
+        this.cacheSize = b.cacheSize;
+        this.durability = b.durability;
+        this.dir = b.dir;
+        this.out = b.out;
+        this.seed = b.seed;
+        this.help = b.help;
+    }
+
+    /**
+     * @return the configuration the flags describe.
+     * @throws IllegalArgumentException naming the flag, if a flag is unknown, lacks a value or is out of range.
+     */
+    public static StressConfig parse(final String[] args) {
+        final Builder b = new Builder();
+        boolean durationGiven = false;
+        for (int i = 0; i < args.length; i++) {
+            final String arg = args[i];
+            if ("--help".equals(arg) || "-h".equals(arg)) {
+                b.help = true;
+                continue;
+            }
+            if (!arg.startsWith("--")) {
+                throw new IllegalArgumentException("unexpected argument: " + arg + " (flags start with --; see --help)");
+            }
+            final String name;
+            final String value;
+            final int eq = arg.indexOf('=');
+            if (eq >= 0) {
+                name = arg.substring(2, eq);
+                value = arg.substring(eq + 1);
+            } else {
+                name = arg.substring(2);
+                if (i + 1 >= args.length) {
+                    throw new IllegalArgumentException("--" + name + " needs a value (see --help)");
+                }
+                value = args[++i];
+            }
+            switch (name) {
+                case "producers": b.producers = parseInt(name, value, 1, 1024); break;
+                case "parallelism": b.parallelism = parseInt(name, value, 1, 65_536); break;
+                case "segments": b.segments = parseInt(name, value, 1, 1_000_000); break;
+                case "write-size": parseWriteSize(b, value); break;
+                case "duration": b.duration = parseDuration(value); durationGiven = true; break;
+                case "ops": b.ops = parseLong(name, value, 1, Long.MAX_VALUE); break;
+                case "tail-readers": b.tailReaders = parseInt(name, value, 0, 1024); break;
+                case "catchup-readers": b.catchupReaders = parseInt(name, value, 0, 1024); break;
+                case "cache-size": b.cacheSize = parseSize(name, value, 4L << 20, 1L << 40); break;
+                case "durability": b.durability = Durability.parse(value); break;
+                case "dir": b.dir = Path.of(value); break;
+                case "out": b.out = Path.of(value); break;
+                case "seed": b.seed = parseLong(name, value, Long.MIN_VALUE, Long.MAX_VALUE); break;
+                default: throw new IllegalArgumentException("unknown flag: --" + name + " (see --help)");
+            }
+        }
+        if (b.ops > 0 && durationGiven) {
+            throw new IllegalArgumentException("give --duration or --ops, not both");
+        }
+        if (b.ops > 0) {
+            b.duration = null;
+        }
+        if (b.out == null) {
+            b.out = Path.of("stress-results", LocalDateTime.now().format(DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss", Locale.ROOT)));
+        }
+        return new StressConfig(b);
+    }
+
+    private static void parseWriteSize(final Builder b, final String value) {
+        final int dash = value.indexOf('-');
+        if (dash > 0) {
+            b.minWriteSize = parseInt("write-size", value.substring(0, dash), 1, MAX_WRITE_SIZE);
+            b.maxWriteSize = parseInt("write-size", value.substring(dash + 1), 1, MAX_WRITE_SIZE);
+            if (b.minWriteSize > b.maxWriteSize) {
+                throw new IllegalArgumentException("--write-size=" + value + ": the low end must not exceed the high end");
+            }
+        } else {
+            b.minWriteSize = parseInt("write-size", value, 1, MAX_WRITE_SIZE);
+            b.maxWriteSize = b.minWriteSize;
+        }
+    }
+
+    static int parseInt(final String name, final String value, final int min, final int max) {
+        return (int) parseLong(name, value, min, max);
+    }
+
+    static long parseLong(final String name, final String value, final long min, final long max) {
+        final long parsed;
+        try {
+            parsed = Long.parseLong(value.replace("_", "").replace(",", ""));
+        } catch (final NumberFormatException e) {
+            throw new IllegalArgumentException("--" + name + "=" + value + " is not an integer", e);
+        }
+        if (parsed < min || parsed > max) {
+            throw new IllegalArgumentException("--" + name + "=" + value + " must be in [" + min + ", " + max + "]");
+        }
+        return parsed;
+    }
+
+    /** Parses {@code 256m}, {@code 1g}, {@code 512k} or plain bytes. */
+    static long parseSize(final String name, final String value, final long min, final long max) {
+        final String v = value.trim().toLowerCase(Locale.ROOT);
+        long unit = 1;
+        String digits = v;
+        if (!v.isEmpty()) {
+            final char last = v.charAt(v.length() - 1);
+            final int shift = last == 'k' ? 10 : last == 'm' ? 20 : last == 'g' ? 30 : last == 't' ? 40 : -1;
+            if (shift > 0) {
+                unit = 1L << shift;
+                digits = v.substring(0, v.length() - 1);
+            }
+        }
+        final long n;
+        try {
+            n = Long.parseLong(digits);
+        } catch (final NumberFormatException e) {
+            throw new IllegalArgumentException("--" + name + "=" + value + " is not a size (e.g. 256m, 1g, 1048576)", e);
+        }
+        if (n < 0 || n > max / unit || n * unit < min) {
+            throw new IllegalArgumentException("--" + name + "=" + value + " must be in [" + min + ", " + max + "] bytes");
+        }
+        return n * unit;
+    }
+
+    /** Parses {@code 60s}, {@code 2m}, {@code 500ms}, {@code 1h} or plain seconds. */
+    static Duration parseDuration(final String value) {
+        final String v = value.trim().toLowerCase(Locale.ROOT);
+        try {
+            final Duration d;
+            if (v.endsWith("ms")) {
+                d = Duration.ofMillis(Long.parseLong(v.substring(0, v.length() - 2)));
+            } else if (v.endsWith("s")) {
+                d = Duration.ofSeconds(Long.parseLong(v.substring(0, v.length() - 1)));
+            } else if (v.endsWith("m")) {
+                d = Duration.ofMinutes(Long.parseLong(v.substring(0, v.length() - 1)));
+            } else if (v.endsWith("h")) {
+                d = Duration.ofHours(Long.parseLong(v.substring(0, v.length() - 1)));
+            } else {
+                d = Duration.ofSeconds(Long.parseLong(v));
+            }
+            if (d.isNegative() || d.isZero()) {
+                throw new IllegalArgumentException("--duration=" + value + " must be positive");
+            }
+            return d;
+        } catch (final NumberFormatException e) {
+            throw new IllegalArgumentException("--duration=" + value + " is not a duration (e.g. 60s, 2m, 500ms)", e);
+        }
+    }
+
+    /** @return the flags as they would be given, for the summary. */
+    @Override
+    public String toString() {
+        return "producers=" + producers + " parallelism=" + parallelism + " segments=" + segments
+            + " writeSize=" + (minWriteSize == maxWriteSize ? String.valueOf(minWriteSize) : minWriteSize + "-" + maxWriteSize)
+            + (duration != null ? " duration=" + duration.toMillis() + "ms" : " ops=" + ops)
+            + " tailReaders=" + tailReaders + " catchupReaders=" + catchupReaders + " cacheSize=" + cacheSize
+            + " durability=" + durability.flag() + " dir=" + (dir == null ? "<temp>" : dir) + " out=" + out + " seed=" + seed;
+    }
+
+    private static final class Builder {
+        int producers = 2;
+        int parallelism = 32;
+        int segments = 16;
+        int minWriteSize = 100;
+        int maxWriteSize = 8192;
+        Duration duration = DURATION_DEFAULT;
+        long ops;
+        int tailReaders = 2;
+        int catchupReaders = 1;
+        long cacheSize = CACHE_SIZE_DEFAULT;
+        Durability durability = Durability.EVERY_BATCH;
+        Path dir;
+        Path out;
+        long seed = 1;
+        boolean help;
+    }
+}

@@ -1,0 +1,335 @@
+package io.streamcache.bench.stress;
+
+import io.streamcache.core.cache.BlockCache;
+import io.streamcache.core.cache.CacheStats;
+import io.streamcache.segmentstore.SegmentStore;
+import io.streamcache.segmentstore.eviction.CacheManager;
+import io.streamcache.segmentstore.eviction.CacheManagerStats;
+import io.streamcache.segmentstore.log.DurabilityPolicy;
+import io.streamcache.segmentstore.log.LogConfig;
+import org.HdrHistogram.Histogram;
+
+import java.io.IOException;
+import java.io.PrintStream;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+
+/**
+ * The stress test, run from the calling thread (which samples and reports) with producer and
+ * reader threads of its own: drives an embedded {@link SegmentStore} (a DRAM {@link BlockCache}
+ * and a durable log in a directory), verifies every byte read, prints a progress line a second,
+ * and ends with a latency table, {@code summary.json} and {@code report.html}.
+ *
+ * <pre>
+ *   producers (P threads)          log (writer + completion thread)     tail readers (T threads)
+ *   +--------------+  appendAsync  +-------------------------+   read / readOrWait
+ *   | parallelism  | ------------> | batch, force, commit to | &lt;------------------- follow tails
+ *   | appends in   | &lt;------------ | cache + index, wake     |
+ *   | flight each  |    offset     | waiting tail readers    |   read / readThrough
+ *   +--------------+               +-------------------------+ &lt;------------------- catch-up readers (C)
+ *                                                                  from offset 0, behind the tail
+ *   sampler (the calling thread): once a second, interval histograms, counters, cache stats
+ * </pre>
+ *
+ * <h2>Verification</h2>
+ * The bytes of a segment are a pure function of (segment seed, offset) ({@link SegmentContent}),
+ * so any range a reader receives, from the cache or from the log, is checked without a copy of
+ * what was written; the store must also give each append exactly the offset its bytes were made
+ * for. The first mismatch stops the run and fails it (exit code 1).
+ *
+ * <h2>Stopping</h2>
+ * A run ends at {@code --duration} or after {@code --ops} appends, on the first failure, or on
+ * Ctrl-C: a shutdown hook stops producers and readers and waits for the summary so far to be
+ * printed and written.
+ */
+public final class StressHarness {
+    /** Interval of the {@code interval} durability policy. */
+    static final Duration INTERVAL_POLICY_PERIOD = Duration.ofMillis(100);
+    private static final long TICK_NANOS = TimeUnit.SECONDS.toNanos(1);
+    private static final double MB = 1e6;
+
+    private final SegmentContent expected;
+
+    /** A harness that verifies against the content the producers write. */
+    public StressHarness() {
+        this(SegmentContent.SPLITMIX);
+    }
+
+    /** For tests: a harness whose readers check against {@code expected} instead. */
+    StressHarness(final SegmentContent expected) {
+        this.expected = expected;
+    }
+
+    /**
+     * Runs the stress test the flags describe, printing to {@code out}.
+     *
+     * @return the process exit code: 0 if every byte read verified, 1 on a mismatch or failure, 2 on bad flags.
+     */
+    public static int run(final String[] args, final PrintStream out) {
+        return new StressHarness().execute(args, out, true);
+    }
+
+    int execute(final String[] args, final PrintStream out, final boolean installShutdownHook) {
+        final StressConfig config;
+        try {
+            config = StressConfig.parse(args);
+        } catch (final IllegalArgumentException e) {
+            out.println("stress: " + e.getMessage());
+            out.println("run with --help for the flags");
+            return 2;
+        }
+        if (config.help) {
+            out.println(StressConfig.USAGE);
+            return 0;
+        }
+        final Path dir;
+        final boolean tempDir = config.dir == null;
+        try {
+            if (tempDir) {
+                dir = Files.createTempDirectory("streamcache-stress-");
+            } else {
+                dir = config.dir;
+                Files.createDirectories(dir);
+                try (Stream<Path> entries = Files.list(dir)) {
+                    if (entries.findAny().isPresent()) {
+                        out.println("stress: --dir=" + dir + " must be empty or not exist (the run creates a fresh log there)");
+                        return 2;
+                    }
+                }
+            }
+            Files.createDirectories(config.out);
+        } catch (final IOException e) {
+            out.println("stress: cannot prepare directories: " + e);
+            return 1;
+        }
+        // Counted down once the results are out and the temporary directory is gone: a Ctrl-C's
+        // shutdown hook waits for it, since the JVM halts as soon as the hooks return.
+        final CountDownLatch done = new CountDownLatch(1);
+        final Thread[] hook = new Thread[1];
+        try {
+            return runIn(config, dir, out, installShutdownHook, done, hook);
+        } finally {
+            if (tempDir) {
+                deleteRecursively(dir, out);
+            }
+            out.flush();
+            done.countDown();
+            removeHook(hook[0]);
+        }
+    }
+
+    private int runIn(final StressConfig config, final Path dir, final PrintStream out, final boolean installShutdownHook,
+                      final CountDownLatch done, final Thread[] hook) {
+        final boolean[] interrupted = new boolean[1];
+        final Report report;
+        final Instant startedAt = Instant.now();
+        try (BlockCache cache = BlockCache.builder().capacity(config.cacheSize).name("stress").registerMBean(false).build()) {
+            final StressRun run;
+            final List<Sample> samples = new ArrayList<>();
+            final long startNanos;
+            final CacheStats cacheStats;
+            final CacheManagerStats managerStats;
+            try (SegmentStore store = SegmentStore.builder(cache)
+                .name("stress")
+                .cacheManager(CacheManager.builder(cache).name("stress").registerMBean(false))
+                .log(LogConfig.builder(dir).durability(policy(config.durability)).name("stress").build())
+                .build()) {
+                if (config.maxWriteSize > store.logWriter().maxAppendLength()) {
+                    out.println("stress: --write-size=" + config.maxWriteSize + " is more than the log's maxAppendLength="
+                        + store.logWriter().maxAppendLength());
+                    return 2;
+                }
+                run = new StressRun(config, store, expected);
+                for (final StressRun.SegmentState segment : run.segments) {
+                    store.create(segment.name);
+                }
+                out.printf(Locale.ROOT, "stress: %s%n", config);
+                out.printf(Locale.ROOT, "cache: %s, %d MB (%s); log: %s (%s)%n", cache.name(), cache.capacity() >> 20,
+                    cache.regionDescription(), dir, policy(config.durability));
+                if (installShutdownHook) {
+                    hook[0] = new Thread(() -> {
+                        interrupted[0] = true;
+                        run.stopping.set(true);
+                        try {
+                            done.await(90, TimeUnit.SECONDS);
+                        } catch (final InterruptedException e) {
+                            Thread.currentThread().interrupt();
+                        }
+                    }, "stress-shutdown");
+                    Runtime.getRuntime().addShutdownHook(hook[0]);
+                }
+                final List<Thread> producers = new ArrayList<>();
+                final List<Thread> readers = new ArrayList<>();
+                for (int i = 0; i < config.producers; i++) {
+                    producers.add(start(new Producer(run, i), "stress-producer-" + i));
+                }
+                for (int i = 0; i < config.tailReaders; i++) {
+                    readers.add(start(new TailReader(run, i), "stress-tail-" + i));
+                }
+                for (int i = 0; i < config.catchupReaders; i++) {
+                    readers.add(start(new CatchUpReader(run, i), "stress-catchup-" + i));
+                }
+                startNanos = System.nanoTime();
+                long lastTick = startNanos;
+                long lastAppendBytes = 0;
+                long lastReadBytes = 0;
+                final long deadline = config.duration == null ? Long.MAX_VALUE : startNanos + config.duration.toNanos();
+                while (true) {
+                    final long now = System.nanoTime();
+                    if (now >= deadline || producers.stream().noneMatch(Thread::isAlive)) {
+                        run.stopping.set(true);
+                    }
+                    if (run.stopping()) {
+                        break;
+                    }
+                    if (now - lastTick >= TICK_NANOS) {
+                        final Sample sample = sample(run, cache, startNanos, lastTick, now, lastAppendBytes, lastReadBytes);
+                        lastAppendBytes = run.metrics.append.bytes.sum();
+                        lastReadBytes = readBytes(run.metrics);
+                        lastTick = now;
+                        samples.add(sample);
+                        out.println(progressLine(sample));
+                    }
+                    sleepQuietly(Math.min(20, Math.max(1, TimeUnit.NANOSECONDS.toMillis(Math.min(deadline, lastTick + TICK_NANOS) - now))));
+                }
+                joinAll(producers, 90);
+                joinAll(readers, StressRun.READ_THROUGH_TIMEOUT_SECONDS + 5);
+                final long end = System.nanoTime();
+                final Sample last = sample(run, cache, startNanos, lastTick, end, lastAppendBytes, lastReadBytes);
+                if (end - lastTick >= TICK_NANOS / 5) {
+                    samples.add(last);
+                    out.println(progressLine(last));
+                }
+                cacheStats = cache.stats();
+                managerStats = store.cacheManager().stats();
+                report = new Report(config, startedAt, (end - startNanos) / 1e9, interrupted[0], run, samples, cacheStats, managerStats);
+            }
+        } catch (final RuntimeException e) {
+            out.println("stress: FAILED: " + e);
+            e.printStackTrace(out);
+            return 1;
+        }
+        report.print(out);
+        try {
+            final Path json = report.writeJson(config.out.resolve("summary.json"));
+            final Path html = report.writeHtml(config.out.resolve("report.html"));
+            out.println("summary: " + json.toAbsolutePath());
+            out.println("report:  " + html.toAbsolutePath());
+        } catch (final IOException | UncheckedIOException e) {
+            out.println("stress: cannot write results to " + config.out + ": " + e);
+            return 1;
+        }
+        return report.passed() ? 0 : 1;
+    }
+
+    static DurabilityPolicy policy(final StressConfig.Durability durability) {
+        switch (durability) {
+            case EVERY_BATCH: return DurabilityPolicy.EVERY_BATCH;
+            case INTERVAL: return DurabilityPolicy.interval(INTERVAL_POLICY_PERIOD);
+            case NEVER: return DurabilityPolicy.NEVER;
+            default: throw new IllegalArgumentException("durability=" + durability);
+        }
+    }
+
+    private static Sample sample(final StressRun run, final BlockCache cache, final long startNanos, final long from, final long to,
+                                 final long lastAppendBytes, final long lastReadBytes) {
+        final StressMetrics m = run.metrics;
+        final double seconds = Math.max(1e-9, (to - from) / 1e9);
+        final Histogram append = m.append.interval();
+        final Histogram tail = m.tailRead.interval();
+        final Histogram catchup = m.catchupRead.interval();
+        final long appendBytes = m.append.bytes.sum();
+        final long readBytes = readBytes(m);
+        return new Sample(
+            (to - startNanos) / 1e9,
+            append.getTotalCount() / seconds,
+            (appendBytes - lastAppendBytes) / MB / seconds,
+            (tail.getTotalCount() + catchup.getTotalCount()) / seconds,
+            (readBytes - lastReadBytes) / MB / seconds,
+            micros(append, 50),
+            micros(append, 99),
+            append.getTotalCount() == 0 ? 0 : append.getMaxValue() / 1e3,
+            micros(tail, 99),
+            micros(catchup, 99),
+            cache.stats().utilization(),
+            m.hitRatio(),
+            m.bytesVerified.sum());
+    }
+
+    private static long readBytes(final StressMetrics m) {
+        return m.tailRead.bytes.sum() + m.catchupRead.bytes.sum();
+    }
+
+    private static double micros(final Histogram h, final double percentile) {
+        return h.getTotalCount() == 0 ? 0 : h.getValueAtPercentile(percentile) / 1e3;
+    }
+
+    static String progressLine(final Sample s) {
+        return String.format(Locale.ROOT,
+            "[%5.0fs] append %,9.0f ops/s %7.1f MB/s p99 %s | read %,8.0f ops/s %7.1f MB/s | cache %5.1f%% hit %5.1f%% | verified %s",
+            s.elapsedSeconds(), s.appendOpsPerSec(), s.appendMBps(), Report.formatMicros(s.appendP99Micros()), s.readOpsPerSec(),
+            s.readMBps(), s.cacheUtilization() * 100, s.hitRatio() * 100, Report.formatBytes(s.bytesVerified()));
+    }
+
+    private static Thread start(final Runnable task, final String name) {
+        final Thread thread = new Thread(task, name);
+        thread.setDaemon(true);
+        thread.start();
+        return thread;
+    }
+
+    private static void joinAll(final List<Thread> threads, final long seconds) {
+        final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds);
+        for (final Thread thread : threads) {
+            try {
+                thread.join(Math.max(1, TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime())));
+            } catch (final InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
+            }
+        }
+    }
+
+    private static void sleepQuietly(final long millis) {
+        try {
+            Thread.sleep(millis);
+        } catch (final InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    private static void removeHook(final Thread hook) {
+        if (hook == null) {
+            return;
+        }
+        try {
+            Runtime.getRuntime().removeShutdownHook(hook);
+        } catch (final IllegalStateException e) {
+            // The JVM is shutting down (Ctrl-C): the hook is running and returns once done is counted down.
+        }
+    }
+
+    private static void deleteRecursively(final Path dir, final PrintStream out) {
+        try (Stream<Path> paths = Files.walk(dir)) {
+            paths.sorted(Comparator.reverseOrder()).forEach(p -> {
+                try {
+                    Files.deleteIfExists(p);
+                } catch (final IOException e) {
+                    throw new UncheckedIOException(e);
+                }
+            });
+        } catch (final IOException | UncheckedIOException e) {
+            out.println("stress: could not delete " + dir + ": " + e);
+        }
+    }
+}

@@ -1,0 +1,71 @@
+package io.streamcache.bench.stress;
+
+import org.HdrHistogram.Histogram;
+import org.HdrHistogram.Recorder;
+
+import java.util.concurrent.atomic.LongAdder;
+
+/**
+ * The counters and latency recorders of one stress run: recorded into from any thread (producers,
+ * the log's completion thread, readers), sampled by the one sampling thread.
+ *
+ * <p>Latencies are recorded in nanoseconds into HdrHistogram {@link Recorder}s (wait-free for
+ * writers); the sampler takes each second's interval histogram with {@link Op#interval()} and
+ * adds it to the run's total, so the totals are owned by the sampler thread alone.
+ */
+final class StressMetrics {
+    /** Highest latency tracked: one minute; longer values are clamped. */
+    static final long MAX_LATENCY_NANOS = 60_000_000_000L;
+
+    /** One operation kind: its recorder and its running total. */
+    static final class Op {
+        final String name;
+        private final Recorder recorder = new Recorder(MAX_LATENCY_NANOS, 3);
+        /** Owned by the sampler thread. */
+        final Histogram total = new Histogram(MAX_LATENCY_NANOS, 3);
+        final LongAdder bytes = new LongAdder();
+        private Histogram recycled;
+
+        Op(final String name) {
+            this.name = name;
+        }
+
+        /** Records one operation; any thread. */
+        void record(final long nanos, final long length) {
+            recorder.recordValue(Math.min(Math.max(nanos, 0), MAX_LATENCY_NANOS));
+            bytes.add(length);
+        }
+
+        /** The histogram of what was recorded since the last call, also added to the total; sampler thread only. */
+        Histogram interval() {
+            final Histogram h = recorder.getIntervalHistogram(recycled);
+            total.add(h);
+            recycled = h;
+            return h;
+        }
+    }
+
+    final Op append = new Op("append");
+    final Op tailRead = new Op("tail read");
+    final Op catchupRead = new Op("catch-up read");
+
+    final LongAdder bytesVerified = new LongAdder();
+    /** Reads that returned bytes from the cache. */
+    final LongAdder cacheHits = new LongAdder();
+    /** Reads that found their first byte NOT_CACHED and went to the log. */
+    final LongAdder cacheMisses = new LongAdder();
+    /** Bytes read through from the log. */
+    final LongAdder logBytes = new LongAdder();
+    /** Reads that waited at the tail and timed out. */
+    final LongAdder tailTimeouts = new LongAdder();
+
+    Op[] ops() {
+        return new Op[] {append, tailRead, catchupRead};
+    }
+
+    double hitRatio() {
+        final long hits = cacheHits.sum();
+        final long total = hits + cacheMisses.sum();
+        return total == 0 ? 1.0 : (double) hits / total;
+    }
+}

@@ -1,0 +1,126 @@
+package io.streamcache.bench.stress;
+
+import io.netty.buffer.ByteBuf;
+import io.streamcache.segmentstore.ReadResult;
+import io.streamcache.segmentstore.ReadStatus;
+import io.streamcache.segmentstore.SegmentStore;
+
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+
+/**
+ * The shared state of one stress run: the store, the segments, the metrics, the stop flag and
+ * the first failure; thread-safe, shared by the producers, the readers and the sampler.
+ */
+final class StressRun {
+    /** Longest a reader waits for a read-through from the log before failing the run. */
+    static final long READ_THROUGH_TIMEOUT_SECONDS = 30;
+
+    /** One segment of the run; {@link #nextOffset} is guarded by the object's monitor. */
+    static final class SegmentState {
+        final int index;
+        final String name;
+        final long seed;
+        /** The offset the next append will get; guarded by {@code this}. */
+        long nextOffset;
+
+        SegmentState(final int index, final String name, final long seed) {
+            this.index = index;
+            this.name = name;
+            this.seed = seed;
+        }
+    }
+
+    final StressConfig config;
+    final SegmentStore store;
+    final StressMetrics metrics = new StressMetrics();
+    final SegmentState[] segments;
+    /** What readers check against; the producers always write {@link SegmentContent#SPLITMIX}. */
+    final SegmentContent expected;
+    final AtomicBoolean stopping = new AtomicBoolean();
+    /** Appends not yet started, for an {@code --ops} run; unused (Long.MAX_VALUE) for a timed run. */
+    final AtomicLong remainingOps;
+    final AtomicReference<String> firstMismatch = new AtomicReference<>();
+    final AtomicReference<Throwable> firstError = new AtomicReference<>();
+
+    StressRun(final StressConfig config, final SegmentStore store, final SegmentContent expected) {
+        this.config = config;
+        this.store = store;
+        this.expected = expected;
+        this.remainingOps = new AtomicLong(config.ops > 0 ? config.ops : Long.MAX_VALUE);
+        this.segments = new SegmentState[config.segments];
+        for (int i = 0; i < segments.length; i++) {
+            segments[i] = new SegmentState(i, "stress-" + i, SegmentContent.segmentSeed(config.seed, i));
+        }
+    }
+
+    boolean stopping() {
+        return stopping.get();
+    }
+
+    /** Records a verification failure (the first one wins) and stops the run. */
+    void mismatch(final String message) {
+        firstMismatch.compareAndSet(null, message);
+        stopping.set(true);
+    }
+
+    /** Records an unexpected failure (the first one wins) and stops the run. */
+    void fail(final String what, final Throwable error) {
+        firstError.compareAndSet(null, new IllegalStateException(what + ": " + error, error));
+        stopping.set(true);
+    }
+
+    boolean failed() {
+        return firstMismatch.get() != null || firstError.get() != null;
+    }
+
+    /**
+     * Reads from {@code offset} of {@code segment}: from the cache, or through the log if its first
+     * byte is not cached; counts hits and misses and records the latency into {@code op}
+     * when bytes came back.
+     *
+     * @return the result (the caller verifies and releases it).
+     */
+    ReadResult fetch(final SegmentState segment, final long offset, final int maxLength, final StressMetrics.Op op) throws Exception {
+        final long start = System.nanoTime();
+        ReadResult result = store.read(segment.name, offset, maxLength);
+        if (result.status() == ReadStatus.NOT_CACHED && result.length() == 0) {
+            result.release();
+            metrics.cacheMisses.increment();
+            result = store.readThrough(segment.name, offset, maxLength).get(READ_THROUGH_TIMEOUT_SECONDS, TimeUnit.SECONDS);
+            metrics.logBytes.add(result.length());
+        } else if (result.length() > 0) {
+            metrics.cacheHits.increment();
+        }
+        if (result.length() > 0) {
+            op.record(System.nanoTime() - start, result.length());
+        }
+        return result;
+    }
+
+    /**
+     * Checks every byte of {@code result} (the bytes of {@code segment} from {@code result.offset()});
+     * records the first mismatch.
+     *
+     * @return whether every byte matched.
+     */
+    boolean verify(final SegmentState segment, final ReadResult result, final String reader) {
+        long offset = result.offset();
+        for (int i = 0; i < result.viewCount(); i++) {
+            final ByteBuf view = result.view(i);
+            final long bad = ContentChecker.firstMismatch(view, expected, segment.seed, offset);
+            if (bad != ContentChecker.MATCH) {
+                final byte actual = view.getByte(view.readerIndex() + (int) (bad - offset));
+                mismatch(String.format("segment=%s offset=%d expected=0x%02x actual=0x%02x (reader=%s, read offset=%d length=%d status=%s)",
+                    segment.name, bad, expected.byteAt(segment.seed, bad) & 0xff, actual & 0xff, reader, result.offset(),
+                    result.length(), result.status()));
+                return false;
+            }
+            offset += view.readableBytes();
+        }
+        metrics.bytesVerified.add(result.length());
+        return true;
+    }
+}

@@ -1,0 +1,64 @@
+package io.streamcache.bench.stress;
+
+import org.junit.jupiter.api.Test;
+
+import java.nio.file.Path;
+import java.time.Duration;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+class StressConfigTest {
+    @Test
+    void shouldUseDefaults() {
+        final StressConfig config = StressConfig.parse(new String[0]);
+        assertEquals(StressConfig.DURATION_DEFAULT, config.duration);
+        assertEquals(StressConfig.CACHE_SIZE_DEFAULT, config.cacheSize);
+        assertEquals(StressConfig.Durability.EVERY_BATCH, config.durability);
+        assertNull(config.dir);
+        assertTrue(config.out.startsWith(Path.of("stress-results")));
+    }
+
+    @Test
+    void shouldParseEveryFlag() {
+        final StressConfig config = StressConfig.parse(new String[] {"--producers=3", "--parallelism", "5", "--segments", "7",
+            "--write-size", "10-20", "--ops", "1000", "--tail-readers", "0", "--catchup-readers", "4", "--cache-size", "1g",
+            "--durability", "interval", "--dir", "d", "--out", "o", "--seed", "9"});
+        assertEquals(3, config.producers);
+        assertEquals(5, config.parallelism);
+        assertEquals(7, config.segments);
+        assertEquals(10, config.minWriteSize);
+        assertEquals(20, config.maxWriteSize);
+        assertEquals(1000, config.ops);
+        assertNull(config.duration);
+        assertEquals(0, config.tailReaders);
+        assertEquals(4, config.catchupReaders);
+        assertEquals(1L << 30, config.cacheSize);
+        assertEquals(StressConfig.Durability.INTERVAL, config.durability);
+        assertEquals(Path.of("d"), config.dir);
+        assertEquals(Path.of("o"), config.out);
+        assertEquals(9, config.seed);
+    }
+
+    @Test
+    void shouldParseDurationsAndSizes() {
+        assertEquals(Duration.ofMillis(500), StressConfig.parseDuration("500ms"));
+        assertEquals(Duration.ofSeconds(90), StressConfig.parseDuration("90"));
+        assertEquals(Duration.ofMinutes(2), StressConfig.parseDuration("2m"));
+        assertEquals(256L << 20, StressConfig.parseSize("cache-size", "256m", 1, Long.MAX_VALUE));
+        assertEquals(4096, StressConfig.parseSize("cache-size", "4k", 1, Long.MAX_VALUE));
+        assertEquals(12345, StressConfig.parseSize("cache-size", "12345", 1, Long.MAX_VALUE));
+    }
+
+    @Test
+    void shouldNameTheFlagInErrors() {
+        assertTrue(assertThrows(IllegalArgumentException.class, () -> StressConfig.parse(new String[] {"--parallelism", "0"}))
+            .getMessage().startsWith("--parallelism=0"));
+        assertTrue(assertThrows(IllegalArgumentException.class, () -> StressConfig.parse(new String[] {"--write-size", "2000000"}))
+            .getMessage().startsWith("--write-size=2000000"));
+        assertTrue(assertThrows(IllegalArgumentException.class, () -> StressConfig.parse(new String[] {"--duration", "0s"}))
+            .getMessage().startsWith("--duration=0s"));
+    }
+}

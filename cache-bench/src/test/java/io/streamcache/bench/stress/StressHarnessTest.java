@@ -1,0 +1,96 @@
+package io.streamcache.bench.stress;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+class StressHarnessTest {
+    private static final Pattern BYTES_VERIFIED = Pattern.compile("\"bytesVerified\": (\\d+),");
+
+    @TempDir
+    Path temp;
+
+    private String[] smallRun(final String duration, final Path out) {
+        return new String[] {
+            "--producers", "2", "--parallelism", "8", "--segments", "4", "--write-size", "64-4096",
+            "--duration", duration, "--tail-readers", "2", "--catchup-readers", "1",
+            // A small cache, so that it fills, evicts, and catch-up readers go through the log.
+            "--cache-size", "8m", "--durability", "never",
+            "--dir", temp.resolve("log").toString(), "--out", out.toString()};
+    }
+
+    @Test
+    @Timeout(value = 30, unit = TimeUnit.SECONDS)
+    void shouldRunVerifyAndWriteResults() throws Exception {
+        final Path out = temp.resolve("results");
+        final ByteArrayOutputStream console = new ByteArrayOutputStream();
+        final int code = new StressHarness().execute(smallRun("3s", out), new PrintStream(console, true, StandardCharsets.UTF_8), false);
+        final String text = console.toString(StandardCharsets.UTF_8);
+
+        assertEquals(0, code, text);
+        assertTrue(text.contains("verification: PASSED"), text);
+        assertTrue(text.contains("append p99") || text.contains("p99"), text);
+        final Path json = out.resolve("summary.json");
+        final Path html = out.resolve("report.html");
+        assertTrue(Files.isRegularFile(json), "summary.json");
+        assertTrue(Files.isRegularFile(html), "report.html");
+        final String summary = Files.readString(json);
+        assertTrue(summary.contains("\"passed\": true"), summary);
+        final Matcher verified = BYTES_VERIFIED.matcher(summary);
+        assertTrue(verified.find(), summary);
+        assertTrue(Long.parseLong(verified.group(1)) > 0, summary);
+        final String report = Files.readString(html);
+        assertTrue(report.contains("<svg") && report.endsWith("</html>\n") && !report.contains("<script"), "self-contained report");
+    }
+
+    @Test
+    @Timeout(value = 30, unit = TimeUnit.SECONDS)
+    void shouldFailWithNonZeroExitWhenVerificationFails() throws Exception {
+        // Readers expect the word at offsets [24, 32) of every segment inverted: the bytes written never match.
+        final SegmentContent corrupted = (seed, wordIndex) -> wordIndex == 3
+            ? ~SegmentContent.splitMixWord(seed, wordIndex) : SegmentContent.splitMixWord(seed, wordIndex);
+        final Path out = temp.resolve("corrupted");
+        final ByteArrayOutputStream console = new ByteArrayOutputStream();
+        final int code = new StressHarness(corrupted).execute(smallRun("10s", out), new PrintStream(console, true, StandardCharsets.UTF_8),
+            false);
+        final String text = console.toString(StandardCharsets.UTF_8);
+
+        assertEquals(1, code, text);
+        assertTrue(text.contains("verification: FAILED: mismatch at segment="), text);
+        assertTrue(Pattern.compile("offset=(2[4-9]|3[01]) expected=").matcher(text).find(), text);
+        final String summary = Files.readString(out.resolve("summary.json"));
+        assertTrue(summary.contains("\"passed\": false") && summary.contains("\"firstMismatch\""), summary);
+    }
+
+    @Test
+    void shouldRejectBadFlagsWithExitCode2() {
+        for (final String[] args : new String[][] {
+            {"--producers", "0"}, {"--write-size", "10-5"}, {"--durability", "sometimes"}, {"--bogus", "1"},
+            {"--duration", "1s", "--ops", "10"}, {"--cache-size", "lots"}, {"--segments"}}) {
+            final ByteArrayOutputStream console = new ByteArrayOutputStream();
+            final int code = new StressHarness().execute(args, new PrintStream(console, true, StandardCharsets.UTF_8), false);
+            final String text = console.toString(StandardCharsets.UTF_8);
+            assertEquals(2, code, String.join(" ", args) + ": " + text);
+            assertTrue(text.startsWith("stress: "), text);
+        }
+    }
+
+    @Test
+    void shouldPrintHelp() {
+        final ByteArrayOutputStream console = new ByteArrayOutputStream();
+        assertEquals(0, new StressHarness().execute(new String[] {"--help"}, new PrintStream(console, true, StandardCharsets.UTF_8), false));
+        assertTrue(console.toString(StandardCharsets.UTF_8).contains("--catchup-readers"));
+    }
+}
