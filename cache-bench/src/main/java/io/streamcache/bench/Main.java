@@ -11,6 +11,7 @@ import java.util.Arrays;
  * <pre>
  *   java -jar streamcache-bench.jar            the main job: the stress test with its defaults
  *   java -jar streamcache-bench.jar stress ARGS the stress test (--help for its flags)
+ *   java -jar streamcache-bench.jar cachebench ARGS  the block cache alone, after RocksDB's cache_bench (--help)
  *   java -jar streamcache-bench.jar demo       the block cache demo (self-checking)
  *   java -jar streamcache-bench.jar jmh ARGS   JMH with its own arguments (-h for help)
  * </pre>
@@ -27,6 +28,7 @@ public final class Main {
             case "stress":
                 System.exit(StressHarness.run(rest, System.out));
                 break;
+            case "cachebench": System.exit(io.streamcache.bench.cachebench.CacheBench.run(rest, System.out)); break;
             case "demo":
                 System.exit(BlockCacheDemo.run(rest, System.out));
                 break;
@@ -34,7 +36,7 @@ public final class Main {
                 org.openjdk.jmh.Main.main(rest);
                 break;
             default:
-                System.err.println("unknown command: " + command + " (expected: stress, demo, jmh)");
+                System.err.println("unknown command: " + command + " (expected: stress, cachebench, demo, jmh)");
                 System.exit(2);
         }
     }
