@@ -157,6 +157,15 @@ public final class FileChannelLogFile implements LogFile {
         if (directIo && !isAligned(destination, position)) {
             return readThroughAlignedCopy(destination, position);
         }
+        return readFully(channel, destination, position);
+    }
+
+    /**
+     * Reads from {@code position} until {@code destination} is full or the file ends.
+     *
+     * @return bytes read.
+     */
+    static int readFully(final FileChannel channel, final ByteBuffer destination, final long position) throws IOException {
         final int wanted = destination.remaining();
         long at = position;
         while (destination.hasRemaining()) {

@@ -175,16 +175,7 @@ public final class LogDirectory implements AutoCloseable {
                 opened.close();
             }
         }
-        final int wanted = destination.remaining();
-        long at = position;
-        while (destination.hasRemaining()) {
-            final int n = channel.read(destination, at);
-            if (n < 0) {
-                break;
-            }
-            at += n;
-        }
-        return wanted - destination.remaining();
+        return FileChannelLogFile.readFully(channel, destination, position);
     }
 
     /**
