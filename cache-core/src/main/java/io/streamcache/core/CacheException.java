@@ -17,4 +17,15 @@ public class CacheException extends RuntimeException {
     public CacheException(final String message, final Throwable cause) {
         super(message, cause);
     }
+
+    /**
+     * For conditions a loaded system meets routinely, where a stack trace costs more than it
+     * tells: {@code writableStackTrace = false} skips filling it (most of an exception's cost).
+     *
+     * @param message            what happened, with the figures that explain it.
+     * @param writableStackTrace whether to fill in the stack trace.
+     */
+    protected CacheException(final String message, final boolean writableStackTrace) {
+        super(message, null, true, writableStackTrace);
+    }
 }
