@@ -702,7 +702,12 @@ public final class BlockCache implements AutoCloseable {
                     current = previousAddress(word);
                 } while (current != stop && current != BlockAddressDescriptor.NULL_ADDRESS
                     && current >>> blockIndexBits == buffer.index);
-                buffer.headerRelease(BlockMetadataDescriptor.headerWord(free, head));
+                if (free == blocksPerBuffer - 1) {
+                    // Wholly free: back to ascending order, so that the next entries are laid out forwards.
+                    buffer.resetFreeList();
+                } else {
+                    buffer.headerRelease(BlockMetadataDescriptor.headerWord(free, head));
+                }
                 putBack = !buffer.inQueue;
                 buffer.inQueue = true;
             }

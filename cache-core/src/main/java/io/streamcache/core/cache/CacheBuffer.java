@@ -24,6 +24,8 @@ final class CacheBuffer {
     final long address;
     /** Netty view over the whole buffer: the route for copies from and to any {@link ByteBuf}, and the parent of read views. */
     final ByteBuf memory;
+    /** Blocks in the buffer, block 0 (the metadata) included. */
+    final int blocksPerBuffer;
     /** Whether this buffer is in the cache's queue of buffers with free blocks, or about to be put back by the thread that took it. */
     boolean inQueue;
 
@@ -31,11 +33,24 @@ final class CacheBuffer {
         this.index = index;
         this.address = BufferUtil.address(buffer);
         this.memory = Unpooled.wrappedBuffer(buffer);
+        this.blocksPerBuffer = blocksPerBuffer;
+        resetFreeList();
+        inQueue = true;
+    }
+
+    /**
+     * Links every block into the free list in ascending order (block 1 first), the order that
+     * lets consecutive allocations form runs of adjacent blocks, which copies and views treat as
+     * one range. Called by the constructor, and under the monitor when the last used block of
+     * the buffer is freed: a LIFO free list would otherwise hand the blocks of a bulk-emptied
+     * buffer out in the reverse order of their freeing (entry by entry downwards), breaking the
+     * sequential streams that the hardware prefetcher follows.
+     */
+    void resetFreeList() {
         for (int block = 1; block < blocksPerBuffer; block++) {
             word(block, BlockMetadataDescriptor.freeWord(block + 1 < blocksPerBuffer ? block + 1 : 0));
         }
         UNSAFE.putLongVolatile(null, address, BlockMetadataDescriptor.headerWord(blocksPerBuffer - 1, 1));
-        inQueue = true;
     }
 
     long word(final int blockIndex) {
