@@ -88,6 +88,7 @@ public final class PmemRegion implements MemoryRegion {
         this.deleteOnClose = deleteOnClose;
         final long length = (long)bufferCount * bufferLength;
         checkLlplOnClassPath(path);
+        Pool.loadNativeLibrary(path);
         prepareFile(path, length);
         this.pool = Pool.create(path, length);
         this.buffers = new ByteBuffer[bufferCount];
@@ -151,7 +152,7 @@ public final class PmemRegion implements MemoryRegion {
 
     /**
      * Creates the parent directories, checks the file system's room, and removes a file left at
-     * {@code path} (llpl creates pools only where no file exists). Fails before changing a file.
+     * {@code path} (llpl creates pools only where no file exists). Fails before removing it.
      */
     private static void prepareFile(final Path path, final long length) {
         try {
@@ -271,6 +272,32 @@ public final class PmemRegion implements MemoryRegion {
         }
 
         /**
+         * Initializes llpl's pool class, which loads llpl's native library, before any file is
+         * touched, so that a machine without the native dependencies fails with nothing changed.
+         */
+        static void loadNativeLibrary(final Path path) {
+            try {
+                Class.forName(MemoryPool.class.getName() + "Impl", true, MemoryPool.class.getClassLoader());
+            } catch (final LinkageError e) {
+                throw nativeLibraryMissing(path, e);
+            } catch (final ClassNotFoundException e) {
+                throw new CacheConfigurationException("PMEM region at " + path + ": llpl's MemoryPool has no "
+                    + MemoryPool.class.getName() + "Impl (" + e + "): use " + LLPL_ARTIFACT, e);
+            }
+        }
+
+        /**
+         * UnsatisfiedLinkError the first time, NoClassDefFoundError (caused by it) after: llpl
+         * loads its libllpl.so when its pool class initializes.
+         */
+        private static CacheConfigurationException nativeLibraryMissing(final Path path, final LinkageError e) {
+            return new CacheConfigurationException("PMEM region at " + path + ": llpl's native library could not be "
+                + "loaded (" + describe(e) + "): it needs Debian's libpmemobj1 and libpmempool1: " + INSTALL_COMMAND
+                + " (llpl also unpacks libllpl.so into java.io.tmpdir, which must be writable and executable), "
+                + "or use a direct-memory or mapped-file region", e);
+        }
+
+        /**
          * Creates and maps the pool file, then finds its base address and its unmap method.
          * Leaves no file and no mapping behind when it fails.
          */
@@ -279,12 +306,7 @@ public final class PmemRegion implements MemoryRegion {
             try {
                 pool = MemoryPool.createPool(path.toString(), length);
             } catch (final LinkageError e) {
-                // UnsatisfiedLinkError the first time, NoClassDefFoundError (caused by it) after:
-                // llpl loads its libllpl.so when its pool class initializes.
-                throw new CacheConfigurationException("PMEM region at " + path + ": llpl's native library could not be "
-                    + "loaded (" + describe(e) + "): it needs Debian's libpmemobj1 and libpmempool1: " + INSTALL_COMMAND
-                    + " (llpl also unpacks libllpl.so into java.io.tmpdir, which must be writable and executable), "
-                    + "or use a direct-memory or mapped-file region", e);
+                throw nativeLibraryMissing(path, e);
             } catch (final MemoryPoolException | IllegalArgumentException e) {
                 deleteQuietly(path, e);
                 throw new CacheConfigurationException("PMEM region at " + path + " could not be created ("
