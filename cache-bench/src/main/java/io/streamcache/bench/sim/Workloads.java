@@ -155,9 +155,11 @@ public final class Workloads {
 
     /**
      * Follower groups: 4 groups at a time, each a leader reading a 10-lag-long historical range of
-     * its own segment block by block, and two followers replaying the range {@code lag} and
-     * {@code 1.1 * lag} blocks behind it; when the last follower is done the group is closed and
-     * a new group starts on a fresh segment. Meanwhile 4 writers append to segments nobody reads
+     * its own segment block by block (not cached: every leader read is a miss), and two followers
+     * replaying the range {@code lag} and {@code 1.1 * lag} blocks behind it; the followers are
+     * registered with the leader (a broker knows a range's consumer groups and their committed
+     * offsets) and fetch once the leader is their lag ahead. When the last follower is done a new
+     * group starts on a fresh segment. Meanwhile 4 writers append to segments nobody reads
      * yet (one block each per step) and 8 tail segments are read right behind their writer.
      */
     static Trace followers(final long seed, final double scale, final int lag) {
@@ -207,7 +209,12 @@ public final class Workloads {
                 }
                 final int s = groupSeg[g];
                 if (leader[g] == -1) {
+                    // The broker knows the range's consumer groups: the followers are registered
+                    // at the range start (their committed offset) when the leader starts, and
+                    // start fetching once the leader is their lag ahead.
                     leader[g] = b.openReader(s, 0);
+                    follower[g][0] = b.openReader(s, 0);
+                    follower[g][1] = b.openReader(s, 0);
                 }
                 if (leaderPos[g] < range) {
                     b.read(s, leaderPos[g]++, leader[g]);
@@ -217,10 +224,8 @@ public final class Workloads {
                 }
                 final int[] lags = {lag, lag2};
                 for (int f = 0; f < 2; f++) {
-                    if (follower[g][f] < 0 && leaderPos[g] >= lags[f]) {
-                        follower[g][f] = b.openReader(s, 0);
-                    }
-                    if (follower[g][f] >= 0 && followerPos[g][f] < range) {
+                    final boolean due = leaderPos[g] == range || leaderPos[g] - followerPos[g][f] >= lags[f];
+                    if (followerPos[g][f] < range && due) {
                         b.read(s, followerPos[g][f]++, follower[g][f]);
                         if (followerPos[g][f] == range) {
                             b.closeReader(s, follower[g][f]);
