@@ -219,7 +219,10 @@ class HitmapPolicyTest {
         assertTrue(pool.awaitTermination(10, TimeUnit.SECONDS));
         policy.close();
         assertEquals((long) threads * usesPerThread, policy.applied() + policy.drops());
-        assertTrue(policy.compactions() > 0);
+        // The first 256 uses find the free pool full, so they are never dropped; how many more
+        // are applied depends on scheduling.
+        assertTrue(policy.applied() >= 256, "applied=" + policy.applied());
+        assertEquals(policy.applied() / 5_000, policy.compactions(), "a compaction every 5,000 applied uses");
         assertTrue(passes > 0);
     }
 
