@@ -1,0 +1,203 @@
+package io.streamcache.bench.sim;
+
+import io.streamcache.segmentstore.eviction.EvictionPolicy;
+import io.streamcache.segmentstore.eviction.HitmapPolicy;
+import io.streamcache.segmentstore.eviction.ReaderAwarePolicy;
+import io.streamcache.segmentstore.index.ReadIndexEntry;
+
+import java.util.ArrayList;
+import java.util.BitSet;
+import java.util.List;
+
+/**
+ * A real {@link EvictionPolicy} driven as the {@code CacheManager} drives it, over one
+ * {@link ReadIndexEntry} per cached block. Confined to the simulating thread.
+ *
+ * <p>Mirrors the manager: the data path calls {@link EvictionPolicy#recordUse} on every append,
+ * hit and read-in, with the current generation. Time is counted in accesses: every
+ * {@code generationPeriod} accesses the generation advances and, above the target utilization,
+ * a pass evicts down to it (the manager's timer); an insert into a full cache advances the
+ * generation and runs a pass that frees at least one block (the manager's full handler). A pass
+ * is {@code beginPass}, a survey of every cached entry segment by segment in offset order, then
+ * {@code advance}/{@code select} steps until enough blocks are freed, exactly as
+ * {@code CacheManager.pass} does. The Hitmap's updater is simulated by a {@code drain()} every
+ * {@value #HITMAP_BATCH} accesses (a 4 KB page of hashes), so the run is deterministic.
+ * Readers of the reader-aware policy are registered, moved after each read and closed as the
+ * trace says.
+ */
+final class PolicyCache implements SimCache {
+    /** Accesses between two drains of the Hitmap's queue. */
+    static final int HITMAP_BATCH = 512;
+
+    private final EvictionPolicy policy;
+    private final ReaderAwarePolicy readerAware;
+    private final HitmapPolicy hitmap;
+    private final long capacity;
+    private final double targetUtilization;
+    private final long generationPeriod;
+    private final Seg[] segs;
+    private final List<Seg> live = new ArrayList<>();
+    private final ReaderAwarePolicy.Reader[] readers;
+    private int generation;
+    private long accesses;
+    private long used;
+    private long failed;
+    private long passes;
+
+    /**
+     * @param generationPeriod accesses between two generations, &gt;= 1.
+     */
+    PolicyCache(final Trace trace, final EvictionPolicy policy, final long capacity, final double targetUtilization,
+                final long generationPeriod) {
+        this.policy = policy;
+        this.readerAware = policy instanceof ReaderAwarePolicy ? (ReaderAwarePolicy) policy : null;
+        this.hitmap = policy instanceof HitmapPolicy ? (HitmapPolicy) policy : null;
+        this.capacity = capacity;
+        this.targetUtilization = targetUtilization;
+        this.generationPeriod = generationPeriod;
+        this.segs = new Seg[trace.segmentCount()];
+        this.readers = new ReaderAwarePolicy.Reader[trace.readerCount()];
+    }
+
+    @Override
+    public void create(final Trace trace, final int i) {
+        final Seg seg = new Seg("segment-" + trace.segment(i));
+        segs[trace.segment(i)] = seg;
+        live.add(seg);
+    }
+
+    @Override
+    public boolean access(final Trace trace, final int i) {
+        accesses++;
+        if (accesses % generationPeriod == 0) {
+            generation++;
+            pass(targetUtilization, 0);
+        }
+        if (hitmap != null && accesses % HITMAP_BATCH == 0) {
+            hitmap.drain();
+        }
+        final Seg seg = segs[trace.segment(i)];
+        final int block = trace.block(i);
+        final boolean hit = seg.cached.get(block);
+        if (hit) {
+            policy.recordUse(seg.name, seg.entries[block], generation);
+        } else {
+            if (used >= capacity) {
+                generation++;
+                pass(targetUtilization, 1);
+            }
+            if (used >= capacity) {
+                failed++;
+            } else {
+                final ReadIndexEntry entry = new ReadIndexEntry((long) block * Trace.BLOCK_SIZE, Trace.BLOCK_SIZE, 1, generation);
+                seg.put(block, entry);
+                used++;
+                policy.recordUse(seg.name, entry, generation);
+            }
+        }
+        if (readerAware != null && trace.type(i) == Trace.READ && trace.reader(i) >= 0) {
+            final ReaderAwarePolicy.Reader reader = readers[trace.reader(i)];
+            if (reader != null) {
+                reader.position((long) (block + 1) * Trace.BLOCK_SIZE);
+            }
+        }
+        return hit;
+    }
+
+    @Override
+    public void reader(final Trace trace, final int i) {
+        if (readerAware == null) {
+            return;
+        }
+        final int r = trace.reader(i);
+        if (trace.type(i) == Trace.OPEN_READER) {
+            readers[r] = readerAware.register(segs[trace.segment(i)].name, (long) trace.block(i) * Trace.BLOCK_SIZE);
+        } else if (readers[r] != null) {
+            readers[r].close();
+            readers[r] = null;
+        }
+    }
+
+    @Override
+    public void delete(final Trace trace, final int i) {
+        final Seg seg = segs[trace.segment(i)];
+        for (int b = seg.cached.nextSetBit(0); b >= 0; b = seg.cached.nextSetBit(b + 1)) {
+            seg.entries[b].address(ReadIndexEntry.NULL_ADDRESS);
+            used--;
+        }
+        seg.cached.clear();
+        seg.entries = new ReadIndexEntry[0];
+        live.remove(seg);
+        segs[trace.segment(i)] = null;
+        if (readerAware != null) {
+            readerAware.forget(seg.name);
+        }
+    }
+
+    @Override
+    public long used() {
+        return used;
+    }
+
+    @Override
+    public long failedInserts() {
+        return failed;
+    }
+
+    long passes() {
+        return passes;
+    }
+
+    /** {@code CacheManager.pass}: frees blocks down to the target, at least {@code minimumBlocks}. */
+    private void pass(final double utilization, final long minimumBlocks) {
+        final long targetBlocks = (long) Math.floor(utilization * capacity);
+        final long wanted = Math.max(used - targetBlocks, minimumBlocks);
+        if (wanted <= 0) {
+            return;
+        }
+        passes++;
+        policy.beginPass(generation);
+        for (final Seg seg : live) {
+            for (int b = seg.cached.nextSetBit(0); b >= 0; b = seg.cached.nextSetBit(b + 1)) {
+                policy.survey(seg.name, seg.entries[b]);
+            }
+        }
+        long freed = 0;
+        while (freed < wanted && policy.advance()) {
+            for (final Seg seg : live) {
+                for (int b = seg.cached.nextSetBit(0); b >= 0 && freed < wanted; b = seg.cached.nextSetBit(b + 1)) {
+                    final ReadIndexEntry entry = seg.entries[b];
+                    if (policy.select(seg.name, entry)) {
+                        entry.address(ReadIndexEntry.NULL_ADDRESS);
+                        seg.cached.clear(b);
+                        seg.entries[b] = null;
+                        used--;
+                        freed++;
+                    }
+                }
+                if (freed >= wanted) {
+                    break;
+                }
+            }
+        }
+    }
+
+    /** A segment's cached entries, by block. */
+    private static final class Seg {
+        final String name;
+        final BitSet cached = new BitSet();
+        ReadIndexEntry[] entries = new ReadIndexEntry[64];
+
+        Seg(final String name) {
+            this.name = name;
+        }
+
+        void put(final int block, final ReadIndexEntry entry) {
+            if (block >= entries.length) {
+                entries = java.util.Arrays.copyOf(entries, Math.max(block + 1, entries.length * 2));
+            }
+            entries[block] = entry;
+            cached.set(block);
+        }
+    }
+}

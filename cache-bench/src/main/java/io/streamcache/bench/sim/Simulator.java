@@ -1,0 +1,90 @@
+package io.streamcache.bench.sim;
+
+import io.streamcache.segmentstore.eviction.CacheManager;
+import io.streamcache.segmentstore.eviction.GenerationPolicy;
+import io.streamcache.segmentstore.eviction.HitmapPolicy;
+import io.streamcache.segmentstore.eviction.ReaderAwarePolicy;
+
+import java.util.List;
+
+/**
+ * Replays a {@link Trace} against one cache: stateless and thread-safe (every run builds its own
+ * cache; traces are immutable).
+ */
+public final class Simulator {
+    /** The policies, in the order of the report's columns. */
+    public static final List<String> POLICIES = List.of("lru", "generations", "hitmap", "reader-aware", "belady");
+    /** Default target utilization: the cache manager's. */
+    public static final double TARGET_UTILIZATION_DEFAULT = CacheManager.Builder.TARGET_UTILIZATION_DEFAULT;
+    /** Default generations per cache size: a generation every capacity / this many accesses. */
+    public static final int GENERATIONS_PER_CAPACITY_DEFAULT = 16;
+
+    private final double targetUtilization;
+    private final int generationsPerCapacity;
+
+    public Simulator(final double targetUtilization, final int generationsPerCapacity) {
+        if (!(targetUtilization > 0.0 && targetUtilization <= 1.0)) {
+            throw new IllegalArgumentException("targetUtilization=" + targetUtilization + " must be in (0, 1]");
+        }
+        if (generationsPerCapacity < 1) {
+            throw new IllegalArgumentException("generationsPerCapacity=" + generationsPerCapacity + " must be >= 1");
+        }
+        this.targetUtilization = targetUtilization;
+        this.generationsPerCapacity = generationsPerCapacity;
+    }
+
+    public Simulator() {
+        this(TARGET_UTILIZATION_DEFAULT, GENERATIONS_PER_CAPACITY_DEFAULT);
+    }
+
+    /** The outcome of one run. */
+    public record Result(String workload, String policy, long cacheBlocks, long reads, long hits, long failedInserts) {
+        public double hitRatio() {
+            return reads == 0 ? 0.0 : (double) hits / reads;
+        }
+    }
+
+    /**
+     * @param nextUses the trace's {@code nextUses()} (only for "belady"; computed if null).
+     */
+    public Result run(final Trace trace, final String policy, final long cacheBlocks, final int[] nextUses) {
+        if (cacheBlocks < 1) {
+            throw new IllegalArgumentException("cacheBlocks=" + cacheBlocks + " must be >= 1");
+        }
+        final SimCache cache = newCache(trace, policy, cacheBlocks, nextUses);
+        long reads = 0;
+        long hits = 0;
+        final int n = trace.size();
+        for (int i = 0; i < n; i++) {
+            switch (trace.type(i)) {
+                case Trace.CREATE -> cache.create(trace, i);
+                case Trace.APPEND -> cache.access(trace, i);
+                case Trace.READ -> {
+                    reads++;
+                    if (cache.access(trace, i)) {
+                        hits++;
+                    }
+                }
+                case Trace.OPEN_READER, Trace.CLOSE_READER -> cache.reader(trace, i);
+                case Trace.DELETE -> cache.delete(trace, i);
+                default -> throw new IllegalStateException("event type " + trace.type(i));
+            }
+            if (cache.used() > cacheBlocks) {
+                throw new IllegalStateException(policy + " holds " + cache.used() + " blocks > " + cacheBlocks + " at event " + i);
+            }
+        }
+        return new Result(trace.name(), policy, cacheBlocks, reads, hits, cache.failedInserts());
+    }
+
+    private SimCache newCache(final Trace trace, final String policy, final long cacheBlocks, final int[] nextUses) {
+        final long period = Math.max(1, cacheBlocks / generationsPerCapacity);
+        return switch (policy) {
+            case "lru" -> new LruCache(trace, cacheBlocks);
+            case "belady" -> new BeladyCache(trace, nextUses != null ? nextUses : trace.nextUses(), cacheBlocks);
+            case "generations" -> new PolicyCache(trace, new GenerationPolicy(), cacheBlocks, targetUtilization, period);
+            case "reader-aware" -> new PolicyCache(trace, new ReaderAwarePolicy(), cacheBlocks, targetUtilization, period);
+            case "hitmap" -> new PolicyCache(trace, HitmapPolicy.forEntries(cacheBlocks), cacheBlocks, targetUtilization, period);
+            default -> throw new IllegalArgumentException("unknown policy=" + policy + " (expected one of " + POLICIES + ")");
+        };
+    }
+}

@@ -1,0 +1,229 @@
+package io.streamcache.segmentstore.eviction;
+
+import io.streamcache.segmentstore.index.ReadIndexEntry;
+import org.junit.jupiter.api.Test;
+
+import java.lang.management.ManagementFactory;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+class ReaderAwarePolicyTest {
+    private static final int B = 4096;
+
+    /** Entries of 1 block each, keyed "segment:block", in the order a source would offer them. */
+    private static Map<String, ReadIndexEntry> entries(final int generation, final String segment, final int... blocks) {
+        final Map<String, ReadIndexEntry> map = new LinkedHashMap<>();
+        for (final int block : blocks) {
+            map.put(segment + ":" + block, new ReadIndexEntry((long) block * B, B, 1, generation));
+        }
+        return map;
+    }
+
+    /** Runs a pass and returns the order of eviction: at each step, the newly selected entries (evicted at once). */
+    private static List<String> evictionOrder(final EvictionPolicy policy, final int current, final Map<String, ReadIndexEntry> all) {
+        policy.beginPass(current);
+        all.forEach((key, entry) -> policy.survey(key.substring(0, key.indexOf(':')), entry));
+        final Map<String, ReadIndexEntry> left = new LinkedHashMap<>(all);
+        final List<String> order = new ArrayList<>();
+        while (policy.advance()) {
+            final List<String> step = new ArrayList<>();
+            left.forEach((key, entry) -> {
+                if (policy.select(key.substring(0, key.indexOf(':')), entry)) {
+                    step.add(key);
+                }
+            });
+            step.forEach(left::remove);
+            order.addAll(step);
+        }
+        return order;
+    }
+
+    @Test
+    void shouldEvictPassedDataFirstThenRecencyThenAheadFarthestFirst() {
+        final ReaderAwarePolicy policy = new ReaderAwarePolicy();
+        final ReaderAwarePolicy.Reader reader = policy.register("s", 0);
+        reader.position(3L * B);
+        final Map<String, ReadIndexEntry> all = new LinkedHashMap<>();
+        all.putAll(entries(5, "s", 0, 1, 2, 3, 4, 6));
+        all.putAll(entries(1, "u", 7));
+        all.putAll(entries(2, "u", 8));
+        assertEquals(List.of("s:0", "s:1", "s:2", "u:7", "u:8", "s:6", "s:4", "s:3"), evictionOrder(policy, 10, all));
+    }
+
+    @Test
+    void shouldKeepTheFollowersWindowUpToTheLeaderLast() {
+        final ReaderAwarePolicy policy = new ReaderAwarePolicy(0);
+        final ReaderAwarePolicy.Reader leader = policy.register("s", 0);
+        leader.position(10L * B);
+        final ReaderAwarePolicy.Reader follower = policy.register("s", 0);
+        follower.position(6L * B);
+        final Map<String, ReadIndexEntry> all = entries(5, "s", 4, 5, 6, 7, 8, 9);
+        all.putAll(entries(5, "other", 0));
+        final List<String> order = evictionOrder(policy, 10, all);
+        // The follower registered behind what the leader read: a re-read, but re-reads are
+        // remembered for 0 generations here, so the passed blocks go first.
+        assertEquals(List.of("s:4", "s:5", "other:0", "s:9", "s:8", "s:7", "s:6"), order);
+    }
+
+    @Test
+    void shouldTreatPassedDataOfARereadSegmentByRecency() {
+        final ReaderAwarePolicy policy = new ReaderAwarePolicy(16);
+        final ReaderAwarePolicy.Reader first = policy.register("r", 0);
+        first.position(8L * B);
+        first.close();
+        final ReaderAwarePolicy.Reader again = policy.register("r", 0);
+        again.position(4L * B);
+        final ReaderAwarePolicy.Reader once = policy.register("p", 0);
+        once.position(4L * B);
+        final Map<String, ReadIndexEntry> all = new LinkedHashMap<>();
+        all.putAll(entries(3, "r", 0));
+        all.putAll(entries(2, "u", 0));
+        all.putAll(entries(9, "p", 0));
+        // p:0 is passed in a segment read once: first, though it is the newest; r:0 is passed in a
+        // re-read segment: by recency with u:0 (older first).
+        assertEquals(List.of("p:0", "u:0", "r:0"), evictionOrder(policy, 10, all));
+    }
+
+    @Test
+    void shouldAgeASegmentWithoutReadersByGeneration() {
+        final ReaderAwarePolicy policy = new ReaderAwarePolicy();
+        final ReaderAwarePolicy.Reader reader = policy.register("s", 0);
+        reader.close();
+        assertTrue(reader.isClosed());
+        assertEquals(0, policy.readerCount("s"));
+        final Map<String, ReadIndexEntry> all = new LinkedHashMap<>();
+        all.putAll(entries(7, "s", 0));
+        all.putAll(entries(3, "s", 1));
+        all.putAll(entries(5, "s", 2));
+        assertEquals(List.of("s:1", "s:2", "s:0"), evictionOrder(policy, 10, all));
+    }
+
+    @Test
+    void shouldNeverSelectEntriesUsedInTheCurrentGeneration() {
+        final ReaderAwarePolicy policy = new ReaderAwarePolicy();
+        policy.register("s", 10L * B);
+        final Map<String, ReadIndexEntry> all = entries(10, "s", 0, 1);
+        all.putAll(entries(9, "s", 2));
+        assertEquals(List.of("s:2"), evictionOrder(policy, 10, all));
+    }
+
+    @Test
+    void shouldTreatAnEntryAReaderIsInsideAsAheadAtDistanceZero() {
+        final ReaderAwarePolicy policy = new ReaderAwarePolicy();
+        policy.register("s", 2L * B + 100);
+        final Map<String, ReadIndexEntry> all = entries(1, "s", 2, 3);
+        assertEquals(List.of("s:3", "s:2"), evictionOrder(policy, 10, all));
+    }
+
+    @Test
+    void shouldForgetADeletedSegmentsReaders() {
+        final ReaderAwarePolicy policy = new ReaderAwarePolicy();
+        final ReaderAwarePolicy.Reader reader = policy.register("s", 0);
+        policy.forget("s");
+        assertTrue(reader.isClosed());
+        assertEquals(0, policy.readerCount("s"));
+        reader.close();
+        final ReaderAwarePolicy.Reader fresh = policy.register("s", 0);
+        assertEquals(1, policy.readerCount("s"));
+        fresh.close();
+    }
+
+    @Test
+    void shouldRejectNegativePositions() {
+        final ReaderAwarePolicy policy = new ReaderAwarePolicy();
+        assertThrows(IllegalArgumentException.class, () -> policy.register("s", -1));
+        final ReaderAwarePolicy.Reader reader = policy.register("s", 0);
+        assertThrows(IllegalArgumentException.class, () -> reader.position(-5));
+        assertEquals(0, reader.position());
+        assertThrows(IllegalArgumentException.class, () -> new ReaderAwarePolicy(-1));
+    }
+
+    @Test
+    void positionUpdatesAndRecordUseShouldNotAllocate() {
+        final com.sun.management.ThreadMXBean threads = (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
+        final ReaderAwarePolicy policy = new ReaderAwarePolicy();
+        final ReaderAwarePolicy.Reader reader = policy.register("s", 0);
+        final ReadIndexEntry entry = new ReadIndexEntry(0, B, 1, 0);
+        final int calls = 1_000_000;
+        for (int i = 0; i < calls; i++) {
+            // Warm up: compile the paths first.
+            reader.position(i);
+            policy.recordUse("s", entry, i);
+        }
+        final long tid = Thread.currentThread().getId();
+        final long before = threads.getThreadAllocatedBytes(tid);
+        for (int i = 0; i < calls; i++) {
+            reader.position(i);
+            policy.recordUse("s", entry, i);
+        }
+        final long allocated = threads.getThreadAllocatedBytes(tid) - before;
+        // One allocation per call would be >= 16 MB; allow the measuring call's own few bytes.
+        assertTrue(allocated < 4096, "allocated " + allocated + " bytes over " + calls + " calls");
+        assertEquals(calls - 1, reader.position());
+        assertEquals(calls - 1, entry.generation());
+    }
+
+    @Test
+    void readersShouldMoveRegisterAndCloseWhilePassesRun() throws Exception {
+        final ReaderAwarePolicy policy = new ReaderAwarePolicy();
+        final int threads = 4;
+        final ExecutorService pool = Executors.newFixedThreadPool(threads);
+        final AtomicBoolean stop = new AtomicBoolean();
+        final CountDownLatch started = new CountDownLatch(threads);
+        final List<Future<Long>> moves = new ArrayList<>();
+        for (int t = 0; t < threads; t++) {
+            final String segment = "s" + (t % 2);
+            moves.add(pool.submit(() -> {
+                started.countDown();
+                long count = 0;
+                while (!stop.get()) {
+                    try (ReaderAwarePolicy.Reader reader = policy.register(segment, 0)) {
+                        for (int block = 1; block <= 64; block++) {
+                            reader.position((long) block * B);
+                            count++;
+                        }
+                    }
+                }
+                return count;
+            }));
+        }
+        assertTrue(started.await(10, TimeUnit.SECONDS));
+        final Map<String, ReadIndexEntry> all = new LinkedHashMap<>();
+        all.putAll(entries(1, "s0", 0, 10, 30, 63));
+        all.putAll(entries(1, "s1", 0, 10, 30, 63));
+        int passes = 0;
+        while (passes < 2_000) {
+            final List<String> order = evictionOrder(policy, 10 + passes, all);
+            assertEquals(all.size(), order.size(), "every surveyed entry is evictable at some step");
+            passes++;
+        }
+        stop.set(true);
+        long total = 0;
+        for (final Future<Long> f : moves) {
+            total += f.get(30, TimeUnit.SECONDS);
+        }
+        pool.shutdown();
+        assertTrue(pool.awaitTermination(10, TimeUnit.SECONDS));
+        assertTrue(total > 0);
+        assertEquals(0, policy.readerCount("s0"));
+        assertEquals(0, policy.readerCount("s1"));
+        // With every reader closed, both segments age by recency: the older entry first.
+        final Map<String, ReadIndexEntry> aged = entries(4, "s0", 0);
+        aged.putAll(entries(2, "s1", 0));
+        assertEquals(List.of("s1:0", "s0:0"), evictionOrder(policy, 10_000, aged));
+        assertFalse(policy.toString().isEmpty());
+    }
+}
