@@ -3,9 +3,11 @@ package io.streamcache.segmentstore;
 import io.netty.buffer.ByteBuf;
 import io.streamcache.core.CacheClosedException;
 import io.streamcache.core.CacheException;
+import io.streamcache.core.CacheFullException;
 import io.streamcache.core.cache.BlockCache;
 import io.streamcache.segmentstore.eviction.CacheManager;
 import io.streamcache.segmentstore.eviction.EvictionScan;
+import io.streamcache.segmentstore.eviction.PromotionTarget;
 import io.streamcache.segmentstore.index.AvlReadIndex;
 import io.streamcache.segmentstore.index.ReadIndexEntry;
 import io.streamcache.segmentstore.log.LogRequest;
@@ -27,7 +29,7 @@ import java.util.concurrent.locks.ReentrantLock;
  * still on their way through the log; {@link #inFlight} counts this segment's log requests not
  * yet completed, all admitted in the writer epoch {@link #inFlightEpoch}.
  */
-final class Segment {
+final class Segment implements PromotionTarget {
     private static final int INITIAL_VIEWS = 4;
     private static final ByteBuf[] NO_VIEWS = new ByteBuf[0];
     private static final ReadIndexEntry[] NO_ENTRIES = new ReadIndexEntry[0];
@@ -40,6 +42,8 @@ final class Segment {
     private final CacheManager manager;
     private final int maxEntryLength;
     private final boolean appendsDurable;
+    /** Whether the cache has several tiers: reads then count reads from slower tiers for promotion. */
+    private final boolean tiered;
     /** Frees a removed entry's cache entry, now or at its last unpin. */
     private final Consumer<ReadIndexEntry> retirer;
 
@@ -77,6 +81,7 @@ final class Segment {
         this.manager = manager;
         this.maxEntryLength = maxEntryLength;
         this.appendsDurable = appendsDurable;
+        this.tiered = cache.tierCount() > 1;
         this.retirer = entry -> {
             if (entry.retire() && entry.isCached() && !cache.isClosed()) {
                 cache.delete(entry.address());
@@ -368,6 +373,9 @@ final class Segment {
                 pinned[count] = entry;
                 count++;
                 manager.recordUse(name, entry);
+                if (tiered && cache.tierOf(entry.address()) > 0) {
+                    manager.recordTierRead(this, entry);
+                }
                 position += n;
                 if (position < end) {
                     entry = index.next(entry);
@@ -461,11 +469,54 @@ final class Segment {
             return;
         }
         for (ReadIndexEntry entry = index.first(); entry != null && !scan.isDone(); entry = index.next(entry)) {
-            if (entry.isCached() && entry != writing && entry.endOffset() <= durableLength && !entry.isPinned()
-                && scan.select(name, entry)) {
+            if (!entry.isCached() || entry == writing || entry.endOffset() > durableLength || entry.isPinned()) {
+                continue;
+            }
+            int action = scan.action(name, entry);
+            if (action >= 0) {
+                final int fromTier = cache.tierOf(entry.address());
+                try {
+                    entry.address(cache.relocate(entry.address(), action));
+                    entry.resetTierReads();
+                    scan.relocated(name, entry, fromTier);
+                    continue;
+                } catch (final CacheFullException e) {
+                    action = scan.relocationFailed(name, entry, action);
+                }
+            }
+            if (action == EvictionScan.EVICT) {
                 cache.delete(entry.address());
                 entry.address(ReadIndexEntry.NULL_ADDRESS);
             }
+        }
+    }
+
+    /**
+     * Promotes an entry the cache manager queued (see {@link PromotionTarget}): called on the
+     * thread draining the promotion queue, holding no lock; takes this segment's lock with
+     * {@code tryLock}.
+     */
+    @Override
+    public long promote(final ReadIndexEntry entry, final int targetTier, final long maxBlocks) {
+        if (!lock.tryLock()) {
+            return 0;
+        }
+        try {
+            if (deleted || entry.isRetired() || !entry.isCached() || entry.isPinned() || entry == writing || cache.isClosed()
+                || cache.tierOf(entry.address()) <= targetTier) {
+                return 0;
+            }
+            final long blocks = entry.length() == 0 ? 1 : (entry.length() - 1L) / cache.blockLength() + 1;
+            if (blocks > maxBlocks) {
+                return 0;
+            }
+            entry.address(cache.relocate(entry.address(), targetTier));
+            entry.resetTierReads();
+            return blocks;
+        } catch (final CacheFullException e) {
+            return 0;
+        } finally {
+            lock.unlock();
         }
     }
 

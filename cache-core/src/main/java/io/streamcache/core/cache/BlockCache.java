@@ -528,6 +528,30 @@ public final class BlockCache implements AutoCloseable {
         }
     }
 
+    /**
+     * @return the used data blocks of one tier now: a sum over the tier's buffers, read without
+     *         locks (each buffer's count is exact, the sum is not a snapshot under load).
+     *         Allocates nothing; callable from any thread while the cache is open.
+     * @throws IndexOutOfBoundsException if there is no such tier.
+     */
+    public long tierUsedBlocks(final int tier) {
+        ensureOpen();
+        final Tier t = tiers[checkTier(tier)];
+        long free = 0;
+        for (int i = t.firstBuffer; i < t.firstBuffer + t.bufferCount; i++) {
+            free += buffers[i].freeCountVolatile();
+        }
+        return t.blockCount - free;
+    }
+
+    /**
+     * @return the data blocks of one tier.
+     * @throws IndexOutOfBoundsException if there is no such tier.
+     */
+    public long tierBlocks(final int tier) {
+        return tiers[checkTier(tier)].blockCount;
+    }
+
     private int checkTier(final int tier) {
         if (tier < 0 || tier >= tiers.length) {
             throw new IndexOutOfBoundsException("tier=" + tier + " tierCount=" + tiers.length);
