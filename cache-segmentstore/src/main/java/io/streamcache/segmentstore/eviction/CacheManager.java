@@ -75,7 +75,8 @@ import java.util.concurrent.locks.ReentrantLock;
  * promotion ({@link #recordTierRead}); an entry read often enough is queued (a pooled request on
  * a jctools queue: nothing allocated, no lock on the data path) at most once per promotion
  * interval, and the manager's thread (or {@link #promoteNow()}) moves it into tier 0 while tier 0
- * is under its target, re-validating it under its segment's lock. Per-tier counters are in
+ * is under its promotion ceiling (halfway between its target and full: passes keep it at the
+ * target, appends push it over between passes), re-validating it under its segment's lock. Per-tier counters are in
  * {@link CacheManagerStats#tiers()}.
  *
  * <h2>Lifecycle</h2>
@@ -534,8 +535,9 @@ public final class CacheManager implements AutoCloseable {
 
     /**
      * Runs the queued promotions on the calling thread (the manager's thread does it as they
-     * arrive): moves each entry into tier 0 while tier 0 has room below its target. Returns at
-     * once if another thread is draining. Call it holding no segment lock.
+     * arrive): moves each entry into tier 0 while tier 0 is under its promotion ceiling, halfway
+     * between its target and full (see {@link #promotionCeiling()}). Returns at once if another
+     * thread is draining. Call it holding no segment lock.
      *
      * @return entries promoted.
      */
@@ -557,7 +559,7 @@ public final class CacheManager implements AutoCloseable {
                     continue;
                 }
                 if (room == Long.MIN_VALUE) {
-                    room = (long) Math.floor(tierTargets[0] * cache.tierBlocks(0)) - cache.tierUsedBlocks(0);
+                    room = (long) Math.floor(promotionCeiling() * cache.tierBlocks(0)) - cache.tierUsedBlocks(0);
                 }
                 final long moved = room > 0 ? owner.promote(entry, 0, room) : 0;
                 if (moved > 0) {
@@ -574,6 +576,17 @@ public final class CacheManager implements AutoCloseable {
         } finally {
             promotionLock.unlock();
         }
+    }
+
+    /**
+     * @return the utilization of tier 0 up to which promotions may fill it: halfway between its
+     *         target and full. Demotion passes keep tier 0 at its target, and appends push it over
+     *         between passes, so a ceiling of the target itself would leave promotions no room;
+     *         the other half of the headroom stays free for new data, and the next pass demotes
+     *         colder entries back down to the target.
+     */
+    private double promotionCeiling() {
+        return tierTargets[0] + (1.0 - tierTargets[0]) / 2;
     }
 
     private static LongAdder[] adders(final int count) {
@@ -1019,8 +1032,9 @@ public final class CacheManager implements AutoCloseable {
 
         /**
          * Configures promotion in a tiered cache: an entry read {@code afterReads} times while in a
-         * slower tier is queued and moved into tier 0 if tier 0 is under its target, and queued at
-         * most once per {@code interval} (CacheLib's throttle).
+         * slower tier is queued and moved into tier 0 if tier 0 is under its promotion ceiling
+         * (halfway between its target and full), and queued at most once per {@code interval}
+         * (CacheLib's throttle).
          *
          * @param afterReads reads in a slower tier before an entry is queued, in [0, 127]; 0 turns promotion off.
          * @param interval   least time between two promotion requests of one entry; positive.
