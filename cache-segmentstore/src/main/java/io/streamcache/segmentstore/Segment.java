@@ -459,16 +459,21 @@ final class Segment implements PromotionTarget {
     // ------------------------------------------------------------------------------------------
 
     /**
-     * Offers the evictable entries in offset order and evicts those the scan selects. The caller
-     * holds the lock (taken with {@code tryLock}); {@link #writing} is set only while this thread
-     * is inside a cache call on that entry, that is when the scan runs in the cache's full handler
-     * on the appending thread.
+     * Offers the evictable entries in offset order, from the first at or after {@code from}, and
+     * evicts or relocates them as the scan says. The caller holds the lock (taken with
+     * {@code tryLock}); {@link #writing} is set only while this thread is inside a cache call on
+     * that entry, that is when the scan runs in the cache's full handler on the appending thread.
+     * Stops after a relocation when another thread waits for the lock: relocations copy bytes
+     * under the lock, and a reader should not wait for a whole segment's worth of them.
+     *
+     * @return the offset to resume the scan at (the caller releases the lock and calls again),
+     *         or -1 if the scan of this segment is complete.
      */
-    void scanLocked(final EvictionScan scan) {
+    long scanLocked(final EvictionScan scan, final long from) {
         if (deleted) {
-            return;
+            return -1;
         }
-        for (ReadIndexEntry entry = index.first(); entry != null && !scan.isDone(); entry = index.next(entry)) {
+        for (ReadIndexEntry entry = index.ceiling(from); entry != null && !scan.isDone(); entry = index.next(entry)) {
             if (!entry.isCached() || entry == writing || entry.endOffset() > durableLength || entry.isPinned()) {
                 continue;
             }
@@ -479,6 +484,9 @@ final class Segment implements PromotionTarget {
                     entry.address(cache.relocate(entry.address(), action));
                     entry.resetTierReads();
                     scan.relocated(name, entry, fromTier);
+                    if (lock.hasQueuedThreads() && entry.endOffset() > entry.offset()) {
+                        return entry.endOffset();
+                    }
                     continue;
                 } catch (final CacheFullException e) {
                     action = scan.relocationFailed(name, entry, action);
@@ -489,6 +497,7 @@ final class Segment implements PromotionTarget {
                 entry.address(ReadIndexEntry.NULL_ADDRESS);
             }
         }
+        return -1;
     }
 
     /**

@@ -1385,14 +1385,21 @@ public final class SegmentStore implements AutoCloseable {
                 if (scan.isDone()) {
                     break;
                 }
-                if (!segment.lock.tryLock()) {
-                    busy++;
-                    continue;
-                }
-                try {
-                    segment.scanLocked(scan);
-                } finally {
-                    segment.lock.unlock();
+                long from = 0;
+                while (from >= 0 && !scan.isDone()) {
+                    if (!segment.lock.tryLock()) {
+                        busy++;
+                        break;
+                    }
+                    try {
+                        from = segment.scanLocked(scan, from);
+                    } finally {
+                        segment.lock.unlock();
+                    }
+                    if (from >= 0) {
+                        // A reader or appender waits: let it in between two relocations.
+                        Thread.yield();
+                    }
                 }
             }
             return busy;

@@ -68,6 +68,10 @@ public class TieredCacheBenchmark {
     @Param({"tiered", "dram"})
     public String layout;
 
+    /** Reads from the slow tier before an entry is queued for promotion; 0 turns promotion off. */
+    @Param("2")
+    public int promoteAfterReads;
+
     private BlockCache cache;
     private SegmentStore store;
     private ByteBuf appendData;
@@ -102,7 +106,7 @@ public class TieredCacheBenchmark {
         cache = builder.build();
         store = SegmentStore.builder(cache).maxIndexEntryLength(ENTRY_LENGTH)
             .cacheManager(CacheManager.builder(cache).registerMBean(false).generationPeriod(Duration.ofMillis(10))
-                .promotion(2, Duration.ofSeconds(1)))
+                .promotion(promoteAfterReads, Duration.ofSeconds(1)))
             .build();
         appendData = Unpooled.directBuffer(READ_LENGTH, READ_LENGTH).writeZero(READ_LENGTH);
         fillData = Unpooled.directBuffer(ENTRY_LENGTH, ENTRY_LENGTH).writeZero(ENTRY_LENGTH);
@@ -147,7 +151,8 @@ public class TieredCacheBenchmark {
         final CacheStats stats = cache.stats();
         final CacheManagerStats manager = store.cacheManager().stats();
         final StringBuilder line = new StringBuilder();
-        line.append(String.format("%n[tiered] layout=%s dramMb=%d ops=%d", layout, dramMb, operations));
+        line.append(String.format("%n[tiered] layout=%s dramMb=%d promoteAfterReads=%d ops=%d", layout, dramMb, promoteAfterReads,
+            operations));
         // Hits are views: a read that spans two index entries is two hits. Ratios are of views + misses.
         final long[] hits = new long[stats.tiers().size()];
         long lookups = misses;
