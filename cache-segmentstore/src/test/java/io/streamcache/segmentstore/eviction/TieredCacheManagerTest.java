@@ -166,6 +166,29 @@ class TieredCacheManagerTest {
         assertEquals(0, cache.tierUsedBlocks(0));
     }
 
+    @Test
+    void shouldMakeRoomThroughTheFullHandlerWhenEveryTierIsFull() {
+        // No manager thread: only the full handler (on the appending thread, holding its
+        // segment's lock) can make room. 62 + 62 blocks; the segments write 3x that.
+        final BlockCache cache = closeLater(TestSegments.tieredCache(2, 2));
+        final SegmentStore store = store(cache, TestSegments.manualManager(cache));
+        final CacheManager manager = store.cacheManager();
+        for (int round = 0; round < 12; round++) {
+            fill(store, "s" + round, round, 3);
+            manager.advanceGeneration();
+        }
+        assertTrue(manager.stats().fullHandlerCalls() > 0);
+        assertTrue(manager.stats().tier(1).evictions() > 0, "the last tier evicted: " + manager.stats());
+        assertTrue(manager.stats().tier(0).demotions() > 0, "the fast tier demoted: " + manager.stats());
+        assertEquals(repeat(0, 3), tiers(store, "s11"), "the newest segment is in the fast tier");
+        assertIntact(store, "s11", 11, 3 * ENTRY);
+        for (int round = 0; round < 12; round++) {
+            try (ReadResult result = store.read("s" + round, 0, Integer.MAX_VALUE)) {
+                assertArrayEquals(pattern(round, 0, result.length()), bytes(result), "s" + round);
+            }
+        }
+    }
+
     // ------------------------------------------------------------------------------------------
     // Admission
 
