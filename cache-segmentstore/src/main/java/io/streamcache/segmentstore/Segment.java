@@ -44,6 +44,8 @@ final class Segment implements PromotionTarget {
     private final boolean appendsDurable;
     /** Whether the cache has several tiers: reads then count reads from slower tiers for promotion. */
     private final boolean tiered;
+    /** The tier {@link #fillLocked} inserts into first. */
+    private final int fillTier;
     /** Frees a removed entry's cache entry, now or at its last unpin. */
     private final Consumer<ReadIndexEntry> retirer;
 
@@ -74,7 +76,7 @@ final class Segment implements PromotionTarget {
     private long waiterSequence;
 
     Segment(final int id, final String name, final BlockCache cache, final CacheManager manager, final int maxEntryLength,
-            final boolean appendsDurable) {
+            final boolean appendsDurable, final int fillTier) {
         this.id = id;
         this.name = name;
         this.cache = cache;
@@ -82,6 +84,7 @@ final class Segment implements PromotionTarget {
         this.maxEntryLength = maxEntryLength;
         this.appendsDurable = appendsDurable;
         this.tiered = cache.tierCount() > 1;
+        this.fillTier = fillTier;
         this.retirer = entry -> {
             if (entry.retire() && entry.isCached() && !cache.isClosed()) {
                 cache.delete(entry.address());
@@ -305,7 +308,7 @@ final class Segment implements PromotionTarget {
                 pieceEnd = Math.min(Math.min(dataEnd, next == null ? Long.MAX_VALUE : next.offset()), position + maxEntryLength);
             }
             final int n = (int) (pieceEnd - position);
-            final int address = cache.insert(data.slice(data.readerIndex() + (int) (position - offset), n));
+            final int address = cache.insert(data.slice(data.readerIndex() + (int) (position - offset), n), fillTier);
             if (entry != null) {
                 index.remove(entry.offset());
                 retirer.accept(entry);

@@ -72,6 +72,10 @@ public class TieredCacheBenchmark {
     @Param("2")
     public int promoteAfterReads;
 
+    /** The tier misses are filled into first (clamped to the last tier of the layout). */
+    @Param("0")
+    public int fillTier;
+
     private BlockCache cache;
     private SegmentStore store;
     private ByteBuf appendData;
@@ -104,7 +108,7 @@ public class TieredCacheBenchmark {
             builder.tier("dram", 4 * dram, DirectMemoryRegion.factory());
         }
         cache = builder.build();
-        store = SegmentStore.builder(cache).maxIndexEntryLength(ENTRY_LENGTH)
+        store = SegmentStore.builder(cache).maxIndexEntryLength(ENTRY_LENGTH).fillTier(Math.min(fillTier, cache.tierCount() - 1))
             .cacheManager(CacheManager.builder(cache).registerMBean(false).generationPeriod(Duration.ofMillis(10))
                 .promotion(promoteAfterReads, Duration.ofSeconds(1)))
             .build();
@@ -151,8 +155,8 @@ public class TieredCacheBenchmark {
         final CacheStats stats = cache.stats();
         final CacheManagerStats manager = store.cacheManager().stats();
         final StringBuilder line = new StringBuilder();
-        line.append(String.format("%n[tiered] layout=%s dramMb=%d promoteAfterReads=%d ops=%d", layout, dramMb, promoteAfterReads,
-            operations));
+        line.append(String.format("%n[tiered] layout=%s dramMb=%d promoteAfterReads=%d fillTier=%d ops=%d", layout, dramMb,
+            promoteAfterReads, fillTier, operations));
         // Hits are views: a read that spans two index entries is two hits. Ratios are of views + misses.
         final long[] hits = new long[stats.tiers().size()];
         long lookups = misses;

@@ -220,10 +220,32 @@ public final class BlockCache implements AutoCloseable {
         return insert(null, data, data.position(), data.remaining());
     }
 
+    /**
+     * Stores a new entry holding the readable bytes of {@code data} (its indices are not moved),
+     * taking its blocks from {@code tier} first: data known to be cold (a historical range read
+     * back from the log) can go straight to a slower tier. A full tier falls through to the
+     * others, fastest first, as for {@link #insert(ByteBuf)}.
+     *
+     * @return the address of the new entry (its last block).
+     * @throws IndexOutOfBoundsException if {@code tier} is not in {@code [0, tierCount())}; nothing is stored.
+     * @throws EntryTooLongException     if the data is longer than {@link #maxEntryLength()}.
+     * @throws CacheFullException        if no room could be made.
+     */
+    public int insert(final ByteBuf data, final int tier) {
+        ensureOpen();
+        checkSource(data);
+        checkTier(tier);
+        return insert(data, null, data.readerIndex(), data.readableBytes(), tier);
+    }
+
     private int insert(final ByteBuf src, final ByteBuffer nio, final int srcIndex, final int length) {
+        return insert(src, nio, srcIndex, length, 0);
+    }
+
+    private int insert(final ByteBuf src, final ByteBuffer nio, final int srcIndex, final int length, final int tier) {
         checkEntryLength(length);
         final int count = blockCount(length);
-        final int last = allocateChain(count, BlockAddressDescriptor.NULL_ADDRESS, 0);
+        final int last = allocateChain(count, BlockAddressDescriptor.NULL_ADDRESS, tier);
         try {
             writeBackward(last, 0, length, src, nio, srcIndex);
         } catch (final RuntimeException | Error e) {
@@ -233,9 +255,9 @@ public final class BlockCache implements AutoCloseable {
         setWord(last, lastWord(previousAddress(word(last)), length));
         entryCount.increment();
         storedBytes.add(length);
-        final Tier tier = tierOfValid(last);
-        tier.entries.increment();
-        tier.storedBytes.add(length);
+        final Tier placed = tierOfValid(last);
+        placed.entries.increment();
+        placed.storedBytes.add(length);
         return last;
     }
 

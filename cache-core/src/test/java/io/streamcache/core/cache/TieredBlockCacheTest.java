@@ -171,6 +171,29 @@ class TieredBlockCacheTest extends AbstractBlockCacheTest {
     }
 
     @Test
+    void shouldInsertIntoTheTierAskedForFirst() {
+        final BlockCache cache = newCache();
+        final byte[] data = pattern(4, 2 * BLOCK + 9);
+        final int address = cache.insert(Unpooled.wrappedBuffer(data), 1);
+        assertEquals(1, cache.tierOf(address));
+        assertEntry(cache, address, data);
+        assertEquals(3, cache.stats().tier(1).usedBlockCount());
+        assertEquals(1, cache.stats().tier(1).entryCount());
+        assertEquals(0, cache.tierOf(cache.insert(Unpooled.wrappedBuffer(data), 0)));
+        final List<String> before = occupancy(cache);
+        assertThrows(IndexOutOfBoundsException.class, () -> cache.insert(Unpooled.wrappedBuffer(data), 2));
+        assertThrows(IndexOutOfBoundsException.class, () -> cache.insert(Unpooled.wrappedBuffer(data), -1));
+        assertEquals(before, occupancy(cache), "a bad tier stores nothing");
+        // A full tier falls through, as for inserts into tier 0.
+        final int[] filler = new int[MAPPED_BLOCKS - 3];
+        for (int i = 0; i < filler.length; i++) {
+            filler[i] = cache.insert(Unpooled.wrappedBuffer(new byte[]{(byte)i}), 1);
+            assertEquals(1, cache.tierOf(filler[i]));
+        }
+        assertEquals(0, cache.tierOf(cache.insert(Unpooled.wrappedBuffer(data), 1)), "the mapped tier is full");
+    }
+
+    @Test
     void shouldExtendAnEntryInTheTierOfItsLastBlock() {
         final BlockCache cache = newCache();
         final byte[] first = pattern(1, BLOCK + 100);

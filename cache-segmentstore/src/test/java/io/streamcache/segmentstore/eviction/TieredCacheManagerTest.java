@@ -189,6 +189,27 @@ class TieredCacheManagerTest {
         }
     }
 
+    @Test
+    void shouldFillEvictedRangesIntoTheConfiguredTier() {
+        final BlockCache cache = closeLater(TestSegments.tieredCache(4, 16));
+        final SegmentStore store = closeLater(SegmentStore.builder(cache).maxIndexEntryLength(ENTRY).fillTier(1)
+            .cacheManager(TestSegments.manualManager(cache).tierTargetUtilization(1, 0.01)).build());
+        fill(store, "a", 1, 2);
+        store.cacheManager().advanceGeneration();
+        store.cacheManager().evictDownTo(0.0);
+        store.cacheManager().evictDownTo(0.0);
+        assertEquals(List.of(-1, -1), tiers(store, "a"), "evicted");
+        store.fill("a", 0, buffer(1, 0, 2 * ENTRY));
+        assertEquals(List.of(1, 1), tiers(store, "a"), "historical bytes go to the slow tier");
+        assertIntact(store, "a", 1, 2 * ENTRY);
+        store.append("a", buffer(1, 2 * ENTRY, 10));
+        assertEquals(List.of(1, 1, 0), tiers(store, "a"), "appends still start in the fast tier");
+        assertThrows(CacheConfigurationException.class, () -> SegmentStore.builder(cache).fillTier(2)
+            .cacheManager(TestSegments.manualManager(cache)).build());
+        assertThrows(CacheConfigurationException.class, () -> SegmentStore.builder(cache).fillTier(-1)
+            .cacheManager(TestSegments.manualManager(cache)).build());
+    }
+
     // ------------------------------------------------------------------------------------------
     // Admission
 
