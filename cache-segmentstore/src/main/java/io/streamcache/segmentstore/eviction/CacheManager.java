@@ -76,8 +76,8 @@ import java.util.concurrent.locks.ReentrantLock;
  * a jctools queue: nothing allocated, no lock on the data path) at most once per promotion
  * interval, and the manager's thread (or {@link #promoteNow()}) moves it into tier 0 while tier 0
  * is under its promotion ceiling (halfway between its target and full: passes keep it at the
- * target, appends push it over between passes), re-validating it under its segment's lock. Per-tier counters are in
- * {@link CacheManagerStats#tiers()}.
+ * target, appends push it over between passes), re-validating it under its segment's lock.
+ * Per-tier counters are in {@link CacheManagerStats#tiers()}.
  *
  * <h2>Lifecycle</h2>
  * Close the manager (or the store that owns it) before the cache: a pass reads the cache's
@@ -89,6 +89,8 @@ import java.util.concurrent.locks.ReentrantLock;
  */
 public final class CacheManager implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(CacheManager.class);
+    /** How soon the manager's thread looks at the promotion queue again when it could not drain it. */
+    private static final long PROMOTION_RETRY_NANOS = TimeUnit.MICROSECONDS.toNanos(100);
 
     private final BlockCache cache;
     private final EvictionPolicy policy;
@@ -664,9 +666,8 @@ public final class CacheManager implements AutoCloseable {
             }
             final long wait = deadline - System.nanoTime();
             if (wait > 0 && !passRequested) {
-                if (pendingRequests.isEmpty()) {
-                    LockSupport.parkNanos(this, wait);
-                }
+                // Requests still queued (another thread was draining): look again soon, without spinning.
+                LockSupport.parkNanos(this, pendingRequests.isEmpty() ? wait : Math.min(wait, PROMOTION_RETRY_NANOS));
                 continue;
             }
             if (closed) {
