@@ -266,6 +266,12 @@ class TieredSegmentStoreModelTest {
             for (int i = 0; i < appenders; i++) {
                 futures.get(i).get(100, TimeUnit.SECONDS);
             }
+            // The appenders are done: the readers go on while the manager promotes what they read
+            // from the slow tier (the fast tier now has room), until it has promoted some.
+            final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+            while (store.cacheManager().stats().tier(0).promotions() == 0 && System.nanoTime() < deadline) {
+                Thread.sleep(10);
+            }
             stop.set(true);
             for (final Future<?> future : futures) {
                 future.get(30, TimeUnit.SECONDS);
@@ -280,6 +286,7 @@ class TieredSegmentStoreModelTest {
         final CacheManagerStats stats = store.cacheManager().stats();
         assertTrue(readBytes.get() > 0);
         assertTrue(stats.tier(0).demotions() > 0, "demotions ran concurrently: " + stats);
+        assertTrue(stats.tier(0).promotions() > 0, "promotions ran concurrently with readers: " + stats);
         store.close();
         assertEquals(0, cache.stats().usedBlockCount(), "no block leaked");
         cache.close();
