@@ -231,6 +231,38 @@ class TieredBlockCacheTest extends AbstractBlockCacheTest {
         assertThrows(SameTierException.class, () -> cache.relocate(moved, 1));
     }
 
+    @Test
+    void shouldFallThroughThreeTiersInOrderAndRelocateAcrossAnyTwo() {
+        final BlockCache cache = track(BlockCache.builder().registerMBean(false).blockLength(BLOCK).bufferLength(BUFFER)
+            .tier("a", BUFFER, DirectMemoryRegion.factory())
+            .tier("b", BUFFER, DirectMemoryRegion.factory())
+            .tier("c", 2L * BUFFER, region())
+            .build());
+        assertEquals(3, cache.tierCount());
+        final int[] placed = new int[4 * DATA_BLOCKS_PER_BUFFER];
+        for (int i = 0; i < placed.length; i++) {
+            placed[i] = cache.insert(Unpooled.wrappedBuffer(pattern(i, BLOCK)));
+            final int expected = i < DATA_BLOCKS_PER_BUFFER ? 0 : i < 2 * DATA_BLOCKS_PER_BUFFER ? 1 : 2;
+            assertEquals(expected, cache.tierOf(placed[i]), "entry " + i + " goes to the fastest tier with room");
+        }
+        assertThrows(CacheFullException.class, () -> cache.insert(Unpooled.wrappedBuffer(pattern(1, 1))));
+        cache.delete(placed[0]);
+        cache.delete(placed[3 * DATA_BLOCKS_PER_BUFFER]);
+        // Tier 2 -> tier 0 and back, skipping tier 1.
+        final int moved = cache.relocate(placed[3 * DATA_BLOCKS_PER_BUFFER + 1], 0);
+        assertEquals(0, cache.tierOf(moved));
+        assertEntry(cache, moved, pattern(3 * DATA_BLOCKS_PER_BUFFER + 1, BLOCK));
+        final int back = cache.relocate(moved, 2);
+        assertEquals(2, cache.tierOf(back));
+        assertEntry(cache, back, pattern(3 * DATA_BLOCKS_PER_BUFFER + 1, BLOCK));
+        final CacheStats stats = cache.stats();
+        assertEquals(1, stats.tier(2).demotions() + stats.tier(0).demotions(), "one demotion, counted on its source tier");
+        assertEquals(1, stats.tier(0).promotions(), "one promotion, counted on its target tier");
+        assertEquals(0, stats.tier(1).demotions() + stats.tier(1).promotions(), "tier 1 was skipped");
+        assertThrows(CacheFullException.class, () -> cache.relocate(placed[5], 1), "tier 1 is full");
+        assertEntry(cache, placed[5], pattern(5, BLOCK));
+    }
+
     // ------------------------------------------------------------------------------------------
     // Relocation
     // ------------------------------------------------------------------------------------------

@@ -400,6 +400,66 @@ class TieredCacheManagerTest {
     }
 
     @Test
+    void shouldSkipAQueuedPromotionOfAnEntryTruncatedOrDeletedMeanwhile() {
+        final BlockCache cache = closeLater(TestSegments.tieredCache(4, 16));
+        final SegmentStore store = demotedStore(cache, Duration.ofHours(1));
+        final CacheManager manager = store.cacheManager();
+        readFirstEntry(store);
+        readFirstEntry(store);
+        assertEquals(1, manager.stats().promotionRequests());
+        store.truncate("a", ENTRY);
+        assertEquals(0, manager.promoteNow(), "the queued entry left the index");
+        assertEquals(1, manager.stats().promotionSkips());
+        assertEquals(repeat(1, 2), tiers(store, "a"));
+        assertEquals(2 * 8, cache.stats().usedBlockCount(), "the truncated entry's blocks were freed, once");
+
+        try (ReadResult result = store.read("a", ENTRY, 10)) {
+            assertEquals(10, result.length());
+        }
+        try (ReadResult result = store.read("a", ENTRY, 10)) {
+            assertEquals(10, result.length());
+        }
+        assertEquals(2, manager.stats().promotionRequests());
+        store.delete("a");
+        assertEquals(0, manager.promoteNow(), "the segment is gone");
+        assertEquals(0, cache.stats().usedBlockCount());
+    }
+
+    @Test
+    void shouldCascadeDemotionsDownThreeTiers() {
+        final BlockCache cache = closeLater(BlockCache.builder()
+            .tier("t0", 2L * TestSegments.BUFFER_LENGTH, io.streamcache.core.memory.DirectMemoryRegion.factory())
+            .tier("t1", 2L * TestSegments.BUFFER_LENGTH, io.streamcache.core.memory.DirectMemoryRegion.factory())
+            .tier("t2", 8L * TestSegments.BUFFER_LENGTH, io.streamcache.core.memory.DirectMemoryRegion.factory())
+            .blockLength(TestSegments.BLOCK_LENGTH).bufferLength(TestSegments.BUFFER_LENGTH)
+            .fullRetryTimeout(Duration.ofMillis(200)).registerMBean(false).build());
+        final SegmentStore store = store(cache, TestSegments.manualManager(cache).targetUtilization(0.5));
+        final CacheManager manager = store.cacheManager();
+        fill(store, "old", 1, 3);
+        manager.advanceGeneration();
+        fill(store, "mid", 2, 3);
+        manager.advanceGeneration();
+        assertEquals(48, cache.tierUsedBlocks(0));
+        manager.evictNow();
+        // Tier 0 (62 blocks, target 31) demoted the 3 old entries into tier 1.
+        assertEquals(repeat(1, 3), tiers(store, "old"));
+        assertEquals(repeat(0, 3), tiers(store, "mid"));
+        fill(store, "new", 3, 3);
+        manager.advanceGeneration();
+        manager.evictNow();
+        // Tier 1 was at 24 of 62; now tier 0 pushes mid down, and tier 1 is over its target: the
+        // next pass moves old on to tier 2 before tier 0 demotes again.
+        manager.evictNow();
+        assertEquals(repeat(2, 3), tiers(store, "old"));
+        assertEquals(repeat(1, 3), tiers(store, "mid"));
+        assertEquals(repeat(0, 3), tiers(store, "new"));
+        assertIntact(store, "old", 1, 3 * ENTRY);
+        assertIntact(store, "mid", 2, 3 * ENTRY);
+        assertEquals(0, manager.stats().evictions(), "nothing dropped: the last tier has room");
+        assertEquals(3, manager.stats().tier(1).demotions());
+    }
+
+    @Test
     void shouldPromoteOnTheManagersThread() throws InterruptedException {
         final BlockCache cache = closeLater(TestSegments.tieredCache(4, 16));
         final SegmentStore store = store(cache, CacheManager.builder(cache).registerMBean(false)
