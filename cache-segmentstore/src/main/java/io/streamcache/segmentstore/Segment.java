@@ -3,9 +3,11 @@ package io.streamcache.segmentstore;
 import io.netty.buffer.ByteBuf;
 import io.streamcache.core.CacheClosedException;
 import io.streamcache.core.CacheException;
+import io.streamcache.core.CacheFullException;
 import io.streamcache.core.cache.BlockCache;
 import io.streamcache.segmentstore.eviction.CacheManager;
 import io.streamcache.segmentstore.eviction.EvictionScan;
+import io.streamcache.segmentstore.eviction.PromotionTarget;
 import io.streamcache.segmentstore.index.AvlReadIndex;
 import io.streamcache.segmentstore.index.ReadIndexEntry;
 import io.streamcache.segmentstore.log.LogRequest;
@@ -27,7 +29,7 @@ import java.util.concurrent.locks.ReentrantLock;
  * still on their way through the log; {@link #inFlight} counts this segment's log requests not
  * yet completed, all admitted in the writer epoch {@link #inFlightEpoch}.
  */
-final class Segment {
+final class Segment implements PromotionTarget {
     private static final int INITIAL_VIEWS = 4;
     private static final ByteBuf[] NO_VIEWS = new ByteBuf[0];
     private static final ReadIndexEntry[] NO_ENTRIES = new ReadIndexEntry[0];
@@ -40,6 +42,10 @@ final class Segment {
     private final CacheManager manager;
     private final int maxEntryLength;
     private final boolean appendsDurable;
+    /** Whether the cache has several tiers: reads then count reads from slower tiers for promotion. */
+    private final boolean tiered;
+    /** The tier {@link #fillLocked} inserts into first. */
+    private final int fillTier;
     /** Frees a removed entry's cache entry, now or at its last unpin. */
     private final Consumer<ReadIndexEntry> retirer;
 
@@ -70,13 +76,15 @@ final class Segment {
     private long waiterSequence;
 
     Segment(final int id, final String name, final BlockCache cache, final CacheManager manager, final int maxEntryLength,
-            final boolean appendsDurable) {
+            final boolean appendsDurable, final int fillTier) {
         this.id = id;
         this.name = name;
         this.cache = cache;
         this.manager = manager;
         this.maxEntryLength = maxEntryLength;
         this.appendsDurable = appendsDurable;
+        this.tiered = cache.tierCount() > 1;
+        this.fillTier = fillTier;
         this.retirer = entry -> {
             if (entry.retire() && entry.isCached() && !cache.isClosed()) {
                 cache.delete(entry.address());
@@ -300,7 +308,7 @@ final class Segment {
                 pieceEnd = Math.min(Math.min(dataEnd, next == null ? Long.MAX_VALUE : next.offset()), position + maxEntryLength);
             }
             final int n = (int) (pieceEnd - position);
-            final int address = cache.insert(data.slice(data.readerIndex() + (int) (position - offset), n));
+            final int address = cache.insert(data.slice(data.readerIndex() + (int) (position - offset), n), fillTier);
             if (entry != null) {
                 index.remove(entry.offset());
                 retirer.accept(entry);
@@ -368,6 +376,9 @@ final class Segment {
                 pinned[count] = entry;
                 count++;
                 manager.recordUse(name, entry);
+                if (tiered && cache.tierOf(entry.address()) > 0) {
+                    manager.recordTierRead(this, entry);
+                }
                 position += n;
                 if (position < end) {
                     entry = index.next(entry);
@@ -451,21 +462,73 @@ final class Segment {
     // ------------------------------------------------------------------------------------------
 
     /**
-     * Offers the evictable entries in offset order and evicts those the scan selects. The caller
-     * holds the lock (taken with {@code tryLock}); {@link #writing} is set only while this thread
-     * is inside a cache call on that entry, that is when the scan runs in the cache's full handler
-     * on the appending thread.
+     * Offers the evictable entries in offset order, from the first at or after {@code from}, and
+     * evicts or relocates them as the scan says. The caller holds the lock (taken with
+     * {@code tryLock}); {@link #writing} is set only while this thread is inside a cache call on
+     * that entry, that is when the scan runs in the cache's full handler on the appending thread.
+     * Stops after a relocation when another thread waits for the lock: relocations copy bytes
+     * under the lock, and a reader should not wait for a whole segment's worth of them.
+     *
+     * @return the offset to resume the scan at (the caller releases the lock and calls again),
+     *         or -1 if the scan of this segment is complete.
      */
-    void scanLocked(final EvictionScan scan) {
+    long scanLocked(final EvictionScan scan, final long from) {
         if (deleted) {
-            return;
+            return -1;
         }
-        for (ReadIndexEntry entry = index.first(); entry != null && !scan.isDone(); entry = index.next(entry)) {
-            if (entry.isCached() && entry != writing && entry.endOffset() <= durableLength && !entry.isPinned()
-                && scan.select(name, entry)) {
+        for (ReadIndexEntry entry = index.ceiling(from); entry != null && !scan.isDone(); entry = index.next(entry)) {
+            if (!entry.isCached() || entry == writing || entry.endOffset() > durableLength || entry.isPinned()) {
+                continue;
+            }
+            int action = scan.action(name, entry);
+            if (action >= 0) {
+                final int fromTier = cache.tierOf(entry.address());
+                try {
+                    entry.address(cache.relocate(entry.address(), action));
+                    entry.resetTierReads();
+                    scan.relocated(name, entry, fromTier);
+                    if (lock.hasQueuedThreads() && entry.endOffset() > entry.offset()) {
+                        return entry.endOffset();
+                    }
+                    continue;
+                } catch (final CacheFullException e) {
+                    action = scan.relocationFailed(name, entry, action);
+                }
+            }
+            if (action == EvictionScan.EVICT) {
                 cache.delete(entry.address());
                 entry.address(ReadIndexEntry.NULL_ADDRESS);
             }
+        }
+        return -1;
+    }
+
+    /**
+     * Promotes an entry the cache manager queued (see {@link PromotionTarget}): called on the
+     * thread draining the promotion queue, holding no lock; takes this segment's lock with
+     * {@code tryLock}.
+     */
+    @Override
+    public long promote(final ReadIndexEntry entry, final int targetTier, final long maxBlocks) {
+        if (!lock.tryLock()) {
+            return 0;
+        }
+        try {
+            if (deleted || entry.isRetired() || !entry.isCached() || entry.isPinned() || entry == writing || cache.isClosed()
+                || cache.tierOf(entry.address()) <= targetTier) {
+                return 0;
+            }
+            final long blocks = entry.length() == 0 ? 1 : (entry.length() - 1L) / cache.blockLength() + 1;
+            if (blocks > maxBlocks) {
+                return 0;
+            }
+            entry.address(cache.relocate(entry.address(), targetTier));
+            entry.resetTierReads();
+            return blocks;
+        } catch (final CacheFullException e) {
+            return 0;
+        } finally {
+            lock.unlock();
         }
     }
 

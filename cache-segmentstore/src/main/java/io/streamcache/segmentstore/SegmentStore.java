@@ -248,6 +248,7 @@ public final class SegmentStore implements AutoCloseable {
     private final CacheManager manager;
     private final boolean ownsManager;
     private final int maxIndexEntryLength;
+    private final int fillTier;
     private final boolean appendsDurable;
     private final String name;
     private final ConcurrentHashMap<String, Segment> segments = new ConcurrentHashMap<>();
@@ -268,6 +269,7 @@ public final class SegmentStore implements AutoCloseable {
     private SegmentStore(final Builder builder) {
         this.cache = builder.cache;
         this.maxIndexEntryLength = builder.maxIndexEntryLength;
+        this.fillTier = builder.fillTier;
         this.appendsDurable = builder.appendsDurable;
         this.name = builder.name != null ? builder.name : "segment-store-" + INSTANCES.incrementAndGet();
         this.scheduler = new ScheduledThreadPoolExecutor(1, runnable -> {
@@ -350,7 +352,7 @@ public final class SegmentStore implements AutoCloseable {
      */
     private void restore(final RecoveredState recovered) {
         for (final RecoveredState.SegmentState state : recovered.segments()) {
-            final Segment segment = new Segment(state.segmentId(), state.name(), cache, manager, maxIndexEntryLength, true);
+            final Segment segment = new Segment(state.segmentId(), state.name(), cache, manager, maxIndexEntryLength, true, fillTier);
             segment.lock.lock();
             try {
                 segment.restoreLocked(state.startOffset(), state.length(), state.sealed());
@@ -387,7 +389,7 @@ public final class SegmentStore implements AutoCloseable {
     public void create(final String name) {
         Objects.requireNonNull(name, "name");
         ensureOpen();
-        final Segment segment = new Segment(nextSegmentId.getAndIncrement(), name, cache, manager, maxIndexEntryLength, appendsDurable);
+        final Segment segment = new Segment(nextSegmentId.getAndIncrement(), name, cache, manager, maxIndexEntryLength, appendsDurable, fillTier);
         if (writer != null) {
             createLogged(segment);
         } else if (segments.putIfAbsent(name, segment) != null) {
@@ -1385,14 +1387,21 @@ public final class SegmentStore implements AutoCloseable {
                 if (scan.isDone()) {
                     break;
                 }
-                if (!segment.lock.tryLock()) {
-                    busy++;
-                    continue;
-                }
-                try {
-                    segment.scanLocked(scan);
-                } finally {
-                    segment.lock.unlock();
+                long from = 0;
+                while (from >= 0 && !scan.isDone()) {
+                    if (!segment.lock.tryLock()) {
+                        busy++;
+                        break;
+                    }
+                    try {
+                        from = segment.scanLocked(scan, from);
+                    } finally {
+                        segment.lock.unlock();
+                    }
+                    if (from >= 0) {
+                        // A reader or appender waits: let it in between two relocations.
+                        Thread.yield();
+                    }
                 }
             }
             return busy;
@@ -1414,6 +1423,7 @@ public final class SegmentStore implements AutoCloseable {
         private final BlockCache cache;
         private int maxIndexEntryLength = MAX_INDEX_ENTRY_LENGTH_DEFAULT;
         private boolean appendsDurable = true;
+        private int fillTier;
         private CacheManager manager;
         private CacheManager.Builder managerBuilder;
         private boolean ownsManager;
@@ -1435,6 +1445,17 @@ public final class SegmentStore implements AutoCloseable {
          */
         public Builder maxIndexEntryLength(final int maxIndexEntryLength) {
             this.maxIndexEntryLength = maxIndexEntryLength;
+            return this;
+        }
+
+        /**
+         * @param fillTier the cache tier {@link SegmentStore#fill} (and so read-through) puts
+         *                 bytes read back from the log into first: 0 (the default, the fastest),
+         *                 or a slower tier of a tiered cache, so that historical data does not push
+         *                 the tail out of DRAM. Appends always start in tier 0.
+         */
+        public Builder fillTier(final int fillTier) {
+            this.fillTier = fillTier;
             return this;
         }
 
@@ -1559,6 +1580,10 @@ public final class SegmentStore implements AutoCloseable {
             if (maxIndexEntryLength < 1 || maxIndexEntryLength > cache.maxEntryLength()) {
                 throw new CacheConfigurationException("maxIndexEntryLength=" + maxIndexEntryLength + " must be in [1, "
                     + cache.maxEntryLength() + "] (the cache's maxEntryLength)");
+            }
+            if (fillTier < 0 || fillTier >= cache.tierCount()) {
+                throw new CacheConfigurationException("fillTier=" + fillTier + " is not a tier of cache " + cache.name()
+                    + " (tierCount=" + cache.tierCount() + ")");
             }
             if (manager != null) {
                 if (manager.isClosed()) {

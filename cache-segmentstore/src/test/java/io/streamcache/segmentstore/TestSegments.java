@@ -136,6 +136,38 @@ public final class TestSegments {
     }
 
     /**
+     * @return the cache tier of each of the segment's index entries in offset order (-1 for an
+     *         entry not cached), read under its lock.
+     */
+    public static List<Integer> tiers(final SegmentStore store, final String name) {
+        final Segment segment = store.segmentOrNull(name);
+        final BlockCache cache = store.cache();
+        final List<Integer> tiers = new ArrayList<>();
+        segment.lock.lock();
+        try {
+            segment.index.forEach((ReadIndexEntry e) -> tiers.add(e.isCached() ? cache.tierOf(e.address()) : -1));
+        } finally {
+            segment.lock.unlock();
+        }
+        return tiers;
+    }
+
+    /**
+     * @return a cache of two tiers in direct memory, in 8 KB buffers of 256-byte blocks (31 data
+     *         blocks each), without JMX.
+     */
+    public static BlockCache tieredCache(final int fastBuffers, final int slowBuffers) {
+        return BlockCache.builder()
+            .tier("fast", (long) fastBuffers * BUFFER_LENGTH, io.streamcache.core.memory.DirectMemoryRegion.factory())
+            .tier("slow", (long) slowBuffers * BUFFER_LENGTH, io.streamcache.core.memory.DirectMemoryRegion.factory())
+            .blockLength(BLOCK_LENGTH)
+            .bufferLength(BUFFER_LENGTH)
+            .fullRetryTimeout(Duration.ofMillis(200))
+            .registerMBean(false)
+            .build();
+    }
+
+    /**
      * @return how many reads wait on the segment now.
      */
     public static int waiterCount(final SegmentStore store, final String name) {

@@ -25,10 +25,13 @@ import java.lang.management.ManagementFactory;
 import java.nio.ByteBuffer;
 import java.nio.ReadOnlyBufferException;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAdder;
+import java.util.function.ToLongFunction;
 
 import static io.streamcache.core.layout.BlockMetadataDescriptor.entryLength;
 import static io.streamcache.core.layout.BlockMetadataDescriptor.isLast;
@@ -45,7 +48,8 @@ import static org.agrona.UnsafeAccess.UNSAFE;
  * <h2>Concurrency</h2>
  * Any thread may insert, and any thread may operate on any entry, with these rules:
  * <ul>
- *   <li>Operations that change an entry ({@code append}, {@code replace}, {@code delete}) must not
+ *   <li>Operations that change an entry ({@code append}, {@code replace}, {@code delete},
+ *       {@code relocate}) must not
  *       run concurrently with any other operation on the same entry; reads of one entry
  *       ({@code length}, {@code view}, {@code copyTo}) may run concurrently with each other.
  *       The segment read index serializes this way through its per-segment lock.</li>
@@ -79,9 +83,24 @@ import static org.agrona.UnsafeAccess.UNSAFE;
  * lock held and the allocation retried until the full-retry timeout; then the operation fails
  * with {@link CacheFullException}, leaving the entry as it was and no block taken.
  *
+ * <h2>Tiers</h2>
+ * A cache may span several tiers of memory in one address space, fastest first
+ * ({@link Builder#tier(String, long, MemoryRegionFactory)}: DRAM in front of a mapped file or
+ * PMEM, say); a cache built with {@link Builder#capacity(long)} has one tier. Tier k owns a
+ * contiguous range of buffer indices (so {@link #tierOf(int)} reads the tier off the buffer part
+ * of an address), its own region and its own queue of buffers with free blocks: tiers share no
+ * lock. New entries take blocks from tier 0; an append or replace extends an entry in the tier
+ * of its last block. A tier with no free block falls through to the next tier that has one,
+ * fastest first, so the cache fails (or calls its full handler) only when every tier is full:
+ * keeping tier 0 under its target, by demoting cold entries with {@link #relocate(int, int)}, is
+ * the cache manager's job. An entry may thus straddle tiers; it counts in the tier of its last
+ * block. {@link #relocate(int, int)} copies an entry into another tier and frees its old blocks.
+ * {@link CacheStats#tiers()} gives per-tier occupancy, hits (views and copies), demotions and
+ * promotions.
+ *
  * <h2>Garbage</h2>
- * Insert, append, replace, delete, length and the copying reads allocate nothing on the Java
- * heap. Views allocate their small Netty wrappers; the bytes are not copied.
+ * Insert, append, replace, delete, relocate, length and the copying reads allocate nothing on
+ * the Java heap. Views allocate their small Netty wrappers; the bytes are not copied.
  *
  * <h2>Stale addresses</h2>
  * Every operation checks, through the metadata, that its address names the last block of a live
@@ -105,15 +124,9 @@ public final class BlockCache implements AutoCloseable {
     private final int maxEntryLength;
     private final long totalBlocks;
     private final long fullRetryNanos;
-    private final MemoryRegion region;
     private final CacheBuffer[] buffers;
-    private final MpmcArrayQueue<CacheBuffer> available;
-    /**
-     * The buffer each thread (hashed by id) last took from the queue: a thread keeps filling it
-     * until it is full, so an entry's blocks and consecutive entries stay close in memory, and
-     * threads mostly lock different buffers. Only a hint: racy plain reads and writes.
-     */
-    private final CacheBuffer[] hints = new CacheBuffer[HINT_SLOTS];
+    /** The tiers, fastest first; tier k owns a contiguous range of {@link #buffers}. */
+    private final Tier[] tiers;
     private final LongAdder storedBytes = new LongAdder();
     private final LongAdder entryCount = new LongAdder();
     private final LongAdder fullHandlerCalls = new LongAdder();
@@ -133,29 +146,43 @@ public final class BlockCache implements AutoCloseable {
         this.fullRetryNanos = builder.fullRetryTimeout.toNanos();
         this.fullHandler = builder.fullHandler;
         this.name = builder.name != null ? builder.name : "cache-" + INSTANCES.incrementAndGet();
-        final long bufferCount = builder.capacity / bufferLength;
-        this.capacity = bufferCount * bufferLength;
-        this.totalBlocks = bufferCount * (blocksPerBuffer - 1);
-
-        this.region = builder.region.open((int)bufferCount, bufferLength);
+        final List<TierSpec> specs = builder.tierSpecs();
+        this.tiers = new Tier[specs.size()];
+        long bufferTotal = 0;
+        for (final TierSpec spec : specs) {
+            bufferTotal += spec.capacity / bufferLength;
+        }
+        this.capacity = bufferTotal * bufferLength;
+        this.totalBlocks = bufferTotal * (blocksPerBuffer - 1);
+        this.buffers = new CacheBuffer[(int)bufferTotal];
         try {
-            if (region.bufferCount() != bufferCount || region.bufferLength() != bufferLength) {
-                throw new CacheConfigurationException("region " + region.description() + " does not hold bufferCount="
-                    + bufferCount + " x bufferLength=" + bufferLength);
-            }
-            this.buffers = new CacheBuffer[(int)bufferCount];
-            this.available = new MpmcArrayQueue<>(Math.max(2, (int)bufferCount));
-            for (int i = 0; i < bufferCount; i++) {
-                buffers[i] = new CacheBuffer(i, region.buffer(i), blocksPerBuffer);
-                available.offer(buffers[i]);
+            int first = 0;
+            for (int t = 0; t < tiers.length; t++) {
+                final TierSpec spec = specs.get(t);
+                final int count = (int)(spec.capacity / bufferLength);
+                final MemoryRegion region = spec.region.open(count, bufferLength);
+                tiers[t] = new Tier(t, spec.name, region, first, count, blocksPerBuffer);
+                if (region.bufferCount() != count || region.bufferLength() != bufferLength) {
+                    throw new CacheConfigurationException("tier " + spec.name + ": region " + region.description()
+                        + " does not hold bufferCount=" + count + " x bufferLength=" + bufferLength);
+                }
+                for (int i = 0; i < count; i++) {
+                    buffers[first + i] = new CacheBuffer(first + i, t, region.buffer(i), blocksPerBuffer);
+                    tiers[t].available.offer(buffers[first + i]);
+                }
+                first += count;
             }
             this.objectName = builder.registerMBean ? registerMBean() : null;
         } catch (final RuntimeException e) {
-            region.close();
+            for (final Tier tier : tiers) {
+                if (tier != null) {
+                    tier.region.close();
+                }
+            }
             throw e;
         }
-        LOG.info("block cache {}: capacity={} bufferLength={} blockLength={} buffers={} maxEntryLength={} region={}",
-            name, capacity, bufferLength, blockLength, bufferCount, maxEntryLength, region.description());
+        LOG.info("block cache {}: capacity={} bufferLength={} blockLength={} buffers={} maxEntryLength={} tiers={}",
+            name, capacity, bufferLength, blockLength, buffers.length, maxEntryLength, regionDescription());
     }
 
     /**
@@ -193,10 +220,32 @@ public final class BlockCache implements AutoCloseable {
         return insert(null, data, data.position(), data.remaining());
     }
 
+    /**
+     * Stores a new entry holding the readable bytes of {@code data} (its indices are not moved),
+     * taking its blocks from {@code tier} first: data known to be cold (a historical range read
+     * back from the log) can go straight to a slower tier. A full tier falls through to the
+     * others, fastest first, as for {@link #insert(ByteBuf)}.
+     *
+     * @return the address of the new entry (its last block).
+     * @throws IndexOutOfBoundsException if {@code tier} is not in {@code [0, tierCount())}; nothing is stored.
+     * @throws EntryTooLongException     if the data is longer than {@link #maxEntryLength()}.
+     * @throws CacheFullException        if no room could be made.
+     */
+    public int insert(final ByteBuf data, final int tier) {
+        ensureOpen();
+        checkSource(data);
+        checkTier(tier);
+        return insert(data, null, data.readerIndex(), data.readableBytes(), tier);
+    }
+
     private int insert(final ByteBuf src, final ByteBuffer nio, final int srcIndex, final int length) {
+        return insert(src, nio, srcIndex, length, 0);
+    }
+
+    private int insert(final ByteBuf src, final ByteBuffer nio, final int srcIndex, final int length, final int tier) {
         checkEntryLength(length);
         final int count = blockCount(length);
-        final int last = allocateChain(count, BlockAddressDescriptor.NULL_ADDRESS);
+        final int last = allocateChain(count, BlockAddressDescriptor.NULL_ADDRESS, tier);
         try {
             writeBackward(last, 0, length, src, nio, srcIndex);
         } catch (final RuntimeException | Error e) {
@@ -206,6 +255,9 @@ public final class BlockCache implements AutoCloseable {
         setWord(last, lastWord(previousAddress(word(last)), length));
         entryCount.increment();
         storedBytes.add(length);
+        final Tier placed = tierOfValid(last);
+        placed.entries.increment();
+        placed.storedBytes.add(length);
         return last;
     }
 
@@ -250,9 +302,10 @@ public final class BlockCache implements AutoCloseable {
             writeBackward(address, oldLength, newLength, src, nio, srcIndex);
             setWord(address, lastWord(previousAddress(word), newLength));
             storedBytes.add(length);
+            tierOfValid(address).storedBytes.add(length);
             return address;
         }
-        final int last = allocateChain(newBlocks, address);
+        final int last = allocateChain(newBlocks, address, buffers[address >>> blockIndexBits].tier);
         setWord(address, usedWord(previousAddress(word)));
         try {
             writeBackward(last, oldLength, newLength, src, nio, srcIndex);
@@ -263,7 +316,25 @@ public final class BlockCache implements AutoCloseable {
         }
         setWord(last, lastWord(previousAddress(word(last)), newLength));
         storedBytes.add(length);
+        moveAccount(address, oldLength, last, newLength);
         return last;
+    }
+
+    /**
+     * Moves an entry's share of the per-tier accounts from the tier of its old last block to the
+     * tier of its new one (they differ when an append or replace spilled into another tier).
+     */
+    private void moveAccount(final int oldAddress, final int oldLength, final int newAddress, final int newLength) {
+        final Tier from = tierOfValid(oldAddress);
+        final Tier to = tierOfValid(newAddress);
+        if (from == to) {
+            to.storedBytes.add(newLength - oldLength);
+        } else {
+            from.entries.decrement();
+            from.storedBytes.add(-oldLength);
+            to.entries.increment();
+            to.storedBytes.add(newLength);
+        }
     }
 
     /**
@@ -285,7 +356,7 @@ public final class BlockCache implements AutoCloseable {
         final int newCount = blockCount(length);
         int last = address;
         if (newCount > oldCount) {
-            last = allocateChain(newCount - oldCount, address);
+            last = allocateChain(newCount - oldCount, address, buffers[address >>> blockIndexBits].tier);
             setWord(address, usedWord(previousAddress(word)));
         }
         // Copy before dropping blocks, and undo a growth if the copy fails, as append does.
@@ -309,6 +380,7 @@ public final class BlockCache implements AutoCloseable {
         }
         setWord(last, lastWord(previousAddress(word(last)), length));
         storedBytes.add(length - oldLength);
+        moveAccount(address, oldLength, last, length);
         return last;
     }
 
@@ -323,6 +395,194 @@ public final class BlockCache implements AutoCloseable {
         freeChain(address, BlockAddressDescriptor.NULL_ADDRESS);
         entryCount.decrement();
         storedBytes.add(-entryLength(word));
+        final Tier tier = tierOfValid(address);
+        tier.entries.decrement();
+        tier.storedBytes.add(-entryLength(word));
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // Tiers
+    // ------------------------------------------------------------------------------------------
+
+    /**
+     * @return how many tiers the cache has (1 for a cache built without {@code tier(...)}).
+     */
+    public int tierCount() {
+        return tiers.length;
+    }
+
+    /**
+     * @param tier a tier index, fastest first.
+     * @return the tier's name.
+     * @throws IndexOutOfBoundsException if there is no such tier.
+     */
+    public String tierName(final int tier) {
+        return tiers[checkTier(tier)].name;
+    }
+
+    /**
+     * Returns the tier holding the block an address names: the tier of an entry's last block.
+     * A pure function of the address and the cache's geometry; does not check that the block is
+     * used. Callable from any thread while the cache is open; allocates nothing.
+     *
+     * @throws InvalidAddressException if the address is 0 or past the last buffer.
+     */
+    public int tierOf(final int address) {
+        if (address == BlockAddressDescriptor.NULL_ADDRESS) {
+            throw new InvalidAddressException(address, InvalidAddressException.Reason.NULL_ADDRESS, "address 0 is never valid");
+        }
+        final int bufferIndex = address >>> blockIndexBits;
+        if (bufferIndex >= buffers.length) {
+            throw new InvalidAddressException(address, InvalidAddressException.Reason.OUT_OF_RANGE,
+                "bufferIndex=" + bufferIndex + " bufferCount=" + buffers.length);
+        }
+        return buffers[bufferIndex].tier;
+    }
+
+    /**
+     * Moves an entry into another tier: takes as many blocks in {@code targetTier} as the entry
+     * has, copies the bytes (a run of blocks adjacent in memory on both sides is one copy), frees
+     * the old blocks and returns the entry's new address. Blocks are taken from the target tier
+     * only: the full handler is not called and the allocation does not fall through to another
+     * tier. Allocates nothing on the Java heap.
+     *
+     * <p>Like every operation that changes an entry, it must not run concurrently with any other
+     * operation on the same entry, and views of the entry taken before it read freed memory
+     * afterwards: the caller must make sure no reader holds one (the segment store relocates only
+     * unpinned entries, under the segment's lock). The per-tier stats count a demotion on the
+     * source tier when the target is slower and a promotion on the target tier when it is faster.
+     *
+     * @param address    of a live entry.
+     * @param targetTier the tier to move it into.
+     * @return the entry's new address (its last block, in {@code targetTier}).
+     * @throws InvalidAddressException   if {@code address} is not that of a live entry.
+     * @throws IndexOutOfBoundsException if {@code targetTier} is not in {@code [0, tierCount())}.
+     * @throws SameTierException         if every block of the entry is already in {@code targetTier}.
+     * @throws CacheFullException        if the target tier has not enough free blocks.
+     *                                   In every failure the entry and the cache are unchanged.
+     */
+    public int relocate(final int address, final int targetTier) {
+        ensureOpen();
+        final long word = lastWordOf(address);
+        checkTier(targetTier);
+        final int length = entryLength(word);
+        final int count = blockCount(length);
+        boolean moves = false;
+        int current = address;
+        for (int i = 0; ; i++) {
+            if (buffers[current >>> blockIndexBits].tier != targetTier) {
+                moves = true;
+                break;
+            }
+            if (i == count - 1) {
+                break;
+            }
+            current = step(current);
+        }
+        final int sourceTier = buffers[address >>> blockIndexBits].tier;
+        if (!moves) {
+            throw new SameTierException(address, targetTier, "the entry of " + count + " blocks is already wholly in tier "
+                + tiers[targetTier].name);
+        }
+        final Tier target = tiers[targetTier];
+        final int last = allocateInTier(target, count);
+        try {
+            copyChain(address, last, length, count);
+        } catch (final RuntimeException | Error e) {
+            freeChain(last, BlockAddressDescriptor.NULL_ADDRESS);
+            throw e;
+        }
+        setWord(last, lastWord(previousAddress(word(last)), length));
+        freeChain(address, BlockAddressDescriptor.NULL_ADDRESS);
+        final Tier source = tiers[sourceTier];
+        source.entries.decrement();
+        source.storedBytes.add(-length);
+        target.entries.increment();
+        target.storedBytes.add(length);
+        if (targetTier > sourceTier) {
+            source.demotions.increment();
+        } else {
+            target.promotions.increment();
+        }
+        return last;
+    }
+
+    /**
+     * Copies the {@code length} bytes of the chain ending at {@code from} into the chain of the
+     * same block count ending at {@code to}, walking both backwards; a run of blocks adjacent in
+     * memory on both sides is one copy.
+     */
+    private void copyChain(final int from, final int to, final int length, final int count) {
+        if (length == 0) {
+            return;
+        }
+        int src = from;
+        int dst = to;
+        int bytes = length - lastBlockStart(length);
+        int remainingBlocks = count - 1;
+        while (true) {
+            // The run [srcFirst, src] / [dstFirst, dst]: both adjacent in memory, last block partial.
+            int srcFirst = src;
+            int dstFirst = dst;
+            int runBytes = bytes;
+            int srcPrevious = BlockAddressDescriptor.NULL_ADDRESS;
+            int dstPrevious = BlockAddressDescriptor.NULL_ADDRESS;
+            while (remainingBlocks > 0) {
+                srcPrevious = step(srcFirst);
+                dstPrevious = previousAddress(word(dstFirst));
+                remainingBlocks--;
+                if (srcPrevious != srcFirst - 1 || dstPrevious != dstFirst - 1) {
+                    break;
+                }
+                srcFirst = srcPrevious;
+                dstFirst = dstPrevious;
+                runBytes += blockLength;
+                srcPrevious = BlockAddressDescriptor.NULL_ADDRESS;
+            }
+            UNSAFE.copyMemory(buffers[srcFirst >>> blockIndexBits].address + blockOffset(srcFirst),
+                buffers[dstFirst >>> blockIndexBits].address + blockOffset(dstFirst), runBytes);
+            if (srcPrevious == BlockAddressDescriptor.NULL_ADDRESS) {
+                return;
+            }
+            src = srcPrevious;
+            dst = dstPrevious;
+            bytes = blockLength;
+        }
+    }
+
+    /**
+     * @return the used data blocks of one tier now: a sum over the tier's buffers, read without
+     *         locks (each buffer's count is exact, the sum is not a snapshot under load).
+     *         Allocates nothing; callable from any thread while the cache is open.
+     * @throws IndexOutOfBoundsException if there is no such tier.
+     */
+    public long tierUsedBlocks(final int tier) {
+        ensureOpen();
+        final Tier t = tiers[checkTier(tier)];
+        long free = 0;
+        for (int i = t.firstBuffer; i < t.firstBuffer + t.bufferCount; i++) {
+            free += buffers[i].freeCountVolatile();
+        }
+        return t.blockCount - free;
+    }
+
+    /**
+     * @return the data blocks of one tier.
+     * @throws IndexOutOfBoundsException if there is no such tier.
+     */
+    public long tierBlocks(final int tier) {
+        return tiers[checkTier(tier)].blockCount;
+    }
+
+    private int checkTier(final int tier) {
+        if (tier < 0 || tier >= tiers.length) {
+            throw new IndexOutOfBoundsException("tier=" + tier + " tierCount=" + tiers.length);
+        }
+        return tier;
+    }
+
+    private Tier tierOfValid(final int address) {
+        return tiers[buffers[address >>> blockIndexBits].tier];
     }
 
     // ------------------------------------------------------------------------------------------
@@ -343,6 +603,7 @@ public final class BlockCache implements AutoCloseable {
     public ByteBuf view(final int address) {
         ensureOpen();
         final long word = lastWordOf(address);
+        tierOfValid(address).hits.increment();
         return view(address, word, 0, entryLength(word));
     }
 
@@ -357,6 +618,7 @@ public final class BlockCache implements AutoCloseable {
         ensureOpen();
         final long word = lastWordOf(address);
         checkRange(offset, length, entryLength(word));
+        tierOfValid(address).hits.increment();
         return view(address, word, offset, length);
     }
 
@@ -435,6 +697,7 @@ public final class BlockCache implements AutoCloseable {
         if (destination.isReadOnly()) {
             throw new ReadOnlyBufferException();
         }
+        tierOfValid(address).hits.increment();
         readBackward(address, word, offset, offset + length, destination, null, destinationIndex);
     }
 
@@ -454,6 +717,7 @@ public final class BlockCache implements AutoCloseable {
         if (destination.isReadOnly()) {
             throw new ReadOnlyBufferException();
         }
+        tierOfValid(address).hits.increment();
         readBackward(address, word, offset, offset + length, null, destination, destination.position());
         destination.position(destination.position() + length);
     }
@@ -573,10 +837,12 @@ public final class BlockCache implements AutoCloseable {
 
     /**
      * Takes {@code count} blocks, linked backwards from {@code previous}, and returns the last.
-     * Their words say "used, not last"; the caller writes the last one. On failure, gives back
-     * whatever it took and throws.
+     * Their words say "used, not last"; the caller writes the last one. Blocks come from
+     * {@code preferredTier} first, then from the other tiers fastest first (a full tier falls
+     * through to the next one with room); the full handler is called only when no tier has a
+     * free block. On failure, gives back whatever it took and throws.
      */
-    private int allocateChain(final int count, final int previous) {
+    private int allocateChain(final int count, final int previous, final int preferredTier) {
         if (count > totalBlocks) {
             fullFailures.increment();
             throw new CacheFullException("cache " + name + " cannot hold " + count + " blocks: it has " + totalBlocks
@@ -585,21 +851,15 @@ public final class BlockCache implements AutoCloseable {
         int last = previous;
         int remaining = count;
         long deadline = 0L;
-        final int hintSlot = (int)Thread.currentThread().getId() & (hints.length - 1);
+        final int hintSlot = (int)Thread.currentThread().getId() & (HINT_SLOTS - 1);
         while (remaining > 0) {
-            final CacheBuffer hint = hints[hintSlot];
-            if (hint != null && hint.freeCountVolatile() > 0) {
-                final long taken = takeBlocks(hint, remaining, last, false);
-                if (taken >>> Integer.SIZE != 0) {
-                    remaining -= (int)(taken >>> Integer.SIZE);
-                    last = (int)taken;
-                    continue;
+            long taken = takeFrom(tiers[preferredTier], remaining, last, hintSlot);
+            for (int t = 0; (taken >>> Integer.SIZE) == 0 && t < tiers.length; t++) {
+                if (t != preferredTier) {
+                    taken = takeFrom(tiers[t], remaining, last, hintSlot);
                 }
             }
-            final CacheBuffer buffer = available.poll();
-            if (buffer != null) {
-                hints[hintSlot] = buffer;
-                final long taken = takeBlocks(buffer, remaining, last, true);
+            if (taken >>> Integer.SIZE != 0) {
                 remaining -= (int)(taken >>> Integer.SIZE);
                 last = (int)taken;
                 continue;
@@ -613,7 +873,7 @@ public final class BlockCache implements AutoCloseable {
                 fullFailures.increment();
                 throw full(count, "no block could be had within fullRetryTimeout=" + Duration.ofNanos(fullRetryNanos));
             }
-            if (!hasFreeBlocks()) {
+            if (!hasFreeBlocks(0, buffers.length)) {
                 // Give back a partial chain so that the handler and other threads can use those blocks.
                 if (last != previous) {
                     freeChain(last, previous);
@@ -633,6 +893,64 @@ public final class BlockCache implements AutoCloseable {
             Thread.yield();
         }
         return last;
+    }
+
+    /**
+     * Takes {@code count} blocks of one tier only, linked backwards from {@code previous}; never
+     * calls the full handler and never falls through to another tier.
+     *
+     * @return the last block taken.
+     * @throws CacheFullException if the tier has not that many free blocks; nothing is taken.
+     */
+    private int allocateInTier(final Tier tier, final int count) {
+        int last = BlockAddressDescriptor.NULL_ADDRESS;
+        int remaining = count;
+        final int hintSlot = (int)Thread.currentThread().getId() & (HINT_SLOTS - 1);
+        long deadline = 0L;
+        while (remaining > 0) {
+            final long taken = takeFrom(tier, remaining, last, hintSlot);
+            if (taken >>> Integer.SIZE != 0) {
+                remaining -= (int)(taken >>> Integer.SIZE);
+                last = (int)taken;
+                continue;
+            }
+            final boolean empty = !hasFreeBlocks(tier.firstBuffer, tier.firstBuffer + tier.bufferCount);
+            if (deadline == 0L) {
+                deadline = System.nanoTime() + fullRetryNanos;
+            }
+            if (empty || System.nanoTime() - deadline >= 0) {
+                if (last != BlockAddressDescriptor.NULL_ADDRESS) {
+                    freeChain(last, BlockAddressDescriptor.NULL_ADDRESS);
+                }
+                throw new CacheFullException("tier " + tier.name + " of cache " + name + " has not " + count
+                    + " free blocks", count);
+            }
+            Thread.yield();
+        }
+        return last;
+    }
+
+    /**
+     * Takes up to {@code want} blocks from one tier: from the calling thread's hint buffer of
+     * that tier if it has free blocks, else from one buffer polled from the tier's queue.
+     *
+     * @return the number taken in the high 32 bits (0 if none could be had at once), the new
+     *         last address in the low 32 bits.
+     */
+    private long takeFrom(final Tier tier, final int want, final int previous, final int hintSlot) {
+        final CacheBuffer hint = tier.hints[hintSlot];
+        if (hint != null && hint.freeCountVolatile() > 0) {
+            final long taken = takeBlocks(hint, want, previous, false);
+            if (taken >>> Integer.SIZE != 0) {
+                return taken;
+            }
+        }
+        final CacheBuffer buffer = tier.available.poll();
+        if (buffer == null) {
+            return previous & BlockMetadataDescriptor.LINK_MASK;
+        }
+        tier.hints[hintSlot] = buffer;
+        return takeBlocks(buffer, want, previous, true);
     }
 
     private CacheFullException full(final int count, final String why) {
@@ -671,7 +989,7 @@ public final class BlockCache implements AutoCloseable {
             }
         }
         if (putBack) {
-            available.offer(buffer);
+            tiers[buffer.tier].available.offer(buffer);
         }
         return ((long)taken << Integer.SIZE) | (last & BlockMetadataDescriptor.LINK_MASK);
     }
@@ -712,14 +1030,14 @@ public final class BlockCache implements AutoCloseable {
                 buffer.inQueue = true;
             }
             if (putBack) {
-                available.offer(buffer);
+                tiers[buffer.tier].available.offer(buffer);
             }
         }
     }
 
-    private boolean hasFreeBlocks() {
-        for (final CacheBuffer buffer : buffers) {
-            if (buffer.freeCountVolatile() > 0) {
+    private boolean hasFreeBlocks(final int fromBuffer, final int toBuffer) {
+        for (int i = fromBuffer; i < toBuffer; i++) {
+            if (buffers[i].freeCountVolatile() > 0) {
                 return true;
             }
         }
@@ -843,10 +1161,18 @@ public final class BlockCache implements AutoCloseable {
     }
 
     /**
-     * @return a description of the memory region holding the buffers.
+     * @return a description of the memory region holding the buffers; with several tiers, each
+     *         tier's name and region, fastest first.
      */
     public String regionDescription() {
-        return region.description();
+        if (tiers.length == 1) {
+            return tiers[0].region.description();
+        }
+        final StringBuilder description = new StringBuilder();
+        for (final Tier tier : tiers) {
+            description.append(description.length() == 0 ? "" : ", ").append(tier.name).append(": ").append(tier.region.description());
+        }
+        return description.toString();
     }
 
     /**
@@ -856,11 +1182,21 @@ public final class BlockCache implements AutoCloseable {
     public CacheStats stats() {
         ensureOpen();
         long free = 0;
-        for (final CacheBuffer buffer : buffers) {
-            free += buffer.freeCountVolatile();
+        final TierStats[] tierStats = new TierStats[tiers.length];
+        for (int t = 0; t < tiers.length; t++) {
+            final Tier tier = tiers[t];
+            long tierFree = 0;
+            for (int i = tier.firstBuffer; i < tier.firstBuffer + tier.bufferCount; i++) {
+                tierFree += buffers[i].freeCountVolatile();
+            }
+            tierStats[t] = new TierStats(t, tier.name, tier.region.description(), (long)tier.bufferCount * bufferLength, tier.bufferCount,
+                tier.blockCount, tier.blockCount - tierFree, tier.storedBytes.sum(), tier.entries.sum(), tier.hits.sum(),
+                tier.demotions.sum(), tier.promotions.sum());
+            free += tierFree;
         }
         return new CacheStats(capacity, buffers.length, bufferLength, blockLength, totalBlocks, totalBlocks - free,
-            (long)buffers.length * blockLength, storedBytes.sum(), entryCount.sum(), fullHandlerCalls.sum(), fullFailures.sum());
+            (long)buffers.length * blockLength, storedBytes.sum(), entryCount.sum(), fullHandlerCalls.sum(), fullFailures.sum(),
+            List.of(tierStats));
     }
 
     /**
@@ -883,7 +1219,9 @@ public final class BlockCache implements AutoCloseable {
         for (final CacheBuffer buffer : buffers) {
             buffer.memory.release();
         }
-        region.close();
+        for (final Tier tier : tiers) {
+            tier.region.close();
+        }
         LOG.info("block cache {} closed", name);
     }
 
@@ -916,7 +1254,7 @@ public final class BlockCache implements AutoCloseable {
 
         @Override
         public String getRegion() {
-            return cache.region.description();
+            return cache.regionDescription();
         }
 
         @Override
@@ -978,6 +1316,102 @@ public final class BlockCache implements AutoCloseable {
         public long getFullFailures() {
             return cache.fullFailures.sum();
         }
+
+        @Override
+        public String[] getTierNames() {
+            final String[] names = new String[cache.tiers.length];
+            for (int t = 0; t < names.length; t++) {
+                names[t] = cache.tiers[t].name;
+            }
+            return names;
+        }
+
+        @Override
+        public long[] getTierCapacities() {
+            return tierValues(TierStats::capacity);
+        }
+
+        @Override
+        public long[] getTierUsedBlockCounts() {
+            return tierValues(TierStats::usedBlockCount);
+        }
+
+        @Override
+        public long[] getTierStoredBytes() {
+            return tierValues(TierStats::storedBytes);
+        }
+
+        @Override
+        public long[] getTierEntryCounts() {
+            return tierValues(TierStats::entryCount);
+        }
+
+        @Override
+        public long[] getTierHits() {
+            return tierValues(TierStats::hits);
+        }
+
+        @Override
+        public long[] getTierDemotions() {
+            return tierValues(TierStats::demotions);
+        }
+
+        @Override
+        public long[] getTierPromotions() {
+            return tierValues(TierStats::promotions);
+        }
+
+        private long[] tierValues(final ToLongFunction<TierStats> field) {
+            final List<TierStats> stats = cache.stats().tiers();
+            final long[] values = new long[stats.size()];
+            for (int t = 0; t < values.length; t++) {
+                values[t] = field.applyAsLong(stats.get(t));
+            }
+            return values;
+        }
+    }
+
+    /** One tier: a contiguous range of the cache's buffers, its region, its queue of buffers with free blocks and its counters. */
+    private static final class Tier {
+        final int index;
+        final String name;
+        final MemoryRegion region;
+        final int firstBuffer;
+        final int bufferCount;
+        final long blockCount;
+        final MpmcArrayQueue<CacheBuffer> available;
+        /**
+         * The buffer of this tier each thread (hashed by id) last took from the queue: a thread
+         * keeps filling it until it is full, so an entry's blocks and consecutive entries stay
+         * close in memory, and threads mostly lock different buffers. Only a hint: racy plain
+         * reads and writes.
+         */
+        final CacheBuffer[] hints = new CacheBuffer[HINT_SLOTS];
+        final LongAdder storedBytes = new LongAdder();
+        final LongAdder entries = new LongAdder();
+        final LongAdder hits = new LongAdder();
+        final LongAdder demotions = new LongAdder();
+        final LongAdder promotions = new LongAdder();
+
+        Tier(final int index, final String name, final MemoryRegion region, final int firstBuffer, final int bufferCount,
+             final int blocksPerBuffer) {
+            this.index = index;
+            this.name = name;
+            this.region = region;
+            this.firstBuffer = firstBuffer;
+            this.bufferCount = bufferCount;
+            this.blockCount = (long)bufferCount * (blocksPerBuffer - 1);
+            this.available = new MpmcArrayQueue<>(Math.max(2, bufferCount));
+        }
+
+        @Override
+        public String toString() {
+            return "Tier{index=" + index + ", name=" + name + ", buffers=[" + firstBuffer + ", " + (firstBuffer + bufferCount) + ")}";
+        }
+    }
+
+    /** A tier as configured: its name, capacity in bytes and region. */
+    private record TierSpec(String name, long capacity, MemoryRegionFactory region) {
     }
 
     /**
@@ -1006,8 +1440,33 @@ public final class BlockCache implements AutoCloseable {
         private Duration fullRetryTimeout = FULL_RETRY_TIMEOUT_DEFAULT;
         private String name;
         private boolean registerMBean = true;
+        private boolean regionSet;
+        private final List<TierSpec> tiers = new ArrayList<>();
 
         private Builder() {
+        }
+
+        /**
+         * Adds a tier behind those added before (call it fastest first). A cache built with tiers
+         * has their capacities and regions; {@link #capacity(long)} and {@link #region} are for a
+         * one-tier cache and must not be combined with this.
+         *
+         * @param name     the tier's name in stats, logs and JMX: unique, not empty.
+         * @param capacity bytes of memory of the tier, data plus metadata; rounded down to whole
+         *                 buffers, at least one.
+         * @param region   where the tier's buffers live.
+         */
+        public Builder tier(final String name, final long capacity, final MemoryRegionFactory region) {
+            tiers.add(new TierSpec(Objects.requireNonNull(name, "name"), capacity, Objects.requireNonNull(region, "region")));
+            return this;
+        }
+
+        /**
+         * @return the tiers to build: those declared, or one tier named "default" of
+         *         {@link #capacity(long)} bytes in {@link #region}.
+         */
+        List<TierSpec> tierSpecs() {
+            return tiers.isEmpty() ? List.of(new TierSpec("default", capacity, region)) : List.copyOf(tiers);
         }
 
         /**
@@ -1048,6 +1507,7 @@ public final class BlockCache implements AutoCloseable {
          */
         public Builder region(final MemoryRegionFactory region) {
             this.region = Objects.requireNonNull(region, "region");
+            this.regionSet = true;
             return this;
         }
 
@@ -1097,11 +1557,30 @@ public final class BlockCache implements AutoCloseable {
                     + " blocks whose metadata does not fit in one block of blockLength=" + blockLength
                     + ": use bufferLength <= " + ((long)blockLength * blockLength / BlockMetadataDescriptor.WORD_LENGTH));
             }
-            if (capacity < bufferLength) {
-                throw new CacheConfigurationException("capacity=" + capacity + " must hold at least one buffer of bufferLength="
-                    + bufferLength);
+            if (!tiers.isEmpty() && (capacity != -1 || regionSet)) {
+                throw new CacheConfigurationException("capacity=" + capacity + (regionSet ? " and region " : " ")
+                    + "set with tier(...): give every tier its capacity and region in tier(...) instead");
             }
-            final long bufferCount = capacity / bufferLength;
+            long bufferCount = 0;
+            final List<TierSpec> specs = tierSpecs();
+            for (int t = 0; t < specs.size(); t++) {
+                final TierSpec spec = specs.get(t);
+                final String which = tiers.isEmpty() ? "" : "tier " + spec.name + ": ";
+                if (spec.capacity < bufferLength) {
+                    throw new CacheConfigurationException(which + "capacity=" + spec.capacity
+                        + " must hold at least one buffer of bufferLength=" + bufferLength);
+                }
+                if (spec.name.isEmpty()) {
+                    throw new CacheConfigurationException("tier " + t + " has an empty name");
+                }
+                for (int u = 0; u < t; u++) {
+                    if (specs.get(u).name.equals(spec.name)) {
+                        throw new CacheConfigurationException("tier name " + spec.name + " is used twice (tiers " + u + " and " + t + ")");
+                    }
+                }
+                bufferCount += spec.capacity / bufferLength;
+            }
+            final long capacity = bufferCount * bufferLength;
             final long maxBuffers = Math.min(Integer.MAX_VALUE - 8,
                 BlockAddressDescriptor.maxBufferCount(BlockAddressDescriptor.blockIndexBits((int)blocksPerBuffer)));
             if (bufferCount > maxBuffers) {

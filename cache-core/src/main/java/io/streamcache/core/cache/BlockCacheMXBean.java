@@ -33,4 +33,28 @@ public interface BlockCacheMXBean {
     long getFullHandlerCalls();
 
     long getFullFailures();
+
+    /** @return the tiers' names, fastest first (one for a cache built without tiers). */
+    String[] getTierNames();
+
+    /** @return each tier's capacity in bytes, in the order of {@link #getTierNames()}. */
+    long[] getTierCapacities();
+
+    /** @return each tier's used data blocks. */
+    long[] getTierUsedBlockCounts();
+
+    /** @return each tier's stored bytes (entries counted in the tier of their last block). */
+    long[] getTierStoredBytes();
+
+    /** @return each tier's entries (counted in the tier of their last block). */
+    long[] getTierEntryCounts();
+
+    /** @return each tier's read hits (views and copies). */
+    long[] getTierHits();
+
+    /** @return entries relocated out of each tier into a slower one. */
+    long[] getTierDemotions();
+
+    /** @return entries relocated into each tier from a slower one. */
+    long[] getTierPromotions();
 }

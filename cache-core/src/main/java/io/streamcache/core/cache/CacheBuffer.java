@@ -20,6 +20,8 @@ import static org.agrona.UnsafeAccess.UNSAFE;
  */
 final class CacheBuffer {
     final int index;
+    /** Index of the tier owning this buffer. */
+    final int tier;
     /** Native address of the buffer; its block 0 holds the metadata words. */
     final long address;
     /** Netty view over the whole buffer: the route for copies from and to any {@link ByteBuf}, and the parent of read views. */
@@ -29,8 +31,9 @@ final class CacheBuffer {
     /** Whether this buffer is in the cache's queue of buffers with free blocks, or about to be put back by the thread that took it. */
     boolean inQueue;
 
-    CacheBuffer(final int index, final ByteBuffer buffer, final int blocksPerBuffer) {
+    CacheBuffer(final int index, final int tier, final ByteBuffer buffer, final int blocksPerBuffer) {
         this.index = index;
+        this.tier = tier;
         this.address = BufferUtil.address(buffer);
         this.memory = Unpooled.wrappedBuffer(buffer);
         this.blocksPerBuffer = blocksPerBuffer;

@@ -1,5 +1,7 @@
 package io.streamcache.core.cache;
 
+import java.util.List;
+
 /**
  * An immutable snapshot of a {@link BlockCache}'s occupancy; safe to pass between threads.
  * Fields are read without stopping writers, so a snapshot taken under load is consistent per
@@ -16,6 +18,8 @@ package io.streamcache.core.cache;
  * @param entryCount        live entries.
  * @param fullHandlerCalls  times the full-handler was called.
  * @param fullFailures      operations failed with a {@link io.streamcache.core.CacheFullException}.
+ * @param tiers             per-tier occupancy and counters, fastest tier first (one element for a
+ *                          cache built without tiers); an immutable list.
  */
 public record CacheStats(
     long capacity,
@@ -28,7 +32,20 @@ public record CacheStats(
     long storedBytes,
     long entryCount,
     long fullHandlerCalls,
-    long fullFailures) {
+    long fullFailures,
+    List<TierStats> tiers) {
+
+    public CacheStats {
+        tiers = List.copyOf(tiers);
+    }
+
+    /**
+     * @return the stats of tier {@code index}.
+     * @throws IndexOutOfBoundsException if there is no such tier.
+     */
+    public TierStats tier(final int index) {
+        return tiers.get(index);
+    }
 
     /**
      * @return free data blocks.

@@ -28,6 +28,28 @@ public interface CacheManagerMXBean {
 
     int getSourceCount();
 
+    /** @return each tier's target utilization, fastest first. */
+    double[] getTierTargetUtilizations();
+
+    /** @return entries demoted out of each tier. */
+    long[] getTierDemotions();
+
+    /** @return entries promoted into each tier. */
+    long[] getTierPromotions();
+
+    /** @return entries evicted out of each tier. */
+    long[] getTierEvictions();
+
+    /** @return entries of each tier the admission policy kept out of the next tier. */
+    long[] getTierAdmissionRejections();
+
+    /** @return the admission policy's current threshold in bytes ({@link Integer#MAX_VALUE}: none). */
+    int getAdmissionThreshold();
+
+    long getPromotionRequests();
+
+    long getPromotionDrops();
+
     /**
      * Advances the generation.
      *

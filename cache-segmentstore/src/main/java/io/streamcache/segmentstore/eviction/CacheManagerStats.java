@@ -1,5 +1,7 @@
 package io.streamcache.segmentstore.eviction;
 
+import java.util.List;
+
 /**
  * An immutable snapshot of a {@link CacheManager}'s state and counters; safe to pass between
  * threads. Counters are read without stopping a pass, so a snapshot taken under load is
@@ -13,6 +15,14 @@ package io.streamcache.segmentstore.eviction;
  * @param targetUtilization the utilization passes evict down to.
  * @param fullHandlerCalls  times the cache called the manager because it was full.
  * @param busySkips         segments a pass skipped because another thread held their lock.
+ * @param tiers             per-tier counters, fastest first (one element for a one-tier cache);
+ *                          an immutable list.
+ * @param admissionThreshold the longest entry the admission policy last let into a slower tier
+ *                          ({@link Integer#MAX_VALUE}: no limit; -1: none).
+ * @param promotionRequests entries queued for promotion.
+ * @param promotionDrops    promotion requests dropped because the queue was full.
+ * @param promotionSkips    queued entries not promoted (no room in tier 0, busy segment, or the
+ *                          entry no longer qualified: pinned, moved, removed).
  */
 public record CacheManagerStats(
     int generation,
@@ -22,5 +32,22 @@ public record CacheManagerStats(
     double utilization,
     double targetUtilization,
     long fullHandlerCalls,
-    long busySkips) {
+    long busySkips,
+    List<ManagedTierStats> tiers,
+    int admissionThreshold,
+    long promotionRequests,
+    long promotionDrops,
+    long promotionSkips) {
+
+    public CacheManagerStats {
+        tiers = List.copyOf(tiers);
+    }
+
+    /**
+     * @return the counters of tier {@code index}.
+     * @throws IndexOutOfBoundsException if there is no such tier.
+     */
+    public ManagedTierStats tier(final int index) {
+        return tiers.get(index);
+    }
 }

@@ -14,7 +14,9 @@ package io.streamcache.segmentstore.eviction;
 public interface EvictionSource {
     /**
      * Offers the scan every entry that may be evicted now, segment by segment and in offset order
-     * within a segment, and evicts those it selects, until {@link EvictionScan#isDone()}.
+     * within a segment, and acts on each as {@link EvictionScan#action} says (keep, evict, or
+     * relocate into another tier and update the entry's address, under the segment's lock),
+     * until {@link EvictionScan#isDone()}.
      * An entry may be evicted only if it is cached, durable (wholly below the segment's durable
      * length), unpinned, and not the entry an append on the calling thread is writing into.
      *

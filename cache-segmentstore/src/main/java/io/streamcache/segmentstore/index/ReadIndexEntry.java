@@ -38,7 +38,8 @@ import java.lang.invoke.VarHandle;
  *
  * <h2>Layout</h2>
  * As laid out by OpenJDK 17 on a 64-bit JVM with compressed oops and compressed class pointers
- * (heaps below 32 GB), printed by JOL 0.17: 48 bytes per entry, 45 of them used. The JVM, not
+ * (heaps below 32 GB), printed by JOL 0.17: 48 bytes per entry, 47 of them used (the two
+ * tier bytes fill the gap after the height byte: see the measurement below). The JVM, not
  * the declaration order, places the fields: it fills the gap after the 12-byte header with an
  * int, then places the long, the other ints, the byte and last the references.
  *
@@ -53,8 +54,8 @@ import java.lang.invoke.VarHandle;
  *  +---------------+---+-----------+---------------+---------------+
  *  32              36  37          40              44              48
  *  +---------------+---+-----------+---------------+---------------+
- *  |   pin word    | h |  (gap)    |     left      |     right     |
- *  +---------------+---+-----------+---------------+---------------+
+ *  |   pin word    | h | r | t |gap|     left      |     right     |
+ *  +---------------+---+---+---+---+---------------+---------------+
  *
  *  offset      first segment byte covered (long, final)
  *  length      bytes covered, &gt;= 0 (int)
@@ -62,6 +63,8 @@ import java.lang.invoke.VarHandle;
  *  generation  cache-manager generation of the last use (int)
  *  pin word    retired bit and pin count (int, atomic: see above)
  *  h           AVL height of the subtree rooted here (byte); 0 = not in any tree
+ *  r, t        reads while in a slower tier, and the promotion tick of the last promotion
+ *              request (bytes, for tiered caches: see CacheManager)
  *  left, right AVL children (compressed references), null when absent
  * </pre>
  *
@@ -110,6 +113,10 @@ public final class ReadIndexEntry {
     ReadIndexEntry right;
     /** Height of the subtree rooted here, 1 for a leaf; 0 while the entry is in no tree. */
     byte height;
+    /** Reads since the entry last moved between tiers, while in a slower tier (saturating at 127); guarded by the segment lock. */
+    private byte tierReads;
+    /** Low byte of the cache manager's promotion tick when the entry was last queued for promotion; guarded by the segment lock. */
+    private byte promotionTick;
 
     /**
      * @param offset     first segment byte covered, &gt;= 0.
@@ -204,6 +211,50 @@ public final class ReadIndexEntry {
      */
     public void generation(final int generation) {
         this.generation = generation;
+    }
+
+    /**
+     * Counts a read of the entry while its bytes are in a slower tier of a tiered cache: the
+     * cache manager promotes an entry read often enough. Saturates at {@link Byte#MAX_VALUE}.
+     * Call under the owning segment's lock.
+     *
+     * @return the count after this read.
+     */
+    public int countTierRead() {
+        if (tierReads != Byte.MAX_VALUE) {
+            tierReads++;
+        }
+        return tierReads;
+    }
+
+    /**
+     * @return reads counted by {@link #countTierRead()} since the last {@link #resetTierReads()}.
+     */
+    public int tierReads() {
+        return tierReads;
+    }
+
+    /**
+     * Forgets the reads counted in a slower tier: called when the entry moves between tiers.
+     * Call under the owning segment's lock.
+     */
+    public void resetTierReads() {
+        tierReads = 0;
+    }
+
+    /**
+     * @return the low 8 bits of the cache manager's promotion tick when the entry was last queued
+     *         for promotion (0 if never).
+     */
+    public int promotionTick() {
+        return promotionTick & 0xFF;
+    }
+
+    /**
+     * @param tick the cache manager's promotion tick now; its low 8 bits are kept.
+     */
+    public void promotionTick(final int tick) {
+        promotionTick = (byte) tick;
     }
 
     /**

@@ -34,6 +34,35 @@ class ReadIndexEntryTest {
     }
 
     @Test
+    void shouldCountTierReadsUpToASaturationAndReset() {
+        final ReadIndexEntry entry = new ReadIndexEntry(0, 10, 1, 0);
+        assertEquals(0, entry.tierReads());
+        assertEquals(1, entry.countTierRead());
+        assertEquals(2, entry.countTierRead());
+        for (int i = 0; i < 300; i++) {
+            entry.countTierRead();
+        }
+        assertEquals(Byte.MAX_VALUE, entry.tierReads(), "saturates instead of wrapping to negative");
+        entry.resetTierReads();
+        assertEquals(0, entry.tierReads());
+        assertEquals(10, entry.length(), "the counters share no bits with the other fields");
+        assertEquals(1, entry.address());
+    }
+
+    @Test
+    void shouldKeepTheLowByteOfThePromotionTick() {
+        final ReadIndexEntry entry = new ReadIndexEntry(0, 10, 1, 0);
+        assertEquals(0, entry.promotionTick(), "never queued");
+        entry.promotionTick(255);
+        assertEquals(255, entry.promotionTick(), "read back unsigned");
+        entry.promotionTick(0x1_02);
+        assertEquals(2, entry.promotionTick());
+        entry.countTierRead();
+        assertEquals(2, entry.promotionTick());
+        assertEquals(1, entry.tierReads());
+    }
+
+    @Test
     void shouldStartUnlinked() {
         final ReadIndexEntry entry = new ReadIndexEntry(0, 0, ReadIndexEntry.NULL_ADDRESS, 0);
         assertFalse(entry.isLinked());
