@@ -664,7 +664,18 @@ public final class SegmentStore implements AutoCloseable {
             return CompletableFuture.completedFuture(first);
         }
         first.release();
-        return historicalReader.read(segment.id, index, offset).thenApply(range -> afterLoad(segment, range, offset, maxLength));
+        return historicalReader.read(segment.id, index, offset, () -> stillMissing(segment, offset))
+            .thenApply(range -> afterLoad(segment, range, offset, maxLength));
+    }
+
+    /**
+     * @return whether a read at {@code offset} still misses the cache (for a read-through about
+     *         to read its range: another reader's read may have filled it since).
+     */
+    private boolean stillMissing(final Segment segment, final long offset) {
+        try (ReadResult probe = read(segment, offset, 1)) {
+            return probe.status() == ReadStatus.NOT_CACHED && probe.length() == 0;
+        }
     }
 
     /**

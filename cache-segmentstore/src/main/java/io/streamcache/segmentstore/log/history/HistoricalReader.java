@@ -26,6 +26,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAdder;
+import java.util.function.BooleanSupplier;
 import java.util.zip.CRC32C;
 
 import static io.streamcache.segmentstore.log.LogRecordDescriptor.HEADER_LENGTH;
@@ -94,6 +95,8 @@ public final class HistoricalReader implements AutoCloseable {
     private final ConcurrentHashMap<Key, CompletableFuture<LogRange>> inFlight = new ConcurrentHashMap<>();
     private final ConcurrentLinkedQueue<ReadContext> contexts = new ConcurrentLinkedQueue<>();
     private final LongAdder loads = new LongAdder();
+    /** Misses found cached after all when their read would have started (see {@link #read(int, LocationIndex, long, BooleanSupplier)}). */
+    private final LongAdder cachedMeanwhile = new LongAdder();
     private final LongAdder joins = new LongAdder();
     private final LongAdder fileReads = new LongAdder();
     private final LongAdder bytesRead = new LongAdder();
@@ -149,6 +152,25 @@ public final class HistoricalReader implements AutoCloseable {
      * @throws IllegalArgumentException if {@code offset} is negative.
      */
     public CompletableFuture<LogRange> read(final int segmentId, final LocationIndex locations, final long offset) {
+        return read(segmentId, locations, offset, null);
+    }
+
+    /**
+     * As {@link #read(int, LocationIndex, long)}, but before starting a new read of the range
+     * asks {@code stillMissing} whether the offset is still missing from the cache. A caller
+     * that saw a miss and arrives just after another caller's read of the same range completed
+     * (its bytes filled into the cache before the read left the in-flight map) finds them
+     * cached instead of reading the range a second time. Without it, "one read per range for
+     * concurrent misses" holds only for misses that overlap the read.
+     *
+     * @param stillMissing called on the calling thread only when no read of the range is in
+     *                     flight; {@code false} means the bytes are cached now: the future then
+     *                     completes at once with an empty range (holding no offset) and nothing
+     *                     is read. A check that throws counts as {@code true}. {@code null}:
+     *                     always read.
+     */
+    public CompletableFuture<LogRange> read(
+        final int segmentId, final LocationIndex locations, final long offset, final BooleanSupplier stillMissing) {
         Objects.requireNonNull(locations, "locations");
         if (offset < 0) {
             throw new IllegalArgumentException("offset=" + offset + " must be >= 0");
@@ -162,6 +184,13 @@ public final class HistoricalReader implements AutoCloseable {
             final CompletableFuture<LogRange> created = new CompletableFuture<>();
             future = inFlight.putIfAbsent(key, created);
             if (future == null) {
+                // Every earlier read of this range has left the map, so its fill is done: ask now.
+                if (stillMissing != null && !askStillMissing(stillMissing)) {
+                    inFlight.remove(key, created);
+                    cachedMeanwhile.increment();
+                    return CompletableFuture.completedFuture(
+                        new LogRange(segmentId, key.rangeStart, Unpooled.EMPTY_BUFFER, null));
+                }
                 loads.increment();
                 final Runnable load = () -> load(segmentId, key, created);
                 if (executor == null) {
@@ -180,6 +209,15 @@ public final class HistoricalReader implements AutoCloseable {
         }
         joins.increment();
         return future.copy();
+    }
+
+    /** A check that throws counts as "still missing": the read goes ahead and reports what is wrong. */
+    private static boolean askStillMissing(final BooleanSupplier stillMissing) {
+        try {
+            return stillMissing.getAsBoolean();
+        } catch (final RuntimeException e) {
+            return true;
+        }
     }
 
     private void load(final int segmentId, final Key key, final CompletableFuture<LogRange> future) {
@@ -341,7 +379,7 @@ public final class HistoricalReader implements AutoCloseable {
      * @return the counters so far.
      */
     public Stats stats() {
-        return new Stats(loads.sum(), joins.sum(), fileReads.sum(), bytesRead.sum(), failures.sum(), fillFailures.sum());
+        return new Stats(loads.sum(), joins.sum(), fileReads.sum(), bytesRead.sum(), failures.sum(), fillFailures.sum(), cachedMeanwhile.sum());
     }
 
     /**
@@ -389,8 +427,10 @@ public final class HistoricalReader implements AutoCloseable {
      * @param bytesRead    bytes those reads returned.
      * @param failures     reads that completed exceptionally.
      * @param fillFailures ranges whose {@link RangeSink} threw.
+     * @param cachedMeanwhile misses found cached when their read would have started: another
+     *                     caller's read of the range had just filled them.
      */
-    public record Stats(long loads, long joins, long fileReads, long bytesRead, long failures, long fillFailures) {
+    public record Stats(long loads, long joins, long fileReads, long bytesRead, long failures, long fillFailures, long cachedMeanwhile) {
     }
 
     /** A read in flight: the segment's index (by identity) and the range's start. */

@@ -38,6 +38,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
@@ -121,6 +122,29 @@ class HistoricalReaderTest {
         assertBytes(alone.id(), loose.read(alone.id(), alone.locations(), 50_000 + 10).join());
         assertTrue(loose.stats().fileReads() < strict.stats().fileReads(), loose.stats() + " vs " + strict.stats());
         assertTrue(loose.stats().bytesRead() > strict.stats().bytesRead(), "reads over the other segment's records");
+    }
+
+    @Test
+    void shouldNotReadARangeTheCacheGotMeanwhile() throws Exception {
+        final RecoveredLog log = interleavedLog(2, 600);
+        final RecoveredSegment segment = log.liveSegments().stream().filter(s -> s.length() > 20_000).findFirst().orElseThrow();
+        final HistoricalReader reader = reader(HistoricalReader.builder(channels()).rangeLength(8 << 10).threads(0));
+
+        final LogRange skipped = reader.read(segment.id(), segment.locations(), 10_000, () -> false).join();
+        assertEquals(0, skipped.length(), "cached meanwhile: nothing read");
+        assertFalse(skipped.contains(10_000));
+        assertEquals(0, reader.stats().loads());
+        assertEquals(0, reader.stats().fileReads());
+        assertEquals(1, reader.stats().cachedMeanwhile());
+        assertEquals(0, reader.inFlightCount(), "the skipped read left nothing in flight");
+
+        assertBytes(segment.id(), reader.read(segment.id(), segment.locations(), 10_000, () -> true).join());
+        assertEquals(1, reader.stats().loads(), "still missing: read");
+        final LogRange despiteFailedCheck = reader.read(segment.id(), segment.locations(), 10_000, () -> {
+            throw new IllegalStateException("the check failed");
+        }).join();
+        assertTrue(despiteFailedCheck.contains(10_000), "a check that throws counts as still missing");
+        assertEquals(2, reader.stats().loads());
     }
 
     @Test
