@@ -10,7 +10,7 @@
 # usage: docs/benchmarks/scale.sh            (build first: mvn -B -q package -DskipTests)
 # environment (defaults in brackets):
 #   SIZES ["1g 4g 16g"]  SEGMENTS ["10 1000 100000"]  FORKS [2]  WI [2]  I [4]  (JMH, 1 s iterations)
-#   HARNESS_SECONDS [25]  STEPS ["jmh untruncated heap harness report"]  OUT [docs/benchmarks/scale-data]
+#   HARNESS_SECONDS [25]  STEPS ["jmh untruncated heap harness report"] (jmh = cache + store)  OUT [docs/benchmarks/scale-data]
 #   JMH_LOCK [wait]: "ignore" runs JMH while another JMH holds /tmp/jmh.lock (a shared machine)
 # A 16 GB cache needs about 19 GB of free memory (cache + 2 GB heap + the JVM); the script stops
 # before a size that does not fit in MemAvailable rather than have the kernel kill something.
@@ -46,9 +46,11 @@ fits() { # whether a cache of $1 plus 3 GB fits in the memory available now
 }
 for size in $SIZES; do fits "$size"; done
 
-if has jmh; then
+if has jmh || has cache; then
     java "${JMH_JVM[@]}" -jar "$JAR" jmh 'ScaleBenchmark.cache' -p cacheSize="$(csv $SIZES)" \
         -f "$FORKS" -wi "$WI" -i "$I" -w 1s -r 1s -rf json -rff "$OUT/jmh-cache.json" | tee "$OUT/jmh-cache.log"
+fi
+if has jmh || has store; then
     java "${JMH_JVM[@]}" -jar "$JAR" jmh 'ScaleBenchmark.store' -p cacheSize="$(csv $SIZES)" -p segments="$(csv $SEGMENTS)" -p truncate=true \
         -f "$FORKS" -wi "$WI" -i "$I" -w 1s -r 1s -rf json -rff "$OUT/jmh-store.json" | tee "$OUT/jmh-store.log"
 fi
