@@ -19,6 +19,10 @@ def size_key(size):
     return int(size[:-1]) * units[size[-1]] if size[-1] in units else int(size)
 
 
+def nbytes(n):
+    return f"{n / 1e6:,.1f} MB" if n >= 1e6 else f"{n / 1e3:,.0f} kB"
+
+
 def human(size):
     return f"{size >> 30} GB" if size >= 1 << 30 else f"{size >> 20} MB"
 
@@ -89,14 +93,16 @@ def heap_table(path):
         return [], []
     rows = [json.loads(line) for line in open(path) if line.startswith("{")]
     lines = ["\n### Heap bytes per cached MB (after a full GC; HeapFootprint)\n",
-             "| cache size | what | segments | cached | heap (full - before) | heap B per cached MB | heap B per segment (empty store) |",
-             "|---|---|---|---|---|---|---|"]
+             "| cache size | what | segments | cached | heap, empty (cache objects + segments) | heap, full | "
+             "heap B per cached MB | empty heap / segments |",
+             "|---|---|---|---|---|---|---|---|"]
     for r in rows:
         heap = r["heapFull"] - r["heapBefore"]
         per_mb = r["heapBytesPerCachedMBWithoutCallerIndex"] if r["what"] == "cache" else r["heapBytesPerCachedMB"]
         lines.append(f"| {human(r['cacheSize'])} | {'block cache' if r['what'] == 'cache' else 'store'} | "
-                     f"{r['segments'] if r['what'] == 'store' else '-'} | {r['cachedBytes'] / 2**20:,.0f} MB | {heap / 2**20:,.2f} MB | "
-                     f"{per_mb:,.0f} | {r['heapBytesPerSegmentEmpty']:,.0f} |")
+                     f"{r['segments'] if r['what'] == 'store' else '-'} | {r['cachedBytes'] / 2**20:,.0f} MB | "
+                     f"{(r['heapEmpty'] - r['heapBefore']) / 2**20:,.2f} MB | {heap / 2**20:,.2f} MB | "
+                     f"{per_mb:,.0f} | {r['heapBytesPerSegmentEmpty']:,.0f} B |")
     return lines, rows
 
 
@@ -117,8 +123,8 @@ def harness_table(directory):
             f"| {human(c['cacheSize'])} | {c['segments']:,} | {'pass' if r['passed'] else 'FAIL'} | {t['appendsPerSec']:,.0f} | "
             f"{t['appendMBps']:,.0f} | {lat['append']['avg']:,.0f} / {lat['append']['p99']:,.0f} us | "
             f"{lat['tailRead']['avg']:,.1f} / {lat['tailRead']['p50']:,.1f} us | {r['cache']['hitRatio'] * 100:.1f}% | "
-            f"{lag['tailMeanBytes'] / 1e3:,.0f} kB ({lag['tailMeanSeconds'] * 1e3:,.0f} ms) | "
-            f"{lag['catchupMeanBytes'] / 1e6:,.1f} MB ({lag['catchupMeanSeconds']:,.1f} s) | {log['diskBytesMax'] / 1e9:,.2f} GB | "
+            f"{nbytes(lag['tailMeanBytes'])} ({lag['tailMeanSeconds']:,.2f} s) | "
+            f"{nbytes(lag['catchupMeanBytes'])} ({lag['catchupMeanSeconds']:,.1f} s) | {log['diskBytesMax'] / 1e9:,.2f} GB | "
             f"{mem['heapBytesPerCachedMB']:,.0f} |")
     return lines, rows
 
