@@ -1,13 +1,16 @@
 package io.streamcache.bench.stress;
 
 import io.streamcache.segmentstore.ReadResult;
+import io.streamcache.segmentstore.SegmentTruncatedException;
 
 import java.util.SplittableRandom;
 
 /**
- * One catch-up reader thread: picks a segment at random, reads it from its start up to where
- * its tail was when the pass began (behind the tail, so mostly evicted bytes once the cache has
- * filled, read through the log), verifying every byte, then picks another.
+ * One catch-up reader thread: picks a segment at random, reads it from its start (its
+ * truncation point) up to where its tail was when the pass began (behind the tail, so mostly
+ * evicted bytes once the cache has filled, read through the log), verifying every byte, then
+ * picks another. If the retention thread truncates the segment under it, it skips to the new
+ * start. Publishes its segment and position for the sampler's lag measure ({@link #lagBytes()}).
  */
 final class CatchUpReader implements Runnable {
     /** Most bytes one catch-up read asks for. */
@@ -16,11 +19,27 @@ final class CatchUpReader implements Runnable {
     private final StressRun run;
     private final int id;
     private final SplittableRandom random;
+    /** The segment being read, null between passes; written by the reader, read by the sampler. */
+    private volatile StressRun.SegmentState current;
+    /** The next offset to read in {@link #current}; written by the reader, read by the sampler. */
+    private volatile long position;
 
     CatchUpReader(final StressRun run, final int id) {
         this.run = run;
         this.id = id;
         this.random = new SplittableRandom(run.config.seed * 17 + id);
+    }
+
+    /**
+     * @return how many acknowledged bytes of its segment this reader has yet to read, or -1
+     *     between passes; any thread (a racy but consistent-enough snapshot for a gauge).
+     */
+    long lagBytes() {
+        final StressRun.SegmentState segment = current;
+        if (segment == null) {
+            return -1;
+        }
+        return Math.max(0, segment.appendedEnd - position);
     }
 
     @Override
@@ -29,12 +48,13 @@ final class CatchUpReader implements Runnable {
         try {
             while (!run.stopping()) {
                 final StressRun.SegmentState segment = run.segments[random.nextInt(run.segments.length)];
-                final long end = run.store.info(segment.name).length();
+                final long end = segment.appendedEnd;
                 if (end == 0) {
                     Thread.sleep(10);
                     continue;
                 }
-                long position = 0;
+                position = segment.truncatedTo;
+                current = segment;
                 while (position < end && !run.stopping()) {
                     final int wanted = (int) Math.min(MAX_READ_LENGTH, end - position);
                     try (ReadResult result = run.fetch(segment, position, wanted, run.metrics.catchupRead)) {
@@ -45,8 +65,16 @@ final class CatchUpReader implements Runnable {
                             return;
                         }
                         position = result.nextOffset();
+                    } catch (final Exception e) {
+                        final SegmentTruncatedException truncated = StressRun.truncation(e);
+                        if (truncated == null) {
+                            throw e;
+                        }
+                        position = Math.max(position, truncated.startOffset());
+                        run.metrics.truncatedSkips.increment();
                     }
                 }
+                current = null;
             }
         } catch (final InterruptedException e) {
             Thread.currentThread().interrupt();

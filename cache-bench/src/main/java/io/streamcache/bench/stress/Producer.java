@@ -18,6 +18,8 @@ import java.util.concurrent.TimeUnit;
  * taking a buffer from the pool is what bounds the appends in flight. A segment's offset is
  * reserved, its bytes written and the append submitted under the segment's monitor, so the
  * offsets the store assigns are the ones the bytes were made for; the harness checks that too.
+ * Appends started during a prefill ({@link StressRun#measuring} false) are neither recorded nor
+ * counted against {@code --ops}.
  */
 final class Producer implements Runnable {
     /** Longest the producer waits, once stopping, for its appends in flight. */
@@ -48,7 +50,8 @@ final class Producer implements Runnable {
                 if (buffer == null) {
                     continue;
                 }
-                if (run.remainingOps.getAndDecrement() <= 0) {
+                final boolean measured = run.measuring;
+                if (measured && run.remainingOps.getAndDecrement() <= 0) {
                     pool.add(buffer);
                     break;
                 }
@@ -77,7 +80,12 @@ final class Producer implements Runnable {
                     } else if (landed != offset) {
                         run.mismatch("append to segment=" + segment.name + " landed at offset=" + landed + ", expected offset=" + offset);
                     } else {
-                        run.metrics.append.record(System.nanoTime() - start, length);
+                        if (measured) {
+                            run.metrics.append.record(System.nanoTime() - start, length);
+                        } else {
+                            run.metrics.prefillBytes.add(length);
+                        }
+                        segment.acknowledged(offset + length);
                     }
                     pool.add(buffer);
                 });

@@ -35,9 +35,10 @@ final class Report {
     private final CacheStats cacheStats;
     private final CacheManagerStats managerStats;
     private final boolean readersConfigured;
+    private final Footprint footprint;
 
     Report(final StressConfig config, final Instant startedAt, final double seconds, final boolean interrupted, final StressRun run,
-           final List<Sample> samples, final CacheStats cacheStats, final CacheManagerStats managerStats) {
+           final List<Sample> samples, final CacheStats cacheStats, final CacheManagerStats managerStats, final Footprint footprint) {
         this.config = config;
         this.startedAt = startedAt;
         this.seconds = Math.max(seconds, 1e-9);
@@ -49,6 +50,25 @@ final class Report {
         this.cacheStats = cacheStats;
         this.managerStats = managerStats;
         this.readersConfigured = config.tailReaders + config.catchupReaders > 0;
+        this.footprint = footprint;
+    }
+
+    /** @return the mean of {@code value} over the samples, 0 without samples. */
+    private double meanOf(final ToDoubleFunction<Sample> value) {
+        double sum = 0;
+        for (final Sample sample : samples) {
+            sum += value.applyAsDouble(sample);
+        }
+        return samples.isEmpty() ? 0 : sum / samples.size();
+    }
+
+    /** @return the largest {@code value} over the samples, 0 without samples. */
+    private double maxOf(final ToDoubleFunction<Sample> value) {
+        double max = 0;
+        for (final Sample sample : samples) {
+            max = Math.max(max, value.applyAsDouble(sample));
+        }
+        return max;
     }
 
     /** @return whether the run verified: no mismatch, no failure, and bytes verified if there were readers. */
@@ -88,7 +108,24 @@ final class Report {
         out.printf(Locale.ROOT, "cache: utilization %.1f%%, hit ratio %.1f%% (%,d hits, %,d reads through the log, %s from the log), "
                 + "%,d evictions (%s)%n", cacheStats.utilization() * 100, metrics.hitRatio() * 100, metrics.cacheHits.sum(),
             metrics.cacheMisses.sum(), formatBytes(metrics.logBytes.sum()), managerStats.evictions(), formatBytes(managerStats.evictedBytes()));
+        out.printf(Locale.ROOT, "reader lag: tail %s (%s) mean, %s max; catch-up %s (%s) mean, %s max%n",
+            formatBytes((long) meanOf(Sample::tailLagBytes)), formatSeconds(meanOf(Sample::tailLagSeconds)),
+            formatBytes((long) maxOf(Sample::tailLagMaxBytes)), formatBytes((long) meanOf(Sample::catchupLagBytes)),
+            formatSeconds(meanOf(Sample::catchupLagSeconds)), formatBytes((long) maxOf(Sample::catchupLagMaxBytes)));
+        out.printf(Locale.ROOT, "log: %s on disk at the end, %s at most; %,d truncations (%s), %,d files deleted, %,d reads skipped "
+                + "truncated bytes%n", formatBytes(footprint.diskBytes()), formatBytes(footprint.diskBytesMax()), metrics.truncations.sum(),
+            formatBytes(metrics.truncatedBytes.sum()), footprint.logFilesDeleted(), metrics.truncatedSkips.sum());
+        out.printf(Locale.ROOT, "memory: heap %s after GC for %s cached (%s of cache memory): %,.0f heap bytes per cached MB%n",
+            formatBytes(footprint.heapUsedAfterGc()), formatBytes(footprint.cachedBytes()), formatBytes(footprint.cacheUsedBytes()),
+            footprint.heapBytesPerCachedMB());
         out.println("verification: " + verdict());
+    }
+
+    static String formatSeconds(final double seconds) {
+        if (seconds >= 1) {
+            return String.format(Locale.ROOT, "%.1f s", seconds);
+        }
+        return String.format(Locale.ROOT, "%.0f ms", seconds * 1e3);
     }
 
     private static String pct(final Histogram h, final double percentile) {
@@ -145,7 +182,10 @@ final class Report {
         field(j, "catchupReaders", config.catchupReaders).append(", ");
         field(j, "cacheSize", config.cacheSize).append(", ");
         field(j, "durability", config.durability.flag()).append(", ");
-        field(j, "seed", config.seed).append("},\n");
+        field(j, "seed", config.seed).append(", ");
+        field(j, "retention", config.retention).append(", ");
+        field(j, "prefill", config.prefill).append(", ");
+        field(j, "logFileSize", config.logFileSize).append("},\n");
         field(j, "elapsedSeconds", seconds).append(",\n");
         field(j, "interrupted", interrupted).append(",\n");
         field(j, "passed", passed()).append(",\n");
@@ -174,6 +214,27 @@ final class Report {
         field(j, "evictions", managerStats.evictions()).append(", ");
         field(j, "evictedBytes", managerStats.evictedBytes()).append(", ");
         field(j, "fullFailures", cacheStats.fullFailures()).append("},\n");
+        j.append("  \"readerLag\": {");
+        field(j, "tailMeanBytes", (long) meanOf(Sample::tailLagBytes)).append(", ");
+        field(j, "tailMaxBytes", (long) maxOf(Sample::tailLagMaxBytes)).append(", ");
+        field(j, "tailMeanSeconds", meanOf(Sample::tailLagSeconds)).append(", ");
+        field(j, "tailMaxSeconds", maxOf(Sample::tailLagSeconds)).append(", ");
+        field(j, "catchupMeanBytes", (long) meanOf(Sample::catchupLagBytes)).append(", ");
+        field(j, "catchupMaxBytes", (long) maxOf(Sample::catchupLagMaxBytes)).append(", ");
+        field(j, "catchupMeanSeconds", meanOf(Sample::catchupLagSeconds)).append(", ");
+        field(j, "catchupMaxSeconds", maxOf(Sample::catchupLagSeconds)).append("},\n");
+        j.append("  \"log\": {");
+        field(j, "diskBytes", footprint.diskBytes()).append(", ");
+        field(j, "diskBytesMax", footprint.diskBytesMax()).append(", ");
+        field(j, "truncations", metrics.truncations.sum()).append(", ");
+        field(j, "truncatedBytes", metrics.truncatedBytes.sum()).append(", ");
+        field(j, "filesDeleted", footprint.logFilesDeleted()).append(", ");
+        field(j, "truncatedSkips", metrics.truncatedSkips.sum()).append("},\n");
+        j.append("  \"memory\": {");
+        field(j, "heapUsedAfterGc", footprint.heapUsedAfterGc()).append(", ");
+        field(j, "cachedBytes", footprint.cachedBytes()).append(", ");
+        field(j, "cacheUsedBytes", footprint.cacheUsedBytes()).append(", ");
+        field(j, "heapBytesPerCachedMB", footprint.heapBytesPerCachedMB()).append("},\n");
         j.append("  \"latencyMicros\": {\n");
         final StressMetrics.Op[] ops = metrics.ops();
         for (int i = 0; i < ops.length; i++) {
@@ -205,7 +266,14 @@ final class Report {
             field(j, "catchupReadP99Micros", s.catchupP99Micros()).append(", ");
             field(j, "cacheUtilization", s.cacheUtilization()).append(", ");
             field(j, "hitRatio", s.hitRatio()).append(", ");
-            field(j, "bytesVerified", s.bytesVerified()).append('}').append(i + 1 < samples.size() ? ",\n" : "\n");
+            field(j, "bytesVerified", s.bytesVerified()).append(", ");
+            field(j, "tailLagBytes", s.tailLagBytes()).append(", ");
+            field(j, "tailLagMaxBytes", s.tailLagMaxBytes()).append(", ");
+            field(j, "tailLagSeconds", s.tailLagSeconds()).append(", ");
+            field(j, "catchupLagBytes", s.catchupLagBytes()).append(", ");
+            field(j, "catchupLagMaxBytes", s.catchupLagMaxBytes()).append(", ");
+            field(j, "catchupLagSeconds", s.catchupLagSeconds()).append(", ");
+            field(j, "diskBytes", s.diskBytes()).append('}').append(i + 1 < samples.size() ? ",\n" : "\n");
         }
         j.append("  ]\n}\n");
         return Files.writeString(file, j.toString(), StandardCharsets.UTF_8);
@@ -316,6 +384,26 @@ final class Report {
                 + "%,d through the log, %s read from the log), %,d evictions (%s).</p>%n", html(formatBytes(cacheStats.capacity())),
             cacheStats.utilization() * 100, metrics.hitRatio() * 100, metrics.cacheHits.sum(), metrics.cacheMisses.sum(),
             html(formatBytes(metrics.logBytes.sum())), managerStats.evictions(), html(formatBytes(managerStats.evictedBytes()))));
+        h.append("<h2>Reader lag, log and memory</h2>\n<table>\n<tr><th>reader lag</th><th>mean</th><th>mean (time)</th><th>max</th>")
+            .append("<th>max (time)</th></tr>\n");
+        h.append(String.format(Locale.ROOT, "<tr><td>tail readers</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td></tr>%n",
+            html(formatBytes((long) meanOf(Sample::tailLagBytes))), html(formatSeconds(meanOf(Sample::tailLagSeconds))),
+            html(formatBytes((long) maxOf(Sample::tailLagMaxBytes))), html(formatSeconds(maxOf(Sample::tailLagSeconds)))));
+        h.append(String.format(Locale.ROOT, "<tr><td>catch-up readers</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td></tr>%n",
+            html(formatBytes((long) meanOf(Sample::catchupLagBytes))), html(formatSeconds(meanOf(Sample::catchupLagSeconds))),
+            html(formatBytes((long) maxOf(Sample::catchupLagMaxBytes))), html(formatSeconds(maxOf(Sample::catchupLagSeconds)))));
+        h.append("</table>\n<p>Lag: acknowledged bytes a reader has yet to read in the segment it reads (tail readers: every ")
+            .append("followed segment; catch-up readers: the segment of their pass), sampled once a second; in time, divided by one ")
+            .append("segment's append rate over that second.</p>\n");
+        h.append(String.format(Locale.ROOT, "<p>Log: %s on disk at the end, %s at most; retention %s; %,d truncations (%s), %,d dead "
+                + "files deleted, %,d reads skipped truncated bytes.</p>%n", html(formatBytes(footprint.diskBytes())),
+            html(formatBytes(footprint.diskBytesMax())), config.retention == 0 ? "off" : html(formatBytes(config.retention)),
+            metrics.truncations.sum(), html(formatBytes(metrics.truncatedBytes.sum())), footprint.logFilesDeleted(),
+            metrics.truncatedSkips.sum()));
+        h.append(String.format(Locale.ROOT, "<p>Memory: Java heap %s in use after a full GC at the end, for %s of cached data "
+                + "(%s of cache memory in use): %,.0f heap bytes per cached MB (the whole process's heap).</p>%n",
+            html(formatBytes(footprint.heapUsedAfterGc())), html(formatBytes(footprint.cachedBytes())),
+            html(formatBytes(footprint.cacheUsedBytes())), footprint.heapBytesPerCachedMB()));
 
         h.append("<h2>Over time</h2>\n");
         if (samples.isEmpty()) {
@@ -337,6 +425,12 @@ final class Report {
             h.append(chart("Cache utilization and hit ratio (%)", "%", new Series[] {
                 new Series("utilization", "#7f7f7f", s -> s.cacheUtilization() * 100),
                 new Series("hit ratio", "#bcbd22", s -> s.hitRatio() * 100)}));
+            h.append(chart("Reader lag (MB behind the acknowledged end)", "MB", new Series[] {
+                new Series("tail, mean", "#17becf", s -> s.tailLagBytes() / MB),
+                new Series("tail, max", "#1f77b4", s -> s.tailLagMaxBytes() / MB),
+                new Series("catch-up, mean", "#8c564b", s -> s.catchupLagBytes() / MB)}));
+            h.append(chart("Log on disk (MB)", "MB", new Series[] {
+                new Series("log files", "#7f7f7f", s -> s.diskBytes() / MB)}));
         }
         h.append("<p>Machine-readable results: <code>summary.json</code> beside this file.</p>\n</body>\n</html>\n");
         return Files.writeString(file, h.toString(), StandardCharsets.UTF_8);

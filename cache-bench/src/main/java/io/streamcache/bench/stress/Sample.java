@@ -18,6 +18,13 @@ package io.streamcache.bench.stress;
  * @param cacheUtilization  used cache blocks / all, at the end of the interval.
  * @param hitRatio          reads served from the cache / all reads, since the start.
  * @param bytesVerified     bytes read and verified since the start.
+ * @param tailLagBytes      tail readers: acknowledged bytes not yet read, mean over the followed segments, at the end of the interval.
+ * @param tailLagMaxBytes   tail readers: the same, the largest.
+ * @param tailLagSeconds    {@code tailLagBytes} in time: divided by one segment's append rate over the interval.
+ * @param catchupLagBytes   catch-up readers: bytes between their position and their segment's acknowledged end, mean.
+ * @param catchupLagMaxBytes catch-up readers: the same, the largest.
+ * @param catchupLagSeconds {@code catchupLagBytes} in time, as for the tail readers.
+ * @param diskBytes         bytes of the files in the log directory, at the end of the interval.
  */
 record Sample(
     double elapsedSeconds,
@@ -32,5 +39,12 @@ record Sample(
     double catchupP99Micros,
     double cacheUtilization,
     double hitRatio,
-    long bytesVerified) {
+    long bytesVerified,
+    long tailLagBytes,
+    long tailLagMaxBytes,
+    double tailLagSeconds,
+    long catchupLagBytes,
+    long catchupLagMaxBytes,
+    double catchupLagSeconds,
+    long diskBytes) {
 }

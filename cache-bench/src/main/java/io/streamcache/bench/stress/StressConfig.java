@@ -1,5 +1,7 @@
 package io.streamcache.bench.stress;
 
+import io.streamcache.segmentstore.log.LogConfig;
+
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.LocalDateTime;
@@ -67,6 +69,12 @@ public final class StressConfig {
         "  --dir PATH           log directory (default: a temporary directory, deleted at the end)",
         "  --out PATH           results folder (default ./stress-results/<timestamp>)",
         "  --seed N             seed of the record contents (default 1)",
+        "  --retention S        log bytes kept behind the tails, all segments together: older bytes are",
+        "                       truncated, as a broker's retention would, never past a tail reader;",
+        "                       256m, 4g, or off (default: twice the cache size)",
+        "  --log-file-size S    length of each log file: 64m (the default), 4m or more, a multiple of 4k",
+        "  --prefill [off|full] before measuring, append without readers until the cache is full",
+        "                       (its eviction target reached); the clock starts after (default off)",
         "  --help               this text",
         "",
         "Exit code: 0 if every byte read verified, 1 on a mismatch or failure, 2 on bad flags.");
@@ -86,6 +94,10 @@ public final class StressConfig {
     final Path out;
     final long seed;
     final boolean help;
+    /** Log bytes kept behind the tails over all segments; 0: no truncation. */
+    final long retention;
+    final boolean prefill;
+    final long logFileSize;
 
     private StressConfig(final Builder b) {
         this.producers = b.producers;
@@ -103,6 +115,9 @@ public final class StressConfig {
         this.out = b.out;
         this.seed = b.seed;
         this.help = b.help;
+        this.retention = b.retention;
+        this.prefill = b.prefill;
+        this.logFileSize = b.logFileSize;
     }
 
     /**
@@ -112,6 +127,7 @@ public final class StressConfig {
     public static StressConfig parse(final String[] args) {
         final Builder b = new Builder();
         boolean durationGiven = false;
+        boolean retentionGiven = false;
         for (int i = 0; i < args.length; i++) {
             final String arg = args[i];
             if ("--help".equals(arg) || "-h".equals(arg)) {
@@ -124,6 +140,10 @@ public final class StressConfig {
             final String name;
             final String value;
             final int eq = arg.indexOf('=');
+            if ("--prefill".equals(arg) && (i + 1 >= args.length || args[i + 1].startsWith("--"))) {
+                b.prefill = true;
+                continue;
+            }
             if (eq >= 0) {
                 name = arg.substring(2, eq);
                 value = arg.substring(eq + 1);
@@ -148,6 +168,17 @@ public final class StressConfig {
                 case "dir": b.dir = Path.of(value); break;
                 case "out": b.out = Path.of(value); break;
                 case "seed": b.seed = parseLong(name, value, Long.MIN_VALUE, Long.MAX_VALUE); break;
+                case "retention":
+                    b.retention = "off".equals(value) ? 0 : parseSize(name, value, 1L << 20, 1L << 50);
+                    retentionGiven = true;
+                    break;
+                case "prefill": b.prefill = parsePrefill(value); break;
+                case "log-file-size":
+                    b.logFileSize = parseSize(name, value, 4L << 20, 1L << 40);
+                    if (b.logFileSize % 4096 != 0) {
+                        throw new IllegalArgumentException("--log-file-size=" + value + " must be a multiple of 4096");
+                    }
+                    break;
                 default: throw new IllegalArgumentException("unknown flag: --" + name + " (see --help)");
             }
         }
@@ -157,10 +188,21 @@ public final class StressConfig {
         if (b.ops > 0) {
             b.duration = null;
         }
+        if (!retentionGiven) {
+            b.retention = 2 * b.cacheSize;
+        }
         if (b.out == null) {
             b.out = Path.of("stress-results", LocalDateTime.now().format(DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss", Locale.ROOT)));
         }
         return new StressConfig(b);
+    }
+
+    private static boolean parsePrefill(final String value) {
+        switch (value) {
+            case "full": case "on": case "true": return true;
+            case "off": case "false": return false;
+            default: throw new IllegalArgumentException("--prefill=" + value + " must be full or off");
+        }
     }
 
     private static void parseWriteSize(final Builder b, final String value) {
@@ -251,7 +293,9 @@ public final class StressConfig {
             + " writeSize=" + (minWriteSize == maxWriteSize ? String.valueOf(minWriteSize) : minWriteSize + "-" + maxWriteSize)
             + (duration != null ? " duration=" + duration.toMillis() + "ms" : " ops=" + ops)
             + " tailReaders=" + tailReaders + " catchupReaders=" + catchupReaders + " cacheSize=" + cacheSize
-            + " durability=" + durability.flag() + " dir=" + (dir == null ? "<temp>" : dir) + " out=" + out + " seed=" + seed;
+            + " durability=" + durability.flag() + " dir=" + (dir == null ? "<temp>" : dir) + " out=" + out + " seed=" + seed
+            + " retention=" + (retention == 0 ? "off" : String.valueOf(retention)) + " prefill=" + (prefill ? "full" : "off")
+            + " logFileSize=" + logFileSize;
     }
 
     private static final class Builder {
@@ -270,5 +314,8 @@ public final class StressConfig {
         Path out;
         long seed = 1;
         boolean help;
+        long retention;
+        boolean prefill;
+        long logFileSize = LogConfig.FILE_LENGTH_DEFAULT;
     }
 }

@@ -12,6 +12,8 @@ import org.HdrHistogram.Histogram;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.io.UncheckedIOException;
+import java.lang.management.ManagementFactory;
+import java.lang.management.MemoryMXBean;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -38,8 +40,20 @@ import java.util.stream.Stream;
  *   | flight each  |    offset     | waiting tail readers    |   read / readThrough
  *   +--------------+               +-------------------------+ &lt;------------------- catch-up readers (C)
  *                                                                  from offset 0, behind the tail
- *   sampler (the calling thread): once a second, interval histograms, counters, cache stats
+ *   sampler (the calling thread): once a second, interval histograms, counters, cache stats,
+ *                                 reader lag, bytes of the log directory
+ *   retention (one thread): truncates each segment to --retention / segments bytes behind its
+ *                           tail, never past its tail reader; the log deletes files left dead
  * </pre>
+ *
+ * <h2>What it measures besides latency</h2>
+ * Reader lag: the acknowledged bytes each reader has yet to read in the segment it reads, and
+ * that in time at the segment's append rate. Disk: the bytes of the log directory, which the
+ * retention thread keeps near {@code --retention} plus one truncation step per segment and a few
+ * log files. Memory: at the end, the Java heap in use after a full GC beside the bytes cached.
+ * With {@code --prefill}, producers first fill the cache (without readers), and the clock, the
+ * histograms and the readers start once it is full, so a large cache is measured in its steady
+ * state rather than while it fills.
  *
  * <h2>Verification</h2>
  * The bytes of a segment are a pure function of (segment seed, offset) ({@link SegmentContent}),
@@ -57,6 +71,10 @@ public final class StressHarness {
     static final Duration INTERVAL_POLICY_PERIOD = Duration.ofMillis(100);
     private static final long TICK_NANOS = TimeUnit.SECONDS.toNanos(1);
     private static final double MB = 1e6;
+    /** A prefill ends this far below the manager's target utilization (which it hovers under once evicting). */
+    static final double PREFILL_SLACK = 0.02;
+    /** Longest a prefill appends before measuring anyway. */
+    static final long PREFILL_TIMEOUT_NANOS = TimeUnit.MINUTES.toNanos(10);
 
     private final SegmentContent expected;
 
@@ -139,10 +157,11 @@ public final class StressHarness {
             final long startNanos;
             final CacheStats cacheStats;
             final CacheManagerStats managerStats;
+            final Footprint footprint;
             try (SegmentStore store = SegmentStore.builder(cache)
                 .name("stress")
                 .cacheManager(CacheManager.builder(cache).name("stress").registerMBean(false))
-                .log(LogConfig.builder(dir).durability(policy(config.durability)).name("stress").build())
+                .log(LogConfig.builder(dir).durability(policy(config.durability)).fileLength(config.logFileSize).name("stress").build())
                 .build()) {
                 if (config.maxWriteSize > store.logWriter().maxAppendLength()) {
                     out.println("stress: --write-size=" + config.maxWriteSize + " is more than the log's maxAppendLength="
@@ -156,6 +175,10 @@ public final class StressHarness {
                 out.printf(Locale.ROOT, "stress: %s%n", config);
                 out.printf(Locale.ROOT, "cache: %s, %d MB (%s); log: %s (%s)%n", cache.name(), cache.capacity() >> 20,
                     cache.regionDescription(), dir, policy(config.durability));
+                if (config.prefill && config.retention > 0 && config.retention < config.cacheSize) {
+                    out.println("stress: warning: --retention is less than --cache-size, so truncation frees the cache before it fills;"
+                        + " the prefill may not end before its time limit");
+                }
                 if (installShutdownHook) {
                     hook[0] = new Thread(() -> {
                         interrupted[0] = true;
@@ -170,19 +193,33 @@ public final class StressHarness {
                 }
                 final List<Thread> producers = new ArrayList<>();
                 final List<Thread> readers = new ArrayList<>();
+                final List<CatchUpReader> catchups = new ArrayList<>();
+                if (config.prefill) {
+                    // The prefill's appends are neither recorded nor counted against --ops.
+                    run.measuring = false;
+                }
                 for (int i = 0; i < config.producers; i++) {
                     producers.add(start(new Producer(run, i), "stress-producer-" + i));
+                }
+                if (config.retention > 0) {
+                    readers.add(start(new Retention(run), "stress-retention"));
+                }
+                final Gauges gauges = new Gauges(run, catchups, dir);
+                if (config.prefill) {
+                    prefill(run, cache, store.cacheManager(), gauges, out);
                 }
                 for (int i = 0; i < config.tailReaders; i++) {
                     readers.add(start(new TailReader(run, i), "stress-tail-" + i));
                 }
                 for (int i = 0; i < config.catchupReaders; i++) {
-                    readers.add(start(new CatchUpReader(run, i), "stress-catchup-" + i));
+                    final CatchUpReader reader = new CatchUpReader(run, i);
+                    catchups.add(reader);
+                    readers.add(start(reader, "stress-catchup-" + i));
                 }
                 startNanos = System.nanoTime();
                 long lastTick = startNanos;
-                long lastAppendBytes = 0;
-                long lastReadBytes = 0;
+                long lastAppendBytes = run.metrics.append.bytes.sum();
+                long lastReadBytes = readBytes(run.metrics);
                 final long deadline = config.duration == null ? Long.MAX_VALUE : startNanos + config.duration.toNanos();
                 while (true) {
                     final long now = System.nanoTime();
@@ -193,7 +230,7 @@ public final class StressHarness {
                         break;
                     }
                     if (now - lastTick >= TICK_NANOS) {
-                        final Sample sample = sample(run, cache, startNanos, lastTick, now, lastAppendBytes, lastReadBytes);
+                        final Sample sample = sample(run, cache, gauges, startNanos, lastTick, now, lastAppendBytes, lastReadBytes);
                         lastAppendBytes = run.metrics.append.bytes.sum();
                         lastReadBytes = readBytes(run.metrics);
                         lastTick = now;
@@ -205,14 +242,20 @@ public final class StressHarness {
                 joinAll(producers, 90);
                 joinAll(readers, StressRun.READ_THROUGH_TIMEOUT_SECONDS + 5);
                 final long end = System.nanoTime();
-                final Sample last = sample(run, cache, startNanos, lastTick, end, lastAppendBytes, lastReadBytes);
+                final Sample last = sample(run, cache, gauges, startNanos, lastTick, end, lastAppendBytes, lastReadBytes);
                 if (end - lastTick >= TICK_NANOS / 5) {
                     samples.add(last);
                     out.println(progressLine(last));
                 }
                 cacheStats = cache.stats();
                 managerStats = store.cacheManager().stats();
-                report = new Report(config, startedAt, (end - startNanos) / 1e9, interrupted[0], run, samples, cacheStats, managerStats);
+                final long heap = heapUsedAfterGc();
+                final CacheStats atEnd = cache.stats();
+                final long disk = diskBytes(dir);
+                footprint = new Footprint(disk, Math.max(disk, gauges.diskBytesMax), store.logDirectory().filesDeleted(), heap,
+                    atEnd.storedBytes(), atEnd.usedBytes());
+                report = new Report(config, startedAt, (end - startNanos) / 1e9, interrupted[0], run, samples, cacheStats, managerStats,
+                    footprint);
             }
         } catch (final RuntimeException e) {
             out.println("stress: FAILED: " + e);
@@ -241,8 +284,99 @@ public final class StressHarness {
         }
     }
 
-    private static Sample sample(final StressRun run, final BlockCache cache, final long startNanos, final long from, final long to,
-                                 final long lastAppendBytes, final long lastReadBytes) {
+    /**
+     * Appends without readers until the cache is full (the manager's eviction target reached, or
+     * a first eviction), printing a progress line a second, then forgets what the prefill
+     * recorded; the calling (sampler) thread.
+     */
+    private static void prefill(final StressRun run, final BlockCache cache, final CacheManager manager, final Gauges gauges,
+                                final PrintStream out) {
+        final long begin = System.nanoTime();
+        final double target = manager.targetUtilization() - PREFILL_SLACK;
+        long lastTick = begin;
+        long lastBytes = 0;
+        out.printf(Locale.ROOT, "prefill: appending until the cache is %.0f%% full or evicting (at most %d s)%n", target * 100,
+            TimeUnit.NANOSECONDS.toSeconds(PREFILL_TIMEOUT_NANOS));
+        while (!run.stopping()) {
+            final long now = System.nanoTime();
+            if (cache.stats().utilization() >= target || manager.stats().evictions() > 0) {
+                break;
+            }
+            if (now - begin >= PREFILL_TIMEOUT_NANOS) {
+                out.println("prefill: not full after " + TimeUnit.NANOSECONDS.toSeconds(PREFILL_TIMEOUT_NANOS) + " s; measuring anyway");
+                break;
+            }
+            if (now - lastTick >= TICK_NANOS) {
+                final long bytes = run.metrics.prefillBytes.sum();
+                out.printf(Locale.ROOT, "prefill [%5.0fs] %s appended, %7.1f MB/s | cache %5.1f%% | disk %s%n", (now - begin) / 1e9,
+                    Report.formatBytes(bytes), (bytes - lastBytes) / MB / ((now - lastTick) / 1e9), cache.stats().utilization() * 100,
+                    Report.formatBytes(gauges.diskBytes()));
+                lastBytes = bytes;
+                lastTick = now;
+            }
+            sleepQuietly(20);
+        }
+        out.printf(Locale.ROOT, "prefill: done in %.1f s, %s appended, cache %.1f%% full; measuring from here%n",
+            (System.nanoTime() - begin) / 1e9, Report.formatBytes(run.metrics.prefillBytes.sum()), cache.stats().utilization() * 100);
+        run.metrics.resetAfterPrefill();
+        run.measuring = true;
+    }
+
+    /** The gauges sampled once a second besides the counters: reader lag and disk use; the sampler thread only. */
+    static final class Gauges {
+        private final StressRun run;
+        private final List<CatchUpReader> catchups;
+        private final Path dir;
+        long diskBytesMax;
+
+        Gauges(final StressRun run, final List<CatchUpReader> catchups, final Path dir) {
+            this.run = run;
+            this.catchups = catchups;
+            this.dir = dir;
+        }
+
+        /** @return {mean, max} acknowledged bytes the tail readers have yet to read, over the segments they follow. */
+        long[] tailLag() {
+            long sum = 0;
+            long max = 0;
+            long count = 0;
+            for (final StressRun.SegmentState segment : run.segments) {
+                final long position = segment.tailPosition;
+                if (position != Long.MAX_VALUE) {
+                    final long lag = Math.max(0, segment.appendedEnd - position);
+                    sum += lag;
+                    max = Math.max(max, lag);
+                    count++;
+                }
+            }
+            return new long[] {count == 0 ? 0 : sum / count, max};
+        }
+
+        /** @return {mean, max} bytes the catch-up readers in a pass are behind their segment's acknowledged end. */
+        long[] catchupLag() {
+            long sum = 0;
+            long max = 0;
+            long count = 0;
+            for (final CatchUpReader reader : catchups) {
+                final long lag = reader.lagBytes();
+                if (lag >= 0) {
+                    sum += lag;
+                    max = Math.max(max, lag);
+                    count++;
+                }
+            }
+            return new long[] {count == 0 ? 0 : sum / count, max};
+        }
+
+        long diskBytes() {
+            final long bytes = StressHarness.diskBytes(dir);
+            diskBytesMax = Math.max(diskBytesMax, bytes);
+            return bytes;
+        }
+    }
+
+    private static Sample sample(final StressRun run, final BlockCache cache, final Gauges gauges, final long startNanos, final long from,
+                                 final long to, final long lastAppendBytes, final long lastReadBytes) {
         final StressMetrics m = run.metrics;
         final double seconds = Math.max(1e-9, (to - from) / 1e9);
         final Histogram append = m.append.interval();
@@ -250,10 +384,13 @@ public final class StressHarness {
         final Histogram catchup = m.catchupRead.interval();
         final long appendBytes = m.append.bytes.sum();
         final long readBytes = readBytes(m);
+        final double appendBytesPerSec = (appendBytes - lastAppendBytes) / seconds;
+        final long[] tailLag = gauges.tailLag();
+        final long[] catchupLag = gauges.catchupLag();
         return new Sample(
             (to - startNanos) / 1e9,
             append.getTotalCount() / seconds,
-            (appendBytes - lastAppendBytes) / MB / seconds,
+            appendBytesPerSec / MB,
             (tail.getTotalCount() + catchup.getTotalCount()) / seconds,
             (readBytes - lastReadBytes) / MB / seconds,
             micros(append, 50),
@@ -263,7 +400,50 @@ public final class StressHarness {
             micros(catchup, 99),
             cache.stats().utilization(),
             m.hitRatio(),
-            m.bytesVerified.sum());
+            m.bytesVerified.sum(),
+            tailLag[0],
+            tailLag[1],
+            lagSeconds(tailLag[0], appendBytesPerSec, run.segments.length),
+            catchupLag[0],
+            catchupLag[1],
+            lagSeconds(catchupLag[0], appendBytesPerSec, run.segments.length),
+            gauges.diskBytes());
+    }
+
+    /**
+     * @return {@code lagBytes} as time: how long the producers take to append that many bytes to
+     *     one segment at the interval's rate (producers pick segments uniformly); 0 if nothing was appended.
+     */
+    static double lagSeconds(final long lagBytes, final double appendBytesPerSec, final int segments) {
+        final double perSegment = appendBytesPerSec / segments;
+        return perSegment > 0 ? lagBytes / perSegment : 0;
+    }
+
+    /** @return bytes of the regular files under {@code dir} (the log files), 0 if it cannot be listed. */
+    static long diskBytes(final Path dir) {
+        long total = 0;
+        try (Stream<Path> paths = Files.walk(dir)) {
+            for (final Path p : (Iterable<Path>) paths::iterator) {
+                try {
+                    if (Files.isRegularFile(p)) {
+                        total += Files.size(p);
+                    }
+                } catch (final IOException e) {
+                    // Deleted (a dead log file) between the listing and the size: it no longer counts.
+                }
+            }
+        } catch (final IOException | UncheckedIOException e) {
+            return total;
+        }
+        return total;
+    }
+
+    /** @return heap bytes in use after full collections (two, so that what the first finalized goes too). */
+    static long heapUsedAfterGc() {
+        final MemoryMXBean memory = ManagementFactory.getMemoryMXBean();
+        System.gc();
+        System.gc();
+        return memory.getHeapMemoryUsage().getUsed();
     }
 
     private static long readBytes(final StressMetrics m) {
@@ -276,9 +456,12 @@ public final class StressHarness {
 
     static String progressLine(final Sample s) {
         return String.format(Locale.ROOT,
-            "[%5.0fs] append %,9.0f ops/s %7.1f MB/s p99 %s | read %,8.0f ops/s %7.1f MB/s | cache %5.1f%% hit %5.1f%% | verified %s",
+            "[%5.0fs] append %,9.0f ops/s %7.1f MB/s p99 %s | read %,8.0f ops/s %7.1f MB/s | cache %5.1f%% hit %5.1f%% | verified %s"
+                + " | lag tail %s/%s catch-up %s/%s | disk %s",
             s.elapsedSeconds(), s.appendOpsPerSec(), s.appendMBps(), Report.formatMicros(s.appendP99Micros()), s.readOpsPerSec(),
-            s.readMBps(), s.cacheUtilization() * 100, s.hitRatio() * 100, Report.formatBytes(s.bytesVerified()));
+            s.readMBps(), s.cacheUtilization() * 100, s.hitRatio() * 100, Report.formatBytes(s.bytesVerified()),
+            Report.formatBytes(s.tailLagBytes()), Report.formatSeconds(s.tailLagSeconds()), Report.formatBytes(s.catchupLagBytes()),
+            Report.formatSeconds(s.catchupLagSeconds()), Report.formatBytes(s.diskBytes()));
     }
 
     private static Thread start(final Runnable task, final String name) {

@@ -36,6 +36,13 @@ final class StressMetrics {
             bytes.add(length);
         }
 
+        /** Forgets what was recorded (the prefill's appends); sampler thread only, before any interval was taken. */
+        void reset() {
+            recorder.reset();
+            total.reset();
+            bytes.reset();
+        }
+
         /** The histogram of what was recorded since the last call, also added to the total; sampler thread only. */
         Histogram interval() {
             final Histogram h = recorder.getIntervalHistogram(recycled);
@@ -58,6 +65,25 @@ final class StressMetrics {
     final LongAdder logBytes = new LongAdder();
     /** Reads that waited at the tail and timed out. */
     final LongAdder tailTimeouts = new LongAdder();
+    /** Bytes appended during the prefill (not measured). */
+    final LongAdder prefillBytes = new LongAdder();
+    /** Truncations made by the retention thread, and the bytes they dropped. */
+    final LongAdder truncations = new LongAdder();
+    final LongAdder truncatedBytes = new LongAdder();
+    /** Times a reader found its position truncated and skipped to the segment's new start. */
+    final LongAdder truncatedSkips = new LongAdder();
+
+    /** Forgets the prefill: latencies, bytes and read counters start again from zero; the sampler thread, before readers start. */
+    void resetAfterPrefill() {
+        for (final Op op : ops()) {
+            op.reset();
+        }
+        bytesVerified.reset();
+        cacheHits.reset();
+        cacheMisses.reset();
+        logBytes.reset();
+        tailTimeouts.reset();
+    }
 
     Op[] ops() {
         return new Op[] {append, tailRead, catchupRead};

@@ -4,10 +4,12 @@ import io.netty.buffer.ByteBuf;
 import io.streamcache.segmentstore.ReadResult;
 import io.streamcache.segmentstore.ReadStatus;
 import io.streamcache.segmentstore.SegmentStore;
+import io.streamcache.segmentstore.SegmentTruncatedException;
 
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicLongFieldUpdater;
 import java.util.concurrent.atomic.AtomicReference;
 
 /**
@@ -18,18 +20,38 @@ final class StressRun {
     /** Longest a reader waits for a read-through from the log before failing the run. */
     static final long READ_THROUGH_TIMEOUT_SECONDS = 30;
 
-    /** One segment of the run; {@link #nextOffset} is guarded by the object's monitor. */
+    /**
+     * One segment of the run; {@link #nextOffset} is guarded by the object's monitor, the
+     * volatile fields are written by one thread each (see each) and read by any.
+     */
     static final class SegmentState {
+        private static final AtomicLongFieldUpdater<SegmentState> APPENDED_END =
+            AtomicLongFieldUpdater.newUpdater(SegmentState.class, "appendedEnd");
+
         final int index;
         final String name;
         final long seed;
         /** The offset the next append will get; guarded by {@code this}. */
         long nextOffset;
+        /** End of the appends acknowledged so far (the highest acknowledged offset + length); raised by {@link #acknowledged}. */
+        volatile long appendedEnd;
+        /** Where the segment's first tail reader will read next ({@code Long.MAX_VALUE}: no tail reader); written by that reader only. */
+        volatile long tailPosition = Long.MAX_VALUE;
+        /** Where the segment was truncated to; written by the retention thread only. */
+        volatile long truncatedTo;
 
         SegmentState(final int index, final String name, final long seed) {
             this.index = index;
             this.name = name;
             this.seed = seed;
+        }
+
+        /** Raises {@link #appendedEnd} to {@code end}; any thread (completions may run out of order across threads). */
+        void acknowledged(final long end) {
+            long current = appendedEnd;
+            while (current < end && !APPENDED_END.compareAndSet(this, current, end)) {
+                current = appendedEnd;
+            }
         }
     }
 
@@ -40,6 +62,11 @@ final class StressRun {
     /** What readers check against; the producers always write {@link SegmentContent#SPLITMIX}. */
     final SegmentContent expected;
     final AtomicBoolean stopping = new AtomicBoolean();
+    /**
+     * Whether appends started now are measured (recorded and counted against {@code --ops});
+     * false during a prefill. Written by the sampler thread, read by the producers.
+     */
+    volatile boolean measuring = true;
     /** Appends not yet started, for an {@code --ops} run; unused (Long.MAX_VALUE) for a timed run. */
     final AtomicLong remainingOps;
     final AtomicReference<String> firstMismatch = new AtomicReference<>();
@@ -70,6 +97,19 @@ final class StressRun {
     void fail(final String what, final Throwable error) {
         firstError.compareAndSet(null, new IllegalStateException(what + ": " + error, error));
         stopping.set(true);
+    }
+
+    /**
+     * @return the {@link SegmentTruncatedException} that {@code error} is or was caused by (a
+     *     reader's offset was truncated under it by the retention thread), or null.
+     */
+    static SegmentTruncatedException truncation(final Throwable error) {
+        for (Throwable e = error; e != null; e = e.getCause()) {
+            if (e instanceof SegmentTruncatedException) {
+                return (SegmentTruncatedException) e;
+            }
+        }
+        return null;
     }
 
     boolean failed() {

@@ -2,6 +2,7 @@ package io.streamcache.bench.stress;
 
 import io.streamcache.segmentstore.ReadResult;
 import io.streamcache.segmentstore.ReadStatus;
+import io.streamcache.segmentstore.SegmentTruncatedException;
 
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
@@ -12,6 +13,12 @@ import java.util.concurrent.TimeUnit;
  * readers than segments), reading what is new in each and verifying every byte. When a sweep
  * finds nothing new it waits at one tail with {@code readOrWait}, holding no thread in the store.
  * A tail that fell behind into evicted bytes reads through the log.
+ *
+ * <p>A reader starts at the acknowledged end of each segment it follows (so after a prefill it
+ * follows the tail, as a consumer attaching to a live stream would). The first reader of a
+ * segment publishes its position in {@link StressRun.SegmentState#tailPosition}: the retention
+ * thread never truncates past it and the sampler measures the reader's lag from it. A reader
+ * whose position was truncated anyway (a second reader of a segment) skips to the new start.
  */
 final class TailReader implements Runnable {
     /** Most bytes one tail read asks for. */
@@ -23,7 +30,10 @@ final class TailReader implements Runnable {
     private final int id;
     private final StressRun.SegmentState[] followed;
     private final long[] positions;
+    /** Whether this reader is the first follower of the segment, which publishes its position. */
+    private final boolean first;
 
+    /** Builds the reader on the starting thread, before it starts: the first positions are published then. */
     TailReader(final StressRun run, final int id) {
         this.run = run;
         this.id = id;
@@ -31,13 +41,25 @@ final class TailReader implements Runnable {
         final int segments = run.segments.length;
         if (readers > segments) {
             followed = new StressRun.SegmentState[] {run.segments[id % segments]};
+            first = id < segments;
         } else {
             followed = new StressRun.SegmentState[(segments - id + readers - 1) / readers];
             for (int i = 0; i < followed.length; i++) {
                 followed[i] = run.segments[id + i * readers];
             }
+            first = true;
         }
         positions = new long[followed.length];
+        for (int i = 0; i < followed.length; i++) {
+            positions[i] = Math.max(followed[i].appendedEnd, followed[i].truncatedTo);
+            publish(i);
+        }
+    }
+
+    private void publish(final int i) {
+        if (first) {
+            followed[i].tailPosition = positions[i];
+        }
     }
 
     @Override
@@ -54,8 +76,12 @@ final class TailReader implements Runnable {
                                 return;
                             }
                             positions[i] = result.nextOffset();
+                            publish(i);
                             progressed = true;
                         }
+                    } catch (final Exception e) {
+                        skipIfTruncated(i, e);
+                        progressed = true;
                     }
                 }
                 if (!progressed && !run.stopping()) {
@@ -71,7 +97,10 @@ final class TailReader implements Runnable {
                                 return;
                             }
                             positions[waitAt] = result.nextOffset();
+                            publish(waitAt);
                         }
+                    } catch (final Exception e) {
+                        skipIfTruncated(waitAt, e);
                     }
                 }
             }
@@ -82,5 +111,16 @@ final class TailReader implements Runnable {
                 run.fail("tail reader " + id, e);
             }
         }
+    }
+
+    /** Moves the reader of followed segment {@code i} to its new start if {@code e} says it was truncated; rethrows anything else. */
+    private void skipIfTruncated(final int i, final Exception e) throws Exception {
+        final SegmentTruncatedException truncated = StressRun.truncation(e);
+        if (truncated == null) {
+            throw e;
+        }
+        positions[i] = Math.max(positions[i], truncated.startOffset());
+        publish(i);
+        run.metrics.truncatedSkips.increment();
     }
 }

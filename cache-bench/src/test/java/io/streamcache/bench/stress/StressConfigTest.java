@@ -1,11 +1,13 @@
 package io.streamcache.bench.stress;
 
+import io.streamcache.segmentstore.log.LogConfig;
 import org.junit.jupiter.api.Test;
 
 import java.nio.file.Path;
 import java.time.Duration;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -60,5 +62,37 @@ class StressConfigTest {
             .getMessage().startsWith("--write-size=2000000"));
         assertTrue(assertThrows(IllegalArgumentException.class, () -> StressConfig.parse(new String[] {"--duration", "0s"}))
             .getMessage().startsWith("--duration=0s"));
+    }
+
+    @Test
+    void shouldDefaultRetentionToTwiceTheCacheAndPrefillOff() {
+        final StressConfig config = StressConfig.parse(new String[] {"--cache-size", "1g"});
+        assertEquals(2L << 30, config.retention);
+        assertFalse(config.prefill);
+        assertEquals(LogConfig.FILE_LENGTH_DEFAULT, config.logFileSize);
+    }
+
+    @Test
+    void shouldParseRetentionPrefillAndLogFileSize() {
+        assertEquals(0, StressConfig.parse(new String[] {"--retention", "off"}).retention);
+        assertEquals(512L << 20, StressConfig.parse(new String[] {"--retention=512m", "--cache-size", "1g"}).retention);
+        // --prefill alone, before another flag or last, means full.
+        assertTrue(StressConfig.parse(new String[] {"--prefill", "--segments", "3"}).prefill);
+        assertTrue(StressConfig.parse(new String[] {"--segments", "3", "--prefill"}).prefill);
+        assertTrue(StressConfig.parse(new String[] {"--prefill", "full"}).prefill);
+        assertFalse(StressConfig.parse(new String[] {"--prefill=off"}).prefill);
+        assertEquals(8L << 20, StressConfig.parse(new String[] {"--log-file-size", "8m"}).logFileSize);
+    }
+
+    @Test
+    void shouldRejectBadRetentionPrefillAndLogFileSize() {
+        assertTrue(assertThrows(IllegalArgumentException.class, () -> StressConfig.parse(new String[] {"--retention", "1k"}))
+            .getMessage().startsWith("--retention=1k"));
+        assertTrue(assertThrows(IllegalArgumentException.class, () -> StressConfig.parse(new String[] {"--prefill", "half"}))
+            .getMessage().startsWith("--prefill=half"));
+        assertTrue(assertThrows(IllegalArgumentException.class, () -> StressConfig.parse(new String[] {"--log-file-size", "1m"}))
+            .getMessage().startsWith("--log-file-size=1m"));
+        assertTrue(assertThrows(IllegalArgumentException.class, () -> StressConfig.parse(new String[] {"--log-file-size", "5000001"}))
+            .getMessage().contains("multiple of 4096"));
     }
 }

@@ -74,6 +74,77 @@ class StressHarnessTest {
         assertTrue(summary.contains("\"passed\": false") && summary.contains("\"firstMismatch\""), summary);
     }
 
+    private static long jsonLong(final String json, final String field) {
+        final Matcher m = Pattern.compile("\"" + field + "\": (\\d+)").matcher(json);
+        assertTrue(m.find(), field + " in " + json);
+        return Long.parseLong(m.group(1));
+    }
+
+    @Test
+    @Timeout(value = 60, unit = TimeUnit.SECONDS)
+    void shouldTruncateBehindTheReadersSoTheLogDeletesDeadFiles() throws Exception {
+        final Path out = temp.resolve("retention");
+        final ByteArrayOutputStream console = new ByteArrayOutputStream();
+        // 40 MB appended into 4 MB log files, 8 MB retained: most files die and must be deleted.
+        final int code = new StressHarness().execute(new String[] {
+            "--producers", "2", "--parallelism", "8", "--segments", "4", "--write-size", "4096", "--ops", "10000",
+            "--tail-readers", "2", "--catchup-readers", "1", "--cache-size", "8m", "--retention", "8m", "--log-file-size", "4m",
+            "--durability", "never", "--dir", temp.resolve("log").toString(), "--out", out.toString()},
+            new PrintStream(console, true, StandardCharsets.UTF_8), false);
+        final String text = console.toString(StandardCharsets.UTF_8);
+
+        assertEquals(0, code, text);
+        assertTrue(text.contains("verification: PASSED"), text);
+        final String summary = Files.readString(out.resolve("summary.json"));
+        assertTrue(jsonLong(summary, "truncations") > 0, summary);
+        assertTrue(jsonLong(summary, "truncatedBytes") > 0, summary);
+        assertTrue(jsonLong(summary, "filesDeleted") > 0, summary);
+        // Measured before the store closed (with its spare file): at least what the directory holds now, less than was appended.
+        long onDisk = 0;
+        try (var files = Files.list(temp.resolve("log"))) {
+            for (final Path file : (Iterable<Path>) files::iterator) {
+                onDisk += Files.size(file);
+            }
+        }
+        assertTrue(onDisk > 0 && jsonLong(summary, "diskBytes") >= onDisk, onDisk + " on disk now: " + summary);
+        assertTrue(jsonLong(summary, "diskBytes") < 10_000L * 4096, "less on disk than was appended: " + summary);
+        assertTrue(jsonLong(summary, "heapUsedAfterGc") > 0, summary);
+        assertTrue(jsonLong(summary, "cachedBytes") > 0, summary);
+        assertTrue(summary.contains("\"readerLag\": {\"tailMeanBytes\": "), summary);
+        assertTrue(text.contains("| lag tail ") || !text.contains("[    1s]"), text);
+        assertTrue(text.contains("reader lag: tail "), text);
+    }
+
+    @Test
+    @Timeout(value = 60, unit = TimeUnit.SECONDS)
+    void shouldPrefillTheCacheAndCountOnlyTheMeasuredAppends() throws Exception {
+        final Path out = temp.resolve("prefill");
+        final ByteArrayOutputStream console = new ByteArrayOutputStream();
+        final int producers = 2;
+        final int parallelism = 8;
+        final long ops = 1000;
+        // 1,000 appends of 100-4096 bytes fill at most half of the 8 MB cache: only a prefill fills it.
+        final int code = new StressHarness().execute(new String[] {
+            "--producers", String.valueOf(producers), "--parallelism", String.valueOf(parallelism), "--segments", "4",
+            "--write-size", "100-4096", "--ops", String.valueOf(ops), "--tail-readers", "1", "--catchup-readers", "0",
+            "--cache-size", "8m", "--prefill", "--durability", "never", "--dir", temp.resolve("log").toString(),
+            "--out", out.toString()}, new PrintStream(console, true, StandardCharsets.UTF_8), false);
+        final String text = console.toString(StandardCharsets.UTF_8);
+
+        assertEquals(0, code, text);
+        assertTrue(text.contains("prefill: done"), text);
+        final Matcher full = Pattern.compile("prefill: done in [0-9.]+ s, [0-9.]+ [kMG]?B appended, cache ([0-9.]+)% full").matcher(text);
+        assertTrue(full.find(), text);
+        // Full: at the manager's target, or evicting (a pass leaves it some way below the target).
+        assertTrue(Double.parseDouble(full.group(1)) >= 50, text);
+        final String summary = Files.readString(out.resolve("summary.json"));
+        assertTrue(summary.contains("\"prefill\": true"), summary);
+        // Only the appends started after the prefill are measured, exactly --ops of them.
+        final Matcher appends = Pattern.compile("\"append\": \\{\"count\": (\\d+)").matcher(summary);
+        assertTrue(appends.find(), summary);
+        assertEquals(ops, Long.parseLong(appends.group(1)), summary);
+    }
+
     @Test
     void shouldRejectBadFlagsWithExitCode2() {
         for (final String[] args : new String[][] {
