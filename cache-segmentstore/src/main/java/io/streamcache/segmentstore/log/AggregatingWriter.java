@@ -1121,9 +1121,13 @@ public final class AggregatingWriter implements AutoCloseable {
                 completerParked = false;
                 continue;
             }
+            // Unlink what is done: neither this field nor a future a caller keeps may hold on to
+            // the requests handed off after it (every request ever appended stayed reachable from
+            // the stub otherwise). The writer never touches a request's link once it has a successor.
+            head.clearHandoffNext();
             head = next;
+            handoffHead = next;
             if (next.type() == LogRequest.TYPE_STOP) {
-                handoffHead = head;
                 return;
             }
             complete(next);

@@ -131,6 +131,11 @@ public final class LogRequest extends CompletableFuture<Long> {
         HANDOFF_NEXT.setRelease(this, next);
     }
 
+    /** Drops the link to the next request: called by the completion thread once it moved past this one. */
+    void clearHandoffNext() {
+        HANDOFF_NEXT.set(this, null);
+    }
+
     void dropData() {
         data = null;
     }

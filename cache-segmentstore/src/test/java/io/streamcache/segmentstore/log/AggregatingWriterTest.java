@@ -9,6 +9,7 @@ import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
+import java.lang.ref.WeakReference;
 import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -92,6 +93,42 @@ class AggregatingWriterTest {
             assertEquals(records.get(i).segmentOffset(), seen[2]);
             assertEquals(records.get(i).fileNumber(), seen[4]);
             assertEquals(records.get(i).position(), seen[5]);
+        }
+    }
+
+    @Test
+    void shouldLetGoOfCompletedRequests() throws Exception {
+        try (LogDirectory logDirectory = LogDirectory.open(TestLogs.small(directory).build());
+             AggregatingWriter writer = start(logDirectory, LogRecordListener.NONE)) {
+            long offset = 0;
+            // A caller that keeps its first future must not keep every later request alive through it.
+            final CompletableFuture<Long> kept = writer.append(6, offset, data(6, offset, 100));
+            offset += 100;
+            final List<WeakReference<CompletableFuture<Long>>> done = new ArrayList<>();
+            CompletableFuture<Long> last = kept;
+            for (int i = 0; i < 2_000; i++) {
+                last = writer.append(6, offset, data(6, offset, 100));
+                done.add(new WeakReference<>(last));
+                offset += 100;
+            }
+            last.get(10, TimeUnit.SECONDS);
+            last = null;
+            kept.get(10, TimeUnit.SECONDS);
+            // Later appends move the writer's and the completer's ends past the requests above.
+            for (int i = 0; i < 3; i++) {
+                writer.append(6, offset, data(6, offset, 100)).get(10, TimeUnit.SECONDS);
+                offset += 100;
+            }
+            int alive = Integer.MAX_VALUE;
+            for (int attempt = 0; attempt < 10 && alive > 0; attempt++) {
+                System.gc();
+                alive = 0;
+                for (final WeakReference<CompletableFuture<Long>> reference : done) {
+                    alive += reference.get() == null ? 0 : 1;
+                }
+            }
+            assertEquals(0, alive, "completed requests still reachable: " + alive + " of " + done.size());
+            assertEquals(0L, kept.get());
         }
     }
 
