@@ -51,7 +51,7 @@ import java.util.concurrent.ConcurrentLinkedQueue;
  *       expected number of re-read sessions (readers registering behind the tail) that will read
  *       them per generation, lowest first, then oldest use first. The estimate is learned online
  *       by {@link ReuseModel}: the re-read rate of segments with the segment's history of
- *       re-reads (its popularity) times the fraction of re-read sessions that read data as far
+ *       re-reads (its popularity) and its length times the fraction of re-read sessions that read data as far
  *       from the tail as the entry. Where no reader ever re-reads, this class is empty and the
  *       order is the passed-first order of seed 5;</li>
  *   <li><b>ahead of a reader</b>: ranked by the distance in bytes from the nearest reader
@@ -221,6 +221,11 @@ public final class ReaderAwarePolicy implements EvictionPolicy {
         return set == null ? 0 : set.readers.length;
     }
 
+    /** @return the (decayed) number of ended re-read sessions the passes learned from; for tests. */
+    double learnedSessions() {
+        return model.sessions();
+    }
+
     // ------------------------------------------------------------------------------------------
     // The pass
     // ------------------------------------------------------------------------------------------
@@ -272,7 +277,7 @@ public final class ReaderAwarePolicy implements EvictionPolicy {
                 set.pendingRereads = 0;
             }
             if (set.learned) {
-                model.expose(set.bucket, elapsed, rereads);
+                model.expose(set.bucket, set.lengthBucket, elapsed, rereads);
                 set.count = set.count * decay + rereads;
             } else {
                 // Registered since the last pass: no exposure yet, its first re-reads count from now.
@@ -281,6 +286,7 @@ public final class ReaderAwarePolicy implements EvictionPolicy {
                 set.seenGeneration = currentGeneration;
             }
             set.bucket = ReuseModel.rateBucket(set.count);
+            set.lengthBucket = ReuseModel.lengthBucket(set.tail);
             if (set.readers.length > 0) {
                 set.seenGeneration = currentGeneration;
             }
@@ -296,7 +302,7 @@ public final class ReaderAwarePolicy implements EvictionPolicy {
         Arrays.sort(positions);
         final boolean reread = set.reread && current - set.rereadGeneration <= rereadGenerations;
         final long tail = Math.max(set.tail, positions.length == 0 ? 0 : positions[positions.length - 1]);
-        return new View(set, positions, reread, tail, set.learned ? model.rate(set.bucket) : 0);
+        return new View(set, positions, reread, tail, set.learned ? model.rate(set.bucket, set.lengthBucket) : 0);
     }
 
     @Override
@@ -443,6 +449,7 @@ public final class ReaderAwarePolicy implements EvictionPolicy {
         boolean learned;
         double count;
         int bucket;
+        int lengthBucket;
         int seenGeneration;
 
         private final ReaderAwarePolicy policy;

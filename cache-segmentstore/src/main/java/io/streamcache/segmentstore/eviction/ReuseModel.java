@@ -14,7 +14,8 @@ import java.util.Arrays;
  *       count of the re-read registrations it received (its popularity). Segments are grouped in
  *       {@value #RATE_BUCKETS} buckets by that count (half-octave buckets), and for each bucket
  *       the model counts the re-read registrations that arrived at segments in the bucket and the
- *       generations segments spent in it (exposure). The rate of a bucket, arrivals over exposure,
+ *       generations segments spent in it (exposure), also split by the segment's length
+ *       (half octaves). The rate of a bucket and length, arrivals over exposure,
  *       is the expected number of re-read registrations per generation for a segment with that
  *       history. It is learned, not assumed: where popular segments stay popular (Zipf) the rate
  *       grows with the count; where a segment is re-read once in its life (a catch-up reader
@@ -34,6 +35,8 @@ final class ReuseModel {
     static final int RATE_BUCKETS = 24;
     /** Buckets of distance from the tail (quarter octaves of 4 KB blocks). */
     static final int DISTANCE_BUCKETS = 4 * 52;
+    /** Buckets of segment length (half octaves of 4 KB blocks). */
+    static final int LENGTH_BUCKETS = DISTANCE_BUCKETS / 2;
     /** A decayed count below this is bucket 0 (never or long ago re-read). */
     static final double FIRST_BUCKET_COUNT = 1.0 / 16;
     /** Pseudo-exposure (generations) pulling a bucket with little history toward the global rate. */
@@ -43,6 +46,9 @@ final class ReuseModel {
     private final double[] arrivals = new double[RATE_BUCKETS];
     private final double[] exposure = new double[RATE_BUCKETS];
     private final double[] rates = new double[RATE_BUCKETS];
+    private final double[][] arrivalsByLength = new double[RATE_BUCKETS][LENGTH_BUCKETS];
+    private final double[][] exposureByLength = new double[RATE_BUCKETS][LENGTH_BUCKETS];
+    private final double[][] ratesByLength = new double[RATE_BUCKETS][LENGTH_BUCKETS];
     private final double[] covered = new double[DISTANCE_BUCKETS];
     private final double[] coverage = new double[DISTANCE_BUCKETS];
     private double sessions;
@@ -72,6 +78,10 @@ final class ReuseModel {
         for (int b = 0; b < RATE_BUCKETS; b++) {
             arrivals[b] *= f;
             exposure[b] *= f;
+            for (int l = 0; l < LENGTH_BUCKETS; l++) {
+                arrivalsByLength[b][l] *= f;
+                exposureByLength[b][l] *= f;
+            }
         }
         for (int d = 0; d < DISTANCE_BUCKETS; d++) {
             covered[d] *= f;
@@ -79,10 +89,15 @@ final class ReuseModel {
         sessions *= f;
     }
 
-    /** A segment spent {@code generations} in {@code bucket} and received {@code rereads} re-read registrations. */
-    void expose(final int bucket, final int generations, final int rereads) {
+    /**
+     * A segment spent {@code generations} in {@code bucket} with a length in {@code lengthBucket}
+     * and received {@code rereads} re-read registrations.
+     */
+    void expose(final int bucket, final int lengthBucket, final int generations, final int rereads) {
         exposure[bucket] += Math.max(0, generations);
         arrivals[bucket] += rereads;
+        exposureByLength[bucket][lengthBucket] += Math.max(0, generations);
+        arrivalsByLength[bucket][lengthBucket] += rereads;
     }
 
     /**
@@ -114,6 +129,9 @@ final class ReuseModel {
         final double global = totalExposure > 0 ? totalArrivals / totalExposure : 0;
         for (int b = 0; b < RATE_BUCKETS; b++) {
             rates[b] = (arrivals[b] + PRIOR_EXPOSURE * global) / (exposure[b] + PRIOR_EXPOSURE);
+            for (int l = 0; l < LENGTH_BUCKETS; l++) {
+                ratesByLength[b][l] = (arrivalsByLength[b][l] + PRIOR_EXPOSURE * rates[b]) / (exposureByLength[b][l] + PRIOR_EXPOSURE);
+            }
         }
         if (sessions > 0) {
             for (int d = 0; d < DISTANCE_BUCKETS; d++) {
@@ -124,9 +142,28 @@ final class ReuseModel {
         }
     }
 
+    /** @return the (decayed) number of ended re-read sessions learned from. */
+    double sessions() {
+        return sessions;
+    }
+
     /** @return expected re-read registrations per generation for a segment in {@code bucket}. */
     double rate(final int bucket) {
         return rates[bucket];
+    }
+
+    /**
+     * @return expected re-read registrations per generation for a segment in {@code bucket} whose
+     * length is in {@code lengthBucket} (pulled toward the bucket's rate where that length has
+     * little history).
+     */
+    double rate(final int bucket, final int lengthBucket) {
+        return ratesByLength[bucket][lengthBucket];
+    }
+
+    /** @return the half-octave bucket of a segment's length in bytes. */
+    static int lengthBucket(final long length) {
+        return distanceBucket(length) / 2;
     }
 
     /** @return the fraction of re-read sessions that read data {@code distance} bytes from the tail. */
