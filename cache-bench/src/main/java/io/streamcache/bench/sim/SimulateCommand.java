@@ -27,7 +27,8 @@ public final class SimulateCommand {
         "sizes; prints read hit ratios. Deterministic for a seed.",
         "",
         "  --workloads A,B,...           default: all of " + String.join(",", Workloads.NAMES),
-        "  --policies A,B,...            default: all of " + String.join(",", Simulator.POLICIES),
+        "  --policies A,B,...            default: all of " + String.join(",", Simulator.POLICIES)
+            + "; also " + String.join(",", Simulator.EXTRA_POLICIES) + " (zipf only: knows the true popularities)",
         "  --seed N                      seed of the synthetic workloads (default 42)",
         "  --scale X                     length multiplier of the synthetic workloads (default 1.0)",
         "  --target-utilization U        the managed policies' pass target (default "
@@ -75,7 +76,7 @@ public final class SimulateCommand {
                 }
             }
             for (final String p : policies) {
-                if (!Simulator.POLICIES.contains(p)) {
+                if (!Simulator.POLICIES.contains(p) && !Simulator.EXTRA_POLICIES.contains(p)) {
                     throw new IllegalArgumentException("unknown policy=" + p + " (expected one of " + Simulator.POLICIES + ")");
                 }
             }

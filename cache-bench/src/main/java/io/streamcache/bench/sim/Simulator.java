@@ -14,6 +14,12 @@ import java.util.List;
 public final class Simulator {
     /** The policies, in the order of the report's columns. */
     public static final List<String> POLICIES = List.of("lru", "generations", "hitmap", "reader-aware", "belady");
+    /**
+     * References run only when asked for: {@code zipf-oracle} ({@link ZipfOracleCache}, the zipf
+     * workload only) knows every segment's true popularity and the sessions' distributions, not
+     * the sessions themselves.
+     */
+    public static final List<String> EXTRA_POLICIES = List.of("zipf-oracle");
     /** Default target utilization: the cache manager's. */
     public static final double TARGET_UTILIZATION_DEFAULT = CacheManager.Builder.TARGET_UTILIZATION_DEFAULT;
     /** Default generations per cache size: a generation every capacity / this many accesses. */
@@ -80,6 +86,7 @@ public final class Simulator {
         final long period = Math.max(1, cacheBlocks / generationsPerCapacity);
         return switch (policy) {
             case "lru" -> new LruCache(trace, cacheBlocks);
+            case "zipf-oracle" -> new ZipfOracleCache(trace, cacheBlocks);
             case "belady" -> new BeladyCache(trace, nextUses != null ? nextUses : trace.nextUses(), cacheBlocks);
             case "generations" -> new PolicyCache(trace, new GenerationPolicy(), cacheBlocks, targetUtilization, period);
             case "reader-aware" -> new PolicyCache(trace, new ReaderAwarePolicy(), cacheBlocks, targetUtilization, period);

@@ -130,4 +130,21 @@ class SimulatorTest {
         }
         return e;
     }
+
+    @Test
+    void zipfOracleShouldBeBoundedByBeladyHoldItsCapacityAndKnowZipfOnly() {
+        final Simulator simulator = new Simulator();
+        final Trace trace = Workloads.build("zipf", 7, 0.04);
+        final int[] nextUses = trace.nextUses();
+        for (final long size : trace.cacheSizes()) {
+            // run() also checks that the oracle never holds more than its capacity.
+            final Simulator.Result oracle = simulator.run(trace, "zipf-oracle", size, nextUses);
+            final Simulator.Result opt = simulator.run(trace, "belady", size, nextUses);
+            assertEquals(opt.reads(), oracle.reads());
+            assertTrue(oracle.hits() <= opt.hits(), size + ": zipf-oracle " + oracle.hits() + " > belady " + opt.hits());
+            assertTrue(oracle.hits() > 0);
+        }
+        final Trace tail = Workloads.build("tail", 7, 0.01);
+        assertThrows(IllegalArgumentException.class, () -> simulator.run(tail, "zipf-oracle", 64, null));
+    }
 }

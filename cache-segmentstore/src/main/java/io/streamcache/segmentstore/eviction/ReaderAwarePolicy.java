@@ -10,6 +10,7 @@ import java.util.Iterator;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
 
 /**
  * Eviction that knows where the readers of each segment are, approximating Belady's optimal
@@ -27,7 +28,8 @@ import java.util.concurrent.ConcurrentHashMap;
  *       (the recency fallback), nothing else.</li>
  *   <li>{@link #beginPass}, {@link #survey}, {@link #advance}, {@link #select}: the cache
  *       manager's pass, one thread at a time ({@link EvictionPolicy}). The pass takes a snapshot
- *       of every segment's reader positions in {@code beginPass} and decides on it.</li>
+ *       of every segment's reader positions in {@code beginPass} and decides on it; everything
+ *       the policy learns (popularity, where re-reads read, segment tails) is updated there too.</li>
  * </ul>
  *
  * <h2>Reader contract</h2>
@@ -40,12 +42,18 @@ import java.util.concurrent.ConcurrentHashMap;
  * For every evictable entry the survey computes a rank; the cut-off moves from the lowest rank
  * up, in steps of 1/{@value #STEPS} of the surveyed entries:
  * <ol>
- *   <li><b>passed</b>: the segment has readers and all of them are at or past the entry's end
- *       (seed 5: blocks behind the read position are released at once); oldest use first.
- *       Segments where a reader recently registered behind data already read (re-reads: a
- *       consumer group restarting, followers) are treated as unread instead, see 2;</li>
- *   <li><b>recency</b>: segments nobody reads (and passed data of re-read segments) age
- *       normally, oldest generation first, as {@link GenerationPolicy} does;</li>
+ *   <li><b>no expected reuse</b>: entries no registered reader is heading for, whose expected
+ *       re-reads (below) are zero: first the <em>passed</em> ones (the segment has readers and
+ *       all of them are at or past the entry's end; seed 5 releases blocks behind the read
+ *       position at once), then the others (segments nobody reads, passed data of segments
+ *       recently re-read), oldest use first within each;</li>
+ *   <li><b>expected re-reads</b>: entries no registered reader is heading for, ranked by the
+ *       expected number of re-read sessions (readers registering behind the tail) that will read
+ *       them per generation, lowest first, then oldest use first. The estimate is learned online
+ *       by {@link ReuseModel}: the re-read rate of segments with the segment's history of
+ *       re-reads (its popularity) and its length times the fraction of re-read sessions that read data as far
+ *       from the tail as the entry. Where no reader ever re-reads, this class is empty and the
+ *       order is the passed-first order of seed 5;</li>
  *   <li><b>ahead of a reader</b>: ranked by the distance in bytes from the nearest reader
  *       behind the entry to the entry's start, farthest first, so the data right ahead of a
  *       reader (a follower's range up to its leader, a tail reader's next block) goes last.</li>
@@ -57,12 +65,24 @@ public final class ReaderAwarePolicy implements EvictionPolicy {
     public static final int STEPS = 64;
     /** Default number of generations a re-read registration marks its segment as re-read. */
     public static final int REREAD_GENERATIONS_DEFAULT = 16;
+    /** Default half-life, in generations, of the learned popularity and re-read statistics. */
+    public static final int POPULARITY_HALF_LIFE_DEFAULT = 256;
+    /** Steps per octave of expected re-reads in the rank: values closer than that tie (then age decides). */
+    static final int VALUE_STEPS_PER_OCTAVE = 4;
 
-    private static final long RANK_PASSED = 0L;
-    private static final long RANK_RECENCY = 1L;
+    private static final long RANK_NO_REUSE = 0L;
+    private static final long RANK_REUSE = 1L;
     private static final long RANK_AHEAD = 2L;
     private static final int RANK_SHIFT = 56;
     private static final long VALUE_MASK = (1L << RANK_SHIFT) - 1;
+    /** Within class 0: passed data before other data (bit above the age). */
+    private static final int NOT_PASSED_SHIFT = 40;
+    /** Within class 1: the quantized value above the age (31 bits). */
+    private static final int VALUE_SHIFT = 32;
+    private static final long MAX_VALUE_STEP = (1L << (RANK_SHIFT - VALUE_SHIFT)) - 1;
+    /** Segments not surveyed or read for this many half-lives, with no readers and no popularity left, are dropped. */
+    private static final int STALE_HALF_LIVES = 4;
+    private static final double MIN_COUNT = 1e-3;
 
     private static final VarHandle POSITION;
 
@@ -75,12 +95,18 @@ public final class ReaderAwarePolicy implements EvictionPolicy {
     }
 
     private final ConcurrentHashMap<String, SegmentReaders> segments = new ConcurrentHashMap<>();
+    /** Re-read sessions that ended since the last pass: (start distance, bytes read). */
+    private final ConcurrentLinkedQueue<long[]> endedSessions = new ConcurrentLinkedQueue<>();
     private final int rereadGenerations;
+    private final int popularityHalfLife;
     /** The generation of the latest pass; read by registering threads. */
     private volatile int latestGeneration;
 
     // Pass state: confined to the pass.
+    private final ReuseModel model;
     private final Map<String, View> views = new HashMap<>();
+    private int lastPassGeneration;
+    private boolean passed;
     private long[] ranks = new long[64];
     private int rankCount;
     private int nextRank;
@@ -90,7 +116,7 @@ public final class ReaderAwarePolicy implements EvictionPolicy {
     private String lastSegment;
     private View lastView;
 
-    /** A policy that treats a segment as re-read for {@value #REREAD_GENERATIONS_DEFAULT} generations. */
+    /** A policy with the default re-read memory and popularity half-life. */
     public ReaderAwarePolicy() {
         this(REREAD_GENERATIONS_DEFAULT);
     }
@@ -98,13 +124,28 @@ public final class ReaderAwarePolicy implements EvictionPolicy {
     /**
      * @param rereadGenerations how many generations after a reader registered behind already-read
      *                          data its segment's passed data ages by recency instead of going
-     *                          first; &gt;= 0.
+     *                          first when nothing else is known about it; &gt;= 0.
      */
     public ReaderAwarePolicy(final int rereadGenerations) {
+        this(rereadGenerations, POPULARITY_HALF_LIFE_DEFAULT);
+    }
+
+    /**
+     * @param rereadGenerations  see {@link #ReaderAwarePolicy(int)}; &gt;= 0.
+     * @param popularityHalfLife half-life in generations of each segment's re-read count (its
+     *                           popularity); the model's global statistics decay four times
+     *                           slower; &gt;= 1.
+     */
+    public ReaderAwarePolicy(final int rereadGenerations, final int popularityHalfLife) {
         if (rereadGenerations < 0) {
             throw new IllegalArgumentException("rereadGenerations=" + rereadGenerations + " must be >= 0");
         }
+        if (popularityHalfLife < 1) {
+            throw new IllegalArgumentException("popularityHalfLife=" + popularityHalfLife + " must be >= 1");
+        }
         this.rereadGenerations = rereadGenerations;
+        this.popularityHalfLife = popularityHalfLife;
+        this.model = new ReuseModel(popularityHalfLife);
     }
 
     // ------------------------------------------------------------------------------------------
@@ -113,6 +154,10 @@ public final class ReaderAwarePolicy implements EvictionPolicy {
 
     /**
      * Registers a reader of a segment; callable from any thread, not on the data path (allocates).
+     * A reader that registers behind the segment's tail (as far as the policy knows it: the
+     * farthest reader position or cached entry end seen) is a <em>re-read</em>: it counts toward
+     * the segment's popularity, and when it closes, what it read teaches the policy where re-reads
+     * read.
      *
      * @param segment  the segment's name.
      * @param position the next byte the reader will read, &gt;= 0.
@@ -127,14 +172,19 @@ public final class ReaderAwarePolicy implements EvictionPolicy {
                 if (set.removed) {
                     continue;
                 }
-                final Reader reader = new Reader(set, position);
                 long reached = set.frontier;
                 for (final Reader other : set.readers) {
                     reached = Math.max(reached, other.position());
                 }
+                final long tail = Math.max(reached, set.tail);
+                final boolean reread = position < tail;
+                final Reader reader = new Reader(set, position, reread ? tail - position : 0, reread);
                 if (position < reached) {
                     set.rereadGeneration = latestGeneration;
                     set.reread = true;
+                }
+                if (reread) {
+                    set.pendingRereads++;
                 }
                 final Reader[] readers = Arrays.copyOf(set.readers, set.readers.length + 1);
                 readers[readers.length - 1] = reader;
@@ -145,8 +195,9 @@ public final class ReaderAwarePolicy implements EvictionPolicy {
     }
 
     /**
-     * Forgets a deleted segment: its readers stop counting (close them too) and its re-read
-     * history is dropped. Any thread.
+     * Forgets a deleted segment: its readers stop counting (close them too) and its history
+     * (re-reads, popularity, tail) is dropped; what its re-readers read still teaches the model.
+     * Any thread.
      */
     public void forget(final String segment) {
         final SegmentReaders set = segments.remove(segment);
@@ -155,6 +206,7 @@ public final class ReaderAwarePolicy implements EvictionPolicy {
                 set.removed = true;
                 for (final Reader reader : set.readers) {
                     reader.closed = true;
+                    reader.ended();
                 }
                 set.readers = new Reader[0];
             }
@@ -167,6 +219,11 @@ public final class ReaderAwarePolicy implements EvictionPolicy {
     public int readerCount(final String segment) {
         final SegmentReaders set = segments.get(segment);
         return set == null ? 0 : set.readers.length;
+    }
+
+    /** @return the (decayed) number of ended re-read sessions the passes learned from; for tests. */
+    double learnedSessions() {
+        return model.sessions();
     }
 
     // ------------------------------------------------------------------------------------------
@@ -184,33 +241,81 @@ public final class ReaderAwarePolicy implements EvictionPolicy {
         lastSegment = null;
         lastView = null;
         views.clear();
+        learn(currentGeneration);
         final Iterator<SegmentReaders> it = segments.values().iterator();
         while (it.hasNext()) {
             final SegmentReaders set = it.next();
             final Reader[] readers = set.readers;
-            final boolean reread = set.reread && currentGeneration - set.rereadGeneration <= rereadGenerations;
-            if (readers.length == 0) {
-                if (!reread && currentGeneration - set.closedGeneration > rereadGenerations) {
-                    synchronized (set) {
-                        if (set.readers.length == 0) {
-                            set.removed = true;
-                            it.remove();
-                        }
+            if (readers.length == 0 && set.count < MIN_COUNT
+                && currentGeneration - set.seenGeneration > STALE_HALF_LIVES * popularityHalfLife) {
+                synchronized (set) {
+                    if (set.readers.length == 0) {
+                        set.removed = true;
+                        it.remove();
                     }
                 }
                 continue;
             }
-            final long[] positions = new long[readers.length];
-            for (int i = 0; i < readers.length; i++) {
-                positions[i] = readers[i].position();
-            }
-            Arrays.sort(positions);
-            views.put(set.segment, new View(positions, reread));
+            views.put(set.segment, view(set, readers));
         }
+    }
+
+    /** Updates what the policy learned: ended sessions, each segment's popularity, the rates. */
+    private void learn(final int currentGeneration) {
+        final int elapsed = passed ? currentGeneration - lastPassGeneration : 0;
+        passed = true;
+        lastPassGeneration = currentGeneration;
+        model.age(elapsed);
+        for (long[] s = endedSessions.poll(); s != null; s = endedSessions.poll()) {
+            model.session(s[0], s[1]);
+        }
+        final double decay = model.decay(elapsed);
+        for (final SegmentReaders set : segments.values()) {
+            final int rereads;
+            synchronized (set) {
+                rereads = set.pendingRereads;
+                set.pendingRereads = 0;
+            }
+            if (set.learned) {
+                model.expose(set.bucket, set.lengthBucket, elapsed, rereads);
+                set.count = set.count * decay + rereads;
+            } else {
+                // Registered since the last pass: no exposure yet, its first re-reads count from now.
+                set.learned = true;
+                set.count = rereads;
+                set.seenGeneration = currentGeneration;
+            }
+            set.bucket = ReuseModel.rateBucket(set.count);
+            set.lengthBucket = ReuseModel.lengthBucket(set.tail);
+            if (set.readers.length > 0) {
+                set.seenGeneration = currentGeneration;
+            }
+        }
+        model.refresh();
+    }
+
+    private View view(final SegmentReaders set, final Reader[] readers) {
+        final long[] positions = new long[readers.length];
+        for (int i = 0; i < readers.length; i++) {
+            positions[i] = readers[i].position();
+        }
+        Arrays.sort(positions);
+        final boolean reread = set.reread && current - set.rereadGeneration <= rereadGenerations;
+        final long tail = Math.max(set.tail, positions.length == 0 ? 0 : positions[positions.length - 1]);
+        return new View(set, positions, reread, tail, set.learned ? model.rate(set.bucket, set.lengthBucket) : 0);
     }
 
     @Override
     public void survey(final String segment, final ReadIndexEntry entry) {
+        View view = view(segment);
+        if (view == null) {
+            // A segment the policy has not seen yet: remember it (its tail, its exposure).
+            final SegmentReaders set = segments.computeIfAbsent(segment, name -> new SegmentReaders(this, name));
+            view = view(set, set.readers);
+            views.put(segment, view);
+            lastView = view;
+        }
+        view.surveyedEnd = Math.max(view.surveyedEnd, entry.endOffset());
         final int age = entry.generation() - current;
         if (age >= 0) {
             return;
@@ -218,7 +323,7 @@ public final class ReaderAwarePolicy implements EvictionPolicy {
         if (rankCount == ranks.length) {
             ranks = Arrays.copyOf(ranks, rankCount * 2);
         }
-        ranks[rankCount++] = rank(segment, entry, age);
+        ranks[rankCount++] = rank(view, entry, age);
     }
 
     @Override
@@ -226,6 +331,15 @@ public final class ReaderAwarePolicy implements EvictionPolicy {
         if (!sorted) {
             Arrays.sort(ranks, 0, rankCount);
             sorted = true;
+            // The survey is over: what it saw of each segment's tail counts from the next pass.
+            for (final View view : views.values()) {
+                if (view.surveyedEnd > view.set.tail) {
+                    view.set.tail = view.surveyedEnd;
+                }
+                if (view.surveyedEnd > 0) {
+                    view.set.seenGeneration = current;
+                }
+            }
         }
         if (nextRank >= rankCount) {
             return false;
@@ -242,25 +356,39 @@ public final class ReaderAwarePolicy implements EvictionPolicy {
     @Override
     public boolean select(final String segment, final ReadIndexEntry entry) {
         final int age = entry.generation() - current;
-        return age < 0 && rank(segment, entry, age) <= cutoff;
+        return age < 0 && rank(view(segment), entry, age) <= cutoff;
     }
 
     /**
      * The rank of an entry in the current pass: lower ranks are evicted first. The top byte is the
-     * class (passed, recency, ahead), the rest orders within the class.
+     * class (no expected reuse, expected re-reads, ahead), the rest orders within the class.
      */
-    long rank(final String segment, final ReadIndexEntry entry, final int age) {
-        final View view = view(segment);
+    long rank(final View view, final ReadIndexEntry entry, final int age) {
         final long byAge = (long) age + Integer.MAX_VALUE + 1L;
         if (view == null) {
-            return (RANK_RECENCY << RANK_SHIFT) | byAge;
+            return (RANK_NO_REUSE << RANK_SHIFT) | (1L << NOT_PASSED_SHIFT) | byAge;
         }
-        final long behind = nearestReaderBefore(view.positions, entry.endOffset());
-        if (behind < 0) {
-            return ((view.reread ? RANK_RECENCY : RANK_PASSED) << RANK_SHIFT) | byAge;
+        boolean passedByAll = false;
+        if (view.positions.length > 0) {
+            final long behind = nearestReaderBefore(view.positions, entry.endOffset());
+            if (behind >= 0) {
+                final long distance = Math.min(Math.max(0, entry.offset() - behind), VALUE_MASK);
+                return (RANK_AHEAD << RANK_SHIFT) | (VALUE_MASK - distance);
+            }
+            passedByAll = !view.reread;
         }
-        final long distance = Math.min(Math.max(0, entry.offset() - behind), VALUE_MASK);
-        return (RANK_AHEAD << RANK_SHIFT) | (VALUE_MASK - distance);
+        final double value = view.rate * model.coverage(view.tail - entry.offset());
+        if (!(value > 0)) {
+            return (RANK_NO_REUSE << RANK_SHIFT) | ((passedByAll ? 0L : 1L) << NOT_PASSED_SHIFT) | byAge;
+        }
+        return (RANK_REUSE << RANK_SHIFT) | (valueStep(value) << VALUE_SHIFT) | byAge;
+    }
+
+    /** @return a value's position on a log scale, {@value #VALUE_STEPS_PER_OCTAVE} steps an octave, in [0, 2^24). */
+    static long valueStep(final double value) {
+        final double octaves = Math.log(value) / Math.log(2);
+        final long step = (long) Math.floor((octaves + 64) * VALUE_STEPS_PER_OCTAVE);
+        return Math.max(0, Math.min(MAX_VALUE_STEP, step));
     }
 
     private View view(final String segment) {
@@ -296,11 +424,14 @@ public final class ReaderAwarePolicy implements EvictionPolicy {
 
     @Override
     public String toString() {
-        return "ReaderAwarePolicy{current=" + current + ", segmentsWithReaders=" + segments.size()
-            + ", surveyed=" + rankCount + ", cutoff=0x" + Long.toHexString(cutoff) + '}';
+        return "ReaderAwarePolicy{current=" + current + ", segments=" + segments.size()
+            + ", surveyed=" + rankCount + ", cutoff=0x" + Long.toHexString(cutoff) + ", " + model + '}';
     }
 
-    /** The readers of one segment; the array is copied on change, under the set's monitor. */
+    /**
+     * What the policy knows of one segment: its readers (the array is copied on change, under the
+     * set's monitor), its tail as far as seen, and its history of re-reads.
+     */
     private static final class SegmentReaders {
         final String segment;
         volatile Reader[] readers = new Reader[0];
@@ -308,10 +439,18 @@ public final class ReaderAwarePolicy implements EvictionPolicy {
         long frontier;
         volatile boolean reread;
         volatile int rereadGeneration;
-        /** The generation when a reader last closed: the frontier is remembered that long. */
-        volatile int closedGeneration;
         /** Set when the set left the map; registering threads retry with a new set. */
         boolean removed;
+        /** Re-read registrations since the last pass; under the monitor. */
+        int pendingRereads;
+        /** The farthest entry end a pass surveyed: the tail as far as the policy knows; written by the pass. */
+        volatile long tail;
+        // Confined to the pass.
+        boolean learned;
+        double count;
+        int bucket;
+        int lengthBucket;
+        int seenGeneration;
 
         private final ReaderAwarePolicy policy;
 
@@ -319,20 +458,24 @@ public final class ReaderAwarePolicy implements EvictionPolicy {
             this.policy = policy;
             this.segment = segment;
         }
-
-        int policyGeneration() {
-            return policy.latestGeneration;
-        }
     }
 
-    /** The pass's snapshot of one segment's readers. */
+    /** The pass's snapshot of one segment. */
     private static final class View {
+        final SegmentReaders set;
         final long[] positions;
         final boolean reread;
+        final long tail;
+        /** Expected re-read registrations per generation, from the segment's history. */
+        final double rate;
+        long surveyedEnd;
 
-        View(final long[] positions, final boolean reread) {
+        View(final SegmentReaders set, final long[] positions, final boolean reread, final long tail, final double rate) {
+            this.set = set;
             this.positions = positions;
             this.reread = reread;
+            this.tail = tail;
+            this.rate = rate;
         }
     }
 
@@ -342,12 +485,18 @@ public final class ReaderAwarePolicy implements EvictionPolicy {
      */
     public static final class Reader implements AutoCloseable {
         private final SegmentReaders set;
+        private final long start;
+        private final long startDistance;
+        private final boolean reread;
         @SuppressWarnings("unused")
         private long position;
         private volatile boolean closed;
 
-        private Reader(final SegmentReaders set, final long position) {
+        private Reader(final SegmentReaders set, final long position, final long startDistance, final boolean reread) {
             this.set = set;
+            this.start = position;
+            this.startDistance = startDistance;
+            this.reread = reread;
             this.position = position;
         }
 
@@ -400,8 +549,15 @@ public final class ReaderAwarePolicy implements EvictionPolicy {
                 System.arraycopy(readers, 0, remaining, 0, index);
                 System.arraycopy(readers, index + 1, remaining, index, readers.length - index - 1);
                 set.frontier = Math.max(set.frontier, position());
-                set.closedGeneration = set.policyGeneration();
                 set.readers = remaining;
+                ended();
+            }
+        }
+
+        /** A re-read session ended: what it read teaches the model (at the next pass). */
+        private void ended() {
+            if (reread) {
+                set.policy.endedSessions.add(new long[] {startDistance, position() - start});
             }
         }
 

@@ -226,4 +226,177 @@ class ReaderAwarePolicyTest {
         assertEquals(List.of("s1:0", "s0:0"), evictionOrder(policy, 10_000, aged));
         assertFalse(policy.toString().isEmpty());
     }
+
+    /** Entries of {@code blocks} blocks 0..blocks-1 for each segment, all used in generation 1. */
+    private static Map<String, ReadIndexEntry> segmentsOf(final int blocks, final String... segments) {
+        final Map<String, ReadIndexEntry> all = new LinkedHashMap<>();
+        for (final String segment : segments) {
+            for (int block = 0; block < blocks; block++) {
+                all.put(segment + ":" + block, new ReadIndexEntry((long) block * B, B, 1, 1));
+            }
+        }
+        return all;
+    }
+
+    /** A re-read session: registers at {@code from} (behind the tail), reads to {@code to}, closes. */
+    private static void session(final ReaderAwarePolicy policy, final String segment, final int from, final int to) {
+        try (ReaderAwarePolicy.Reader reader = policy.register(segment, (long) from * B)) {
+            for (int block = from + 1; block <= to; block++) {
+                reader.position((long) block * B);
+            }
+        }
+    }
+
+    private static int lastOf(final List<String> order, final String segment) {
+        int last = -1;
+        for (int i = 0; i < order.size(); i++) {
+            if (order.get(i).startsWith(segment + ":")) {
+                last = i;
+            }
+        }
+        return last;
+    }
+
+    private static int firstOf(final List<String> order, final String segment) {
+        for (int i = 0; i < order.size(); i++) {
+            if (order.get(i).startsWith(segment + ":")) {
+                return i;
+            }
+        }
+        return -1;
+    }
+
+    @Test
+    void shouldKeepTheDataOfOftenReReadSegmentsLongerThanOfRarelyReReadOnes() {
+        // Zipf-like: consumer sessions open behind the tail of "hot" often, of "cold" rarely, of
+        // "never" not at all; nobody is reading when the pass runs, so only what the policy
+        // learned from the sessions tells the segments apart (by recency they would tie).
+        final ReaderAwarePolicy policy = new ReaderAwarePolicy(0, 64);
+        final Map<String, ReadIndexEntry> all = segmentsOf(16, "never", "hot", "cold");
+        for (int round = 0; round < 200; round++) {
+            evictionOrder(policy, 10 + round, all);
+            if (round % 2 == 0) {
+                session(policy, "hot", 0, 16);
+            }
+            if (round % 20 == 0) {
+                session(policy, "cold", 0, 16);
+            }
+        }
+        final List<String> order = evictionOrder(policy, 210, all);
+        assertEquals(all.size(), order.size());
+        assertTrue(lastOf(order, "never") < firstOf(order, "cold"), order.toString());
+        assertTrue(lastOf(order, "cold") < firstOf(order, "hot"), order.toString());
+    }
+
+    @Test
+    void shouldLearnThatASegmentReReadOnceIsNotReReadAgain() {
+        // Churn-like: every segment gets one catch-up reader in its life and is never re-read
+        // after it; "fresh" has a tail reader that passed all its data and no catch-up yet. The
+        // policy learns that passed data of a segment already caught up is worth less than the
+        // passed data of one still waiting, though seed 5's rule would evict fresh's first.
+        final ReaderAwarePolicy policy = new ReaderAwarePolicy(0, 64);
+        final String[] caught = new String[20];
+        for (int i = 0; i < caught.length; i++) {
+            caught[i] = "c" + i;
+        }
+        final Map<String, ReadIndexEntry> all = segmentsOf(16, caught);
+        all.putAll(segmentsOf(16, "fresh"));
+        final ReaderAwarePolicy.Reader tail = policy.register("fresh", 16L * B);
+        for (int round = 0; round < 100; round++) {
+            evictionOrder(policy, 10 + round, all);
+            if (round % 5 == 0) {
+                session(policy, caught[round / 5], 0, 16);
+            }
+        }
+        final List<String> order = evictionOrder(policy, 110, all);
+        assertEquals(all.size(), order.size());
+        for (int i = 0; i < caught.length / 2; i++) {
+            assertTrue(lastOf(order, caught[i]) < firstOf(order, "fresh"), caught[i] + " before fresh in " + order);
+        }
+        tail.close();
+    }
+
+    @Test
+    void shouldKeepDataWhereReReadsReadOverDataTheyNeverReach() {
+        // Sessions open 4 blocks behind the tail and read to it: the last 4 blocks are worth
+        // keeping, the older ones are not, whatever their use order.
+        final ReaderAwarePolicy policy = new ReaderAwarePolicy(0, 64);
+        final Map<String, ReadIndexEntry> all = new LinkedHashMap<>();
+        for (int block = 0; block < 32; block++) {
+            // The newest use on the oldest blocks: recency alone would keep them.
+            all.put("s:" + block, new ReadIndexEntry((long) block * B, B, 1, 40 - block));
+        }
+        for (int round = 0; round < 50; round++) {
+            evictionOrder(policy, 50 + round, all);
+            session(policy, "s", 28, 32);
+        }
+        final List<String> order = evictionOrder(policy, 100, all);
+        assertEquals(java.util.Set.of("s:28", "s:29", "s:30", "s:31"), java.util.Set.copyOf(order.subList(order.size() - 4, order.size())),
+            order.toString());
+    }
+
+    @Test
+    void positionUpdatesAndRecordUseShouldNotAllocateOnceThePolicyHasLearned() {
+        final com.sun.management.ThreadMXBean threads = (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
+        final ReaderAwarePolicy policy = new ReaderAwarePolicy(0, 64);
+        final Map<String, ReadIndexEntry> all = segmentsOf(16, "s");
+        for (int round = 0; round < 20; round++) {
+            evictionOrder(policy, 10 + round, all);
+            session(policy, "s", 0, 16);
+        }
+        final ReaderAwarePolicy.Reader reader = policy.register("s", 0);
+        final ReadIndexEntry entry = new ReadIndexEntry(0, B, 1, 0);
+        final int calls = 1_000_000;
+        for (int i = 0; i < calls; i++) {
+            reader.position(i);
+            policy.recordUse("s", entry, i);
+        }
+        final long tid = Thread.currentThread().getId();
+        final long before = threads.getThreadAllocatedBytes(tid);
+        for (int i = 0; i < calls; i++) {
+            reader.position(i);
+            policy.recordUse("s", entry, i);
+        }
+        final long allocated = threads.getThreadAllocatedBytes(tid) - before;
+        assertTrue(allocated < 4096, "allocated " + allocated + " bytes over " + calls + " calls");
+        reader.close();
+    }
+
+    @Test
+    void sessionsEndingWhilePassesRunShouldAllBeLearnedFrom() throws Exception {
+        // Re-read sessions open, read and close on other threads while passes learn from them:
+        // no session is lost or counted twice, every pass ranks every entry, nothing throws.
+        final ReaderAwarePolicy policy = new ReaderAwarePolicy(0, Integer.MAX_VALUE);
+        final Map<String, ReadIndexEntry> all = segmentsOf(64, "s0", "s1");
+        evictionOrder(policy, 10, all);
+        final int threads = 4;
+        final int sessionsEach = 2_000;
+        final ExecutorService pool = Executors.newFixedThreadPool(threads);
+        final List<Future<?>> done = new ArrayList<>();
+        for (int t = 0; t < threads; t++) {
+            final String segment = "s" + (t % 2);
+            done.add(pool.submit(() -> {
+                for (int k = 0; k < sessionsEach; k++) {
+                    session(policy, segment, 0, 64);
+                }
+            }));
+        }
+        int passes = 0;
+        boolean running = true;
+        while (running) {
+            running = false;
+            for (final Future<?> f : done) {
+                running |= !f.isDone();
+            }
+            assertEquals(all.size(), evictionOrder(policy, 11 + passes, all).size());
+            passes++;
+        }
+        for (final Future<?> f : done) {
+            f.get(30, TimeUnit.SECONDS);
+        }
+        pool.shutdown();
+        assertTrue(pool.awaitTermination(10, TimeUnit.SECONDS));
+        evictionOrder(policy, 11 + passes, all);
+        assertEquals(threads * sessionsEach, policy.learnedSessions(), 0.5);
+    }
 }
