@@ -220,10 +220,12 @@ class ReaderAwarePolicyTest {
         assertTrue(total > 0);
         assertEquals(0, policy.readerCount("s0"));
         assertEquals(0, policy.readerCount("s1"));
-        // With every reader closed, both segments age by recency: the older entry first.
-        final Map<String, ReadIndexEntry> aged = entries(4, "s0", 0);
-        aged.putAll(entries(2, "s1", 0));
-        assertEquals(List.of("s1:0", "s0:0"), evictionOrder(policy, 10_000, aged));
+        // After the storm, segments nobody ever read age by recency: the older entry first. (s0
+        // and s1 are ranked by the re-read rates learned from the sessions, which depend on how
+        // the threads were scheduled: not asserted.)
+        final Map<String, ReadIndexEntry> aged = entries(4, "u0", 0);
+        aged.putAll(entries(2, "u1", 0));
+        assertEquals(List.of("u1:0", "u0:0"), evictionOrder(policy, 10_000, aged));
         assertFalse(policy.toString().isEmpty());
     }
 
