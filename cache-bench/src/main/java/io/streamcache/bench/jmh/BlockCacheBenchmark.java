@@ -15,6 +15,7 @@ import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.TearDown;
 import org.openjdk.jmh.annotations.Warmup;
+import org.openjdk.jmh.infra.BenchmarkParams;
 
 import java.util.SplittableRandom;
 import java.util.concurrent.TimeUnit;
@@ -23,8 +24,11 @@ import java.util.concurrent.TimeUnit;
  * Pravega's raw cache test (seed 1) as JMH benchmarks: sequential insert, get-with-copy and
  * delete of 10 KB entries, and the random test (from an empty store, 60% insert / 40% delete,
  * each operation also copying out a random live entry) at 10 KB and 100 KB. Each store kind runs
- * the same code: the block cache, the seed's {@code HashMap<Integer, byte[]>} baseline, and a
- * plain memcpy over a working set of the same size (the physical limit).
+ * the same code: the block cache, the seed's {@code HashMap<Integer, byte[]>} baseline, a
+ * plain memcpy over a working set of the same size (the physical limit), and the peers a broker
+ * would otherwise use: Caffeine ({@code byte[]} values bounded by weight), OHC (off-heap) and
+ * RocksDB (WAL off, as Pravega used it before its streaming cache). The same workloads on two
+ * threads sharing one store are in {@link BlockCacheBenchmarkTwoThreads}.
  *
  * <p>Each measurement is one batch of {@link #SEQUENTIAL_COUNT} (or {@link #RANDOM_COUNT})
  * operations timed as a whole ({@link Mode#SingleShotTime}), from the state the seed's test
@@ -52,7 +56,7 @@ public class BlockCacheBenchmark {
      */
     @State(Scope.Benchmark)
     public static class Kind {
-        @Param({"blockcache", "hashmap", "memcpy"})
+        @Param({"blockcache", "hashmap", "memcpy", "caffeine", "ohc", "rocksdb"})
         public String store;
     }
 
@@ -82,6 +86,19 @@ public class BlockCacheBenchmark {
             source.release();
             destination.release();
         }
+    }
+
+    /**
+     * How many keys a sequential batch touches: {@code count} at the default batch size; fewer
+     * when a short run (the CI smoke run's {@code -bs 200}) asks for smaller batches, so that its
+     * fill does not write {@code count} entries for nothing.
+     */
+    static int keysPerBatch(final BenchmarkParams params, final int count) {
+        int batch = params.getMeasurement().getCount() > 0 ? params.getMeasurement().getBatchSize() : 0;
+        if (params.getWarmup().getCount() > 0) {
+            batch = Math.max(batch, params.getWarmup().getBatchSize());
+        }
+        return Math.min(count, batch);
     }
 
     static ByteBuf sourceOf(final int length, final long seed) {
@@ -123,19 +140,30 @@ public class BlockCacheBenchmark {
         boolean filled;
 
         @Setup(Level.Iteration)
-        public void fill(final Store s) {
+        public void fill(final Store s, final BenchmarkParams params) {
             if (!filled) {
-                for (int key = 0; key < SEQUENTIAL_COUNT; key++) {
+                final int count = keysPerBatch(params, SEQUENTIAL_COUNT);
+                for (int key = 0; key < count; key++) {
                     s.bytes.put(key, s.source);
                 }
                 filled = true;
             }
             s.next = 0;
         }
+    }
 
-        /** Called by the delete benchmark's iteration tear-down: the store is empty again. */
-        void emptied() {
-            filled = false;
+    /**
+     * Sequential delete: puts back, after each batch, the keys the batch deleted (all of them at
+     * the default batch size), so the next batch starts from a full store again.
+     */
+    @State(Scope.Benchmark)
+    public static class Refill {
+        @TearDown(Level.Iteration)
+        public void refill(final Store s) {
+            for (int key = 0; key < s.next; key++) {
+                s.bytes.put(key, s.source);
+            }
+            s.next = 0;
         }
     }
 
@@ -203,12 +231,9 @@ public class BlockCacheBenchmark {
     }
 
     @Benchmark
-    public int sequentialDelete(final Store s, final Full full) {
+    public int sequentialDelete(final Store s, final Full full, final Refill refill) {
         final int key = s.next++;
         s.bytes.remove(key);
-        if (s.next == SEQUENTIAL_COUNT) {
-            full.emptied();
-        }
         return key;
     }
 

@@ -6,6 +6,11 @@ import io.streamcache.core.cache.BlockCache;
 /**
  * The block cache under benchmark: a key maps to an entry address through an {@code int[]}, the
  * way a read index holds addresses, so the measured path allocates nothing of its own.
+ *
+ * <p>Thread-safe for distinct keys (the block cache is, for distinct entries, and each key owns
+ * one slot of the address array): threads sharing an instance must use disjoint keys, and an
+ * address written by one thread is read by another only across a happens-before edge (JMH's
+ * iteration barriers).
  */
 final class BlockCacheStore implements ByteStore {
     /** Cache capacity for the raw benchmarks: holds every workload's live set without eviction. */

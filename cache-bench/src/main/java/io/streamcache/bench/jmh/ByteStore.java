@@ -2,10 +2,18 @@ package io.streamcache.bench.jmh;
 
 import io.netty.buffer.ByteBuf;
 
+import java.util.HashMap;
+import java.util.concurrent.ConcurrentHashMap;
+
 /**
  * The operations the raw cache benchmarks run, so that the block cache, the peers and the
- * physical limit run the same workload code. Keys are ints in {@code [0, keyCount)}. Not
- * thread-safe: one instance per benchmark thread.
+ * physical limit run the same workload code. Keys are ints in {@code [0, keyCount)}.
+ *
+ * <p>Concurrency: each implementation says whether it is thread-safe. The thread-safe ones
+ * ({@code blockcache}, {@code concurrenthashmap}, {@code caffeine}, {@code ohc}, {@code rocksdb};
+ * see {@link #isThreadSafe(String)}) may be shared by several threads as long as no two threads
+ * use the same key at once; the others ({@code hashmap}, {@code memcpy}) take one instance per
+ * thread. The {@link ByteBuf}s passed in belong to the calling thread.
  */
 interface ByteStore extends AutoCloseable {
     /**
@@ -29,7 +37,8 @@ interface ByteStore extends AutoCloseable {
     void close();
 
     /**
-     * @param kind         {@code blockcache}, {@code hashmap} or {@code memcpy}.
+     * @param kind         {@code blockcache}, {@code hashmap}, {@code concurrenthashmap},
+     *                     {@code memcpy}, {@code caffeine}, {@code ohc} or {@code rocksdb}.
      * @param keyCount     how many distinct keys the workload uses.
      * @param entryLength  bytes per entry.
      * @param slotCount    for {@code memcpy}: how many entry-sized slots its working set holds.
@@ -39,11 +48,36 @@ interface ByteStore extends AutoCloseable {
             case "blockcache":
                 return new BlockCacheStore(keyCount, BlockCacheStore.CAPACITY);
             case "hashmap":
-                return new HashMapStore();
+                return new HashMapStore(new HashMap<>());
+            case "concurrenthashmap":
+                return new HashMapStore(new ConcurrentHashMap<>());
             case "memcpy":
                 return new MemcpyStore(entryLength, slotCount);
+            case "caffeine":
+                return new CaffeineStore(BlockCacheStore.CAPACITY);
+            case "ohc":
+                return new OhcStore(BlockCacheStore.CAPACITY);
+            case "rocksdb":
+                return new RocksDbStore();
             default:
-                throw new IllegalArgumentException("kind=" + kind + " is not one of blockcache, hashmap, memcpy");
+                throw new IllegalArgumentException("kind=" + kind + " is not one of blockcache, hashmap, "
+                    + "concurrenthashmap, memcpy, caffeine, ohc, rocksdb");
+        }
+    }
+
+    /**
+     * @return whether one store of {@code kind} may be shared by several threads (on distinct keys).
+     */
+    static boolean isThreadSafe(final String kind) {
+        switch (kind) {
+            case "blockcache":
+            case "concurrenthashmap":
+            case "caffeine":
+            case "ohc":
+            case "rocksdb":
+                return true;
+            default:
+                return false;
         }
     }
 }

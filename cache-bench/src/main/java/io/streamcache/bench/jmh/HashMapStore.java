@@ -2,15 +2,21 @@ package io.streamcache.bench.jmh;
 
 import io.netty.buffer.ByteBuf;
 
-import java.util.HashMap;
 import java.util.Map;
 
 /**
  * The seed's baseline: a {@code HashMap<Integer, byte[]>} that copies bytes in on put and out on
- * get, allocating an array per put.
+ * get, allocating an array per put. For several threads the same code runs over a
+ * {@code ConcurrentHashMap}.
+ *
+ * <p>Thread-safe exactly when the map given to it is.
  */
 final class HashMapStore implements ByteStore {
-    private final Map<Integer, byte[]> map = new HashMap<>();
+    private final Map<Integer, byte[]> map;
+
+    HashMapStore(final Map<Integer, byte[]> map) {
+        this.map = map;
+    }
 
     @Override
     public void put(final int key, final ByteBuf data) {

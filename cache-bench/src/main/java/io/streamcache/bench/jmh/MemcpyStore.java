@@ -8,6 +8,8 @@ import static org.agrona.UnsafeAccess.UNSAFE;
  * The physical limit: a plain memcpy of the same bytes between direct memory and a working set
  * of native memory as large as the cache's, with no bookkeeping at all. {@code remove} does
  * nothing. Keys map onto {@code slotCount} slots.
+ *
+ * <p>Not thread-safe by contract (two threads could copy into one slot): one instance per thread.
  */
 final class MemcpyStore implements ByteStore {
     private final int entryLength;
