@@ -20,7 +20,18 @@ final class BlockCacheStore implements ByteStore {
     private final int[] addresses;
 
     BlockCacheStore(final int keyCount, final long capacity) {
-        this.cache = BlockCache.builder().capacity(capacity).name("bench").registerMBean(false).build();
+        this(keyCount, capacity, BlockCache.Builder.BLOCK_LENGTH_DEFAULT, BlockCache.Builder.BUFFER_LENGTH_DEFAULT);
+    }
+
+    /**
+     * @param blockLength  bytes per block (the default is 4 KB; 2 KB blocks hold a 10 KB entry in
+     *                     five whole blocks instead of three with 2 KB left over).
+     * @param bufferLength bytes per buffer: at most {@code blockLength^2 / 8} (block 0 holds the
+     *                     metadata words of all its blocks).
+     */
+    BlockCacheStore(final int keyCount, final long capacity, final int blockLength, final int bufferLength) {
+        this.cache = BlockCache.builder().capacity(capacity).blockLength(blockLength).bufferLength(bufferLength)
+            .name("bench").registerMBean(false).build();
         this.addresses = new int[keyCount];
     }
 

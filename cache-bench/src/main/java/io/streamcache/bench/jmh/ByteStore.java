@@ -37,7 +37,7 @@ interface ByteStore extends AutoCloseable {
     void close();
 
     /**
-     * @param kind         {@code blockcache}, {@code hashmap}, {@code concurrenthashmap},
+     * @param kind         {@code blockcache}, {@code blockcache-2k} (2 KB blocks in 512 KB buffers), {@code hashmap}, {@code concurrenthashmap},
      *                     {@code memcpy}, {@code caffeine}, {@code ohc} or {@code rocksdb}.
      * @param keyCount     how many distinct keys the workload uses.
      * @param entryLength  bytes per entry.
@@ -47,6 +47,8 @@ interface ByteStore extends AutoCloseable {
         switch (kind) {
             case "blockcache":
                 return new BlockCacheStore(keyCount, BlockCacheStore.CAPACITY);
+            case "blockcache-2k":
+                return new BlockCacheStore(keyCount, BlockCacheStore.CAPACITY, 2048, 512 << 10);
             case "hashmap":
                 return new HashMapStore(new HashMap<>());
             case "concurrenthashmap":
@@ -60,7 +62,7 @@ interface ByteStore extends AutoCloseable {
             case "rocksdb":
                 return new RocksDbStore();
             default:
-                throw new IllegalArgumentException("kind=" + kind + " is not one of blockcache, hashmap, "
+                throw new IllegalArgumentException("kind=" + kind + " is not one of blockcache, blockcache-2k, hashmap, "
                     + "concurrenthashmap, memcpy, caffeine, ohc, rocksdb");
         }
     }
@@ -71,6 +73,7 @@ interface ByteStore extends AutoCloseable {
     static boolean isThreadSafe(final String kind) {
         switch (kind) {
             case "blockcache":
+            case "blockcache-2k":
             case "concurrenthashmap":
             case "caffeine":
             case "ohc":
