@@ -168,7 +168,7 @@ public class BlockCacheBenchmark {
     }
 
     /**
-     * Random workload state: live keys in a dense array for O(1) random pick and removal.
+     * Random workload state: the store and the test's live keys ({@link RandomOps}).
      */
     @State(Scope.Benchmark)
     public static class Random {
@@ -178,10 +178,7 @@ public class BlockCacheBenchmark {
         ByteStore bytes;
         ByteBuf source;
         ByteBuf destination;
-        int[] live = new int[RANDOM_COUNT];
-        int liveCount;
-        int nextKey;
-        long seed = 0x9E3779B97F4A7C15L;
+        final RandomOps ops = new RandomOps(0, RANDOM_COUNT, 0);
 
         @Setup(Level.Trial)
         public void open(final Kind kind) {
@@ -194,11 +191,7 @@ public class BlockCacheBenchmark {
 
         @Setup(Level.Iteration)
         public void reset() {
-            for (int i = 0; i < liveCount; i++) {
-                bytes.remove(live[i]);
-            }
-            liveCount = 0;
-            nextKey = 0;
+            ops.empty(bytes);
         }
 
         @TearDown(Level.Trial)
@@ -209,13 +202,6 @@ public class BlockCacheBenchmark {
             destination.release();
         }
 
-        /** xorshift64*: allocation-free, good enough to pick operations and keys. */
-        int nextInt(final int bound) {
-            seed ^= seed >>> 12;
-            seed ^= seed << 25;
-            seed ^= seed >>> 27;
-            return (int)(((seed * 0x2545F4914F6CDD1DL) >>> 33) % bound);
-        }
     }
 
     @Benchmark
@@ -241,16 +227,7 @@ public class BlockCacheBenchmark {
     @Warmup(iterations = 10, batchSize = RANDOM_COUNT)
     @Measurement(iterations = 15, batchSize = RANDOM_COUNT)
     public int random(final Random r) {
-        if (r.liveCount == 0 || r.nextInt(10) < 6) {
-            final int key = r.nextKey++;
-            r.bytes.put(key, r.source);
-            r.live[r.liveCount++] = key;
-        } else {
-            final int i = r.nextInt(r.liveCount);
-            r.bytes.remove(r.live[i]);
-            r.live[i] = r.live[--r.liveCount];
-        }
-        return r.liveCount == 0 ? 0 : r.bytes.get(r.live[r.nextInt(r.liveCount)], r.destination);
+        return r.ops.step(r.bytes, r.source, r.destination);
     }
 
     /**

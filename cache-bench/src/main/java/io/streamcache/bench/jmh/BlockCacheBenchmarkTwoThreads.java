@@ -71,29 +71,19 @@ public class BlockCacheBenchmarkTwoThreads {
         final int firstKey;
         final ByteBuf source;
         final ByteBuf destination;
-        /** Sequential: the next key, relative to {@link #firstKey}. Random: the next new key, likewise. */
+        /** Sequential: the next key, relative to {@link #firstKey}. */
         int next;
-        /** Random: live keys in a dense array for O(1) random pick and removal. */
-        final int[] live;
-        int liveCount;
-        long seed;
+        /** Random: the test's live keys, from {@link #firstKey}. */
+        final RandomOps random;
 
         Lane(final ByteStore bytes, final int firstKey, final int entryLength, final int liveCapacity, final long seed) {
             this.bytes = bytes;
             this.firstKey = firstKey;
             this.source = BlockCacheBenchmark.sourceOf(entryLength, seed);
             this.destination = Unpooled.directBuffer(entryLength, entryLength);
-            this.live = new int[liveCapacity];
-            this.seed = 0x9E3779B97F4A7C15L ^ seed;
+            this.random = new RandomOps(firstKey, liveCapacity, seed);
         }
 
-        /** xorshift64*: allocation-free, good enough to pick operations and keys. */
-        int nextInt(final int bound) {
-            seed ^= seed >>> 12;
-            seed ^= seed << 25;
-            seed ^= seed >>> 27;
-            return (int)(((seed * 0x2545F4914F6CDD1DL) >>> 33) % bound);
-        }
 
         void release() {
             source.release();
@@ -243,11 +233,7 @@ public class BlockCacheBenchmarkTwoThreads {
         @Setup(Level.Iteration)
         public void reset() {
             for (final Lane lane : lanes) {
-                for (int i = 0; i < lane.liveCount; i++) {
-                    lane.bytes.remove(lane.live[i]);
-                }
-                lane.liveCount = 0;
-                lane.next = 0;
+                lane.random.empty(lane.bytes);
             }
         }
 
@@ -285,15 +271,6 @@ public class BlockCacheBenchmarkTwoThreads {
     @Measurement(iterations = 15, batchSize = RANDOM_COUNT)
     public int random(final Random r, final ThreadParams thread) {
         final Lane lane = r.lanes[thread.getThreadIndex()];
-        if (lane.liveCount == 0 || lane.nextInt(10) < 6) {
-            final int key = lane.firstKey + lane.next++;
-            lane.bytes.put(key, lane.source);
-            lane.live[lane.liveCount++] = key;
-        } else {
-            final int i = lane.nextInt(lane.liveCount);
-            lane.bytes.remove(lane.live[i]);
-            lane.live[i] = lane.live[--lane.liveCount];
-        }
-        return lane.liveCount == 0 ? 0 : lane.bytes.get(lane.live[lane.nextInt(lane.liveCount)], lane.destination);
+        return lane.random.step(lane.bytes, lane.source, lane.destination);
     }
 }

@@ -52,7 +52,7 @@ public class LargeLiveSetBenchmark {
     static final long CACHE_CAPACITY = 5L << 30;
 
     /**
-     * The store and the live keys (a dense array for O(1) random pick and removal).
+     * The store and the test's live keys ({@link RandomOps}).
      */
     @State(Scope.Benchmark)
     public static class Live {
@@ -65,10 +65,7 @@ public class LargeLiveSetBenchmark {
         ByteStore bytes;
         ByteBuf source;
         ByteBuf destination;
-        final int[] live = new int[OPERATIONS];
-        int liveCount;
-        int nextKey;
-        long seed = 0x9E3779B97F4A7C15L;
+        final RandomOps ops = new RandomOps(0, OPERATIONS, 0);
 
         @Setup(Level.Trial)
         public void open() {
@@ -85,11 +82,7 @@ public class LargeLiveSetBenchmark {
         /** Every batch starts from an empty store, as the seed's test did. */
         @Setup(Level.Iteration)
         public void empty() {
-            for (int i = 0; i < liveCount; i++) {
-                bytes.remove(live[i]);
-            }
-            liveCount = 0;
-            nextKey = 0;
+            ops.empty(bytes);
         }
 
         @TearDown(Level.Trial)
@@ -100,26 +93,10 @@ public class LargeLiveSetBenchmark {
             destination.release();
         }
 
-        /** xorshift64*: allocation-free. */
-        int nextInt(final int bound) {
-            seed ^= seed >>> 12;
-            seed ^= seed << 25;
-            seed ^= seed >>> 27;
-            return (int)(((seed * 0x2545F4914F6CDD1DL) >>> 33) % bound);
-        }
     }
 
     @Benchmark
     public int random(final Live l) {
-        if (l.liveCount == 0 || l.nextInt(10) < 6) {
-            final int key = l.nextKey++;
-            l.bytes.put(key, l.source);
-            l.live[l.liveCount++] = key;
-        } else {
-            final int i = l.nextInt(l.liveCount);
-            l.bytes.remove(l.live[i]);
-            l.live[i] = l.live[--l.liveCount];
-        }
-        return l.liveCount == 0 ? 0 : l.bytes.get(l.live[l.nextInt(l.liveCount)], l.destination);
+        return l.ops.step(l.bytes, l.source, l.destination);
     }
 }

@@ -1015,13 +1015,17 @@ public final class BlockCache implements AutoCloseable {
                         throw new CacheCorruptedException("freeing address=0x" + Integer.toHexString(current) + " which is free");
                     }
                     buffer.word(block, BlockMetadataDescriptor.freeWord(head));
+                    // The list stays ascending only if each block goes back right before the head.
+                    buffer.freeListAscending &= head == 0 ? block == blocksPerBuffer - 1 : block + 1 == head;
                     head = block;
                     free++;
                     current = previousAddress(word);
                 } while (current != stop && current != BlockAddressDescriptor.NULL_ADDRESS
                     && current >>> blockIndexBits == buffer.index);
-                if (free == blocksPerBuffer - 1) {
-                    // Wholly free: back to ascending order, so that the next entries are laid out forwards.
+                if (free == blocksPerBuffer - 1 && !buffer.freeListAscending) {
+                    // Wholly free and out of order: back to ascending order, so that the next
+                    // entries are laid out forwards. (Already ascending, as when the blocks taken
+                    // last are given back first, it costs nothing.)
                     buffer.resetFreeList();
                 } else {
                     buffer.headerRelease(BlockMetadataDescriptor.headerWord(free, head));

@@ -28,6 +28,13 @@ final class CacheBuffer {
     final ByteBuf memory;
     /** Blocks in the buffer, block 0 (the metadata) included. */
     final int blocksPerBuffer;
+    /**
+     * Whether the free list links its blocks in ascending order, each to the next (guarded by the
+     * monitor): true after {@link #resetFreeList()}; taking blocks from the head keeps it; giving
+     * a block back keeps it only if the block goes right before the head. A wholly free buffer
+     * whose list is not ascending is reset.
+     */
+    boolean freeListAscending;
     /** Whether this buffer is in the cache's queue of buffers with free blocks, or about to be put back by the thread that took it. */
     boolean inQueue;
 
@@ -54,6 +61,7 @@ final class CacheBuffer {
             word(block, BlockMetadataDescriptor.freeWord(block + 1 < blocksPerBuffer ? block + 1 : 0));
         }
         UNSAFE.putLongVolatile(null, address, BlockMetadataDescriptor.headerWord(blocksPerBuffer - 1, 1));
+        freeListAscending = true;
     }
 
     long word(final int blockIndex) {
