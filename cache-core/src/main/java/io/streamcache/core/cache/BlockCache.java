@@ -127,8 +127,6 @@ public final class BlockCache implements AutoCloseable {
     private final CacheBuffer[] buffers;
     /** The tiers, fastest first; tier k owns a contiguous range of {@link #buffers}. */
     private final Tier[] tiers;
-    private final LongAdder storedBytes = new LongAdder();
-    private final LongAdder entryCount = new LongAdder();
     private final LongAdder fullHandlerCalls = new LongAdder();
     private final LongAdder fullFailures = new LongAdder();
     private final ObjectName objectName;
@@ -253,8 +251,6 @@ public final class BlockCache implements AutoCloseable {
             throw e;
         }
         setWord(last, lastWord(previousAddress(word(last)), length));
-        entryCount.increment();
-        storedBytes.add(length);
         final Tier placed = tierOfValid(last);
         placed.entries.increment();
         placed.storedBytes.add(length);
@@ -301,7 +297,6 @@ public final class BlockCache implements AutoCloseable {
         if (newBlocks == 0) {
             writeBackward(address, oldLength, newLength, src, nio, srcIndex);
             setWord(address, lastWord(previousAddress(word), newLength));
-            storedBytes.add(length);
             tierOfValid(address).storedBytes.add(length);
             return address;
         }
@@ -315,7 +310,6 @@ public final class BlockCache implements AutoCloseable {
             throw e;
         }
         setWord(last, lastWord(previousAddress(word(last)), newLength));
-        storedBytes.add(length);
         moveAccount(address, oldLength, last, newLength);
         return last;
     }
@@ -379,7 +373,6 @@ public final class BlockCache implements AutoCloseable {
             freeChain(dropped, BlockAddressDescriptor.NULL_ADDRESS);
         }
         setWord(last, lastWord(previousAddress(word(last)), length));
-        storedBytes.add(length - oldLength);
         moveAccount(address, oldLength, last, length);
         return last;
     }
@@ -393,8 +386,6 @@ public final class BlockCache implements AutoCloseable {
         ensureOpen();
         final long word = lastWordOf(address);
         freeChain(address, BlockAddressDescriptor.NULL_ADDRESS);
-        entryCount.decrement();
-        storedBytes.add(-entryLength(word));
         final Tier tier = tierOfValid(address);
         tier.entries.decrement();
         tier.storedBytes.add(-entryLength(word));
@@ -1186,6 +1177,8 @@ public final class BlockCache implements AutoCloseable {
     public CacheStats stats() {
         ensureOpen();
         long free = 0;
+        long stored = 0;
+        long entries = 0;
         final TierStats[] tierStats = new TierStats[tiers.length];
         for (int t = 0; t < tiers.length; t++) {
             final Tier tier = tiers[t];
@@ -1197,9 +1190,12 @@ public final class BlockCache implements AutoCloseable {
                 tier.blockCount, tier.blockCount - tierFree, tier.storedBytes.sum(), tier.entries.sum(), tier.hits.sum(),
                 tier.demotions.sum(), tier.promotions.sum());
             free += tierFree;
+            stored += tierStats[t].storedBytes();
+            entries += tierStats[t].entryCount();
         }
+        // The totals are the tiers' sums: one counter per tier on the data path, not two.
         return new CacheStats(capacity, buffers.length, bufferLength, blockLength, totalBlocks, totalBlocks - free,
-            (long)buffers.length * blockLength, storedBytes.sum(), entryCount.sum(), fullHandlerCalls.sum(), fullFailures.sum(),
+            (long)buffers.length * blockLength, stored, entries, fullHandlerCalls.sum(), fullFailures.sum(),
             List.of(tierStats));
     }
 
@@ -1298,12 +1294,12 @@ public final class BlockCache implements AutoCloseable {
 
         @Override
         public long getStoredBytes() {
-            return cache.storedBytes.sum();
+            return cache.stats().storedBytes();
         }
 
         @Override
         public long getEntryCount() {
-            return cache.entryCount.sum();
+            return cache.stats().entryCount();
         }
 
         @Override
