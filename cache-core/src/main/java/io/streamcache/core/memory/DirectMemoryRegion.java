@@ -21,24 +21,18 @@ import java.util.List;
  * 1 GiB, each page-aligned (one extra page per chunk for the alignment; that page holds neither
  * data nor metadata) and zeroed by the JVM, so it is committed when the region is opened.
  */
-public final class DirectMemoryRegion implements MemoryRegion {
+public final class DirectMemoryRegion extends BufferArrayRegion {
     private static final Logger LOG = LoggerFactory.getLogger(DirectMemoryRegion.class);
 
-    private final int bufferCount;
-    private final int bufferLength;
     private final ByteBuffer[] chunks;
-    private final ByteBuffer[] buffers;
-    private boolean closed;
 
     private DirectMemoryRegion(final int bufferCount, final int bufferLength) {
-        this.bufferCount = bufferCount;
-        this.bufferLength = bufferLength;
+        super(bufferCount, bufferLength);
         final int perChunk = Regions.buffersPerChunk(bufferCount, bufferLength);
         final int chunkCount = (bufferCount + perChunk - 1) / perChunk;
         final long needed = (long)bufferCount * bufferLength + (long)chunkCount * Regions.ALIGNMENT;
         checkDirectMemoryLimit(needed);
         this.chunks = new ByteBuffer[chunkCount];
-        this.buffers = new ByteBuffer[bufferCount];
         try {
             for (int c = 0; c < chunkCount; c++) {
                 final int inChunk = Math.min(perChunk, bufferCount - c * perChunk);
@@ -104,35 +98,12 @@ public final class DirectMemoryRegion implements MemoryRegion {
     }
 
     @Override
-    public int bufferCount() {
-        return bufferCount;
-    }
-
-    @Override
-    public int bufferLength() {
-        return bufferLength;
-    }
-
-    @Override
-    public ByteBuffer buffer(final int index) {
-        Regions.checkIndex(index, bufferCount);
-        return buffers[index];
-    }
-
-    @Override
     public String description() {
         return "direct memory, " + bufferCount + " x " + bufferLength + " bytes";
     }
 
     @Override
-    public synchronized void close() {
-        if (!closed) {
-            closed = true;
-            release();
-        }
-    }
-
-    private void release() {
+    void release() {
         for (int c = 0; c < chunks.length; c++) {
             if (chunks[c] != null) {
                 BufferUtil.free(chunks[c]);

@@ -28,7 +28,7 @@ import java.util.Objects;
  * {@code SIGBUS} on a page the file system cannot back. The file is deleted on close unless asked
  * otherwise. Data is kept in native byte order; the file is scratch space, not a format.
  */
-public final class MappedFileRegion implements MemoryRegion {
+public final class MappedFileRegion extends BufferArrayRegion {
     private static final Logger LOG = LoggerFactory.getLogger(MappedFileRegion.class);
     private static final int ZERO_WRITE_LENGTH = 1 << 20;
 
@@ -43,24 +43,18 @@ public final class MappedFileRegion implements MemoryRegion {
     }
 
     private final Path path;
-    private final int bufferCount;
-    private final int bufferLength;
     private final boolean deleteOnClose;
     private final MappedByteBuffer[] chunks;
-    private final ByteBuffer[] buffers;
-    private boolean closed;
 
     private MappedFileRegion(
         final Path path, final Mode mode, final boolean deleteOnClose, final int bufferCount, final int bufferLength) {
+        super(bufferCount, bufferLength);
         this.path = path;
-        this.bufferCount = bufferCount;
-        this.bufferLength = bufferLength;
         this.deleteOnClose = deleteOnClose;
         final long length = (long)bufferCount * bufferLength;
         final int perChunk = Regions.buffersPerChunk(bufferCount, bufferLength);
         final int chunkCount = (bufferCount + perChunk - 1) / perChunk;
         this.chunks = new MappedByteBuffer[chunkCount];
-        this.buffers = new ByteBuffer[bufferCount];
         try {
             final Path parent = path.toAbsolutePath().getParent();
             if (parent != null) {
@@ -134,32 +128,8 @@ public final class MappedFileRegion implements MemoryRegion {
     }
 
     @Override
-    public int bufferCount() {
-        return bufferCount;
-    }
-
-    @Override
-    public int bufferLength() {
-        return bufferLength;
-    }
-
-    @Override
-    public ByteBuffer buffer(final int index) {
-        Regions.checkIndex(index, bufferCount);
-        return buffers[index];
-    }
-
-    @Override
     public String description() {
         return "mapped file " + path + ", " + bufferCount + " x " + bufferLength + " bytes";
-    }
-
-    @Override
-    public synchronized void close() {
-        if (!closed) {
-            closed = true;
-            release();
-        }
     }
 
     /**
@@ -174,7 +144,8 @@ public final class MappedFileRegion implements MemoryRegion {
         return failure;
     }
 
-    private void release() {
+    @Override
+    void release() {
         for (int c = 0; c < chunks.length; c++) {
             if (chunks[c] != null) {
                 IoUtil.unmap(chunks[c]);

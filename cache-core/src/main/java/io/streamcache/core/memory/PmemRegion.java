@@ -63,7 +63,7 @@ import java.util.Objects;
  * <p><b>Close</b> unmaps the pool and deletes the file (unless asked otherwise). Buffers handed
  * out before must not be touched after it: the memory is gone.
  */
-public final class PmemRegion implements MemoryRegion {
+public final class PmemRegion extends BufferArrayRegion {
     /** The llpl artifact this region is written against (its pool's private layout is read). */
     public static final String LLPL_ARTIFACT = "com.intel.pmem:llpl:1.2.0-release";
     /** What installs llpl's native dependencies on Debian. */
@@ -73,25 +73,18 @@ public final class PmemRegion implements MemoryRegion {
     private static final String LLPL_POOL_CLASS = "com.intel.pmem.llpl.MemoryPool";
 
     private final Path path;
-    private final int bufferCount;
-    private final int bufferLength;
     private final boolean deleteOnClose;
     private final Pool pool;
-    private final ByteBuffer[] buffers;
-    private boolean closed;
 
     private PmemRegion(final Path path, final boolean deleteOnClose, final int bufferCount, final int bufferLength) {
-        checkGeometry(path, bufferCount, bufferLength);
+        super(checkGeometry(path, bufferCount, bufferLength), bufferLength);
         this.path = path;
-        this.bufferCount = bufferCount;
-        this.bufferLength = bufferLength;
         this.deleteOnClose = deleteOnClose;
         final long length = (long)bufferCount * bufferLength;
         checkLlplOnClassPath(path);
         Pool.loadNativeLibrary(path);
         prepareFile(path, length);
         this.pool = Pool.create(path, length);
-        this.buffers = new ByteBuffer[bufferCount];
         try {
             for (int i = 0; i < bufferCount; i++) {
                 buffers[i] = Regions.wrap(pool.address + (long)i * bufferLength, bufferLength);
@@ -126,7 +119,10 @@ public final class PmemRegion implements MemoryRegion {
         return (bufferCount, bufferLength) -> new PmemRegion(path, deleteOnClose, bufferCount, bufferLength);
     }
 
-    private static void checkGeometry(final Path path, final int bufferCount, final int bufferLength) {
+    /**
+     * @return {@code bufferCount}, checked (before the base class sizes its buffer array).
+     */
+    private static int checkGeometry(final Path path, final int bufferCount, final int bufferLength) {
         if (bufferCount <= 0) {
             throw new CacheConfigurationException("PMEM region at " + path + ": bufferCount=" + bufferCount
                 + " must be positive: raise the cache capacity");
@@ -135,6 +131,7 @@ public final class PmemRegion implements MemoryRegion {
             throw new CacheConfigurationException("PMEM region at " + path + ": bufferLength=" + bufferLength
                 + " must be a positive power of two: change the buffer length");
         }
+        return bufferCount;
     }
 
     /**
@@ -187,32 +184,13 @@ public final class PmemRegion implements MemoryRegion {
     }
 
     @Override
-    public int bufferCount() {
-        return bufferCount;
-    }
-
-    @Override
-    public int bufferLength() {
-        return bufferLength;
-    }
-
-    @Override
-    public ByteBuffer buffer(final int index) {
-        Regions.checkIndex(index, bufferCount);
-        return buffers[index];
-    }
-
-    @Override
     public String description() {
         return "PMEM (llpl MemoryPool) " + path + ", " + bufferCount + " x " + bufferLength + " bytes";
     }
 
     @Override
-    public synchronized void close() {
-        if (!closed) {
-            closed = true;
-            release(deleteOnClose);
-        }
+    void release() {
+        release(deleteOnClose);
     }
 
     /**
