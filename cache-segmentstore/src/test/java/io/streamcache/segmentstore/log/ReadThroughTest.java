@@ -1,6 +1,8 @@
 package io.streamcache.segmentstore.log;
 
+import io.netty.buffer.Unpooled;
 import io.streamcache.core.cache.BlockCache;
+import io.streamcache.core.CacheFullException;
 import io.streamcache.segmentstore.ReadResult;
 import io.streamcache.segmentstore.ReadStatus;
 import io.streamcache.segmentstore.SegmentStore;
@@ -71,6 +73,10 @@ class ReadThroughTest {
             appends.add(store.appendAsync(name, TestSegments.buffer(7, (long) i * APPEND, APPEND)));
         }
         appends.forEach(CompletableFuture::join);
+    }
+
+    private static long freeBlocks(final BlockCache cache) {
+        return cache.stats().blockCount() - cache.stats().usedBlockCount();
     }
 
     private static void evictAll(final SegmentStore store, final String name) {
@@ -158,12 +164,29 @@ class ReadThroughTest {
         // Readers pin a segment that fills the cache: nothing can be evicted for the ranges.
         store.create("hog");
         final List<ReadResult> pins = new ArrayList<>();
+        final List<Integer> foreign = new ArrayList<>();
+        // Filling "s" may already have found the cache full (its appends run concurrently with
+        // the evictions they cause): only a commit the hog could not cache counts.
+        final long uncachedBefore = store.uncachedCommitBytes();
         try {
-            for (int i = 0; i < 40 && store.uncachedCommitBytes() == 0; i++) {
+            for (int i = 0; i < 40 && store.uncachedCommitBytes() == uncachedBefore; i++) {
                 final long offset = store.append("hog", TestSegments.buffer(9, i * 4000L, 4000));
                 pins.add(store.read("hog", offset, 4000));
             }
-            assertTrue(store.uncachedCommitBytes() > 0, "the cache is full of pinned entries");
+            assertTrue(store.uncachedCommitBytes() > uncachedBefore, "the cache is full of pinned entries");
+            // The hog leaves a few blocks free (an append that did not fit may need more than
+            // remain). Entries the store does not own take them, so no range can be cached: the
+            // store's own ranges would otherwise evict each other and the fill would succeed.
+            // A full cache may fail an insert while another thread's eviction pass is still
+            // freeing blocks (the test's retry timeout is 5 ms), so top up until none is free.
+            for (int round = 0; round < 100 && freeBlocks(cache) > 0; round++) {
+                try {
+                    foreign.add(cache.insert(Unpooled.wrappedBuffer(new byte[1])));
+                } catch (final CacheFullException e) {
+                    Thread.sleep(10);
+                }
+            }
+            assertEquals(0, freeBlocks(cache), "no block free");
             final int length = 5 * RANGE;
             final byte[] read = new byte[length];
             int at = 0;
@@ -177,6 +200,7 @@ class ReadThroughTest {
             assertArrayEquals(TestSegments.pattern(7, 0, length), read);
         } finally {
             pins.forEach(ReadResult::release);
+            foreign.forEach(cache::delete);
         }
         assertTrue(store.historicalReader().stats().fillFailures() > 0, "the cache could not take the ranges");
     }
