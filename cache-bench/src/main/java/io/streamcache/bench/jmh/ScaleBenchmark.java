@@ -46,11 +46,14 @@ import java.util.concurrent.TimeUnit;
  * {@code -p cacheSize=1g,4g,16g -p segments=10,1000,100000} (see {@code docs/benchmarks/scale.sh}).
  * Every fork may take a 16 GB direct cache: {@code -XX:MaxDirectMemorySize=17g} is a limit, not
  * a reservation. Average time per operation, single-threaded; each trial fills its cache in
- * setup, outside the measurement.
+ * setup, outside the measurement. The heap is pre-touched: the fill allocates little heap, so
+ * without it the first seconds of measurement fault in the young generation's pages, slowly
+ * once the process holds many gigabytes (on this VM ~1 us per tail read for ~6 s at 8 GB),
+ * which once passed for a read cost growing with the cache size.
  */
 @BenchmarkMode(Mode.AverageTime)
 @OutputTimeUnit(TimeUnit.NANOSECONDS)
-@Fork(value = 2, jvmArgsAppend = {"-Xms2g", "-Xmx2g", "-XX:MaxDirectMemorySize=17g"})
+@Fork(value = 2, jvmArgsAppend = {"-Xms2g", "-Xmx2g", "-XX:MaxDirectMemorySize=17g", "-XX:+AlwaysPreTouch"})
 @Warmup(iterations = 3, time = 1)
 @Measurement(iterations = 5, time = 1)
 public class ScaleBenchmark {
