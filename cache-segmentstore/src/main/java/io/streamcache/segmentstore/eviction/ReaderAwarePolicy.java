@@ -247,7 +247,7 @@ public final class ReaderAwarePolicy implements EvictionPolicy {
             final SegmentReaders set = it.next();
             final Reader[] readers = set.readers;
             if (readers.length == 0 && set.count < MIN_COUNT
-                && currentGeneration - set.seenGeneration > STALE_HALF_LIVES * popularityHalfLife) {
+                && currentGeneration - set.seenGeneration > (long) STALE_HALF_LIVES * popularityHalfLife) {
                 synchronized (set) {
                     if (set.readers.length == 0) {
                         set.removed = true;

@@ -365,6 +365,20 @@ class ReaderAwarePolicyTest {
     }
 
     @Test
+    void aSegmentBetweenSessionsShouldNotBeForgottenBeforeItIsStaleEvenWithTheLongestHalfLife() {
+        // Four half-lives of Integer.MAX_VALUE overflowed an int: every segment without a reader
+        // looked stale at every pass, was forgotten with its tail, and the next session to
+        // register was taken for a tail reader, not a re-read (seen as a lost session above).
+        final ReaderAwarePolicy policy = new ReaderAwarePolicy(0, Integer.MAX_VALUE);
+        final Map<String, ReadIndexEntry> all = segmentsOf(64, "s0");
+        evictionOrder(policy, 10, all);
+        policy.beginPass(11);
+        session(policy, "s0", 0, 64);
+        evictionOrder(policy, 12, all);
+        assertEquals(1, policy.learnedSessions(), 1e-6);
+    }
+
+    @Test
     void sessionsEndingWhilePassesRunShouldAllBeLearnedFrom() throws Exception {
         // Re-read sessions open, read and close on other threads while passes learn from them:
         // no session is lost or counted twice, every pass ranks every entry, nothing throws.
