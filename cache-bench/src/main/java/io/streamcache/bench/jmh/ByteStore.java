@@ -12,7 +12,7 @@ import java.util.concurrent.ConcurrentHashMap;
  * <p>Concurrency: each implementation says whether it is thread-safe. The thread-safe ones
  * ({@code blockcache}, {@code concurrenthashmap}, {@code caffeine}, {@code ohc}, {@code rocksdb};
  * see {@link #isThreadSafe(String)}) may be shared by several threads as long as no two threads
- * use the same key at once; the others ({@code hashmap}, {@code memcpy}) take one instance per
+ * use the same key at once; the others ({@code hashmap}, {@code memcpy}, {@code memcpy-metadata}) take one instance per
  * thread. The {@link ByteBuf}s passed in belong to the calling thread.
  */
 interface ByteStore extends AutoCloseable {
@@ -38,7 +38,7 @@ interface ByteStore extends AutoCloseable {
 
     /**
      * @param kind         {@code blockcache}, {@code blockcache-2k} (2 KB blocks in 512 KB buffers), {@code hashmap}, {@code concurrenthashmap},
-     *                     {@code memcpy}, {@code caffeine}, {@code ohc} or {@code rocksdb}.
+     *                     {@code memcpy}, {@code memcpy-metadata} (memcpy plus an out-of-line length word per entry), {@code caffeine}, {@code ohc} or {@code rocksdb}.
      * @param keyCount     how many distinct keys the workload uses.
      * @param entryLength  bytes per entry.
      * @param slotCount    for {@code memcpy}: how many entry-sized slots its working set holds.
@@ -55,6 +55,8 @@ interface ByteStore extends AutoCloseable {
                 return new HashMapStore(new ConcurrentHashMap<>());
             case "memcpy":
                 return new MemcpyStore(entryLength, slotCount);
+            case "memcpy-metadata":
+                return new MemcpyMetadataStore(entryLength, slotCount);
             case "caffeine":
                 return new CaffeineStore(BlockCacheStore.CAPACITY);
             case "ohc":
@@ -63,7 +65,7 @@ interface ByteStore extends AutoCloseable {
                 return new RocksDbStore();
             default:
                 throw new IllegalArgumentException("kind=" + kind + " is not one of blockcache, blockcache-2k, hashmap, "
-                    + "concurrenthashmap, memcpy, caffeine, ohc, rocksdb");
+                    + "concurrenthashmap, memcpy, memcpy-metadata, caffeine, ohc, rocksdb");
         }
     }
 
