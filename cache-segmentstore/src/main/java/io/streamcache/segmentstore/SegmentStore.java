@@ -129,6 +129,14 @@ import java.util.concurrent.atomic.LongAdder;
  * one view), so readers and the appender of a segment take turns quickly; readers of
  * different segments never meet.
  *
+ * <p><b>Copying read.</b> {@link #read(String, long, ByteBuf)} (and its {@link ByteBuffer}
+ * overload) walks the same entries under the same lock, but copies each one's bytes into the
+ * caller's buffer ({@link BlockCache#copyTo}) instead of making a view: nothing is pinned,
+ * there is no result to release, and nothing is allocated; it returns the status the view read
+ * would give for {@code maxLength} = the room in the destination. The view read allocates its
+ * result, arrays and view wrappers (about 224 bytes per read); the copying read is the
+ * zero-garbage read path, for a reader that owns a buffer.
+ *
  * <h2>Pinning</h2>
  * The views read the cache's memory, so a {@link ReadResult} pins every entry it covers (a count
  * in the entry's pin word) until the reader calls {@link ReadResult#release()}. The cache
