@@ -646,8 +646,10 @@ public final class SegmentStore implements AutoCloseable {
      * lock and sees the bytes of every append that returned before it started. The destination
      * is the caller's: no other thread may use it during the call.
      *
-     * <p><b>Allocation:</b> none, for a heap or direct destination (the copying read is the
-     * store's zero-garbage read path; the view read allocates its result and views).
+     * <p><b>Allocation:</b> none, for a heap or direct destination, whatever the eviction
+     * policy and tier (the copying read is the store's zero-garbage read path; the view read
+     * allocates its result and views). As for every locked operation, a thread that finds the
+     * segment's lock taken queues a node to wait for it.
      *
      * <p>On an exception the destination's indices are as they were (bytes past the writer
      * index may have been written if the cache failed midway).

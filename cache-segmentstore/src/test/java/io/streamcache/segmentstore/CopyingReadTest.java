@@ -6,9 +6,14 @@ import io.netty.buffer.Unpooled;
 import io.streamcache.core.cache.BlockCache;
 import io.streamcache.segmentstore.TestSegments.EntryView;
 import io.streamcache.segmentstore.eviction.CacheManager;
+import io.streamcache.segmentstore.eviction.GenerationPolicy;
+import io.streamcache.segmentstore.eviction.HitmapPolicy;
+import io.streamcache.segmentstore.eviction.ReaderAwarePolicy;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 import java.nio.ByteBuffer;
 import java.time.Duration;
@@ -269,36 +274,66 @@ class CopyingReadTest {
         }
     }
 
-    @Test
-    void shouldAllocateNothingPerCopyingReadInSteadyState() {
+    /**
+     * The copying read's path allocates nothing with any policy's {@code recordUse}, nor when
+     * it reads from a slow tier ({@code recordTierRead}, the promotion queue): per-thread
+     * allocation counters over thousands of reads into heap and direct {@code ByteBuf}s and a
+     * direct {@code ByteBuffer}.
+     */
+    @ParameterizedTest(name = "{0}")
+    @ValueSource(strings = {"generation", "readerAware", "hitmap", "tiered"})
+    void shouldAllocateNothingPerCopyingReadInSteadyState(final String setup) {
         assumeTrue(java.lang.management.ManagementFactory.getThreadMXBean() instanceof com.sun.management.ThreadMXBean,
             "HotSpot's ThreadMXBean");
         final com.sun.management.ThreadMXBean threads =
             (com.sun.management.ThreadMXBean) java.lang.management.ManagementFactory.getThreadMXBean();
         assumeTrue(threads.isThreadAllocatedMemorySupported(), "per-thread allocation counters");
-        store.append("s", buffer(SEED, 0, 2500));
+        final boolean tiered = setup.equals("tiered");
+        final BlockCache measured = tiered ? TestSegments.tieredCache(4, 16) : TestSegments.cache(1 << 20);
+        final CacheManager.Builder manager = TestSegments.manualManager(measured);
+        switch (setup) {
+            case "readerAware" -> manager.policy(new ReaderAwarePolicy());
+            case "hitmap" -> manager.policy(HitmapPolicy.forEntries(1000));
+            case "tiered" -> manager.promotion(1, Duration.ofMillis(1));
+            default -> manager.policy(new GenerationPolicy());
+        }
         final ByteBuf heap = Unpooled.buffer(1500, 1500);
         final ByteBuf direct = Unpooled.directBuffer(1500, 1500);
         final ByteBuffer nio = ByteBuffer.allocateDirect(1500);
-        final long thread = Thread.currentThread().getId();
-        long allocated = Long.MAX_VALUE;
-        // The least of several rounds: steady state is reached once the path is compiled.
-        for (int round = 0; round < 5; round++) {
-            final long before = threads.getThreadAllocatedBytes(thread);
-            for (int i = 0; i < 2_000; i++) {
-                heap.clear();
-                direct.clear();
-                nio.clear();
-                store.read("s", 600, heap);
-                store.read("s", 600, direct);
-                store.read("s", 600, nio);
+        try (measured; SegmentStore measuredStore = SegmentStore.builder(measured).maxIndexEntryLength(MAX_ENTRY)
+                 .cacheManager(manager).build()) {
+            measuredStore.create("s");
+            measuredStore.append("s", buffer(SEED, 0, 2500));
+            if (tiered) {
+                measuredStore.cacheManager().advanceGeneration();
+                measuredStore.cacheManager().evictDownTo(0.0);
+                assertEquals(List.of(1, 1, 1), tiers(measuredStore, "s"), "the reads come from the slow tier");
             }
-            allocated = Math.min(allocated, threads.getThreadAllocatedBytes(thread) - before);
+            final long thread = Thread.currentThread().getId();
+            long allocated = Long.MAX_VALUE;
+            // The least of several rounds: steady state is reached once the path is compiled.
+            for (int round = 0; round < 5; round++) {
+                final long before = threads.getThreadAllocatedBytes(thread);
+                for (int i = 0; i < 2_000; i++) {
+                    heap.clear();
+                    direct.clear();
+                    nio.clear();
+                    measuredStore.read("s", 600, heap);
+                    measuredStore.read("s", 600, direct);
+                    measuredStore.read("s", 600, nio);
+                }
+                allocated = Math.min(allocated, threads.getThreadAllocatedBytes(thread) - before);
+            }
+            assertArrayEquals(pattern(SEED, 600, 1500), ByteBufUtil.getBytes(direct));
+            if (tiered) {
+                assertTrue(measuredStore.cacheManager().stats().promotionRequests() > 0, "the reads asked for promotions");
+                assertEquals(List.of(1, 1, 1), tiers(measuredStore, "s"), "nothing drained the queue: still in the slow tier");
+            }
+            // 6,000 reads of two entries each: a single result object each (24 bytes) would be 144,000.
+            assertTrue(allocated <= 256, "bytes allocated by 6,000 copying reads: " + allocated);
+        } finally {
+            heap.release();
+            direct.release();
         }
-        assertArrayEquals(pattern(SEED, 600, 1500), ByteBufUtil.getBytes(direct));
-        // 6,000 reads of two entries each: a single result object each (24 bytes) would be 144,000.
-        assertTrue(allocated <= 256, "bytes allocated by 6,000 copying reads: " + allocated);
-        heap.release();
-        direct.release();
     }
 }
