@@ -12,7 +12,6 @@ import io.streamcache.segmentstore.index.AvlReadIndex;
 import io.streamcache.segmentstore.index.ReadIndexEntry;
 import io.streamcache.segmentstore.log.LogRequest;
 
-import java.nio.ByteBuffer;
 import java.util.Arrays;
 import java.util.PriorityQueue;
 import java.util.function.Consumer;
@@ -410,7 +409,7 @@ final class Segment implements PromotionTarget {
      *
      * @return why the copy stopped where it did.
      */
-    ReadStatus copyLocked(final long offset, final ByteBuf destination, final ByteBuffer nioDestination) {
+    ReadStatus copyLocked(final long offset, final ByteBuf destination, final java.nio.ByteBuffer nioDestination) {
         checkReadable(offset);
         if (offset >= length) {
             return sealed ? ReadStatus.SEALED_END : ReadStatus.END_OF_DATA;
