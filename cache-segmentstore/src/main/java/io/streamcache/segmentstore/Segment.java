@@ -398,6 +398,74 @@ final class Segment implements PromotionTarget {
             : new ReadResult(name, offset, (int) (position - offset), status, views, pinned, count, cache);
     }
 
+    /**
+     * Copies the bytes {@link #readLocked} would return for {@code maxLength} = the room in the
+     * destination: into {@code destination} from its writer index (advanced by the bytes copied),
+     * or, if that is null, into {@code nioDestination} from its position (advanced likewise).
+     * The caller checked that the destination is writable. No pin: the bytes are copied before
+     * the lock is released. Records each entry's use as {@link #readLocked} does. Allocates
+     * nothing. On failure the destination's indices are as they were (bytes past them may have
+     * been written).
+     *
+     * @return why the copy stopped where it did.
+     */
+    ReadStatus copyLocked(final long offset, final ByteBuf destination, final java.nio.ByteBuffer nioDestination) {
+        checkReadable(offset);
+        if (offset >= length) {
+            return sealed ? ReadStatus.SEALED_END : ReadStatus.END_OF_DATA;
+        }
+        final int room = destination != null ? destination.writableBytes() : nioDestination.remaining();
+        final int start = destination != null ? destination.writerIndex() : nioDestination.position();
+        final int nioLimit = destination != null ? 0 : nioDestination.limit();
+        final long end = offset + Math.min(room, length - offset);
+        long position = offset;
+        ReadStatus status = null;
+        try {
+            ReadIndexEntry entry = index.floorContaining(position);
+            while (position < end) {
+                if (entry == null || !entry.contains(position) || !entry.isCached()) {
+                    status = ReadStatus.NOT_CACHED;
+                    break;
+                }
+                final int from = (int) (position - entry.offset());
+                final int n = (int) Math.min(end - position, entry.length() - from);
+                final int at = start + (int) (position - offset);
+                if (destination != null) {
+                    cache.copyTo(entry.address(), from, destination, at, n);
+                } else {
+                    // The cache copies remaining() bytes: bound them by the limit (restored below).
+                    nioDestination.limit(at + n);
+                    cache.copyTo(entry.address(), from, nioDestination);
+                }
+                manager.recordUse(name, entry);
+                if (tiered && cache.tierOf(entry.address()) > 0) {
+                    manager.recordTierRead(this, entry);
+                }
+                position += n;
+                if (position < end) {
+                    entry = index.next(entry);
+                }
+            }
+        } catch (final RuntimeException | Error e) {
+            if (nioDestination != null) {
+                nioDestination.limit(nioLimit);
+                nioDestination.position(start);
+            }
+            throw e;
+        }
+        final int copied = (int) (position - offset);
+        if (destination != null) {
+            destination.writerIndex(start + copied);
+        } else {
+            nioDestination.limit(nioLimit);
+            nioDestination.position(start + copied);
+        }
+        if (status == null) {
+            status = position < length ? ReadStatus.MAX_LENGTH : sealed ? ReadStatus.SEALED_END : ReadStatus.END_OF_DATA;
+        }
+        return status;
+    }
+
     // ------------------------------------------------------------------------------------------
     // Seal, durability, truncate, delete
     // ------------------------------------------------------------------------------------------

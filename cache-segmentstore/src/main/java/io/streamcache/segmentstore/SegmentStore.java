@@ -2,6 +2,7 @@ package io.streamcache.segmentstore;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
+import io.netty.util.IllegalReferenceCountException;
 import io.streamcache.core.CacheClosedException;
 import io.streamcache.core.CacheConfigurationException;
 import io.streamcache.core.CacheException;
@@ -31,6 +32,7 @@ import io.streamcache.segmentstore.log.recovery.ScanningRecoveryHook;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.nio.ReadOnlyBufferException;
 import java.nio.file.Files;
 import java.time.Duration;
 import java.util.Collections;
@@ -126,6 +128,14 @@ import java.util.concurrent.atomic.LongAdder;
  * The lock is held for an O(log n) lookup plus one view per entry covered (a 1 MiB entry is
  * one view), so readers and the appender of a segment take turns quickly; readers of
  * different segments never meet.
+ *
+ * <p><b>Copying read.</b> {@link #read(String, long, ByteBuf)} (and its {@link ByteBuffer}
+ * overload) walks the same entries under the same lock, but copies each one's bytes into the
+ * caller's buffer ({@link BlockCache#copyTo}) instead of making a view: nothing is pinned,
+ * there is no result to release, and nothing is allocated; it returns the status the view read
+ * would give for {@code maxLength} = the room in the destination. The view read allocates its
+ * result, arrays and view wrappers (about 224 bytes per read); the copying read is the
+ * zero-garbage read path, for a reader that owns a buffer.
  *
  * <h2>Pinning</h2>
  * The views read the cache's memory, so a {@link ReadResult} pins every entry it covers (a count
@@ -614,6 +624,88 @@ public final class SegmentStore implements AutoCloseable {
         segment.lock.lock();
         try {
             return segment.readLocked(offset, maxLength);
+        } finally {
+            segment.lock.unlock();
+        }
+    }
+
+    /**
+     * Copies what is available now from {@code offset} into {@code destination}, from its writer
+     * index: the bytes {@link #read(String, long, int)} would return for {@code maxLength} =
+     * {@code destination.writableBytes()}, stopping at the end of the data, when the destination
+     * is full, or at the first byte not in the cache, with the status that read would give
+     * ({@link ReadStatus#MAX_LENGTH}, {@link ReadStatus#END_OF_DATA},
+     * {@link ReadStatus#SEALED_END} or {@link ReadStatus#NOT_CACHED}). The writer index advances
+     * by the bytes copied, so the next offset to read is {@code offset} plus that; the reader
+     * index is not moved. The destination is not grown past its capacity.
+     *
+     * <p>The copy is made under the segment's lock, like the view read's lookup, so it pins
+     * nothing and there is nothing to release; it counts as a use of every entry it copies from
+     * for eviction, and as a cache hit, like the view read. Thread-safe like the other
+     * operations: it is ordered with the segment's appends, truncations and evictions by that
+     * lock and sees the bytes of every append that returned before it started. The destination
+     * is the caller's: no other thread may use it during the call.
+     *
+     * <p><b>Allocation:</b> none, for a heap or direct destination, whatever the eviction
+     * policy and tier (the copying read is the store's zero-garbage read path; the view read
+     * allocates its result and views). As for every locked operation, a thread that finds the
+     * segment's lock taken queues a node to wait for it.
+     *
+     * <p>On an exception the destination's indices are as they were (bytes past the writer
+     * index may have been written if the cache failed midway).
+     *
+     * @return why the copy stopped where it did.
+     * @throws SegmentNotFoundException  if no such segment exists.
+     * @throws SegmentTruncatedException if {@code offset} is before the segment's start offset.
+     * @throws IllegalArgumentException  if {@code offset} is negative.
+     * @throws NullPointerException      if {@code name} or {@code destination} is null.
+     * @throws ReadOnlyBufferException   if the destination is read-only.
+     * @throws IllegalReferenceCountException if the destination was released.
+     * @throws CacheClosedException      if the store is closed.
+     */
+    public ReadStatus read(final String name, final long offset, final ByteBuf destination) {
+        checkOffset(offset);
+        Objects.requireNonNull(destination, "destination");
+        if (destination.isReadOnly()) {
+            throw new ReadOnlyBufferException();
+        }
+        if (destination.refCnt() == 0) {
+            throw new IllegalReferenceCountException("destination has been released (refCnt=0)");
+        }
+        final Segment segment = segment(name);
+        segment.lock.lock();
+        try {
+            return segment.copyLocked(offset, destination, null);
+        } finally {
+            segment.lock.unlock();
+        }
+    }
+
+    /**
+     * Copies what is available now from {@code offset} into {@code destination}, from its
+     * position up to its limit, and advances its position by the bytes copied (the limit is not
+     * moved); otherwise as {@link #read(String, long, ByteBuf)}, with
+     * {@code maxLength = destination.remaining()}. Allocates nothing. On an exception the
+     * destination's position and limit are as they were.
+     *
+     * @return why the copy stopped where it did.
+     * @throws SegmentNotFoundException  if no such segment exists.
+     * @throws SegmentTruncatedException if {@code offset} is before the segment's start offset.
+     * @throws IllegalArgumentException  if {@code offset} is negative.
+     * @throws NullPointerException      if {@code name} or {@code destination} is null.
+     * @throws ReadOnlyBufferException   if the destination is read-only.
+     * @throws CacheClosedException      if the store is closed.
+     */
+    public ReadStatus read(final String name, final long offset, final ByteBuffer destination) {
+        checkOffset(offset);
+        Objects.requireNonNull(destination, "destination");
+        if (destination.isReadOnly()) {
+            throw new ReadOnlyBufferException();
+        }
+        final Segment segment = segment(name);
+        segment.lock.lock();
+        try {
+            return segment.copyLocked(offset, null, destination);
         } finally {
             segment.lock.unlock();
         }

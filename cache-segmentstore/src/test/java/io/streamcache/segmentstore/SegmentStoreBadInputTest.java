@@ -174,6 +174,99 @@ class SegmentStoreBadInputTest {
         assertUnchanged();
     }
 
+    /** A copying read's destination of each kind, its indices recorded so that a change shows. */
+    private static final class Destinations {
+        final ByteBuf heap = io.netty.buffer.Unpooled.buffer(100, 100).writerIndex(7).readerIndex(2);
+        final ByteBuf direct = io.netty.buffer.Unpooled.directBuffer(100, 100).writerIndex(7).readerIndex(2);
+        final ByteBuffer nio = ByteBuffer.allocate(100).position(7).limit(90);
+        final ByteBuffer directNio = ByteBuffer.allocateDirect(100).position(7).limit(90);
+
+        void assertUnchanged(final String what) {
+            for (final ByteBuf buf : List.of(heap, direct)) {
+                assertEquals(7, buf.writerIndex(), what);
+                assertEquals(2, buf.readerIndex(), what);
+            }
+            for (final ByteBuffer buffer : List.of(nio, directNio)) {
+                assertEquals(7, buffer.position(), what);
+                assertEquals(90, buffer.limit(), what);
+            }
+        }
+
+        void release() {
+            heap.release();
+            direct.release();
+        }
+    }
+
+    /** Asserts that a copying read from {@code offset} fails with {@code type} into every kind of destination, changing none. */
+    private static <T extends Throwable> void assertCopyFails(final Class<T> type, final SegmentStore store, final String name,
+                                                              final long offset) {
+        final Destinations d = new Destinations();
+        try {
+            assertThrows(type, () -> store.read(name, offset, d.heap));
+            assertThrows(type, () -> store.read(name, offset, d.direct));
+            assertThrows(type, () -> store.read(name, offset, d.nio));
+            assertThrows(type, () -> store.read(name, offset, d.directNio));
+            d.assertUnchanged("copy from segment=" + name + " offset=" + offset);
+        } finally {
+            d.release();
+        }
+    }
+
+    @Test
+    void shouldRejectBadCopyingReadsAndLeaveTheDestinationAlone() {
+        assertCopyFails(SegmentNotFoundException.class, store, "x", 0);
+        assertEquals("segment=x does not exist",
+            assertThrows(SegmentNotFoundException.class, () -> store.read("x", 0, ByteBuffer.allocate(1))).getMessage());
+        assertCopyFails(IllegalArgumentException.class, store, "s", -1);
+        assertCopyFails(IllegalArgumentException.class, store, "s", Long.MIN_VALUE);
+        assertEquals("offset=-1 must be >= 0",
+            assertThrows(IllegalArgumentException.class, () -> store.read("s", -1, ByteBuffer.allocate(1))).getMessage());
+        assertCopyFails(SegmentTruncatedException.class, store, "s", 499);
+        assertCopyFails(SegmentTruncatedException.class, store, "s", 0);
+        final SegmentTruncatedException truncated = assertThrows(SegmentTruncatedException.class,
+            () -> store.read("s", 499, io.netty.buffer.Unpooled.buffer(10)));
+        assertEquals(499, truncated.offset());
+        assertEquals(500, truncated.startOffset());
+        assertCopyFails(NullPointerException.class, store, null, 0);
+        assertEquals("name", assertThrows(NullPointerException.class, () -> store.read(null, 0, ByteBuffer.allocate(1))).getMessage());
+        assertEquals("destination", assertThrows(NullPointerException.class, () -> store.read("s", 0, (ByteBuf) null)).getMessage());
+        assertEquals("destination", assertThrows(NullPointerException.class, () -> store.read("s", 0, (ByteBuffer) null)).getMessage());
+
+        store.create("d");
+        store.append("d", buffer(SEED, 0, 10));
+        store.delete("d");
+        assertCopyFails(SegmentNotFoundException.class, store, "d", 0);
+        assertUnchanged();
+    }
+
+    @Test
+    void shouldRejectAReadOnlyOrReleasedDestination() {
+        final ByteBuf readOnly = io.netty.buffer.Unpooled.buffer(100, 100).writerIndex(7).asReadOnly();
+        assertThrows(java.nio.ReadOnlyBufferException.class, () -> store.read("s", 600, readOnly));
+        assertEquals(7, readOnly.writerIndex());
+        final ByteBuffer readOnlyNio = ByteBuffer.allocate(100).position(7).asReadOnlyBuffer();
+        assertThrows(java.nio.ReadOnlyBufferException.class, () -> store.read("s", 600, readOnlyNio));
+        assertEquals(7, readOnlyNio.position());
+        assertEquals(100, readOnlyNio.limit());
+        // Even where there would be nothing to copy: the destination is checked first.
+        assertThrows(java.nio.ReadOnlyBufferException.class, () -> store.read("s", 2500, readOnly));
+        assertThrows(java.nio.ReadOnlyBufferException.class, () -> store.read("s", 2500, readOnlyNio));
+
+        final ByteBuf released = io.netty.buffer.Unpooled.directBuffer(100, 100);
+        released.release();
+        assertThrows(IllegalReferenceCountException.class, () -> store.read("s", 600, released));
+        assertThrows(IllegalReferenceCountException.class, () -> store.read("s", 2500, released));
+        assertUnchanged();
+    }
+
+    @Test
+    void shouldRejectCopyingReadsAfterClose() {
+        store.close();
+        assertCopyFails(io.streamcache.core.CacheClosedException.class, store, "s", 600);
+        assertCopyFails(io.streamcache.core.CacheClosedException.class, store, "x", 600);
+    }
+
     @Test
     void shouldRejectASecondCreate() {
         final SegmentExistsException e = assertThrows(SegmentExistsException.class, () -> store.create("s"));

@@ -117,6 +117,96 @@ class SegmentStoreConcurrencyTest {
         }
     }
 
+    /**
+     * Copying readers follow the tail of a segment while one thread appends to it: each reader
+     * copies from where its last copy ended into a destination of random room (a direct
+     * {@code ByteBuf} for one, a heap {@code ByteBuffer} for the other), polling at the end, until
+     * the sealed end. The appends grow the entry the readers copy from in place; every byte
+     * copied must be the one appended at its offset, with no NOT_CACHED (nothing is evicted).
+     */
+    @Test
+    @Timeout(value = 120, unit = TimeUnit.SECONDS)
+    void shouldCopyTheTailWhileAnotherThreadAppends() throws Exception {
+        final int appends = 20_000;
+        final long seed = 42;
+        final BlockCache cache = TestSegments.cache(16L << 20);
+        final SegmentStore store = TestSegments.store(cache, 4096);
+        final List<Throwable> failures = new CopyOnWriteArrayList<>();
+        final long[] copiedBy = new long[2];
+        try {
+            store.create("c");
+            final Thread appender = start("appender", failures, () -> {
+                final Random random = new Random(seed);
+                long length = 0;
+                for (int i = 0; i < appends; i++) {
+                    final int n = 1 + random.nextInt(400);
+                    assertEquals(length, store.append("c", TestSegments.buffer(seed, length, n)));
+                    length += n;
+                }
+                store.seal("c");
+            });
+            final List<Thread> readers = new ArrayList<>();
+            for (int r = 0; r < 2; r++) {
+                final int reader = r;
+                readers.add(start("copier-" + r, failures, () -> {
+                    final Random random = new Random(100 + reader);
+                    final ByteBuf buf = Unpooled.directBuffer(8192, 8192);
+                    final ByteBuffer nio = ByteBuffer.allocate(8192);
+                    final byte[] got = new byte[8192];
+                    long offset = 0;
+                    try {
+                        while (true) {
+                            final int room = random.nextInt(8193);
+                            final ReadStatus status;
+                            final int n;
+                            if (reader == 0) {
+                                buf.clear().writerIndex(8192 - room);
+                                status = store.read("c", offset, buf);
+                                n = buf.readableBytes() - (8192 - room);
+                                buf.getBytes(8192 - room, got, 0, n);
+                            } else {
+                                nio.clear().position(8192 - room);
+                                status = store.read("c", offset, nio);
+                                n = nio.position() - (8192 - room);
+                                nio.position(8192 - room);
+                                nio.get(got, 0, n);
+                            }
+                            assertTrue(status != ReadStatus.NOT_CACHED, "nothing is evicted, at offset=" + offset);
+                            assertTrue(n == room || status != ReadStatus.MAX_LENGTH, "MAX_LENGTH only when full, at offset=" + offset);
+                            for (int i = 0; i < n; i++) {
+                                if (got[i] != TestSegments.at(seed, offset + i)) {
+                                    throw new AssertionError("reader " + reader + ": wrong byte at offset=" + (offset + i));
+                                }
+                            }
+                            offset += n;
+                            if (status == ReadStatus.SEALED_END) {
+                                break;
+                            }
+                            if (status == ReadStatus.END_OF_DATA) {
+                                Thread.yield();
+                            }
+                        }
+                        copiedBy[reader] = offset;
+                    } finally {
+                        buf.release();
+                    }
+                }));
+            }
+            appender.join(TimeUnit.SECONDS.toMillis(100));
+            for (final Thread reader : readers) {
+                reader.join(TimeUnit.SECONDS.toMillis(100));
+            }
+            assertEquals(List.of(), failures);
+            final long length = store.info("c").length();
+            assertEquals(length, copiedBy[0], "reader 0 copied every byte");
+            assertEquals(length, copiedBy[1], "reader 1 copied every byte");
+            assertTrue(store.info("c").sealed());
+        } finally {
+            store.close();
+            cache.close();
+        }
+    }
+
     private interface Body {
         void run() throws Exception;
     }

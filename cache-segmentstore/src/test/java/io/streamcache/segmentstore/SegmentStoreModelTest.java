@@ -1,10 +1,14 @@
 package io.streamcache.segmentstore;
 
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufUtil;
+import io.netty.buffer.Unpooled;
 import io.streamcache.core.cache.BlockCache;
 import io.streamcache.segmentstore.TestSegments.EntryView;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
+import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -32,7 +36,8 @@ import static org.junit.jupiter.api.Assertions.fail;
  * (some results held open, pinning), waiting reads, truncates, seals, deletes, durability marks,
  * forced evictions of random subsets and fills of evicted ranges; after every step the store's bounds, index entries,
  * pins and cache entry count must match the model, and every read must return the model's bytes
- * or stop with NOT_CACHED exactly where the model says the bytes were evicted.
+ * or stop with NOT_CACHED exactly where the model says the bytes were evicted. Every view read is
+ * repeated as a copying read, which must give the same status and bytes.
  */
 class SegmentStoreModelTest {
     private static final String[] NAMES = {"alpha", "beta", "gamma"};
@@ -106,6 +111,8 @@ class SegmentStoreModelTest {
     private int maxEntry;
     private boolean appendsDurable;
     private int incarnations;
+    /** Copying reads made: rotates their kind of destination. */
+    private int copies;
     /** What the run exercised, so that a change that makes it trivial shows. */
     private int notCachedReads;
     private int deferredFrees;
@@ -239,6 +246,9 @@ class SegmentStoreModelTest {
         if (offset < segment.start) {
             final SegmentTruncatedException e = assertThrows(SegmentTruncatedException.class, () -> store.read(segment.name, offset, maxLength));
             assertEquals(segment.start, e.startOffset());
+            final ByteBuf destination = Unpooled.buffer(maxLength + 1, maxLength + 1).writerIndex(1);
+            assertThrows(SegmentTruncatedException.class, () -> store.read(segment.name, offset, destination));
+            assertEquals(1, destination.writerIndex(), "a refused copying read leaves the destination alone");
             return;
         }
         final ReadResult result = store.read(segment.name, offset, maxLength);
@@ -251,6 +261,7 @@ class SegmentStoreModelTest {
         final byte[] expected = TestSegments.pattern(segment.seed, offset, (int) (end - offset));
         assertArrayEquals(expected, bytes(result), what);
         assertEquals(covered.size(), result.viewCount(), what);
+        copy(segment, offset, maxLength, expectedStatus, expected, what);
         if (expectedStatus == ReadStatus.NOT_CACHED) {
             notCachedReads++;
         }
@@ -262,6 +273,42 @@ class SegmentStoreModelTest {
         } else {
             result.release();
         }
+    }
+
+    /**
+     * The copying read with the view read's arguments, into a destination of room
+     * {@code maxLength}: the same status and bytes; the kind of destination and the index it
+     * starts at rotate (without drawing from the run's random sequence).
+     */
+    private void copy(final ModelSegment segment, final long offset, final int maxLength, final ReadStatus expectedStatus,
+                      final byte[] expected, final String what) {
+        final int kind = copies++ & 3;
+        final int from = copies % 5;
+        final int capacity = from + maxLength;
+        final ReadStatus status;
+        final byte[] got;
+        if (kind < 2) {
+            final ByteBuf destination = kind == 0 ? Unpooled.buffer(capacity, capacity) : Unpooled.directBuffer(capacity, capacity);
+            try {
+                destination.writerIndex(from);
+                status = store.read(segment.name, offset, destination);
+                assertEquals(from + expected.length, destination.writerIndex(), "copying " + what);
+                got = ByteBufUtil.getBytes(destination, from, expected.length);
+            } finally {
+                destination.release();
+            }
+        } else {
+            final ByteBuffer destination = kind == 2 ? ByteBuffer.allocate(capacity + 1) : ByteBuffer.allocateDirect(capacity + 1);
+            destination.position(from).limit(capacity);
+            status = store.read(segment.name, offset, destination);
+            assertEquals(from + expected.length, destination.position(), "copying " + what);
+            assertEquals(capacity, destination.limit(), "copying " + what);
+            got = new byte[expected.length];
+            destination.position(from);
+            destination.get(got);
+        }
+        assertEquals(expectedStatus, status, "copying " + what);
+        assertArrayEquals(expected, got, "copying " + what);
     }
 
     /**

@@ -1,5 +1,7 @@
 package io.streamcache.segmentstore;
 
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufUtil;
 import io.netty.buffer.Unpooled;
 import io.streamcache.core.CacheException;
 import io.streamcache.core.cache.BlockCache;
@@ -41,7 +43,8 @@ import static org.junit.jupiter.api.Assertions.fail;
  * truncates and deletes, while the cache manager's thread demotes, evicts from the last tier and
  * promotes, and the test thread forces passes and promotions too. Every read must return the
  * reference's bytes; it may stop at NOT_CACHED only once the manager has evicted something, and
- * a held result's views must keep their bytes however entries move. Then a concurrency test:
+ * a held result's views must keep their bytes however entries move; each read is repeated as a
+ * copying read, held to the same rules. Then a concurrency test:
  * appenders, readers and the manager's thread at once.
  */
 class TieredSegmentStoreModelTest {
@@ -83,6 +86,7 @@ class TieredSegmentStoreModelTest {
         final Map<String, Long> starts = new HashMap<>();
         final List<Held> held = new ArrayList<>();
         int reads = 0;
+        int copies = 0;
         int notCached = 0;
         try {
             for (int step = 0; step < OPERATIONS; step++) {
@@ -121,6 +125,25 @@ class TieredSegmentStoreModelTest {
                         assertTrue(manager.stats().evictions() > 0, "NOT_CACHED before any eviction, step " + step);
                     } else {
                         assertEquals(Math.min(max, data.length - offset), got.length, "a read stops short only at NOT_CACHED");
+                    }
+                    // The same read copied: the manager's thread may have moved or evicted entries
+                    // since, so the copy is checked against the reference on its own.
+                    final ByteBuf destination = (step & 1) == 0 ? Unpooled.buffer(max, max) : Unpooled.directBuffer(max, max);
+                    try {
+                        final ReadStatus copyStatus = store.read(name, offset, destination);
+                        copies++;
+                        final byte[] copied = ByteBufUtil.getBytes(destination);
+                        assertArrayEquals(Arrays.copyOfRange(data, (int) offset, (int) offset + copied.length), copied,
+                            "copying read " + name + " at " + offset + ", step " + step);
+                        if (copyStatus == ReadStatus.NOT_CACHED) {
+                            assertTrue(manager.stats().evictions() > 0, "NOT_CACHED before any eviction, step " + step);
+                        } else {
+                            assertEquals(Math.min(max, data.length - offset), copied.length, "a copy stops short only at NOT_CACHED");
+                            assertEquals(max < data.length - offset ? ReadStatus.MAX_LENGTH : ReadStatus.END_OF_DATA, copyStatus,
+                                "copying read status, step " + step);
+                        }
+                    } finally {
+                        destination.release();
                     }
                     if (random.nextInt(10) == 0 && held.size() < 6) {
                         held.add(new Held(result, got));
@@ -172,7 +195,7 @@ class TieredSegmentStoreModelTest {
             assertTrue(stats.tier(0).demotions() > 0, "the run demoted: " + stats);
             assertTrue(stats.tier(0).promotions() > 0, "the run promoted: " + stats);
             assertTrue(stats.evictions() > 0, "the run evicted: " + stats);
-            assertTrue(reads > 1000 && notCached > 0, "reads=" + reads + " notCached=" + notCached);
+            assertTrue(reads > 1000 && copies == reads && notCached > 0, "reads=" + reads + " copies=" + copies + " notCached=" + notCached);
             if (admissionName.equals("all")) {
                 assertEquals(0, stats.tier(0).admissionRejections());
                 assertTrue(stats.tier(1).evictions() > 0, "the run evicted from the last tier: " + stats);

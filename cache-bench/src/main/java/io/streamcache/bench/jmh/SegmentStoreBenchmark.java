@@ -4,6 +4,7 @@ import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.streamcache.core.cache.BlockCache;
 import io.streamcache.segmentstore.ReadResult;
+import io.streamcache.segmentstore.ReadStatus;
 import io.streamcache.segmentstore.SegmentStore;
 import io.streamcache.segmentstore.eviction.CacheManager;
 import org.openjdk.jmh.annotations.Benchmark;
@@ -28,7 +29,8 @@ import static org.agrona.UnsafeAccess.UNSAFE;
 /**
  * The segment layer's hot paths, single-threaded: 100-byte appends to one segment (the
  * latency workload of seed 1), and the tail read: a reader waiting at the end of the segment
- * woken by the append that brings its bytes. The baseline is the physical limit of an append: a
+ * woken by the append that brings its bytes, and the same with the copying read, which polls
+ * into a reused buffer and allocates nothing. The baseline is the physical limit of an append: a
  * 100-byte memcpy into a ring of direct memory. The segment is truncated every 64 MB so the
  * cache never fills (truncation is part of the measured cost, amortized).
  */
@@ -41,10 +43,14 @@ public class SegmentStoreBenchmark {
     private static final long TRUNCATE_EVERY = 64L << 20;
     private static final long RING_LENGTH = 64L << 20;
     private static final String SEGMENT = "segment-0";
+    /** Room of the reads: the view read's maxLength, the copying read's destination. */
+    private static final int READ_ROOM = 4096;
 
     private BlockCache cache;
     private SegmentStore store;
     private ByteBuf event;
+    /** The copying reads' destination, reused. */
+    private ByteBuf destination;
     private long length;
     private long truncatedAt;
     private long ring;
@@ -58,6 +64,9 @@ public class SegmentStoreBenchmark {
             .build();
         store.create(SEGMENT);
         event = Unpooled.directBuffer(EVENT_LENGTH, EVENT_LENGTH).writeZero(EVENT_LENGTH);
+        destination = Unpooled.directBuffer(READ_ROOM, READ_ROOM);
+        // One event to start with, so that copyRead has bytes to read.
+        length = store.append(SEGMENT, event) + EVENT_LENGTH;
         ring = UNSAFE.allocateMemory(RING_LENGTH);
         UNSAFE.setMemory(ring, RING_LENGTH, (byte)0);
     }
@@ -67,6 +76,7 @@ public class SegmentStoreBenchmark {
         store.close();
         cache.close();
         event.release();
+        destination.release();
         UNSAFE.freeMemory(ring);
     }
 
@@ -112,11 +122,44 @@ public class SegmentStoreBenchmark {
     @BenchmarkMode(Mode.SampleTime)
     @OutputTimeUnit(TimeUnit.NANOSECONDS)
     public int tailRead() {
-        final CompletableFuture<ReadResult> waiting = store.readOrWait(SEGMENT, length, 4096, Duration.ofSeconds(10));
+        final CompletableFuture<ReadResult> waiting = store.readOrWait(SEGMENT, length, READ_ROOM, Duration.ofSeconds(10));
         length = store.append(SEGMENT, event) + EVENT_LENGTH;
         try (ReadResult result = waiting.join()) {
             truncateNow();
             return result.length();
         }
+    }
+
+    /**
+     * Copying tail read: a 100-byte append, then a copying read of the new bytes from the
+     * reader's offset into a reused direct buffer ({@code read(name, offset, ByteBuf)}: no
+     * result, no view, no pin, nothing to release). Sampled like {@link #tailRead()}; the
+     * reader polls instead of waiting on a future, which is the copying read's use: a reader
+     * that owns its buffer. {@code -prof gc} shows it allocates nothing.
+     */
+    @Benchmark
+    @BenchmarkMode(Mode.SampleTime)
+    @OutputTimeUnit(TimeUnit.NANOSECONDS)
+    public int copyTailRead() {
+        final long offset = length;
+        length = store.append(SEGMENT, event) + EVENT_LENGTH;
+        destination.clear();
+        final ReadStatus status = store.read(SEGMENT, offset, destination);
+        truncateNow();
+        return destination.writerIndex() + status.ordinal();
+    }
+
+    /**
+     * The copying read alone: the last 100 bytes of the segment copied into a reused direct
+     * buffer (END_OF_DATA); against {@link #memcpyBaseline()}, the cost of the lookup, the lock
+     * and the bookkeeping around the copy.
+     */
+    @Benchmark
+    @BenchmarkMode(Mode.AverageTime)
+    @OutputTimeUnit(TimeUnit.NANOSECONDS)
+    public int copyRead() {
+        destination.clear();
+        final ReadStatus status = store.read(SEGMENT, length - EVENT_LENGTH, destination);
+        return destination.writerIndex() + status.ordinal();
     }
 }
