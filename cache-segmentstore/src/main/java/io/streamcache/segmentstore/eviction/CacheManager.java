@@ -919,6 +919,11 @@ public final class CacheManager implements AutoCloseable {
             return manager.promotionDrops.sum();
         }
 
+        @Override
+        public long getPromotionSkips() {
+            return manager.promotionSkips.sum();
+        }
+
         private static long[] sums(final LongAdder[] adders) {
             final long[] sums = new long[adders.length];
             for (int i = 0; i < sums.length; i++) {

@@ -50,6 +50,9 @@ public interface CacheManagerMXBean {
 
     long getPromotionDrops();
 
+    /** @return queued entries not promoted (no room in the target tier, busy segment, or gone meanwhile). */
+    long getPromotionSkips();
+
     /**
      * Advances the generation.
      *

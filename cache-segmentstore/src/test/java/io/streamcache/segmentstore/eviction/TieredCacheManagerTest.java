@@ -513,5 +513,9 @@ class TieredCacheManagerTest {
         assertArrayEquals(new long[] {0, 0}, proxy.getTierAdmissionRejections());
         assertArrayEquals(new double[] {0.85, 0.85}, proxy.getTierTargetUtilizations());
         assertEquals(5000, proxy.getAdmissionThreshold());
+        final CacheManagerStats stats = store.cacheManager().stats();
+        assertEquals(stats.promotionRequests(), proxy.getPromotionRequests());
+        assertEquals(stats.promotionDrops(), proxy.getPromotionDrops());
+        assertEquals(stats.promotionSkips(), proxy.getPromotionSkips());
     }
 }
