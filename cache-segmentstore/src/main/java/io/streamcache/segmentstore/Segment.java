@@ -341,17 +341,27 @@ final class Segment implements PromotionTarget {
             final int n = (int) (pieceEnd - position);
             final int address = cache.insert(data.slice(data.readerIndex() + (int) (position - offset), n), fillTier);
             if (entry != null) {
-                final long entryEnd = entry.endOffset();
-                if (entry.offset() < position) {
-                    // Keep the placeholder as the part before the piece: shorter, same key.
-                    entry.length((int) (position - entry.offset()));
-                } else {
-                    index.remove(entry.offset());
-                    retirer.accept(entry);
+                // A full cache ran an eviction pass inside the insert, on this thread, and the
+                // pass takes this lock again (reentrant): it may have coalesced the placeholder
+                // into an entry it evicted before it. Eviction never caches bytes and coalescing
+                // only grows placeholders, so one placeholder still covers the piece: find it.
+                final ReadIndexEntry holder = index.floorContaining(position);
+                if (holder == null || holder.isCached() || holder.endOffset() < pieceEnd) {
+                    cache.delete(address);
+                    throw new IllegalStateException("placeholder of [" + position + ", " + pieceEnd + ") lost during a fill of segment="
+                        + name + ": " + holder);
                 }
-                if (pieceEnd < entryEnd) {
-                    index.insert(new ReadIndexEntry(pieceEnd, (int) (entryEnd - pieceEnd), ReadIndexEntry.NULL_ADDRESS,
-                        entry.generation()));
+                final long holderEnd = holder.endOffset();
+                if (holder.offset() < position) {
+                    // Keep the placeholder as the part before the piece: shorter, same key.
+                    holder.length((int) (position - holder.offset()));
+                } else {
+                    index.remove(holder.offset());
+                    retirer.accept(holder);
+                }
+                if (pieceEnd < holderEnd) {
+                    index.insert(new ReadIndexEntry(pieceEnd, (int) (holderEnd - pieceEnd), ReadIndexEntry.NULL_ADDRESS,
+                        holder.generation()));
                 }
             }
             final ReadIndexEntry cached = new ReadIndexEntry(position, n, address, manager.generation());

@@ -205,6 +205,44 @@ class PlaceholderCoalescingTest {
         }
     }
 
+    /**
+     * A fill's cache insert that finds the cache full runs an eviction pass on the filling
+     * thread, which holds the segment's lock again (reentrant): the pass may evict the entry
+     * before the placeholder being filled and coalesce the placeholder into it. The fill must
+     * split the placeholder that covers its bytes after the insert, not the one it found before.
+     */
+    @Test
+    void shouldFillAPlaceholderThatTheFullHandlerCoalescedIntoItsNeighbour() {
+        // One 8 KB buffer: 31 blocks of 256 bytes, 4 per 1000-byte entry.
+        final BlockCache small = TestSegments.cache(TestSegments.BUFFER_LENGTH);
+        final OffsetSelectingPolicy selecting = new OffsetSelectingPolicy();
+        final SegmentStore tiny = SegmentStore.builder(small).maxIndexEntryLength(MAX_ENTRY)
+            .cacheManager(TestSegments.manualManager(small).policy(selecting)).build();
+        try {
+            tiny.create("t");
+            tiny.append("t", buffer(SEED, 0, 7000));
+            selecting.selectOffsets("t", 1000);
+            tiny.cacheManager().evictDownTo(0.0);
+            tiny.append("t", buffer(SEED, 7000, 1000));
+            assertEquals(3, small.stats().blockCount() - small.stats().usedBlockCount(), "28 blocks used");
+            // The fill needs 4 blocks: the full handler evicts the entry at 0, which absorbs the placeholder.
+            selecting.selectOffsets("t", 0);
+            assertEquals(1000, tiny.fill("t", 1000, buffer(SEED, 1000, 1000)));
+            assertEquals(List.of(placeholder(0, 1000), cached(1000, 1000), cached(2000, 1000)), entries(tiny, "t").subList(0, 3));
+            assertEquals(8, entries(tiny, "t").size());
+            try (ReadResult result = tiny.read("t", 0, 10)) {
+                assertEquals(ReadStatus.NOT_CACHED, result.status());
+            }
+            try (ReadResult result = tiny.read("t", 1000, 10_000)) {
+                assertEquals(ReadStatus.END_OF_DATA, result.status());
+                assertArrayEquals(pattern(SEED, 1000, 7000), bytes(result));
+            }
+        } finally {
+            tiny.close();
+            small.close();
+        }
+    }
+
     @Test
     void shouldGrowATrailingPlaceholderWithAGapInsteadOfAddingEntries() {
         append(0, 2000);
