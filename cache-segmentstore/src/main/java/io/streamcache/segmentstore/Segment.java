@@ -28,8 +28,9 @@ import java.util.concurrent.locks.ReentrantLock;
  * {@link ReadIndexEntry#NULL_ADDRESS}: evicted, or appended as a NOT_CACHED gap) is a
  * <em>placeholder</em>: a read there reports NOT_CACHED. Adjacent placeholders are coalesced into
  * one ({@link #coalesceLocked}, on eviction; {@link #appendGapLocked} grows a trailing one), so a
- * segment's index holds at most one placeholder per gap between cached runs (cached entries + 1),
- * plus one per {@link #MAX_PLACEHOLDER_LENGTH} bytes of a longer gap, instead of one per
+ * segment's index holds at most one placeholder per gap between cached runs (cached entries + 1)
+ * as long as no gap is longer than {@link #MAX_PLACEHOLDER_LENGTH} (a longer one takes one
+ * placeholder per 1 to 2 GiB: two neighbours merge only if they fit in one), instead of one per
  * {@code maxEntryLength} bytes ever evicted. A placeholder may therefore be longer than
  * {@code maxEntryLength}: it has no cache entry to bound. Placeholders are never pinned (reads
  * pin only cached entries, and eviction skips pinned ones), never grown by appends, never
@@ -48,7 +49,7 @@ final class Segment implements PromotionTarget {
     /**
      * Longest placeholder (see the class comment): lengths are {@code int}, so a coalesced gap
      * longer than this is held by several placeholders. Widening the length would cost 8 heap
-     * bytes per entry (48 to 56), for one placeholder per 2 GiB of gap.
+     * bytes per entry (48 to 56), to save one placeholder per 1 to 2 GiB of gap.
      */
     static final int MAX_PLACEHOLDER_LENGTH = Integer.MAX_VALUE;
 
