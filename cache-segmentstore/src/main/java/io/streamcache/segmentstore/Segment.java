@@ -24,6 +24,19 @@ import java.util.concurrent.locks.ReentrantLock;
  *
  * <p>See {@link SegmentStore} for the design; this class holds the per-segment algorithms.
  *
+ * <p><b>Placeholders.</b> An index entry that holds no cache entry (address
+ * {@link ReadIndexEntry#NULL_ADDRESS}: evicted, or appended as a NOT_CACHED gap) is a
+ * <em>placeholder</em>: a read there reports NOT_CACHED. Adjacent placeholders are coalesced into
+ * one ({@link #coalesceLocked}, on eviction; {@link #appendGapLocked} grows a trailing one), so a
+ * segment's index holds at most one placeholder per gap between cached runs (cached entries + 1)
+ * as long as no gap is longer than {@link #MAX_PLACEHOLDER_LENGTH} (a longer one takes one
+ * placeholder per 1 to 2 GiB: two neighbours merge only if they fit in one), instead of one per
+ * {@code maxEntryLength} bytes ever evicted. A placeholder may therefore be longer than
+ * {@code maxEntryLength}: it has no cache entry to bound. Placeholders are never pinned (reads
+ * pin only cached entries, and eviction skips pinned ones), never grown by appends, never
+ * relocated or promoted; only {@link #fillLocked} turns their bytes back into cached entries, in
+ * pieces of at most {@code maxEntryLength}.
+ *
  * <p>With a durable log, {@link #length} is the end of the bytes that are durable and in the
  * index (what readers see), {@link #reservedLength} the end of the offsets handed to appends
  * still on their way through the log; {@link #inFlight} counts this segment's log requests not
@@ -33,6 +46,12 @@ final class Segment implements PromotionTarget {
     private static final int INITIAL_VIEWS = 4;
     private static final ByteBuf[] NO_VIEWS = new ByteBuf[0];
     private static final ReadIndexEntry[] NO_ENTRIES = new ReadIndexEntry[0];
+    /**
+     * Longest placeholder (see the class comment): lengths are {@code int}, so a coalesced gap
+     * longer than this is held by several placeholders. Widening the length would cost 8 heap
+     * bytes per entry (48 to 56), to save one placeholder per 1 to 2 GiB of gap.
+     */
+    static final int MAX_PLACEHOLDER_LENGTH = Integer.MAX_VALUE;
 
     final String name;
     /** The id its log records carry. */
@@ -239,15 +258,24 @@ final class Segment implements PromotionTarget {
     }
 
     /**
-     * Appends {@code length} bytes that are not cached: evicted index entries (address 0) in
-     * pieces of at most the maximum entry length.
+     * Appends {@code length} bytes that are not cached: grows the last entry if it is a
+     * placeholder ending at the segment's length (allocating nothing), then adds placeholders of
+     * at most {@link #MAX_PLACEHOLDER_LENGTH} bytes (one, unless the gap is longer).
      */
     void appendGapLocked(final long length) {
         long position = this.length;
         long remaining = length;
+        final ReadIndexEntry last = index.last();
+        if (remaining > 0 && last != null && !last.isCached() && last.endOffset() == position
+            && last.length() < MAX_PLACEHOLDER_LENGTH) {
+            final int n = (int) Math.min(remaining, MAX_PLACEHOLDER_LENGTH - last.length());
+            last.length(last.length() + n);
+            position += n;
+            remaining -= n;
+        }
         final int generation = manager.generation();
         while (remaining > 0) {
-            final int n = (int) Math.min(remaining, maxEntryLength);
+            final int n = (int) Math.min(remaining, MAX_PLACEHOLDER_LENGTH);
             index.insert(new ReadIndexEntry(position, n, ReadIndexEntry.NULL_ADDRESS, generation));
             position += n;
             remaining -= n;
@@ -277,11 +305,14 @@ final class Segment implements PromotionTarget {
 
     /**
      * Caches the bytes of {@code data}, which are the segment's bytes from {@code offset}, where
-     * the index holds none: an evicted entry is split into the part the data covers (now cached)
-     * and evicted parts before and after it; a range no entry covers gets new entries. Bytes
-     * already cached and bytes before the start offset are skipped. Each entry is replaced only
-     * once its bytes are in the cache, so a failure (a full cache) leaves every entry consistent,
-     * with the ranges done so far cached.
+     * the index holds none: a placeholder is split into the parts the data covers (now cached
+     * entries of at most {@code maxEntryLength} bytes each: a coalesced placeholder may be much
+     * longer) and placeholders before and after them; a range no entry covers gets new entries.
+     * Bytes already cached and bytes before the start offset are skipped. Each piece replaces
+     * index state only once its bytes are in the cache, so a failure (a full cache) leaves every
+     * entry consistent, with the pieces done so far cached. The placeholder keeps its offset and
+     * becomes the part before the first piece (shortened in place); the part after a piece is a
+     * new placeholder, which the next piece splits again.
      *
      * @return bytes newly cached.
      */
@@ -300,25 +331,38 @@ final class Segment implements PromotionTarget {
                 position = entry.endOffset();
                 continue;
             }
-            final long pieceEnd;
+            final long limit;
             if (entry != null) {
-                pieceEnd = Math.min(entry.endOffset(), dataEnd);
+                limit = entry.endOffset();
             } else {
                 final ReadIndexEntry next = index.higher(position);
-                pieceEnd = Math.min(Math.min(dataEnd, next == null ? Long.MAX_VALUE : next.offset()), position + maxEntryLength);
+                limit = next == null ? Long.MAX_VALUE : next.offset();
             }
+            final long pieceEnd = Math.min(Math.min(limit, dataEnd), position + maxEntryLength);
             final int n = (int) (pieceEnd - position);
             final int address = cache.insert(data.slice(data.readerIndex() + (int) (position - offset), n), fillTier);
             if (entry != null) {
-                index.remove(entry.offset());
-                retirer.accept(entry);
-                if (entry.offset() < position) {
-                    index.insert(new ReadIndexEntry(entry.offset(), (int) (position - entry.offset()), ReadIndexEntry.NULL_ADDRESS,
-                        entry.generation()));
+                // A full cache ran an eviction pass inside the insert, on this thread, and the
+                // pass takes this lock again (reentrant): it may have coalesced the placeholder
+                // into an entry it evicted before it. Eviction never caches bytes and coalescing
+                // only grows placeholders, so one placeholder still covers the piece: find it.
+                final ReadIndexEntry holder = index.floorContaining(position);
+                if (holder == null || holder.isCached() || holder.endOffset() < pieceEnd) {
+                    cache.delete(address);
+                    throw new IllegalStateException("placeholder of [" + position + ", " + pieceEnd + ") lost during a fill of segment="
+                        + name + ": " + holder);
                 }
-                if (pieceEnd < entry.endOffset()) {
-                    index.insert(new ReadIndexEntry(pieceEnd, (int) (entry.endOffset() - pieceEnd), ReadIndexEntry.NULL_ADDRESS,
-                        entry.generation()));
+                final long holderEnd = holder.endOffset();
+                if (holder.offset() < position) {
+                    // Keep the placeholder as the part before the piece: shorter, same key.
+                    holder.length((int) (position - holder.offset()));
+                } else {
+                    index.remove(holder.offset());
+                    retirer.accept(holder);
+                }
+                if (pieceEnd < holderEnd) {
+                    index.insert(new ReadIndexEntry(pieceEnd, (int) (holderEnd - pieceEnd), ReadIndexEntry.NULL_ADDRESS,
+                        holder.generation()));
                 }
             }
             final ReadIndexEntry cached = new ReadIndexEntry(position, n, address, manager.generation());
@@ -566,9 +610,57 @@ final class Segment implements PromotionTarget {
             if (action == EvictionScan.EVICT) {
                 cache.delete(entry.address());
                 entry.address(ReadIndexEntry.NULL_ADDRESS);
+                // The loop goes on from the placeholder that now covers the entry's bytes: its
+                // successor is the entry after the coalesced run, as the evicted entry's was.
+                entry = coalesceLocked(entry);
             }
         }
         return -1;
+    }
+
+    /**
+     * Merges a placeholder with the placeholders right before and after it, where their
+     * combined length fits {@link #MAX_PLACEHOLDER_LENGTH}: the earlier entry grows in place and
+     * the later one leaves the index, so no key moves and the tree's order holds (the later
+     * entry is removed before the earlier one grows over its range, so entries never overlap).
+     * Allocates nothing. The removed entries are retired (they hold no cache entry and no pin,
+     * so that frees nothing; it marks them gone for a promotion request still queued on one).
+     *
+     * <p>The surviving placeholder keeps its own generation (and tier-read count and promotion
+     * tick): nothing reads those of a placeholder. The policies see only cached entries (the
+     * scan skips placeholders before asking, and {@code recordUse} is called on cached entries
+     * only), promotion skips entries not cached, and {@link #fillLocked} gives each piece it
+     * caches the current generation; so no merge rule would change a decision, and keeping the
+     * survivor's costs no write.
+     *
+     * @param placeholder an entry of the index that is not cached.
+     * @return the placeholder now covering {@code placeholder}'s bytes: it, or the one before.
+     */
+    private ReadIndexEntry coalesceLocked(final ReadIndexEntry placeholder) {
+        ReadIndexEntry survivor = placeholder;
+        final ReadIndexEntry previous = index.lower(placeholder.offset());
+        if (previous != null && mergeable(previous, placeholder)) {
+            index.remove(placeholder.offset());
+            previous.length(previous.length() + placeholder.length());
+            placeholder.retire();
+            survivor = previous;
+        }
+        final ReadIndexEntry next = index.higher(survivor.offset());
+        if (next != null && mergeable(survivor, next)) {
+            index.remove(next.offset());
+            survivor.length(survivor.length() + next.length());
+            next.retire();
+        }
+        return survivor;
+    }
+
+    /**
+     * @return whether {@code second} is a placeholder right after the placeholder {@code first}
+     *         and both fit in one.
+     */
+    private static boolean mergeable(final ReadIndexEntry first, final ReadIndexEntry second) {
+        return !first.isCached() && !second.isCached() && first.endOffset() == second.offset()
+            && (long) first.length() + second.length() <= MAX_PLACEHOLDER_LENGTH;
     }
 
     /**

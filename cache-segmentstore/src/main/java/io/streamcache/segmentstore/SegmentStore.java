@@ -63,7 +63,10 @@ import java.util.concurrent.atomic.LongAdder;
  * bytes without overlap; an entry whose address is 0 was evicted: a read there reports
  * {@link ReadStatus#NOT_CACHED} and the owner of the durable copy (the log, in the next layer)
  * must supply the bytes, which it may put back with {@link #fill}: the evicted entry is split
- * into the part now cached again and evicted parts around it.
+ * into the part now cached again (in entries of at most the maximum entry length) and evicted
+ * parts around it. Adjacent evicted entries are coalesced into one placeholder as they are
+ * evicted, so a segment's index holds at most about one placeholder per cached entry (one per
+ * gap between cached runs), however many bytes it ever held: see {@code Segment}.
  *
  * <pre>
  *  index entry (48 heap bytes; see ReadIndexEntry for the field layout and the pin word):
@@ -71,8 +74,9 @@ import java.util.concurrent.atomic.LongAdder;
  *  +-----------------+-----------+------------+--------------+----------+--------------+
  *  | offset (key)    | length    | address    | generation   | pin word | left, right, |
  *  | 64-bit, final   | 32-bit    | 32-bit,    | of last use, | R + pins | height (AVL) |
- *  |                 | &lt;= max    | 0 = evicted| for eviction |          |              |
+ *  |                 | &lt;= max(*) | 0 = evicted| for eviction |          |              |
  *  +-----------------+-----------+------------+--------------+----------+--------------+
+ *  (*) a cached entry's; an evicted one (a coalesced placeholder) may be longer
  * </pre>
  *
  * <h2>Append path</h2>

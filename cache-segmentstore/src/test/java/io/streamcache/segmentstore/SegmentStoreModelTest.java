@@ -34,7 +34,8 @@ import static org.junit.jupiter.api.Assertions.fail;
  * The store against a reference model: per segment a byte array and the list of index entries
  * the growth rule must produce, with cached flags and pin counts. Random creates, appends, reads
  * (some results held open, pinning), waiting reads, truncates, seals, deletes, durability marks,
- * forced evictions of random subsets and fills of evicted ranges; after every step the store's bounds, index entries,
+ * forced evictions of random subsets (adjacent evicted entries coalesce into one placeholder) and fills of evicted
+ * ranges (cut into cached entries of at most the maximum entry length); after every step the store's bounds, index entries,
  * pins and cache entry count must match the model, and every read must return the model's bytes
  * or stop with NOT_CACHED exactly where the model says the bytes were evicted. Every view read is
  * repeated as a copying read, which must give the same status and bytes.
@@ -420,6 +421,19 @@ class SegmentStoreModelTest {
                     evictedEntries++;
                 }
             }
+            coalesce(segment);
+        }
+    }
+
+    /** Adjacent placeholders (evicted entries) become one: the earlier grows, the later goes. */
+    private static void coalesce(final ModelSegment segment) {
+        for (int i = segment.entries.size() - 1; i > 0; i--) {
+            final ModelEntry before = segment.entries.get(i - 1);
+            final ModelEntry after = segment.entries.get(i);
+            if (!before.cached && !after.cached && before.end() == after.offset) {
+                before.length += after.length;
+                segment.entries.remove(i);
+            }
         }
     }
 
@@ -455,7 +469,10 @@ class SegmentStoreModelTest {
                 before.cached = false;
                 pieces.add(before);
             }
-            pieces.add(new ModelEntry(pieceStart, (int) (pieceEnd - pieceStart)));
+            // Cached pieces of at most maxEntry bytes: a coalesced placeholder may be longer.
+            for (long p = pieceStart; p < pieceEnd; p += maxEntry) {
+                pieces.add(new ModelEntry(p, (int) Math.min(maxEntry, pieceEnd - p)));
+            }
             if (pieceEnd < entry.end()) {
                 final ModelEntry after = new ModelEntry(pieceEnd, (int) (entry.end() - pieceEnd));
                 after.cached = false;

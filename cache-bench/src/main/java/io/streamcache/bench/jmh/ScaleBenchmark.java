@@ -125,7 +125,8 @@ public class ScaleBenchmark {
         /**
          * Whether appends truncate their segment behind the bytes it keeps (about the cache's
          * share of each segment), as a broker's retention would: with false, evicted entries stay
-         * in the read index as placeholders and the index grows with every byte appended.
+         * in the read index as placeholders, coalesced so that each segment holds about one per
+         * cached entry (before coalescing the index grew with every byte appended).
          */
         @Param({"true"})
         public boolean truncate;

@@ -14,7 +14,10 @@ import java.lang.invoke.VarHandle;
  * held by the block-cache entry at {@code address}. The offset is the key and never changes;
  * the length grows in place as appends extend the entry, the address becomes
  * {@link #NULL_ADDRESS} when the cache evicts the bytes (a gap a read reports as "not
- * cached"), and the generation records the last use for the cache manager.
+ * cached"), and the generation records the last use for the cache manager. An entry that is not
+ * cached is a <em>placeholder</em>: the segment coalesces adjacent placeholders by growing the
+ * earlier one in place (under its lock, like every length change) and removing the later one,
+ * so a placeholder may be longer than the segment's maximum entry length; it is never pinned.
  *
  * <h2>Pins</h2>
  * A reader holding zero-copy views of the entry's cache blocks pins it; eviction skips pinned
@@ -58,7 +61,7 @@ import java.lang.invoke.VarHandle;
  *  +---------------+---+---+---+---+---------------+---------------+
  *
  *  offset      first segment byte covered (long, final)
- *  length      bytes covered, &gt;= 0 (int)
+ *  length      bytes covered, &gt;= 0 (int; a coalesced placeholder may reach Integer.MAX_VALUE)
  *  address     block-cache address of the entry's last block, unsigned; 0 = not cached
  *  generation  cache-manager generation of the last use (int)
  *  pin word    retired bit and pin count (int, atomic: see above)

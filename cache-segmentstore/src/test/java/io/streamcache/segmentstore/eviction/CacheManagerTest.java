@@ -139,7 +139,10 @@ class CacheManagerTest {
         final long freed = manager.evictNow();
         assertEquals(224, freed, "992 * 0.5 = 496 blocks kept: 28 entries of 8 blocks go");
         assertTrue(cache.stats().utilization() <= 0.5);
-        assertEquals(28, entries(store, "a").stream().filter(e -> !e.cached()).count(), "the oldest generation goes first");
+        assertEquals(28L * ENTRY, entries(store, "a").stream().filter(e -> !e.cached()).mapToLong(e -> e.length()).sum(),
+            "the oldest generation goes first");
+        assertEquals(List.of(new TestSegments.EntryView(0, 28 * ENTRY, false, 0)),
+            entries(store, "a").stream().filter(e -> !e.cached()).toList(), "the evicted run is one placeholder");
         assertAllCached(store, "b", 2, 30 * ENTRY);
         assertAllCached(store, "c", 3, 30 * ENTRY);
         final CacheManagerStats stats = manager.stats();
@@ -182,8 +185,9 @@ class CacheManagerTest {
 
         store.markDurable("s", 2 * ENTRY + 100);
         manager.evictDownTo(0.0);
-        assertEquals(List.of(false, false, true, true, true), entries(store, "s").stream().map(e -> e.cached()).toList(),
-            "only entries wholly below the durable length go");
+        assertEquals(List.of(false, true, true, true), entries(store, "s").stream().map(e -> e.cached()).toList(),
+            "only entries wholly below the durable length go (the two evicted ones as one placeholder)");
+        assertEquals(2 * ENTRY, entries(store, "s").get(0).length());
         store.markDurable("s", 5 * ENTRY);
         manager.evictDownTo(0.0);
         assertEquals(0, cache.stats().entryCount());

@@ -176,6 +176,28 @@ class DurableSegmentStoreTest {
     }
 
     @Test
+    void shouldGrowOneNotCachedGapAcrossCommitsTheCacheCannotTake() throws Exception {
+        final SegmentStore store = store(cache(16 * 1024), TestLogs.small(directory).build(), null);
+        store.create("s");
+        store.append("s", data("s", 0, 12_000));
+        try (ReadResult pinned = store.read("s", 0, 12_000)) {
+            assertEquals(12_000, pinned.length());
+            // Longer than the maximum entry length (4096), then one more: one placeholder for both.
+            assertEquals(12_000L, store.appendAsync("s", data("s", 12_000, 8000)).get(10, TimeUnit.SECONDS));
+            assertEquals(20_000L, store.appendAsync("s", data("s", 20_000, 5000)).get(10, TimeUnit.SECONDS));
+        }
+        assertEquals(13_000, store.uncachedCommitBytes(), "15 blocks free: neither append fits");
+        final List<TestSegments.EntryView> entries = TestSegments.entries(store, "s");
+        assertEquals(new TestSegments.EntryView(12_000, 13_000, false, 0), entries.get(entries.size() - 1));
+        assertEquals(1, entries.stream().filter(e -> !e.cached()).count(), "one placeholder: " + entries);
+        try (ReadResult result = store.read("s", 24_999, 10)) {
+            assertEquals(ReadStatus.NOT_CACHED, result.status());
+        }
+        store.append("s", data("s", 25_000, 100));
+        assertReads(store, "s", 25_000, 100);
+    }
+
+    @Test
     void shouldLeaveANotCachedGapWhenTheCacheIsFullAtCommit() throws Exception {
         // 2 buffers of 31 blocks of 256 bytes: 15,872 bytes of data at most.
         final SegmentStore store = store(cache(16 * 1024), TestLogs.small(directory).build(), null);

@@ -7,6 +7,7 @@ import io.streamcache.segmentstore.ReadResult;
 import io.streamcache.segmentstore.ReadStatus;
 import io.streamcache.segmentstore.SegmentStore;
 import io.streamcache.segmentstore.TestSegments;
+import io.streamcache.segmentstore.TestSegments.EntryView;
 import io.streamcache.segmentstore.log.history.HistoricalReader;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -203,6 +204,58 @@ class ReadThroughTest {
             foreign.forEach(cache::delete);
         }
         assertTrue(store.historicalReader().stats().fillFailures() > 0, "the cache could not take the ranges");
+    }
+
+    /**
+     * An evicted segment is one placeholder, much longer than the maximum entry length, and so is
+     * a recovered one; reading through into its middle caches the range in entries of at most
+     * the maximum entry length, with placeholders on both sides.
+     */
+    @Test
+    void shouldReadThroughIntoTheMiddleOfOneLongPlaceholder() throws Exception {
+        final SegmentStore store = store(8 << 20, RANGE);
+        fill(store, "s");
+        evictAll(store, "s");
+        assertEquals(List.of(new EntryView(0, (int) LENGTH, false, 0)), TestSegments.entries(store, "s"),
+            "the evicted segment is one placeholder");
+        readThroughRangeAndCheck(store, 3L * RANGE);
+        store.close();
+
+        final BlockCache cache = TestSegments.cache(8 << 20);
+        closing.add(cache);
+        final SegmentStore recovered = SegmentStore.builder(cache)
+            .maxIndexEntryLength(4096)
+            .cacheManager(TestSegments.manualManager(cache))
+            .log(TestLogs.small(directory).fileLength(256 * 1024).build())
+            .readThroughRangeLength(RANGE)
+            .build();
+        closing.add(recovered);
+        assertEquals(List.of(new EntryView(0, (int) LENGTH, false, 0)), TestSegments.entries(recovered, "s"),
+            "a recovered segment is one placeholder too");
+        readThroughRangeAndCheck(recovered, 5L * RANGE);
+    }
+
+    private static void readThroughRangeAndCheck(final SegmentStore store, final long rangeStart) throws Exception {
+        try (ReadResult result = store.readThrough("s", rangeStart + 100, 1000).get(10, TimeUnit.SECONDS)) {
+            assertEquals(1000, result.length());
+            assertArrayEquals(TestSegments.pattern(7, rangeStart + 100, 1000), TestSegments.bytes(result));
+        }
+        final List<EntryView> expected = new ArrayList<>();
+        expected.add(new EntryView(0, (int) rangeStart, false, 0));
+        for (long at = rangeStart; at < rangeStart + RANGE; at += 4096) {
+            expected.add(new EntryView(at, 4096, true, 0));
+        }
+        expected.add(new EntryView(rangeStart + RANGE, (int) (LENGTH - rangeStart - RANGE), false, 0));
+        assertEquals(expected, TestSegments.entries(store, "s"), "the range in pieces of at most 4096, placeholders around it");
+        try (ReadResult result = store.read("s", rangeStart, 10 * RANGE)) {
+            assertEquals(ReadStatus.NOT_CACHED, result.status());
+            assertEquals(rangeStart + RANGE, result.nextOffset(), "the range is cached, the bytes after it are not");
+            assertArrayEquals(TestSegments.pattern(7, rangeStart, RANGE), TestSegments.bytes(result));
+        }
+        try (ReadResult result = store.read("s", rangeStart - 1, 10)) {
+            assertEquals(ReadStatus.NOT_CACHED, result.status());
+            assertEquals(0, result.length(), "the bytes before the range are not cached");
+        }
     }
 
     @Test
