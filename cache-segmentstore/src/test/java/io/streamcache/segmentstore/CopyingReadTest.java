@@ -9,8 +9,6 @@ import io.streamcache.segmentstore.eviction.CacheManager;
 import io.streamcache.segmentstore.eviction.GenerationPolicy;
 import io.streamcache.segmentstore.eviction.HitmapPolicy;
 import io.streamcache.segmentstore.eviction.ReaderAwarePolicy;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -39,33 +37,11 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
  * them; the same bookkeeping (uses, hits, tier reads) and no pins. Bad input is in
  * {@link SegmentStoreBadInputTest}.
  */
-class CopyingReadTest {
-    private static final int MAX_ENTRY = 1000;
+class CopyingReadTest extends ManualStoreFixture {
     private static final long SEED = 11;
     /** Bytes before the destination's writer index / position, and the junk they hold. */
     private static final int PREFIX = 3;
     private static final byte JUNK = (byte) 0x5A;
-
-    private BlockCache cache;
-    private OffsetSelectingPolicy policy;
-    private SegmentStore store;
-
-    @BeforeEach
-    void setUp() {
-        cache = TestSegments.cache(1 << 20);
-        policy = new OffsetSelectingPolicy();
-        store = SegmentStore.builder(cache)
-            .maxIndexEntryLength(MAX_ENTRY)
-            .cacheManager(TestSegments.manualManager(cache).policy(policy))
-            .build();
-        store.create("s");
-    }
-
-    @AfterEach
-    void tearDown() {
-        store.close();
-        cache.close();
-    }
 
     /** Four destinations of {@code room} writable bytes after {@link #PREFIX} junk bytes, all junk. */
     private enum Kind {

@@ -2,8 +2,6 @@ package io.streamcache.segmentstore;
 
 import io.streamcache.core.cache.BlockCache;
 import io.streamcache.segmentstore.TestSegments.EntryView;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 import java.util.List;
@@ -24,30 +22,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * pieces of at most the maximum entry length, and a store that never truncates keeps an index
  * bounded by what it caches, not by what it ever appended.
  */
-class PlaceholderCoalescingTest {
-    private static final int MAX_ENTRY = 1000;
+class PlaceholderCoalescingTest extends ManualStoreFixture {
     private static final long SEED = 11;
-
-    private BlockCache cache;
-    private OffsetSelectingPolicy policy;
-    private SegmentStore store;
-
-    @BeforeEach
-    void setUp() {
-        cache = TestSegments.cache(1 << 20);
-        policy = new OffsetSelectingPolicy();
-        store = SegmentStore.builder(cache)
-            .maxIndexEntryLength(MAX_ENTRY)
-            .cacheManager(TestSegments.manualManager(cache).policy(policy))
-            .build();
-        store.create("s");
-    }
-
-    @AfterEach
-    void tearDown() {
-        store.close();
-        cache.close();
-    }
 
     private void append(final long from, final int length) {
         assertEquals(from, store.append("s", buffer(SEED, from, length)));

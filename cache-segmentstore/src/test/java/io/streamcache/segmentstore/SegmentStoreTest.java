@@ -7,8 +7,6 @@ import io.streamcache.core.CacheFullException;
 import io.streamcache.core.cache.BlockCache;
 import io.streamcache.segmentstore.TestSegments.EntryView;
 import io.streamcache.segmentstore.eviction.CacheManager;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 import java.nio.ByteBuffer;
@@ -26,30 +24,8 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
-class SegmentStoreTest {
-    private static final int MAX_ENTRY = 1000;
+class SegmentStoreTest extends ManualStoreFixture {
     private static final long SEED = 7;
-
-    private BlockCache cache;
-    private OffsetSelectingPolicy policy;
-    private SegmentStore store;
-
-    @BeforeEach
-    void setUp() {
-        cache = TestSegments.cache(1 << 20);
-        policy = new OffsetSelectingPolicy();
-        store = SegmentStore.builder(cache)
-            .maxIndexEntryLength(MAX_ENTRY)
-            .cacheManager(TestSegments.manualManager(cache).policy(policy))
-            .build();
-        store.create("s");
-    }
-
-    @AfterEach
-    void tearDown() {
-        store.close();
-        cache.close();
-    }
 
     private long append(final String name, final long seed, final long from, final int length) {
         return store.append(name, buffer(seed, from, length));
