@@ -419,10 +419,7 @@ final class Segment implements PromotionTarget {
                 views[count] = view;
                 pinned[count] = entry;
                 count++;
-                manager.recordUse(name, entry);
-                if (tiered && cache.tierOf(entry.address()) > 0) {
-                    manager.recordTierRead(this, entry);
-                }
+                recordRead(entry);
                 position += n;
                 if (position < end) {
                     entry = index.next(entry);
@@ -435,7 +432,7 @@ final class Segment implements PromotionTarget {
             throw e;
         }
         if (status == null) {
-            status = position < length ? ReadStatus.MAX_LENGTH : sealed ? ReadStatus.SEALED_END : ReadStatus.END_OF_DATA;
+            status = endStatus(position);
         }
         return count == 0
             ? ReadResult.empty(name, offset, status)
@@ -481,10 +478,7 @@ final class Segment implements PromotionTarget {
                     nioDestination.limit(at + n);
                     cache.copyTo(entry.address(), from, nioDestination);
                 }
-                manager.recordUse(name, entry);
-                if (tiered && cache.tierOf(entry.address()) > 0) {
-                    manager.recordTierRead(this, entry);
-                }
+                recordRead(entry);
                 position += n;
                 if (position < end) {
                     entry = index.next(entry);
@@ -505,9 +499,22 @@ final class Segment implements PromotionTarget {
             nioDestination.position(start + copied);
         }
         if (status == null) {
-            status = position < length ? ReadStatus.MAX_LENGTH : sealed ? ReadStatus.SEALED_END : ReadStatus.END_OF_DATA;
+            status = endStatus(position);
         }
         return status;
+    }
+
+    /** Tells the cache manager a read used a cached entry (and, in a slower tier, counts towards its promotion). */
+    private void recordRead(final ReadIndexEntry entry) {
+        manager.recordUse(name, entry);
+        if (tiered && cache.tierOf(entry.address()) > 0) {
+            manager.recordTierRead(this, entry);
+        }
+    }
+
+    /** Why a read that found every byte cached stopped at {@code position}. */
+    private ReadStatus endStatus(final long position) {
+        return position < length ? ReadStatus.MAX_LENGTH : sealed ? ReadStatus.SEALED_END : ReadStatus.END_OF_DATA;
     }
 
     // ------------------------------------------------------------------------------------------
