@@ -306,6 +306,8 @@ public final class SegmentStore implements AutoCloseable {
         this.logChannels = new LogFileChannels(builder.log.directory());
         this.historicalReader = HistoricalReader.builder(logChannels)
             .rangeLength(builder.readThroughRangeLength)
+            .maxReadGap(builder.readThroughMaxGap)
+            .threads(builder.readThroughThreads)
             .sink(this::fillFromLog)
             .name(name)
             .build();
@@ -1540,6 +1542,8 @@ public final class SegmentStore implements AutoCloseable {
         private LogRecordListener logListener = LogRecordListener.NONE;
         private CorruptionPolicy logCorruptionPolicy = CorruptionPolicy.FAIL;
         private int readThroughRangeLength = HistoricalReader.RANGE_LENGTH_DEFAULT;
+        private int readThroughMaxGap = HistoricalReader.MAX_READ_GAP_DEFAULT;
+        private int readThroughThreads = HistoricalReader.THREADS_DEFAULT;
 
         private Builder(final BlockCache cache) {
             this.cache = Objects.requireNonNull(cache, "cache");
@@ -1637,6 +1641,27 @@ public final class SegmentStore implements AutoCloseable {
         }
 
         /**
+         * @param readThroughThreads threads that read ranges from the log for
+         *                           {@link SegmentStore#readThrough} (2 by default); 0 reads on the
+         *                           thread of the caller that misses first (it then waits for the
+         *                           disk, and so do the callers joining its read).
+         */
+        public Builder readThroughThreads(final int readThroughThreads) {
+            this.readThroughThreads = readThroughThreads;
+            return this;
+        }
+
+        /**
+         * @param readThroughMaxGap the largest run of other segments' records between two records
+         *                          of a range that one positional read spans rather than two
+         *                          (64 KiB by default); 0 reads each record's span on its own.
+         */
+        public Builder readThroughMaxGap(final int readThroughMaxGap) {
+            this.readThroughMaxGap = readThroughMaxGap;
+            return this;
+        }
+
+        /**
          * @param logRecovery rebuilds the segments from the log files when the store is built
          *                    over a directory that holds some; by default a
          *                    {@link ScanningRecoveryHook} with the
@@ -1683,6 +1708,12 @@ public final class SegmentStore implements AutoCloseable {
             if (readThroughRangeLength < 1 || readThroughRangeLength > 1 << 30) {
                 throw new CacheConfigurationException("readThroughRangeLength=" + readThroughRangeLength + " must be in [1, "
                     + (1 << 30) + "]");
+            }
+            if (readThroughThreads < 0) {
+                throw new CacheConfigurationException("readThroughThreads=" + readThroughThreads + " must be >= 0");
+            }
+            if (readThroughMaxGap < 0) {
+                throw new CacheConfigurationException("readThroughMaxGap=" + readThroughMaxGap + " must be >= 0");
             }
             if (maxIndexEntryLength < 1 || maxIndexEntryLength > cache.maxEntryLength()) {
                 throw new CacheConfigurationException("maxIndexEntryLength=" + maxIndexEntryLength + " must be in [1, "

@@ -2,6 +2,7 @@ package io.streamcache.segmentstore.log;
 
 import io.netty.buffer.Unpooled;
 import io.streamcache.core.cache.BlockCache;
+import io.streamcache.core.CacheConfigurationException;
 import io.streamcache.core.CacheFullException;
 import io.streamcache.segmentstore.ReadResult;
 import io.streamcache.segmentstore.ReadStatus;
@@ -28,6 +29,7 @@ import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -256,6 +258,41 @@ class ReadThroughTest {
             assertEquals(ReadStatus.NOT_CACHED, result.status());
             assertEquals(0, result.length(), "the bytes before the range are not cached");
         }
+    }
+
+    @Test
+    void shouldReadOnTheMissingCallersThreadWithNoReadingThreads() throws Exception {
+        final BlockCache cache = TestSegments.cache(8 << 20);
+        closing.add(cache);
+        final SegmentStore store = SegmentStore.builder(cache)
+            .maxIndexEntryLength(4096)
+            .cacheManager(TestSegments.manualManager(cache))
+            .log(TestLogs.small(directory).fileLength(256 * 1024).build())
+            .readThroughRangeLength(RANGE)
+            .readThroughThreads(0)
+            .readThroughMaxGap(0)
+            .build();
+        closing.add(store);
+        fill(store, "s");
+        evictAll(store, "s");
+        final CompletableFuture<ReadResult> future = store.readThrough("s", 3L * RANGE + 5, 1000);
+        assertTrue(future.isDone(), "no reading thread: the range was read before readThrough returned");
+        try (ReadResult result = future.get()) {
+            assertArrayEquals(TestSegments.pattern(7, 3L * RANGE + 5, 1000), TestSegments.bytes(result));
+        }
+        assertEquals(1, store.historicalReader().stats().loads());
+    }
+
+    @Test
+    void shouldRefuseNegativeReadingThreadsOrGapWhenBuilt() {
+        final BlockCache cache = TestSegments.cache(1 << 20);
+        closing.add(cache);
+        final CacheConfigurationException threads = assertThrows(CacheConfigurationException.class,
+            () -> SegmentStore.builder(cache).log(TestLogs.small(directory).build()).readThroughThreads(-1).build());
+        assertTrue(threads.getMessage().contains("readThroughThreads=-1"), threads.getMessage());
+        final CacheConfigurationException gap = assertThrows(CacheConfigurationException.class,
+            () -> SegmentStore.builder(cache).log(TestLogs.small(directory).build()).readThroughMaxGap(-1).build());
+        assertTrue(gap.getMessage().contains("readThroughMaxGap=-1"), gap.getMessage());
     }
 
     @Test
