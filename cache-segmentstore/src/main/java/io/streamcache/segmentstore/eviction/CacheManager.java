@@ -56,8 +56,8 @@ import java.util.concurrent.locks.ReentrantLock;
  * needs) before the cache gives up with a {@code CacheFullException}. That thread may hold its
  * segment's lock, and another appender may hold another segment's lock and be in the same
  * situation, so nothing on this path blocks on a lock another thread could hold while waiting
- * for blocks: the pass lock is taken with {@code tryLock} (when busy, the handler asks the cache
- * to retry: the running pass is freeing blocks), and sources take segment locks with
+ * for blocks: the pass lock is taken with {@code tryLock} (when busy, the handler waits up to
+ * 1 ms for the running pass, which is freeing blocks, then asks the cache to retry), and sources take segment locks with
  * {@code tryLock} and skip busy segments (see {@link EvictionSource}). The handler asks for a
  * retry when its pass freed blocks or skipped busy segments (whose owners may free their own),
  * and lets the cache fail at once when nothing could be freed.
@@ -100,6 +100,9 @@ public final class CacheManager implements AutoCloseable {
     private final int blockLength;
     private final CopyOnWriteArrayList<EvictionSource> sources = new CopyOnWriteArrayList<>();
     private final AtomicInteger generation = new AtomicInteger();
+    /** Longest wait of a full handler for another thread's pass before it lets the cache retry. */
+    private static final long PASS_WAIT_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
+
     private final ReentrantLock passLock = new ReentrantLock();
     private final SurveyScan survey = new SurveyScan();
     private final EvictScan evict = new EvictScan();
@@ -286,7 +289,7 @@ public final class CacheManager implements AutoCloseable {
 
     /**
      * The cache's full handler: runs on the allocating thread, which may hold its segment's lock.
-     * Never blocks on a lock (see the class documentation).
+     * Never waits for a lock longer than {@link #PASS_WAIT_NANOS} (see the class documentation).
      */
     private boolean onCacheFull(final int blockCount) {
         fullHandlerCalls.increment();
@@ -294,6 +297,7 @@ public final class CacheManager implements AutoCloseable {
             return false;
         }
         if (!passLock.tryLock()) {
+            awaitRunningPass();
             return true;
         }
         try {
@@ -305,6 +309,23 @@ public final class CacheManager implements AutoCloseable {
             return false;
         } finally {
             passLock.unlock();
+        }
+    }
+
+    /**
+     * Waits (at most {@link #PASS_WAIT_NANOS}) for the pass another thread is running, so that an
+     * allocation on a full cache sleeps until that pass has freed blocks instead of spinning
+     * against it for a core (on a 2-core machine the pass is what it would be spinning against).
+     * A timed wait cannot deadlock: the pass never waits for a lock the caller may hold (it takes
+     * segment locks with {@code tryLock}), and the wait ends on its own.
+     */
+    private void awaitRunningPass() {
+        try {
+            if (passLock.tryLock(PASS_WAIT_NANOS, TimeUnit.NANOSECONDS)) {
+                passLock.unlock();
+            }
+        } catch (final InterruptedException e) {
+            Thread.currentThread().interrupt();
         }
     }
 

@@ -6,6 +6,7 @@ import io.streamcache.segmentstore.ReadResult;
 import io.streamcache.segmentstore.ReadStatus;
 import io.streamcache.segmentstore.SegmentStore;
 import io.streamcache.segmentstore.TestSegments;
+import io.streamcache.segmentstore.index.ReadIndexEntry;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -16,11 +17,13 @@ import java.lang.management.ManagementFactory;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 import static io.streamcache.segmentstore.TestSegments.buffer;
 import static io.streamcache.segmentstore.TestSegments.bytes;
@@ -235,6 +238,77 @@ class CacheManagerTest {
         assertTrue(store.cacheManager().stats().fullHandlerCalls() > 0);
         assertEquals(ReadStatus.NOT_CACHED, firstStatus(store, "a"), "a's oldest entries made room for b");
         assertAllCached(store, "b", 2, 2 * ENTRY);
+    }
+
+    @Test
+    void shouldSleepUntilAnotherThreadsPassHasFreedBlocksRatherThanSpin() throws Exception {
+        // A pass on another thread is held inside its policy while an appender finds the cache
+        // full: the appender must wait for that pass (parked, TIMED_WAITING), not spin against it
+        // (RUNNABLE in a yield loop), and its append must succeed on the blocks the pass frees.
+        final CountDownLatch passEntered = new CountDownLatch(1);
+        final CountDownLatch releasePass = new CountDownLatch(1);
+        final AtomicBoolean armed = new AtomicBoolean();
+        final GenerationPolicy generations = new GenerationPolicy();
+        final EvictionPolicy held = new EvictionPolicy() {
+            @Override
+            public void beginPass(final int currentGeneration) {
+                if (armed.compareAndSet(true, false)) {
+                    passEntered.countDown();
+                    try {
+                        releasePass.await(30, TimeUnit.SECONDS);
+                    } catch (final InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                }
+                generations.beginPass(currentGeneration);
+            }
+
+            @Override
+            public void survey(final String segment, final ReadIndexEntry entry) {
+                generations.survey(segment, entry);
+            }
+
+            @Override
+            public boolean advance() {
+                return generations.advance();
+            }
+
+            @Override
+            public boolean select(final String segment, final ReadIndexEntry entry) {
+                return generations.select(segment, entry);
+            }
+        };
+        final BlockCache tiny = closeLater(BlockCache.builder().capacity(2L * TestSegments.BUFFER_LENGTH)
+            .blockLength(TestSegments.BLOCK_LENGTH).bufferLength(TestSegments.BUFFER_LENGTH)
+            .fullRetryTimeout(Duration.ofSeconds(30)).registerMBean(false).build());
+        final SegmentStore store = store(tiny, TestSegments.manualManager(tiny).policy(held), true);
+        fill(store, "a", 1, 6 * ENTRY);
+        store.create("b");
+        final ExecutorService threads = Executors.newFixedThreadPool(2);
+        try {
+            armed.set(true);
+            final Future<?> pass = threads.submit(() -> store.cacheManager().evictDownTo(0.5));
+            assertTrue(passEntered.await(10, TimeUnit.SECONDS), "the pass started");
+            final Thread[] appender = new Thread[1];
+            final Future<Long> append = threads.submit(() -> {
+                appender[0] = Thread.currentThread();
+                return store.append("b", buffer(2, 0, 4 * ENTRY));
+            });
+            boolean parked = false;
+            for (int i = 0; i < 10_000 && !parked && !append.isDone(); i++) {
+                final Thread t = appender[0];
+                parked = t != null && t.getState() == Thread.State.TIMED_WAITING && store.cacheManager().stats().fullHandlerCalls() > 0;
+                Thread.sleep(1);
+            }
+            assertTrue(parked, "the appender waited for the running pass, parked");
+            releasePass.countDown();
+            pass.get(10, TimeUnit.SECONDS);
+            assertEquals(0L, append.get(10, TimeUnit.SECONDS));
+            assertAllCached(store, "b", 2, 4 * ENTRY);
+        } finally {
+            releasePass.countDown();
+            threads.shutdownNow();
+        }
     }
 
     @Test
