@@ -94,7 +94,7 @@ def heap_table(path):
     rows = [json.loads(line) for line in open(path) if line.startswith("{")]
     lines = ["\n### Heap bytes per cached MB (after a full GC; HeapFootprint)\n",
              "| cache size | what | segments | cached | heap, empty (cache objects + segments) | heap, full | "
-             "heap B per cached MB | empty heap / segments |",
+             "heap B per cached MB (block cache: without the caller's int[] of addresses) | empty heap / segments |",
              "|---|---|---|---|---|---|---|---|"]
     for r in rows:
         heap = r["heapFull"] - r["heapBefore"]
