@@ -72,7 +72,7 @@ public final class TestSegments {
             .capacity(capacity)
             .blockLength(BLOCK_LENGTH)
             .bufferLength(BUFFER_LENGTH)
-            .fullRetryTimeout(Duration.ofMillis(200))
+            .fullRetryTimeout(Duration.ofSeconds(2))
             .registerMBean(false)
             .build();
     }
