@@ -182,6 +182,7 @@ final class Report {
         field(j, "catchupReaders", config.catchupReaders).append(", ");
         field(j, "cacheSize", config.cacheSize).append(", ");
         field(j, "durability", config.durability.flag()).append(", ");
+        field(j, "policy", config.policy.flag()).append(", ");
         field(j, "seed", config.seed).append(", ");
         field(j, "retention", config.retention).append(", ");
         field(j, "prefill", config.prefill).append(", ");
