@@ -36,9 +36,11 @@ final class Report {
     private final CacheManagerStats managerStats;
     private final boolean readersConfigured;
     private final Footprint footprint;
+    private final PolicyStats policyStats;
 
     Report(final StressConfig config, final Instant startedAt, final double seconds, final boolean interrupted, final StressRun run,
-           final List<Sample> samples, final CacheStats cacheStats, final CacheManagerStats managerStats, final Footprint footprint) {
+           final List<Sample> samples, final CacheStats cacheStats, final CacheManagerStats managerStats, final Footprint footprint,
+           final PolicyStats policyStats) {
         this.config = config;
         this.startedAt = startedAt;
         this.seconds = Math.max(seconds, 1e-9);
@@ -51,6 +53,7 @@ final class Report {
         this.managerStats = managerStats;
         this.readersConfigured = config.tailReaders + config.catchupReaders > 0;
         this.footprint = footprint;
+        this.policyStats = policyStats;
     }
 
     /** @return the mean of {@code value} over the samples, 0 without samples. */
@@ -108,6 +111,7 @@ final class Report {
         out.printf(Locale.ROOT, "cache: utilization %.1f%%, hit ratio %.1f%% (%,d hits, %,d reads through the log, %s from the log), "
                 + "%,d evictions (%s)%n", cacheStats.utilization() * 100, metrics.hitRatio() * 100, metrics.cacheHits.sum(),
             metrics.cacheMisses.sum(), formatBytes(metrics.logBytes.sum()), managerStats.evictions(), formatBytes(managerStats.evictedBytes()));
+        out.println("eviction policy: " + policyStats.describe());
         out.printf(Locale.ROOT, "reader lag: tail %s (%s) mean, %s max; catch-up %s (%s) mean, %s max%n",
             formatBytes((long) meanOf(Sample::tailLagBytes)), formatSeconds(meanOf(Sample::tailLagSeconds)),
             formatBytes((long) maxOf(Sample::tailLagMaxBytes)), formatBytes((long) meanOf(Sample::catchupLagBytes)),
@@ -215,6 +219,13 @@ final class Report {
         field(j, "evictions", managerStats.evictions()).append(", ");
         field(j, "evictedBytes", managerStats.evictedBytes()).append(", ");
         field(j, "fullFailures", cacheStats.fullFailures()).append("},\n");
+        j.append("  \"policy\": {");
+        field(j, "name", policyStats.policy().flag()).append(", ");
+        field(j, "readerRegistrations", policyStats.readerRegistrations()).append(", ");
+        field(j, "registeredReadersMax", policyStats.registeredReadersMax()).append(", ");
+        field(j, "registeredReadersAtEnd", policyStats.registeredReadersAtEnd()).append(", ");
+        field(j, "hitmapApplied", policyStats.hitmapApplied()).append(", ");
+        field(j, "hitmapDrops", policyStats.hitmapDrops()).append("},\n");
         j.append("  \"readerLag\": {");
         field(j, "tailMeanBytes", (long) meanOf(Sample::tailLagBytes)).append(", ");
         field(j, "tailMaxBytes", (long) maxOf(Sample::tailLagMaxBytes)).append(", ");
@@ -385,6 +396,7 @@ final class Report {
                 + "%,d through the log, %s read from the log), %,d evictions (%s).</p>%n", html(formatBytes(cacheStats.capacity())),
             cacheStats.utilization() * 100, metrics.hitRatio() * 100, metrics.cacheHits.sum(), metrics.cacheMisses.sum(),
             html(formatBytes(metrics.logBytes.sum())), managerStats.evictions(), html(formatBytes(managerStats.evictedBytes()))));
+        h.append("<p>Eviction policy: ").append(html(policyStats.describe())).append(".</p>\n");
         h.append("<h2>Reader lag, log and memory</h2>\n<table>\n<tr><th>reader lag</th><th>mean</th><th>mean (time)</th><th>max</th>")
             .append("<th>max (time)</th></tr>\n");
         h.append(String.format(Locale.ROOT, "<tr><td>tail readers</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td></tr>%n",

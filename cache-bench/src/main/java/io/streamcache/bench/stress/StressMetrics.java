@@ -72,6 +72,8 @@ final class StressMetrics {
     final LongAdder truncatedBytes = new LongAdder();
     /** Times a reader found its position truncated and skipped to the segment's new start. */
     final LongAdder truncatedSkips = new LongAdder();
+    /** Readers registered with the reader-aware policy (one per reader and segment it read); 0 with another policy. */
+    final LongAdder readerRegistrations = new LongAdder();
 
     /** Forgets the prefill: latencies, bytes and read counters start again from zero; the sampler thread, before readers start. */
     void resetAfterPrefill() {
