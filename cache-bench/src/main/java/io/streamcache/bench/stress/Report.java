@@ -111,6 +111,9 @@ final class Report {
         out.printf(Locale.ROOT, "cache: utilization %.1f%%, hit ratio %.1f%% (%,d hits, %,d reads through the log, %s from the log), "
                 + "%,d evictions (%s)%n", cacheStats.utilization() * 100, metrics.hitRatio() * 100, metrics.cacheHits.sum(),
             metrics.cacheMisses.sum(), formatBytes(metrics.logBytes.sum()), managerStats.evictions(), formatBytes(managerStats.evictedBytes()));
+        out.printf(Locale.ROOT, "reads through the log: tail %,d of %,d, catch-up %,d of %,d (%.1f%%)%n", metrics.tailRead.throughLog.sum(),
+            metrics.tailRead.total.getTotalCount(), metrics.catchupRead.throughLog.sum(), metrics.catchupRead.total.getTotalCount(),
+            100.0 * metrics.catchupRead.throughLog.sum() / Math.max(1, metrics.catchupRead.total.getTotalCount()));
         out.println("eviction policy: " + policyStats.describe());
         out.printf(Locale.ROOT, "reader lag: tail %s (%s) mean, %s max; catch-up %s (%s) mean, %s max%n",
             formatBytes((long) meanOf(Sample::tailLagBytes)), formatSeconds(meanOf(Sample::tailLagSeconds)),
@@ -254,6 +257,9 @@ final class Report {
             final boolean any = h.getTotalCount() > 0;
             j.append("    \"").append(key(ops[i].name)).append("\": {");
             field(j, "count", h.getTotalCount()).append(", ");
+            if (ops[i] != metrics.append) {
+                field(j, "readsThroughLog", ops[i].throughLog.sum()).append(", ");
+            }
             field(j, "avg", any ? h.getMean() / 1e3 : 0).append(", ");
             for (final double p : PERCENTILES) {
                 field(j, "p" + (p == Math.rint(p) ? String.valueOf((long) p) : String.valueOf(p)), any ? h.getValueAtPercentile(p) / 1e3 : 0)

@@ -24,6 +24,8 @@ final class StressMetrics {
         /** Owned by the sampler thread. */
         final Histogram total = new Histogram(MAX_LATENCY_NANOS, 3);
         final LongAdder bytes = new LongAdder();
+        /** Reads of this kind that missed the cache and went through the log (reads only). */
+        final LongAdder throughLog = new LongAdder();
         private Histogram recycled;
 
         Op(final String name) {
@@ -41,6 +43,7 @@ final class StressMetrics {
             recorder.reset();
             total.reset();
             bytes.reset();
+            throughLog.reset();
         }
 
         /** The histogram of what was recorded since the last call, also added to the total; sampler thread only. */

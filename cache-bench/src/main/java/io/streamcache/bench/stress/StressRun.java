@@ -162,6 +162,7 @@ final class StressRun {
         if (result.status() == ReadStatus.NOT_CACHED && result.length() == 0) {
             result.release();
             metrics.cacheMisses.increment();
+            op.throughLog.increment();
             result = store.readThrough(segment.name, offset, maxLength).get(READ_THROUGH_TIMEOUT_SECONDS, TimeUnit.SECONDS);
             metrics.logBytes.add(result.length());
         } else if (result.length() > 0) {

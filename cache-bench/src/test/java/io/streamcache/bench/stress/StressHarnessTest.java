@@ -180,6 +180,7 @@ class StressHarnessTest {
         assertTrue(text.contains("verification: PASSED"), text);
         assertTrue(text.contains(" policy=" + policy + " "), "the progress header names the policy: " + text);
         assertTrue(text.contains("eviction policy: " + policy), text);
+        assertTrue(text.contains("reads through the log: tail "), text);
         final String summary = Files.readString(out.resolve("summary.json"));
         assertTrue(summary.contains("\"passed\": true"), summary);
         assertTrue(summary.contains("\"policy\": \"" + policy + "\""), "config.policy in " + summary);
