@@ -2,6 +2,7 @@ package io.streamcache.bench.stress;
 
 import io.streamcache.segmentstore.ReadResult;
 import io.streamcache.segmentstore.SegmentTruncatedException;
+import io.streamcache.segmentstore.eviction.ReaderAwarePolicy;
 
 import java.util.SplittableRandom;
 
@@ -11,6 +12,10 @@ import java.util.SplittableRandom;
  * evicted bytes once the cache has filled, read through the log), verifying every byte, then
  * picks another. If the retention thread truncates the segment under it, it skips to the new
  * start. Publishes its segment and position for the sampler's lag measure ({@link #lagBytes()}).
+ *
+ * <p>With {@code --policy reader-aware} each pass registers a policy reader for its segment at
+ * the offset it starts from, moves it to the end of every read (and of every truncation skip)
+ * and closes it when the pass ends, before the next segment is picked.
  */
 final class CatchUpReader implements Runnable {
     /** Most bytes one catch-up read asks for. */
@@ -55,23 +60,33 @@ final class CatchUpReader implements Runnable {
                 }
                 position = segment.truncatedTo;
                 current = segment;
-                while (position < end && !run.stopping()) {
-                    final int wanted = (int) Math.min(MAX_READ_LENGTH, end - position);
-                    try (ReadResult result = run.fetch(segment, position, wanted, run.metrics.catchupRead)) {
-                        if (result.length() == 0) {
-                            break;
+                final ReaderAwarePolicy.Reader registered = run.register(segment, position);
+                try {
+                    while (position < end && !run.stopping()) {
+                        final int wanted = (int) Math.min(MAX_READ_LENGTH, end - position);
+                        try (ReadResult result = run.fetch(segment, position, wanted, run.metrics.catchupRead)) {
+                            if (result.length() == 0) {
+                                break;
+                            }
+                            if (!run.verify(segment, result, reader)) {
+                                return;
+                            }
+                            position = result.nextOffset();
+                        } catch (final Exception e) {
+                            final SegmentTruncatedException truncated = StressRun.truncation(e);
+                            if (truncated == null) {
+                                throw e;
+                            }
+                            position = Math.max(position, truncated.startOffset());
+                            run.metrics.truncatedSkips.increment();
                         }
-                        if (!run.verify(segment, result, reader)) {
-                            return;
+                        if (registered != null) {
+                            registered.position(position);
                         }
-                        position = result.nextOffset();
-                    } catch (final Exception e) {
-                        final SegmentTruncatedException truncated = StressRun.truncation(e);
-                        if (truncated == null) {
-                            throw e;
-                        }
-                        position = Math.max(position, truncated.startOffset());
-                        run.metrics.truncatedSkips.increment();
+                    }
+                } finally {
+                    if (registered != null) {
+                        registered.close();
                     }
                 }
                 current = null;

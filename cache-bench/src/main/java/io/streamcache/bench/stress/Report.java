@@ -36,9 +36,11 @@ final class Report {
     private final CacheManagerStats managerStats;
     private final boolean readersConfigured;
     private final Footprint footprint;
+    private final PolicyStats policyStats;
 
     Report(final StressConfig config, final Instant startedAt, final double seconds, final boolean interrupted, final StressRun run,
-           final List<Sample> samples, final CacheStats cacheStats, final CacheManagerStats managerStats, final Footprint footprint) {
+           final List<Sample> samples, final CacheStats cacheStats, final CacheManagerStats managerStats, final Footprint footprint,
+           final PolicyStats policyStats) {
         this.config = config;
         this.startedAt = startedAt;
         this.seconds = Math.max(seconds, 1e-9);
@@ -51,6 +53,7 @@ final class Report {
         this.managerStats = managerStats;
         this.readersConfigured = config.tailReaders + config.catchupReaders > 0;
         this.footprint = footprint;
+        this.policyStats = policyStats;
     }
 
     /** @return the mean of {@code value} over the samples, 0 without samples. */
@@ -108,6 +111,10 @@ final class Report {
         out.printf(Locale.ROOT, "cache: utilization %.1f%%, hit ratio %.1f%% (%,d hits, %,d reads through the log, %s from the log), "
                 + "%,d evictions (%s)%n", cacheStats.utilization() * 100, metrics.hitRatio() * 100, metrics.cacheHits.sum(),
             metrics.cacheMisses.sum(), formatBytes(metrics.logBytes.sum()), managerStats.evictions(), formatBytes(managerStats.evictedBytes()));
+        out.printf(Locale.ROOT, "reads through the log: tail %,d of %,d, catch-up %,d of %,d (%.1f%%)%n", metrics.tailRead.throughLog.sum(),
+            metrics.tailRead.total.getTotalCount(), metrics.catchupRead.throughLog.sum(), metrics.catchupRead.total.getTotalCount(),
+            100.0 * metrics.catchupRead.throughLog.sum() / Math.max(1, metrics.catchupRead.total.getTotalCount()));
+        out.println("eviction policy: " + policyStats.describe());
         out.printf(Locale.ROOT, "reader lag: tail %s (%s) mean, %s max; catch-up %s (%s) mean, %s max%n",
             formatBytes((long) meanOf(Sample::tailLagBytes)), formatSeconds(meanOf(Sample::tailLagSeconds)),
             formatBytes((long) maxOf(Sample::tailLagMaxBytes)), formatBytes((long) meanOf(Sample::catchupLagBytes)),
@@ -182,6 +189,7 @@ final class Report {
         field(j, "catchupReaders", config.catchupReaders).append(", ");
         field(j, "cacheSize", config.cacheSize).append(", ");
         field(j, "durability", config.durability.flag()).append(", ");
+        field(j, "policy", config.policy.flag()).append(", ");
         field(j, "seed", config.seed).append(", ");
         field(j, "retention", config.retention).append(", ");
         field(j, "prefill", config.prefill).append(", ");
@@ -214,6 +222,13 @@ final class Report {
         field(j, "evictions", managerStats.evictions()).append(", ");
         field(j, "evictedBytes", managerStats.evictedBytes()).append(", ");
         field(j, "fullFailures", cacheStats.fullFailures()).append("},\n");
+        j.append("  \"policy\": {");
+        field(j, "name", policyStats.policy().flag()).append(", ");
+        field(j, "readerRegistrations", policyStats.readerRegistrations()).append(", ");
+        field(j, "registeredReadersMax", policyStats.registeredReadersMax()).append(", ");
+        field(j, "registeredReadersAtEnd", policyStats.registeredReadersAtEnd()).append(", ");
+        field(j, "hitmapApplied", policyStats.hitmapApplied()).append(", ");
+        field(j, "hitmapDrops", policyStats.hitmapDrops()).append("},\n");
         j.append("  \"readerLag\": {");
         field(j, "tailMeanBytes", (long) meanOf(Sample::tailLagBytes)).append(", ");
         field(j, "tailMaxBytes", (long) maxOf(Sample::tailLagMaxBytes)).append(", ");
@@ -242,6 +257,9 @@ final class Report {
             final boolean any = h.getTotalCount() > 0;
             j.append("    \"").append(key(ops[i].name)).append("\": {");
             field(j, "count", h.getTotalCount()).append(", ");
+            if (ops[i] != metrics.append) {
+                field(j, "readsThroughLog", ops[i].throughLog.sum()).append(", ");
+            }
             field(j, "avg", any ? h.getMean() / 1e3 : 0).append(", ");
             for (final double p : PERCENTILES) {
                 field(j, "p" + (p == Math.rint(p) ? String.valueOf((long) p) : String.valueOf(p)), any ? h.getValueAtPercentile(p) / 1e3 : 0)
@@ -384,6 +402,7 @@ final class Report {
                 + "%,d through the log, %s read from the log), %,d evictions (%s).</p>%n", html(formatBytes(cacheStats.capacity())),
             cacheStats.utilization() * 100, metrics.hitRatio() * 100, metrics.cacheHits.sum(), metrics.cacheMisses.sum(),
             html(formatBytes(metrics.logBytes.sum())), managerStats.evictions(), html(formatBytes(managerStats.evictedBytes()))));
+        h.append("<p>Eviction policy: ").append(html(policyStats.describe())).append(".</p>\n");
         h.append("<h2>Reader lag, log and memory</h2>\n<table>\n<tr><th>reader lag</th><th>mean</th><th>mean (time)</th><th>max</th>")
             .append("<th>max (time)</th></tr>\n");
         h.append(String.format(Locale.ROOT, "<tr><td>tail readers</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td></tr>%n",

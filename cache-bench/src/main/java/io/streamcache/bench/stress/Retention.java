@@ -14,6 +14,11 @@ import java.util.concurrent.TimeUnit;
  * <p>A segment is truncated only once it holds {@link #step} bytes more than it keeps, so the
  * number of truncations (log records) stays proportional to the bytes appended, not to the time
  * or the number of segments.
+ *
+ * <p>With {@code --policy reader-aware} a truncation needs nothing from this thread: a
+ * registered reader's position has one writer, its reader, which moves it to the new start when
+ * its next read finds the bytes truncated. The run deletes no segment, so nothing calls the
+ * policy's {@code forget}.
  */
 final class Retention implements Runnable {
     /** Smallest truncation step: below it a truncation (a log record, a force) costs more than the bytes it frees. */

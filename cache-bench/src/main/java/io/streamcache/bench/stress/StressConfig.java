@@ -50,6 +50,35 @@ public final class StressConfig {
         }
     }
 
+    /** Eviction policies of the store's cache manager, by flag value. */
+    public enum Policy {
+        /** The cache manager's default: oldest generation first ({@code GenerationPolicy}). */
+        GENERATIONS("generations"),
+        /** {@code ReaderAwarePolicy}: the harness's readers register their positions with it. */
+        READER_AWARE("reader-aware"),
+        /** {@code HitmapPolicy}, sized for the cache, with its updater thread running for the run. */
+        HITMAP("hitmap");
+
+        private final String flag;
+
+        Policy(final String flag) {
+            this.flag = flag;
+        }
+
+        public String flag() {
+            return flag;
+        }
+
+        static Policy parse(final String value) {
+            for (final Policy p : values()) {
+                if (p.flag.equals(value)) {
+                    return p;
+                }
+            }
+            throw new IllegalArgumentException("--policy=" + value + " must be one of generations, reader-aware, hitmap");
+        }
+    }
+
     static final String USAGE = String.join(System.lineSeparator(),
         "usage: streamcache-bench.jar stress [flags]",
         "",
@@ -66,6 +95,9 @@ public final class StressConfig {
         "  --catchup-readers N  readers reading segments from the start, behind the tail (default 1)",
         "  --cache-size S       cache capacity: 256m, 1g, or bytes (default 256m)",
         "  --durability P       every-batch | interval | never (default every-batch)",
+        "  --policy P           eviction policy of the cache manager: generations | reader-aware | hitmap",
+        "                       (default generations); with reader-aware every tail and catch-up reader",
+        "                       registers its position in each segment it reads",
         "  --dir PATH           log directory (default: a temporary directory, deleted at the end)",
         "  --out PATH           results folder (default ./stress-results/<timestamp>)",
         "  --seed N             seed of the record contents (default 1)",
@@ -90,6 +122,7 @@ public final class StressConfig {
     final int catchupReaders;
     final long cacheSize;
     final Durability durability;
+    final Policy policy;
     final Path dir;
     final Path out;
     final long seed;
@@ -111,6 +144,7 @@ public final class StressConfig {
         this.catchupReaders = b.catchupReaders;
         this.cacheSize = b.cacheSize;
         this.durability = b.durability;
+        this.policy = b.policy;
         this.dir = b.dir;
         this.out = b.out;
         this.seed = b.seed;
@@ -165,6 +199,7 @@ public final class StressConfig {
                 case "catchup-readers": b.catchupReaders = parseInt(name, value, 0, 1024); break;
                 case "cache-size": b.cacheSize = parseSize(name, value, 4L << 20, 1L << 40); break;
                 case "durability": b.durability = Durability.parse(value); break;
+                case "policy": b.policy = Policy.parse(value); break;
                 case "dir": b.dir = Path.of(value); break;
                 case "out": b.out = Path.of(value); break;
                 case "seed": b.seed = parseLong(name, value, Long.MIN_VALUE, Long.MAX_VALUE); break;
@@ -293,7 +328,8 @@ public final class StressConfig {
             + " writeSize=" + (minWriteSize == maxWriteSize ? String.valueOf(minWriteSize) : minWriteSize + "-" + maxWriteSize)
             + (duration != null ? " duration=" + duration.toMillis() + "ms" : " ops=" + ops)
             + " tailReaders=" + tailReaders + " catchupReaders=" + catchupReaders + " cacheSize=" + cacheSize
-            + " durability=" + durability.flag() + " dir=" + (dir == null ? "<temp>" : dir) + " out=" + out + " seed=" + seed
+            + " durability=" + durability.flag() + " policy=" + policy.flag()
+            + " dir=" + (dir == null ? "<temp>" : dir) + " out=" + out + " seed=" + seed
             + " retention=" + (retention == 0 ? "off" : String.valueOf(retention)) + " prefill=" + (prefill ? "full" : "off")
             + " logFileSize=" + logFileSize;
     }
@@ -310,6 +346,7 @@ public final class StressConfig {
         int catchupReaders = 1;
         long cacheSize = CACHE_SIZE_DEFAULT;
         Durability durability = Durability.EVERY_BATCH;
+        Policy policy = Policy.GENERATIONS;
         Path dir;
         Path out;
         long seed = 1;

@@ -5,6 +5,8 @@ import io.streamcache.core.cache.CacheStats;
 import io.streamcache.segmentstore.SegmentStore;
 import io.streamcache.segmentstore.eviction.CacheManager;
 import io.streamcache.segmentstore.eviction.CacheManagerStats;
+import io.streamcache.segmentstore.eviction.HitmapPolicy;
+import io.streamcache.segmentstore.eviction.ReaderAwarePolicy;
 import io.streamcache.segmentstore.log.DurabilityPolicy;
 import io.streamcache.segmentstore.log.LogConfig;
 import org.HdrHistogram.Histogram;
@@ -70,6 +72,8 @@ public final class StressHarness {
     /** Interval of the {@code interval} durability policy. */
     static final Duration INTERVAL_POLICY_PERIOD = Duration.ofMillis(100);
     private static final long TICK_NANOS = TimeUnit.SECONDS.toNanos(1);
+    /** How long the Hitmap updater parks when its queue is empty: short against the 64 Ki uses the queue holds. */
+    private static final long HITMAP_UPDATER_IDLE_NANOS = TimeUnit.MICROSECONDS.toNanos(200);
     private static final double MB = 1e6;
     /** A prefill ends this far below the manager's target utilization (which it hovers under once evicting). */
     static final double PREFILL_SLACK = 0.02;
@@ -158,9 +162,18 @@ public final class StressHarness {
             final CacheStats cacheStats;
             final CacheManagerStats managerStats;
             final Footprint footprint;
-            try (SegmentStore store = SegmentStore.builder(cache)
+            final PolicyStats policyStats;
+            final ReaderAwarePolicy readerAware = config.policy == StressConfig.Policy.READER_AWARE ? new ReaderAwarePolicy() : null;
+            final HitmapPolicy hitmap = config.policy == StressConfig.Policy.HITMAP ? hitmap(cache) : null;
+            final CacheManager.Builder manager = CacheManager.builder(cache).name("stress").registerMBean(false);
+            if (readerAware != null) {
+                manager.policy(readerAware);
+            } else if (hitmap != null) {
+                manager.policy(hitmap);
+            }
+            try (hitmap; SegmentStore store = SegmentStore.builder(cache)
                 .name("stress")
-                .cacheManager(CacheManager.builder(cache).name("stress").registerMBean(false))
+                .cacheManager(manager)
                 .log(LogConfig.builder(dir).durability(policy(config.durability)).fileLength(config.logFileSize).name("stress").build())
                 .build()) {
                 if (config.maxWriteSize > store.logWriter().maxAppendLength()) {
@@ -168,7 +181,7 @@ public final class StressHarness {
                         + store.logWriter().maxAppendLength());
                     return 2;
                 }
-                run = new StressRun(config, store, expected);
+                run = new StressRun(config, store, expected, readerAware);
                 for (final StressRun.SegmentState segment : run.segments) {
                     store.create(segment.name);
                 }
@@ -242,6 +255,8 @@ public final class StressHarness {
                 joinAll(producers, 90);
                 joinAll(readers, StressRun.READ_THROUGH_TIMEOUT_SECONDS + 5);
                 final long end = System.nanoTime();
+                policyStats = new PolicyStats(config.policy, run.metrics.readerRegistrations.sum(), gauges.registeredReadersMax,
+                    run.registeredReaders(), hitmap == null ? 0 : hitmap.applied(), hitmap == null ? 0 : hitmap.drops());
                 final Sample last = sample(run, cache, gauges, startNanos, lastTick, end, lastAppendBytes, lastReadBytes);
                 if (end - lastTick >= TICK_NANOS / 5) {
                     samples.add(last);
@@ -255,7 +270,7 @@ public final class StressHarness {
                 footprint = new Footprint(disk, Math.max(disk, gauges.diskBytesMax), store.logDirectory().filesDeleted(), heap,
                     atEnd.storedBytes(), atEnd.usedBytes());
                 report = new Report(config, startedAt, (end - startNanos) / 1e9, interrupted[0], run, samples, cacheStats, managerStats,
-                    footprint);
+                    footprint, policyStats);
             }
         } catch (final RuntimeException e) {
             out.println("stress: FAILED: " + e);
@@ -273,6 +288,18 @@ public final class StressHarness {
             return 1;
         }
         return report.passed() ? 0 : 1;
+    }
+
+    /**
+     * The Hitmap policy of a {@code --policy hitmap} run, sized for the cache's blocks, with its
+     * updater thread started: without it the queued uses are applied only when a pass begins,
+     * and a second of reads can overflow the queue (uses dropped). Closing the policy stops it,
+     * after the store (and its cache manager) closed.
+     */
+    static HitmapPolicy hitmap(final BlockCache cache) {
+        final HitmapPolicy policy = HitmapPolicy.forEntries(Math.max(1, cache.capacity() / cache.blockLength()));
+        policy.startUpdater("stress-hitmap-updater", HITMAP_UPDATER_IDLE_NANOS);
+        return policy;
     }
 
     static DurabilityPolicy policy(final StressConfig.Durability durability) {
@@ -328,6 +355,8 @@ public final class StressHarness {
         private final List<CatchUpReader> catchups;
         private final Path dir;
         long diskBytesMax;
+        /** The most readers registered with the reader-aware policy at a sample; 0 with another policy. */
+        long registeredReadersMax;
 
         Gauges(final StressRun run, final List<CatchUpReader> catchups, final Path dir) {
             this.run = run;
@@ -368,6 +397,13 @@ public final class StressHarness {
             return new long[] {count == 0 ? 0 : sum / count, max};
         }
 
+        /** @return the readers registered with the reader-aware policy now (0 with another policy); tracks the most seen. */
+        int registeredReaders() {
+            final int count = run.registeredReaders();
+            registeredReadersMax = Math.max(registeredReadersMax, count);
+            return count;
+        }
+
         long diskBytes() {
             final long bytes = StressHarness.diskBytes(dir);
             diskBytesMax = Math.max(diskBytesMax, bytes);
@@ -387,6 +423,7 @@ public final class StressHarness {
         final double appendBytesPerSec = (appendBytes - lastAppendBytes) / seconds;
         final long[] tailLag = gauges.tailLag();
         final long[] catchupLag = gauges.catchupLag();
+        gauges.registeredReaders();
         return new Sample(
             (to - startNanos) / 1e9,
             append.getTotalCount() / seconds,

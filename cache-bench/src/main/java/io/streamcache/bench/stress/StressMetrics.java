@@ -24,6 +24,8 @@ final class StressMetrics {
         /** Owned by the sampler thread. */
         final Histogram total = new Histogram(MAX_LATENCY_NANOS, 3);
         final LongAdder bytes = new LongAdder();
+        /** Reads of this kind that missed the cache and went through the log (reads only). */
+        final LongAdder throughLog = new LongAdder();
         private Histogram recycled;
 
         Op(final String name) {
@@ -41,6 +43,7 @@ final class StressMetrics {
             recorder.reset();
             total.reset();
             bytes.reset();
+            throughLog.reset();
         }
 
         /** The histogram of what was recorded since the last call, also added to the total; sampler thread only. */
@@ -72,6 +75,8 @@ final class StressMetrics {
     final LongAdder truncatedBytes = new LongAdder();
     /** Times a reader found its position truncated and skipped to the segment's new start. */
     final LongAdder truncatedSkips = new LongAdder();
+    /** Readers registered with the reader-aware policy (one per reader and segment it read); 0 with another policy. */
+    final LongAdder readerRegistrations = new LongAdder();
 
     /** Forgets the prefill: latencies, bytes and read counters start again from zero; the sampler thread, before readers start. */
     void resetAfterPrefill() {

@@ -5,6 +5,7 @@ import io.streamcache.segmentstore.ReadResult;
 import io.streamcache.segmentstore.ReadStatus;
 import io.streamcache.segmentstore.SegmentStore;
 import io.streamcache.segmentstore.SegmentTruncatedException;
+import io.streamcache.segmentstore.eviction.ReaderAwarePolicy;
 
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -61,6 +62,8 @@ final class StressRun {
     final SegmentState[] segments;
     /** What readers check against; the producers always write {@link SegmentContent#SPLITMIX}. */
     final SegmentContent expected;
+    /** The store's policy when it is {@code --policy reader-aware}, which the readers register with; null otherwise. */
+    final ReaderAwarePolicy readerAware;
     final AtomicBoolean stopping = new AtomicBoolean();
     /**
      * Whether appends started now are measured (recorded and counted against {@code --ops});
@@ -72,15 +75,45 @@ final class StressRun {
     final AtomicReference<String> firstMismatch = new AtomicReference<>();
     final AtomicReference<Throwable> firstError = new AtomicReference<>();
 
-    StressRun(final StressConfig config, final SegmentStore store, final SegmentContent expected) {
+    StressRun(final StressConfig config, final SegmentStore store, final SegmentContent expected, final ReaderAwarePolicy readerAware) {
         this.config = config;
         this.store = store;
         this.expected = expected;
+        this.readerAware = readerAware;
         this.remainingOps = new AtomicLong(config.ops > 0 ? config.ops : Long.MAX_VALUE);
         this.segments = new SegmentState[config.segments];
         for (int i = 0; i < segments.length; i++) {
             segments[i] = new SegmentState(i, "stress-" + i, SegmentContent.segmentSeed(config.seed, i));
         }
+    }
+
+    /**
+     * Registers a reader of {@code segment} whose next byte is {@code position} with the
+     * reader-aware policy (not on the data path: it allocates); the caller moves it with
+     * {@link ReaderAwarePolicy.Reader#position(long)} as it reads and closes it when it stops
+     * reading the segment.
+     *
+     * @return the registration, or null when the run uses another policy.
+     */
+    ReaderAwarePolicy.Reader register(final SegmentState segment, final long position) {
+        if (readerAware == null) {
+            return null;
+        }
+        final ReaderAwarePolicy.Reader reader = readerAware.register(segment.name, position);
+        metrics.readerRegistrations.increment();
+        return reader;
+    }
+
+    /** @return the readers registered with the reader-aware policy now, over all segments; 0 with another policy. */
+    int registeredReaders() {
+        if (readerAware == null) {
+            return 0;
+        }
+        int count = 0;
+        for (final SegmentState segment : segments) {
+            count += readerAware.readerCount(segment.name);
+        }
+        return count;
     }
 
     boolean stopping() {
@@ -129,6 +162,7 @@ final class StressRun {
         if (result.status() == ReadStatus.NOT_CACHED && result.length() == 0) {
             result.release();
             metrics.cacheMisses.increment();
+            op.throughLog.increment();
             result = store.readThrough(segment.name, offset, maxLength).get(READ_THROUGH_TIMEOUT_SECONDS, TimeUnit.SECONDS);
             metrics.logBytes.add(result.length());
         } else if (result.length() > 0) {

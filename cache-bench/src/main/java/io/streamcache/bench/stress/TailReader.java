@@ -3,6 +3,7 @@ package io.streamcache.bench.stress;
 import io.streamcache.segmentstore.ReadResult;
 import io.streamcache.segmentstore.ReadStatus;
 import io.streamcache.segmentstore.SegmentTruncatedException;
+import io.streamcache.segmentstore.eviction.ReaderAwarePolicy;
 
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
@@ -19,6 +20,10 @@ import java.util.concurrent.TimeUnit;
  * segment publishes its position in {@link StressRun.SegmentState#tailPosition}: the retention
  * thread never truncates past it and the sampler measures the reader's lag from it. A reader
  * whose position was truncated anyway (a second reader of a segment) skips to the new start.
+ *
+ * <p>With {@code --policy reader-aware} the reader registers one policy reader per segment it
+ * follows, at the position it starts from, moves it to the end of every read (and of every
+ * truncation skip), and closes them all when it stops.
  */
 final class TailReader implements Runnable {
     /** Most bytes one tail read asks for. */
@@ -30,6 +35,8 @@ final class TailReader implements Runnable {
     private final int id;
     private final StressRun.SegmentState[] followed;
     private final long[] positions;
+    /** The reader-aware policy's handle of each followed segment while running; null elements with another policy. */
+    private final ReaderAwarePolicy.Reader[] registered;
     /** Whether this reader is the first follower of the segment, which publishes its position. */
     private final boolean first;
 
@@ -50,6 +57,7 @@ final class TailReader implements Runnable {
             first = true;
         }
         positions = new long[followed.length];
+        registered = new ReaderAwarePolicy.Reader[followed.length];
         for (int i = 0; i < followed.length; i++) {
             positions[i] = Math.max(followed[i].appendedEnd, followed[i].truncatedTo);
             publish(i);
@@ -62,11 +70,24 @@ final class TailReader implements Runnable {
         }
     }
 
+    /** Moves the reader of followed segment {@code i} to {@code next}: publishes it and tells the policy (allocation-free). */
+    private void moveTo(final int i, final long next) {
+        positions[i] = next;
+        publish(i);
+        final ReaderAwarePolicy.Reader reader = registered[i];
+        if (reader != null) {
+            reader.position(next);
+        }
+    }
+
     @Override
     public void run() {
         final String reader = "tail-" + id;
         int waitAt = 0;
         try {
+            for (int i = 0; i < followed.length; i++) {
+                registered[i] = run.register(followed[i], positions[i]);
+            }
             while (!run.stopping()) {
                 boolean progressed = false;
                 for (int i = 0; i < followed.length && !run.stopping(); i++) {
@@ -75,8 +96,7 @@ final class TailReader implements Runnable {
                             if (!run.verify(followed[i], result, reader)) {
                                 return;
                             }
-                            positions[i] = result.nextOffset();
-                            publish(i);
+                            moveTo(i, result.nextOffset());
                             progressed = true;
                         }
                     } catch (final Exception e) {
@@ -96,8 +116,7 @@ final class TailReader implements Runnable {
                             if (!run.verify(segment, result, reader)) {
                                 return;
                             }
-                            positions[waitAt] = result.nextOffset();
-                            publish(waitAt);
+                            moveTo(waitAt, result.nextOffset());
                         }
                     } catch (final Exception e) {
                         skipIfTruncated(waitAt, e);
@@ -110,6 +129,12 @@ final class TailReader implements Runnable {
             if (!run.stopping()) {
                 run.fail("tail reader " + id, e);
             }
+        } finally {
+            for (final ReaderAwarePolicy.Reader handle : registered) {
+                if (handle != null) {
+                    handle.close();
+                }
+            }
         }
     }
 
@@ -119,8 +144,7 @@ final class TailReader implements Runnable {
         if (truncated == null) {
             throw e;
         }
-        positions[i] = Math.max(positions[i], truncated.startOffset());
-        publish(i);
+        moveTo(i, Math.max(positions[i], truncated.startOffset()));
         run.metrics.truncatedSkips.increment();
     }
 }

@@ -19,6 +19,7 @@ class StressConfigTest {
         assertEquals(StressConfig.DURATION_DEFAULT, config.duration);
         assertEquals(StressConfig.CACHE_SIZE_DEFAULT, config.cacheSize);
         assertEquals(StressConfig.Durability.EVERY_BATCH, config.durability);
+        assertEquals(StressConfig.Policy.GENERATIONS, config.policy);
         assertNull(config.dir);
         assertTrue(config.out.startsWith(Path.of("stress-results")));
     }
@@ -94,5 +95,25 @@ class StressConfigTest {
             .getMessage().startsWith("--log-file-size=1m"));
         assertTrue(assertThrows(IllegalArgumentException.class, () -> StressConfig.parse(new String[] {"--log-file-size", "5000001"}))
             .getMessage().contains("multiple of 4096"));
+    }
+
+    @Test
+    void shouldParseThePolicy() {
+        assertEquals(StressConfig.Policy.GENERATIONS, StressConfig.parse(new String[] {"--policy", "generations"}).policy);
+        assertEquals(StressConfig.Policy.READER_AWARE, StressConfig.parse(new String[] {"--policy", "reader-aware"}).policy);
+        assertEquals(StressConfig.Policy.HITMAP, StressConfig.parse(new String[] {"--policy=hitmap"}).policy);
+        assertTrue(StressConfig.parse(new String[] {"--policy", "reader-aware"}).toString().contains(" policy=reader-aware "));
+        assertTrue(StressConfig.USAGE.contains("--policy P"), StressConfig.USAGE);
+    }
+
+    @Test
+    void shouldRejectAnUnknownPolicy() {
+        final IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+            () -> StressConfig.parse(new String[] {"--policy", "lru"}));
+        assertEquals("--policy=lru must be one of generations, reader-aware, hitmap", e.getMessage());
+        assertEquals("--policy needs a value (see --help)",
+            assertThrows(IllegalArgumentException.class, () -> StressConfig.parse(new String[] {"--policy"})).getMessage());
+        // Flag values are exact, as for --durability.
+        assertThrows(IllegalArgumentException.class, () -> StressConfig.parse(new String[] {"--policy", "Reader-Aware"}));
     }
 }

@@ -164,4 +164,58 @@ class StressHarnessTest {
         assertEquals(0, new StressHarness().execute(new String[] {"--help"}, new PrintStream(console, true, StandardCharsets.UTF_8), false));
         assertTrue(console.toString(StandardCharsets.UTF_8).contains("--catchup-readers"));
     }
+
+    /** Runs {@link #smallRun} for 3 s with {@code --policy policy}; asserts it verified and returns summary.json. */
+    private String runWithPolicy(final String policy) throws Exception {
+        final Path out = temp.resolve("policy-" + policy);
+        final String[] base = smallRun("3s", out);
+        final String[] args = java.util.Arrays.copyOf(base, base.length + 2);
+        args[base.length] = "--policy";
+        args[base.length + 1] = policy;
+        final ByteArrayOutputStream console = new ByteArrayOutputStream();
+        final int code = new StressHarness().execute(args, new PrintStream(console, true, StandardCharsets.UTF_8), false);
+        final String text = console.toString(StandardCharsets.UTF_8);
+
+        assertEquals(0, code, text);
+        assertTrue(text.contains("verification: PASSED"), text);
+        assertTrue(text.contains(" policy=" + policy + " "), "the progress header names the policy: " + text);
+        assertTrue(text.contains("eviction policy: " + policy), text);
+        assertTrue(text.contains("reads through the log: tail "), text);
+        final String summary = Files.readString(out.resolve("summary.json"));
+        assertTrue(summary.contains("\"passed\": true"), summary);
+        assertTrue(summary.contains("\"policy\": \"" + policy + "\""), "config.policy in " + summary);
+        assertTrue(summary.contains("\"policy\": {\"name\": \"" + policy + "\""), summary);
+        assertTrue(Files.readString(out.resolve("report.html")).contains("policy=" + policy), "report.html config");
+        return summary;
+    }
+
+    @Test
+    @Timeout(value = 30, unit = TimeUnit.SECONDS)
+    void shouldRunAndVerifyWithTheGenerationPolicy() throws Exception {
+        final String summary = runWithPolicy("generations");
+        assertEquals(0, jsonLong(summary, "readerRegistrations"), summary);
+        assertEquals(0, jsonLong(summary, "registeredReadersMax"), summary);
+    }
+
+    @Test
+    @Timeout(value = 30, unit = TimeUnit.SECONDS)
+    void shouldRegisterEveryReaderWithTheReaderAwarePolicyAndCloseThemAll() throws Exception {
+        final String summary = runWithPolicy("reader-aware");
+        // 2 tail readers share the 4 segments: one registration per followed segment, plus one per catch-up pass.
+        assertTrue(jsonLong(summary, "readerRegistrations") >= 4 + 1, summary);
+        // Counted by the policy itself (readerCount over the segments) while the run went on.
+        assertTrue(jsonLong(summary, "registeredReadersMax") >= 1, summary);
+        // Every reader closed its registrations when it stopped.
+        assertEquals(0, jsonLong(summary, "registeredReadersAtEnd"), summary);
+        assertEquals(0, jsonLong(summary, "hitmapApplied"), summary);
+    }
+
+    @Test
+    @Timeout(value = 30, unit = TimeUnit.SECONDS)
+    void shouldRunAndVerifyWithTheHitmapPolicy() throws Exception {
+        final String summary = runWithPolicy("hitmap");
+        // Every read records uses; the updater (or the passes) applied them to the counters.
+        assertTrue(jsonLong(summary, "hitmapApplied") > 0, summary);
+        assertEquals(0, jsonLong(summary, "readerRegistrations"), summary);
+    }
 }
