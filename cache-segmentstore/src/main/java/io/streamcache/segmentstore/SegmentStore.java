@@ -34,6 +34,7 @@ import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ReadOnlyBufferException;
 import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
 import java.time.Duration;
 import java.util.Collections;
 import java.util.Objects;
@@ -742,9 +743,17 @@ public final class SegmentStore implements AutoCloseable {
         checkRead(offset, maxLength);
         Objects.requireNonNull(name, "name");
         final Segment segment;
-        final ReadResult first;
         try {
             segment = segment(name);
+        } catch (final CacheException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+        return readThrough(segment, offset, maxLength, false);
+    }
+
+    private CompletableFuture<ReadResult> readThrough(final Segment segment, final long offset, final int maxLength, final boolean retry) {
+        final ReadResult first;
+        try {
             first = read(segment, offset, maxLength);
         } catch (final CacheException e) {
             return CompletableFuture.failedFuture(e);
@@ -762,8 +771,26 @@ public final class SegmentStore implements AutoCloseable {
             return CompletableFuture.completedFuture(first);
         }
         first.release();
-        return historicalReader.read(segment.id, index, offset, () -> stillMissing(segment, offset))
+        final CompletableFuture<ReadResult> loaded = historicalReader.read(segment.id, index, offset, () -> stillMissing(segment, offset))
             .thenApply(range -> afterLoad(segment, range, offset, maxLength));
+        return retry ? loaded : loaded.exceptionallyCompose(failure -> afterFailedLoad(segment, offset, maxLength, failure));
+    }
+
+    /**
+     * A load that failed because a log file it read is gone was racing a truncation: the log
+     * deletes a file once truncation left it no live record, and a range (aligned down) may have
+     * located records just before the new start. Reads again, once: a read before the new start
+     * offset then fails with {@link SegmentTruncatedException}, one after it locates live records
+     * only. Any other failure is the caller's.
+     */
+    private CompletableFuture<ReadResult> afterFailedLoad(final Segment segment, final long offset, final int maxLength, final Throwable failure) {
+        final Throwable cause = failure instanceof CompletionException && failure.getCause() != null ? failure.getCause() : failure;
+        for (Throwable t = cause; t != null; t = t.getCause()) {
+            if (t instanceof NoSuchFileException) {
+                return readThrough(segment, offset, maxLength, true);
+            }
+        }
+        return CompletableFuture.failedFuture(cause);
     }
 
     /**

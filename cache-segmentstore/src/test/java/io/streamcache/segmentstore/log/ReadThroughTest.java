@@ -26,6 +26,9 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import io.streamcache.segmentstore.SegmentTruncatedException;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -293,6 +296,83 @@ class ReadThroughTest {
         final CacheConfigurationException gap = assertThrows(CacheConfigurationException.class,
             () -> SegmentStore.builder(cache).log(TestLogs.small(directory).build()).readThroughMaxGap(-1).build());
         assertTrue(gap.getMessage().contains("readThroughMaxGap=-1"), gap.getMessage());
+    }
+
+    @Test
+    void shouldFailACatchUpReadRacingRetentionOnlyWithSegmentTruncated() throws Exception {
+        // Retention truncates behind a catch-up reader while its ranges are read through the log,
+        // and the log deletes the files truncation left dead. A read whose range located records
+        // in such a file just before it was deleted used to fail with NoSuchFileException (seen
+        // in the stress harness under load); it must read again, and fail, if at all, only with
+        // SegmentTruncatedException, never with an I/O error.
+        final BlockCache cache = TestSegments.cache(256 * 1024);
+        closing.add(cache);
+        final SegmentStore store = SegmentStore.builder(cache)
+            .maxIndexEntryLength(4096)
+            .cacheManager(TestSegments.manualManager(cache))
+            .log(TestLogs.small(directory).build())
+            .readThroughRangeLength(16 * 1024)
+            .build();
+        closing.add(store);
+        store.create("s");
+        final long keep = 192 * 1024;
+        final AtomicBoolean stop = new AtomicBoolean();
+        final List<Throwable> failures = Collections.synchronizedList(new ArrayList<>());
+        final ExecutorService threads = Executors.newFixedThreadPool(2);
+        try {
+            final Future<?> writer = threads.submit(() -> {
+                long length = 0;
+                while (!stop.get()) {
+                    store.append("s", TestSegments.buffer(7, length, 4000));
+                    length += 4000;
+                    if (length > 2 * keep) {
+                        store.truncate("s", length - keep);
+                    }
+                    store.cacheManager().advanceGeneration();
+                    store.cacheManager().evictDownTo(0.0);
+                }
+                return null;
+            });
+            final Future<Long> reader = threads.submit(() -> {
+                long position = 0;
+                long read = 0;
+                while (!stop.get()) {
+                    final long start = store.info("s").startOffset();
+                    if (position < start) {
+                        position = start;
+                    }
+                    try (ReadResult result = store.readThrough("s", position, 8000).get(10, TimeUnit.SECONDS)) {
+                        if (result.length() > 0) {
+                            assertArrayEquals(TestSegments.pattern(7, position, result.length()), TestSegments.bytes(result));
+                            position += result.length();
+                            read += result.length();
+                        } else {
+                            Thread.onSpinWait();
+                        }
+                    } catch (final ExecutionException e) {
+                        if (!(e.getCause() instanceof SegmentTruncatedException)) {
+                            failures.add(e.getCause());
+                            return read;
+                        }
+                    }
+                }
+                return read;
+            });
+            final long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(3);
+            while (System.nanoTime() < until && failures.isEmpty() && !writer.isDone() && !reader.isDone()) {
+                Thread.sleep(20);
+            }
+            stop.set(true);
+            writer.get(10, TimeUnit.SECONDS);
+            final long read = reader.get(10, TimeUnit.SECONDS);
+            assertEquals(List.of(), failures);
+            assertTrue(read > 0, "the reader read");
+            assertTrue(store.historicalReader().stats().loads() > 0, "ranges were read through the log");
+            assertTrue(store.logDirectory().filesDeleted() > 0, "retention left files dead and the log deleted them");
+        } finally {
+            stop.set(true);
+            threads.shutdownNow();
+        }
     }
 
     @Test
