@@ -118,6 +118,18 @@ class ReuseModelTest {
     }
 
     @Test
+    void aSessionCoversTheDistancesAboveItsEndUpToItsStart() {
+        final ReuseModel model = new ReuseModel(10);
+        // Started one byte short of 2 blocks behind the tail, read one block: distances
+        // [BLOCK, 2 * BLOCK - 1], all in the 1-block bucket; the tail's bucket is not read.
+        model.session(2 * BLOCK - 1, BLOCK);
+        model.refresh();
+        assertEquals(0, model.coverage(BLOCK - 1), EPS);
+        assertEquals(1, model.coverage(BLOCK), EPS);
+        assertEquals(0, model.coverage(2 * BLOCK), EPS);
+    }
+
+    @Test
     void aReadLongerThanItsDistanceCoversDownToTheTail() {
         final ReuseModel model = new ReuseModel(10);
         model.session(5 * BLOCK, 100 * BLOCK);
