@@ -176,8 +176,9 @@ final class ReuseModel {
         if (!(count >= FIRST_BUCKET_COUNT)) {
             return 0;
         }
-        final int b = 1 + (int) (2 * (Math.log(count / FIRST_BUCKET_COUNT) / Math.log(2)));
-        return Math.min(RATE_BUCKETS - 1, b);
+        // Clamped in floating point: (int) of a huge count is Integer.MAX_VALUE, and 1 + that overflows.
+        final double b = 1 + 2 * (Math.log(count / FIRST_BUCKET_COUNT) / Math.log(2));
+        return (int) Math.min(RATE_BUCKETS - 1, b);
     }
 
     /** @return the quarter-octave bucket of a distance in bytes, counted in 4 KB blocks. */

@@ -234,6 +234,8 @@ class ReuseModelTest {
         assertEquals(0, ReuseModel.rateBucket(0));
         assertEquals(0, ReuseModel.rateBucket(-1));
         assertEquals(0, ReuseModel.rateBucket(Double.NaN));
+        assertEquals(ReuseModel.RATE_BUCKETS - 1, ReuseModel.rateBucket(Double.POSITIVE_INFINITY), "no overflow past the top");
+        assertEquals(ReuseModel.RATE_BUCKETS - 1, ReuseModel.rateBucket(Double.MAX_VALUE));
         assertEquals(0, ReuseModel.rateBucket(Math.nextDown(ReuseModel.FIRST_BUCKET_COUNT)));
         assertEquals(1, ReuseModel.rateBucket(ReuseModel.FIRST_BUCKET_COUNT));
         assertEquals(1, ReuseModel.rateBucket(ReuseModel.FIRST_BUCKET_COUNT * 1.4), "below half an octave up");
