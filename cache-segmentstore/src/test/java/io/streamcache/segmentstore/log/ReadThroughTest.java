@@ -59,15 +59,19 @@ class ReadThroughTest {
         }
     }
 
-    private SegmentStore store(final long cacheCapacity, final int rangeLength) {
-        final BlockCache cache = TestSegments.cache(cacheCapacity);
-        closing.add(cache);
-        final SegmentStore store = SegmentStore.builder(cache)
+    /** The store the tests read through: 4 KB index entries, a manual manager, a small log of 256 KiB files. */
+    private SegmentStore.Builder builder(final BlockCache cache, final int rangeLength) {
+        return SegmentStore.builder(cache)
             .maxIndexEntryLength(4096)
             .cacheManager(TestSegments.manualManager(cache))
             .log(TestLogs.small(directory).fileLength(256 * 1024).build())
-            .readThroughRangeLength(rangeLength)
-            .build();
+            .readThroughRangeLength(rangeLength);
+    }
+
+    private SegmentStore store(final long cacheCapacity, final int rangeLength) {
+        final BlockCache cache = TestSegments.cache(cacheCapacity);
+        closing.add(cache);
+        final SegmentStore store = builder(cache, rangeLength).build();
         closing.add(store);
         return store;
     }
@@ -158,12 +162,7 @@ class ReadThroughTest {
         final BlockCache cache = BlockCache.builder().capacity(64 * 1024).blockLength(TestSegments.BLOCK_LENGTH)
             .bufferLength(TestSegments.BUFFER_LENGTH).fullRetryTimeout(Duration.ofMillis(5)).registerMBean(false).build();
         closing.add(cache);
-        final SegmentStore store = SegmentStore.builder(cache)
-            .maxIndexEntryLength(4096)
-            .cacheManager(TestSegments.manualManager(cache))
-            .log(TestLogs.small(directory).fileLength(256 * 1024).build())
-            .readThroughRangeLength(RANGE)
-            .build();
+        final SegmentStore store = builder(cache, RANGE).build();
         closing.add(store);
         fill(store, "s");
         evictAll(store, "s");
@@ -228,12 +227,7 @@ class ReadThroughTest {
 
         final BlockCache cache = TestSegments.cache(8 << 20);
         closing.add(cache);
-        final SegmentStore recovered = SegmentStore.builder(cache)
-            .maxIndexEntryLength(4096)
-            .cacheManager(TestSegments.manualManager(cache))
-            .log(TestLogs.small(directory).fileLength(256 * 1024).build())
-            .readThroughRangeLength(RANGE)
-            .build();
+        final SegmentStore recovered = builder(cache, RANGE).build();
         closing.add(recovered);
         assertEquals(List.of(new EntryView(0, (int) LENGTH, false, 0)), TestSegments.entries(recovered, "s"),
             "a recovered segment is one placeholder too");
@@ -267,11 +261,7 @@ class ReadThroughTest {
     void shouldReadOnTheMissingCallersThreadWithNoReadingThreads() throws Exception {
         final BlockCache cache = TestSegments.cache(8 << 20);
         closing.add(cache);
-        final SegmentStore store = SegmentStore.builder(cache)
-            .maxIndexEntryLength(4096)
-            .cacheManager(TestSegments.manualManager(cache))
-            .log(TestLogs.small(directory).fileLength(256 * 1024).build())
-            .readThroughRangeLength(RANGE)
+        final SegmentStore store = builder(cache, RANGE)
             .readThroughThreads(0)
             .readThroughMaxGap(0)
             .build();
