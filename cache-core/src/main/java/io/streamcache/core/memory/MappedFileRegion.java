@@ -7,13 +7,14 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
+import java.io.RandomAccessFile;
 import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
 import java.nio.MappedByteBuffer;
 import java.nio.channels.FileChannel;
+import java.nio.file.FileStore;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
 import java.util.Objects;
 
 /**
@@ -27,10 +28,19 @@ import java.util.Objects;
  * fails the build of the cache with a {@link CacheConfigurationException}, never a later
  * {@code SIGBUS} on a page the file system cannot back. The file is deleted on close unless asked
  * otherwise. Data is kept in native byte order; the file is scratch space, not a format.
+ *
+ * <p><b>Huge pages:</b> on a {@code hugetlbfs} mount (for example
+ * {@code mount -t hugetlbfs none /mnt/huge} after {@code sysctl vm.nr_hugepages=N}) the region is
+ * backed by huge pages, which shortens the page walks of a large cache. hugetlbfs refuses
+ * {@code write(2)}, so there the file is sized with {@code ftruncate} and the shared mapping
+ * reserves its pages: too few free huge pages fail the build of the cache, naming
+ * {@code vm.nr_hugepages}. The buffer length must be a multiple of the huge page size (the
+ * default 2 MB buffers on 2 MB pages).
  */
 public final class MappedFileRegion extends BufferArrayRegion {
     private static final Logger LOG = LoggerFactory.getLogger(MappedFileRegion.class);
     private static final int ZERO_WRITE_LENGTH = 1 << 20;
+    private static final String HUGETLBFS = "hugetlbfs";
 
     /**
      * How the file is mapped.
@@ -55,20 +65,35 @@ public final class MappedFileRegion extends BufferArrayRegion {
         final int perChunk = Regions.buffersPerChunk(bufferCount, bufferLength);
         final int chunkCount = (bufferCount + perChunk - 1) / perChunk;
         this.chunks = new MappedByteBuffer[chunkCount];
+        boolean hugePages = false;
         try {
             final Path parent = path.toAbsolutePath().getParent();
             if (parent != null) {
                 Files.createDirectories(parent);
             }
-            try (FileChannel channel = FileChannel.open(path, StandardOpenOption.CREATE, StandardOpenOption.READ,
-                StandardOpenOption.WRITE, StandardOpenOption.TRUNCATE_EXISTING)) {
-                final long usable = Files.getFileStore(path).getUsableSpace();
-                if (length > usable) {
-                    throw new CacheConfigurationException("mapped-file region needs " + length + " bytes at " + path
-                        + " but its file system has " + usable + " usable: free space there, choose another path, "
-                        + "or lower the cache capacity");
+            try (RandomAccessFile file = new RandomAccessFile(path.toFile(), "rw"); FileChannel channel = file.getChannel()) {
+                file.setLength(0);
+                final FileStore store = Files.getFileStore(path);
+                hugePages = HUGETLBFS.equals(store.type());
+                if (hugePages) {
+                    // hugetlbfs refuses write(2) and reports no free space without a size= limit: the
+                    // file is sized with ftruncate, and mapping it reserves its huge pages (or fails).
+                    final long pageSize = store.getBlockSize();
+                    if (bufferLength % pageSize != 0) {
+                        throw new CacheConfigurationException("mapped-file region at " + path + " is on hugetlbfs with "
+                            + pageSize + "-byte pages: bufferLength=" + bufferLength + " must be a multiple of the huge page"
+                            + " size, so that every buffer and mapping starts on a page");
+                    }
+                    file.setLength(length);
+                } else {
+                    final long usable = store.getUsableSpace();
+                    if (length > usable) {
+                        throw new CacheConfigurationException("mapped-file region needs " + length + " bytes at " + path
+                            + " but its file system has " + usable + " usable: free space there, choose another path, "
+                            + "or lower the cache capacity");
+                    }
+                    reserve(channel, length);
                 }
-                reserve(channel, length);
                 final FileChannel.MapMode mapMode = mode == Mode.SHARED ? FileChannel.MapMode.READ_WRITE : FileChannel.MapMode.PRIVATE;
                 for (int c = 0; c < chunkCount; c++) {
                     final int inChunk = Math.min(perChunk, bufferCount - c * perChunk);
@@ -80,7 +105,9 @@ public final class MappedFileRegion extends BufferArrayRegion {
             }
         } catch (final IOException e) {
             throw releaseAfter(new CacheConfigurationException("mapped-file region at " + path + " could not be created ("
-                + e + "): check the path, its permissions and free space, or lower the cache capacity", e));
+                + e + "): " + (hugePages ? "hugetlbfs could not reserve " + length + " bytes of huge pages: raise vm.nr_hugepages"
+                + " (HugePages_Free in /proc/meminfo) or lower the cache capacity"
+                : "check the path, its permissions and free space, or lower the cache capacity"), e));
         } catch (final RuntimeException e) {
             throw releaseAfter(e);
         }
