@@ -4,6 +4,7 @@ import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.streamcache.core.cache.BlockCache;
 import io.streamcache.core.cache.CacheStats;
+import io.streamcache.core.memory.MappedFileRegion;
 import io.streamcache.segmentstore.ReadResult;
 import io.streamcache.segmentstore.SegmentStore;
 import io.streamcache.segmentstore.eviction.CacheManager;
@@ -21,6 +22,7 @@ import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.TearDown;
 import org.openjdk.jmh.annotations.Warmup;
 
+import java.nio.file.Path;
 import java.util.Locale;
 import java.util.SplittableRandom;
 import java.util.concurrent.TimeUnit;
@@ -73,8 +75,26 @@ public class ScaleBenchmark {
         @Param({"256m"})
         public String cacheSize;
 
+        /**
+         * Where the cache's memory is: {@code direct} (the default), or {@code mapped:<file>} for a
+         * shared mapped file, e.g. {@code mapped:/mnt/huge/scale} on a hugetlbfs mount to back the
+         * cache with huge pages.
+         */
+        @Param({"direct"})
+        public String region;
+
         long bytes() {
             return parseSize(cacheSize);
+        }
+
+        BlockCache.Builder builder() {
+            final BlockCache.Builder builder = BlockCache.builder().capacity(bytes()).registerMBean(false);
+            if (region.startsWith("mapped:")) {
+                builder.region(MappedFileRegion.factory(Path.of(region.substring("mapped:".length()))));
+            } else if (!region.equals("direct")) {
+                throw new IllegalArgumentException("region=" + region + " is neither direct nor mapped:<file>");
+            }
+            return builder;
         }
     }
 
@@ -89,7 +109,7 @@ public class ScaleBenchmark {
 
         @Setup(Level.Trial)
         public void open(final Size size) {
-            cache = BlockCache.builder().capacity(size.bytes()).name("scale").registerMBean(false).build();
+            cache = size.builder().name("scale").build();
             final CacheStats stats = cache.stats();
             final long blocksPerEntry = (ENTRY_LENGTH + stats.blockLength() - 1) / stats.blockLength();
             final int count = (int) (stats.blockCount() / blocksPerEntry * FILL);
@@ -144,7 +164,7 @@ public class ScaleBenchmark {
 
         @Setup(Level.Trial)
         public void open(final Size size) {
-            cache = BlockCache.builder().capacity(size.bytes()).name("scale-store").registerMBean(false).build();
+            cache = size.builder().name("scale-store").build();
             store = SegmentStore.builder(cache).name("scale")
                 .cacheManager(CacheManager.builder(cache).name("scale").registerMBean(false))
                 .build();
