@@ -4,7 +4,6 @@ import io.streamcache.core.cache.BlockCache;
 import io.streamcache.segmentstore.TestSegments.EntryView;
 import org.junit.jupiter.api.Test;
 
-import java.time.Duration;
 import java.util.List;
 import java.util.Random;
 
@@ -276,10 +275,7 @@ class PlaceholderCoalescingTest extends ManualStoreFixture {
      */
     @Test
     void shouldKeepTheIndexOfAStoreThatNeverTruncatesBoundedByWhatItCaches() {
-        // A generous retry timeout: the test's own thread runs every pass, and on a loaded machine
-        // one pass can outlast the test caches' 200 ms, failing an allocation its pass would serve.
-        final BlockCache small = BlockCache.builder().capacity(16 * TestSegments.BUFFER_LENGTH).blockLength(TestSegments.BLOCK_LENGTH)
-            .bufferLength(TestSegments.BUFFER_LENGTH).fullRetryTimeout(Duration.ofSeconds(30)).registerMBean(false).build();
+        final BlockCache small = TestSegments.cache(16 * TestSegments.BUFFER_LENGTH);
         final SegmentStore untruncated = SegmentStore.builder(small).maxIndexEntryLength(MAX_ENTRY)
             .cacheManager(TestSegments.manualManager(small).targetUtilization(0.6)).build();
         final Random random = new Random(42);

@@ -151,29 +151,35 @@ class ReaderAwarePolicyTest {
         assertThrows(IllegalArgumentException.class, () -> new ReaderAwarePolicy(-1));
     }
 
-    @Test
-    void positionUpdatesAndRecordUseShouldNotAllocate() {
+    /**
+     * Moves {@code reader} and records a use of {@code entry} a million times, once to compile the
+     * paths and once measured, and asserts that the measured calls allocated nothing (one
+     * allocation per call would be >= 16 MB; the measuring call's own few bytes are allowed).
+     */
+    private static void assertPositionAndUseAllocateNothing(final ReaderAwarePolicy policy, final ReaderAwarePolicy.Reader reader,
+                                                            final ReadIndexEntry entry) {
         final com.sun.management.ThreadMXBean threads = (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
-        final ReaderAwarePolicy policy = new ReaderAwarePolicy();
-        final ReaderAwarePolicy.Reader reader = policy.register("s", 0);
-        final ReadIndexEntry entry = new ReadIndexEntry(0, B, 1, 0);
         final int calls = 1_000_000;
         for (int i = 0; i < calls; i++) {
-            // Warm up: compile the paths first.
             reader.position(i);
-            policy.recordUse("s", entry, i);
+            policy.recordUse(reader.segment(), entry, i);
         }
         final long tid = Thread.currentThread().getId();
         final long before = threads.getThreadAllocatedBytes(tid);
         for (int i = 0; i < calls; i++) {
             reader.position(i);
-            policy.recordUse("s", entry, i);
+            policy.recordUse(reader.segment(), entry, i);
         }
         final long allocated = threads.getThreadAllocatedBytes(tid) - before;
-        // One allocation per call would be >= 16 MB; allow the measuring call's own few bytes.
         assertTrue(allocated < 4096, "allocated " + allocated + " bytes over " + calls + " calls");
         assertEquals(calls - 1, reader.position());
         assertEquals(calls - 1, entry.generation());
+    }
+
+    @Test
+    void positionUpdatesAndRecordUseShouldNotAllocate() {
+        final ReaderAwarePolicy policy = new ReaderAwarePolicy();
+        assertPositionAndUseAllocateNothing(policy, policy.register("s", 0), new ReadIndexEntry(0, B, 1, 0));
     }
 
     @Test
@@ -339,7 +345,6 @@ class ReaderAwarePolicyTest {
 
     @Test
     void positionUpdatesAndRecordUseShouldNotAllocateOnceThePolicyHasLearned() {
-        final com.sun.management.ThreadMXBean threads = (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
         final ReaderAwarePolicy policy = new ReaderAwarePolicy(0, 64);
         final Map<String, ReadIndexEntry> all = segmentsOf(16, "s");
         for (int round = 0; round < 20; round++) {
@@ -347,20 +352,7 @@ class ReaderAwarePolicyTest {
             session(policy, "s", 0, 16);
         }
         final ReaderAwarePolicy.Reader reader = policy.register("s", 0);
-        final ReadIndexEntry entry = new ReadIndexEntry(0, B, 1, 0);
-        final int calls = 1_000_000;
-        for (int i = 0; i < calls; i++) {
-            reader.position(i);
-            policy.recordUse("s", entry, i);
-        }
-        final long tid = Thread.currentThread().getId();
-        final long before = threads.getThreadAllocatedBytes(tid);
-        for (int i = 0; i < calls; i++) {
-            reader.position(i);
-            policy.recordUse("s", entry, i);
-        }
-        final long allocated = threads.getThreadAllocatedBytes(tid) - before;
-        assertTrue(allocated < 4096, "allocated " + allocated + " bytes over " + calls + " calls");
+        assertPositionAndUseAllocateNothing(policy, reader, new ReadIndexEntry(0, B, 1, 0));
         reader.close();
     }
 

@@ -175,13 +175,25 @@ class DurableSegmentStoreTest {
         assertReads(store, "s", 0, 600);
     }
 
-    @Test
-    void shouldGrowOneNotCachedGapAcrossCommitsTheCacheCannotTake() throws Exception {
+    /** A durable store over a cache of 2 buffers of 31 blocks of 256 bytes (15,872 bytes of data at most), with segment "s". */
+    private SegmentStore storeOfOneSegment() {
         final SegmentStore store = store(cache(16 * 1024), TestLogs.small(directory).build(), null);
         store.create("s");
+        return store;
+    }
+
+    /** Appends 12,000 bytes to "s" and pins them with a read: the cache has 15 blocks left. */
+    private static ReadResult pinFirst12000(final SegmentStore store) {
         store.append("s", data("s", 0, 12_000));
-        try (ReadResult pinned = store.read("s", 0, 12_000)) {
-            assertEquals(12_000, pinned.length());
+        final ReadResult pinned = store.read("s", 0, 12_000);
+        assertEquals(12_000, pinned.length());
+        return pinned;
+    }
+
+    @Test
+    void shouldGrowOneNotCachedGapAcrossCommitsTheCacheCannotTake() throws Exception {
+        final SegmentStore store = storeOfOneSegment();
+        try (ReadResult pinned = pinFirst12000(store)) {
             // Longer than the maximum entry length (4096), then one more: one placeholder for both.
             assertEquals(12_000L, store.appendAsync("s", data("s", 12_000, 8000)).get(10, TimeUnit.SECONDS));
             assertEquals(20_000L, store.appendAsync("s", data("s", 20_000, 5000)).get(10, TimeUnit.SECONDS));
@@ -199,12 +211,8 @@ class DurableSegmentStoreTest {
 
     @Test
     void shouldLeaveANotCachedGapWhenTheCacheIsFullAtCommit() throws Exception {
-        // 2 buffers of 31 blocks of 256 bytes: 15,872 bytes of data at most.
-        final SegmentStore store = store(cache(16 * 1024), TestLogs.small(directory).build(), null);
-        store.create("s");
-        store.append("s", data("s", 0, 12_000));
-        try (ReadResult pinned = store.read("s", 0, 12_000)) {
-            assertEquals(12_000, pinned.length());
+        final SegmentStore store = storeOfOneSegment();
+        try (ReadResult pinned = pinFirst12000(store)) {
             // The cache cannot take 8,000 more bytes (the first 12,000 are pinned): a gap, not a failure.
             assertEquals(12_000L, store.appendAsync("s", data("s", 12_000, 8000)).get(10, TimeUnit.SECONDS));
         }
