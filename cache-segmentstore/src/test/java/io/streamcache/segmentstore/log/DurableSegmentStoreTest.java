@@ -185,15 +185,14 @@ class DurableSegmentStoreTest {
     /** Appends 12,000 bytes to "s" and pins them with a read: the cache has 15 blocks left. */
     private static ReadResult pinFirst12000(final SegmentStore store) {
         store.append("s", data("s", 0, 12_000));
-        final ReadResult pinned = store.read("s", 0, 12_000);
-        assertEquals(12_000, pinned.length());
-        return pinned;
+        return store.read("s", 0, 12_000);
     }
 
     @Test
     void shouldGrowOneNotCachedGapAcrossCommitsTheCacheCannotTake() throws Exception {
         final SegmentStore store = storeOfOneSegment();
         try (ReadResult pinned = pinFirst12000(store)) {
+            assertEquals(12_000, pinned.length());
             // Longer than the maximum entry length (4096), then one more: one placeholder for both.
             assertEquals(12_000L, store.appendAsync("s", data("s", 12_000, 8000)).get(10, TimeUnit.SECONDS));
             assertEquals(20_000L, store.appendAsync("s", data("s", 20_000, 5000)).get(10, TimeUnit.SECONDS));
@@ -213,6 +212,7 @@ class DurableSegmentStoreTest {
     void shouldLeaveANotCachedGapWhenTheCacheIsFullAtCommit() throws Exception {
         final SegmentStore store = storeOfOneSegment();
         try (ReadResult pinned = pinFirst12000(store)) {
+            assertEquals(12_000, pinned.length());
             // The cache cannot take 8,000 more bytes (the first 12,000 are pinned): a gap, not a failure.
             assertEquals(12_000L, store.appendAsync("s", data("s", 12_000, 8000)).get(10, TimeUnit.SECONDS));
         }
