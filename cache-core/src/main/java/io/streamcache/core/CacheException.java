@@ -1,13 +1,14 @@
 package io.streamcache.core;
 
 /**
- * Root of the domain exceptions thrown by streamcache; thread-agnostic value type.
+ * The block cache's family of {@link StreamcacheException}s: the cache could not do what it was
+ * asked (full, closed, misconfigured, its metadata found broken); an immutable value, safe to
+ * pass between threads.
  *
- * <p>Programming errors (bad arguments, use after close) are reported with the JDK's
- * {@link IllegalArgumentException} / {@link IllegalStateException} family instead, so that
- * callers can tell "you called it wrong" from "the cache could not do it".
+ * <p>Bad arguments are reported with the JDK's {@link IllegalArgumentException} family instead,
+ * so that callers can tell "you called it wrong" from "the cache could not do it".
  */
-public class CacheException extends RuntimeException {
+public class CacheException extends StreamcacheException {
     private static final long serialVersionUID = 1L;
 
     public CacheException(final String message) {
@@ -26,6 +27,6 @@ public class CacheException extends RuntimeException {
      * @param writableStackTrace whether to fill in the stack trace.
      */
     protected CacheException(final String message, final boolean writableStackTrace) {
-        super(message, null, true, writableStackTrace);
+        super(message, writableStackTrace);
     }
 }

@@ -1,12 +1,13 @@
 package io.streamcache.segmentstore;
 
-import io.streamcache.core.CacheException;
+import io.streamcache.core.StreamcacheException;
 
 /**
- * Root of the exceptions a {@link SegmentStore} throws about one segment's state; an immutable
- * value, safe to pass between threads. The operation that threw left the store unchanged.
+ * The segment family of {@link StreamcacheException}s: what a {@link SegmentStore} throws about
+ * one segment's state (absent, already there, sealed, truncated, ...); an immutable value, safe
+ * to pass between threads. The operation that threw left the store unchanged.
  */
-public abstract class SegmentException extends CacheException {
+public abstract class SegmentException extends StreamcacheException {
     private static final long serialVersionUID = 1L;
 
     private final String segment;

@@ -5,7 +5,7 @@ import io.netty.buffer.Unpooled;
 import io.netty.util.IllegalReferenceCountException;
 import io.streamcache.core.CacheClosedException;
 import io.streamcache.core.CacheConfigurationException;
-import io.streamcache.core.CacheException;
+import io.streamcache.core.StreamcacheException;
 import io.streamcache.core.cache.BlockCache;
 import io.streamcache.segmentstore.eviction.CacheManager;
 import io.streamcache.segmentstore.eviction.EvictionScan;
@@ -530,7 +530,7 @@ public final class SegmentStore implements AutoCloseable {
         if (writer == null) {
             try {
                 return CompletableFuture.completedFuture(append(name, data));
-            } catch (final CacheException e) {
+            } catch (final StreamcacheException e) {
                 return CompletableFuture.failedFuture(e);
             }
         }
@@ -542,7 +542,7 @@ public final class SegmentStore implements AutoCloseable {
         final Segment segment;
         try {
             segment = segment(name);
-        } catch (final CacheException e) {
+        } catch (final StreamcacheException e) {
             return CompletableFuture.failedFuture(e);
         }
         segment.lock.lock();
@@ -565,7 +565,7 @@ public final class SegmentStore implements AutoCloseable {
             segment.inFlight++;
             segment.inFlightEpoch = epoch;
             return request;
-        } catch (final CacheException e) {
+        } catch (final StreamcacheException e) {
             return CompletableFuture.failedFuture(e);
         } finally {
             segment.lock.unlock();
@@ -745,7 +745,7 @@ public final class SegmentStore implements AutoCloseable {
         final Segment segment;
         try {
             segment = segment(name);
-        } catch (final CacheException e) {
+        } catch (final StreamcacheException e) {
             return CompletableFuture.failedFuture(e);
         }
         return readThrough(segment, offset, maxLength, false);
@@ -755,7 +755,7 @@ public final class SegmentStore implements AutoCloseable {
         final ReadResult first;
         try {
             first = read(segment, offset, maxLength);
-        } catch (final CacheException e) {
+        } catch (final StreamcacheException e) {
             return CompletableFuture.failedFuture(e);
         }
         if (first.status() != ReadStatus.NOT_CACHED || historicalReader == null) {

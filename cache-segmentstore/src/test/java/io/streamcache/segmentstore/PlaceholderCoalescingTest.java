@@ -109,8 +109,10 @@ class PlaceholderCoalescingTest extends ManualStoreFixture {
 
     @Test
     void shouldNotCoalesceBeyondTheDurableLength() {
-        final SegmentStore undurable = SegmentStore.builder(cache).maxIndexEntryLength(MAX_ENTRY).appendsDurable(false)
-            .cacheManager(TestSegments.manualManager(cache).policy(policy)).build();
+        // A cache of its own: the fixture's cache has the fixture store's manager, and a cache takes one.
+        final BlockCache own = TestSegments.cache(1 << 20);
+        final SegmentStore undurable = SegmentStore.builder(own).maxIndexEntryLength(MAX_ENTRY).appendsDurable(false)
+            .cacheManager(TestSegments.manualManager(own).policy(policy)).build();
         try {
             undurable.create("u");
             undurable.append("u", buffer(SEED, 0, 4000));
@@ -120,6 +122,7 @@ class PlaceholderCoalescingTest extends ManualStoreFixture {
             assertEquals(List.of(placeholder(0, 2000), cached(2000, 1000), cached(3000, 1000)), entries(undurable, "u"));
         } finally {
             undurable.close();
+            own.close();
         }
     }
 

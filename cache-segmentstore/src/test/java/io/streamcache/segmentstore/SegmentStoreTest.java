@@ -184,7 +184,7 @@ class SegmentStoreTest extends ManualStoreFixture {
         final com.sun.management.ThreadMXBean threads =
             (com.sun.management.ThreadMXBean) java.lang.management.ManagementFactory.getThreadMXBean();
         assumeTrue(threads.isThreadAllocatedMemorySupported(), "per-thread allocation counters");
-        try (SegmentStore large = TestSegments.store(cache, 1 << 20)) {
+        try (BlockCache own = TestSegments.cache(1 << 20); SegmentStore large = TestSegments.store(own, 1 << 20)) {
             large.create("a");
             final ByteBuf data = buffer(SEED, 0, 100);
             final long thread = Thread.currentThread().getId();
@@ -437,11 +437,13 @@ class SegmentStoreTest extends ManualStoreFixture {
 
     @Test
     void shouldNotCloseASharedManager() {
-        final CacheManager shared = CacheManager.builder(cache).generationPeriod(java.time.Duration.ZERO).registerMBean(false).build();
-        try (SegmentStore other = SegmentStore.builder(cache).cacheManager(shared).build()) {
-            assertEquals(shared, other.cacheManager());
+        try (BlockCache own = TestSegments.cache(1 << 20)) {
+            final CacheManager shared = CacheManager.builder(own).generationPeriod(java.time.Duration.ZERO).registerMBean(false).build();
+            try (SegmentStore other = SegmentStore.builder(own).cacheManager(shared).build()) {
+                assertEquals(shared, other.cacheManager());
+            }
+            assertFalse(shared.isClosed());
+            shared.close();
         }
-        assertFalse(shared.isClosed());
-        shared.close();
     }
 }

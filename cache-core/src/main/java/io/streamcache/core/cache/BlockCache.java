@@ -1135,6 +1135,15 @@ public final class BlockCache implements AutoCloseable {
         this.fullHandler = Objects.requireNonNull(handler, "handler");
     }
 
+    /**
+     * @return the handler called when the cache is full ({@link CacheFullHandler#NONE} if none
+     *         was set): a cache manager checks it so that a second manager is not installed over
+     *         a live one. Any thread.
+     */
+    public CacheFullHandler fullHandler() {
+        return fullHandler;
+    }
+
     public String name() {
         return name;
     }

@@ -107,7 +107,7 @@ public final class CacheManager implements AutoCloseable {
     private final SurveyScan survey = new SurveyScan();
     private final EvictScan evict = new EvictScan();
     private final LongAdder fullHandlerCalls = new LongAdder();
-    private final CacheFullHandler fullHandler = this::onCacheFull;
+    private final CacheFullHandler fullHandler = new ManagerFullHandler(this);
 
     // Tiers (a cache of one tier leaves them unused).
     private final int tierCount;
@@ -799,7 +799,7 @@ public final class CacheManager implements AutoCloseable {
                 }
             }
         }
-        if (!cache.isClosed()) {
+        if (!cache.isClosed() && cache.fullHandler() == fullHandler) {
             cache.fullHandler(CacheFullHandler.NONE);
         }
         if (objectName != null) {
@@ -964,6 +964,20 @@ public final class CacheManager implements AutoCloseable {
         }
     }
 
+    /** The manager's hook in the cache: lets a second manager see that the cache has one. */
+    private static final class ManagerFullHandler implements CacheFullHandler {
+        private final CacheManager manager;
+
+        ManagerFullHandler(final CacheManager manager) {
+            this.manager = manager;
+        }
+
+        @Override
+        public boolean onCacheFull(final int blockCount) {
+            return manager.onCacheFull(blockCount);
+        }
+    }
+
     /**
      * Configures and builds a {@link CacheManager}. Not thread-safe; use from one thread.
      */
@@ -1121,6 +1135,12 @@ public final class CacheManager implements AutoCloseable {
             }
             if (cache.isClosed()) {
                 throw new CacheClosedException("cache " + cache.name() + " is closed");
+            }
+            if (cache.fullHandler() instanceof ManagerFullHandler installed && !installed.manager.closed) {
+                throw new CacheConfigurationException("cache " + cache.name() + " already has a cache manager (name="
+                    + installed.manager.name + "), and a cache has at most one: to put several segment stores on this cache, "
+                    + "build one CacheManager and pass it to each store with SegmentStore.Builder.cacheManager(manager), "
+                    + "or close the other manager first");
             }
             if (policy == null) {
                 policy = new GenerationPolicy();

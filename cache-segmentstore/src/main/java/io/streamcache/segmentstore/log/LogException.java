@@ -1,11 +1,13 @@
 package io.streamcache.segmentstore.log;
 
-import io.streamcache.core.CacheException;
+import io.streamcache.core.StreamcacheException;
 
 /**
- * Root of the durable log's exceptions; an immutable value, safe to pass between threads.
+ * The durable log's family of {@link StreamcacheException}s (its disk failed, its files are
+ * damaged, its directory is held by another writer, ...); an immutable value, safe to pass
+ * between threads.
  */
-public class LogException extends CacheException {
+public class LogException extends StreamcacheException {
     private static final long serialVersionUID = 1L;
 
     public LogException(final String message) {

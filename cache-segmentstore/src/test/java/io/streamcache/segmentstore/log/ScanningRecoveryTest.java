@@ -200,7 +200,7 @@ class ScanningRecoveryTest {
         final Path copy = root.resolve("copy");
         copyDirectory(directory, copy);
 
-        final SegmentStore recovered = open(cache, copy, CorruptionPolicy.FAIL);
+        final SegmentStore recovered = open(cache(), copy, CorruptionPolicy.FAIL);
         for (final Map.Entry<String, TreeSet<Long>> segment : ends.entrySet()) {
             final long length = segment.getValue().last();
             assertEquals(length, recovered.info(segment.getKey()).length(), "nothing else appears: segment=" + segment.getKey());

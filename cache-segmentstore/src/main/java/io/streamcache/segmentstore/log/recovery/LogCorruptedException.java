@@ -1,6 +1,6 @@
 package io.streamcache.segmentstore.log.recovery;
 
-import io.streamcache.core.CacheException;
+import io.streamcache.segmentstore.log.LogException;
 
 import java.nio.file.Path;
 
@@ -15,7 +15,7 @@ import java.nio.file.Path;
  * exception as {@link RecoveredLog#truncation()}. A historical read throws it (completes its
  * future with it) when a record it reads no longer validates.
  */
-public final class LogCorruptedException extends CacheException {
+public final class LogCorruptedException extends LogException {
     private static final long serialVersionUID = 1L;
 
     private final transient Path file;
