@@ -9,37 +9,93 @@ import java.lang.management.BufferPoolMXBean;
 import java.lang.management.ManagementFactory;
 import java.nio.ByteBuffer;
 import java.util.List;
+import java.util.Objects;
+import java.util.concurrent.atomic.AtomicLong;
+
+import static org.agrona.UnsafeAccess.UNSAFE;
 
 /**
- * A region in JVM direct memory ({@link ByteBuffer#allocateDirect}), the default.
+ * A region in native memory counted as JVM direct memory, the default.
  *
  * <p><b>Threading:</b> see {@link MemoryRegion}: opened and closed by one thread.
  *
- * <p>Direct memory counts against {@code -XX:MaxDirectMemorySize}. The region checks that limit
+ * <p>The region's memory counts against {@code -XX:MaxDirectMemorySize}: it checks that limit
  * before allocating and fails with a {@link CacheConfigurationException} that names it, instead of
  * letting an {@link OutOfMemoryError} surface later. Memory is allocated in chunks of at most
  * 1 GiB, each page-aligned (one extra page per chunk for the alignment; that page holds neither
- * data nor metadata) and zeroed by the JVM, so it is committed when the region is opened.
+ * data nor metadata).
+ *
+ * <h2>Commit</h2>
+ * {@link ByteBuffer#allocateDirect} zeroes what it allocates, which touches every page: on a
+ * virtual machine whose first touch of a page costs a fault into the hypervisor, building a 4 GiB
+ * cache took 15-18 s, all of it page faults. So by default ({@link Commit#LAZY}) the chunks are
+ * taken with {@code Unsafe.allocateMemory} (malloc: the kernel maps pages on first write, zeroed)
+ * and wrapped as direct buffers; opening a region of any size then takes milliseconds and each
+ * page is committed when the cache first writes into it. That memory is not in the JDK's direct
+ * buffer pool, so the region keeps its own count ({@link #usedDirectMemory()} adds it) and the
+ * limit check covers both. {@link Commit#EAGER} keeps the JDK allocation: every page committed
+ * (and counted by the JDK) when the region opens, so an overcommitted machine fails at the build
+ * rather than at a later first write.
  */
 public final class DirectMemoryRegion extends BufferArrayRegion {
     private static final Logger LOG = LoggerFactory.getLogger(DirectMemoryRegion.class);
 
-    private final ByteBuffer[] chunks;
+    /** Bytes of every open lazily committed region in this JVM (not in the JDK's direct buffer pool). */
+    private static final AtomicLong RESERVED = new AtomicLong();
+    /** Serializes the limit check and the reservation of lazily committed regions being opened. */
+    private static final Object RESERVATION_LOCK = new Object();
 
-    private DirectMemoryRegion(final int bufferCount, final int bufferLength) {
+    /**
+     * When the region's pages are committed.
+     */
+    public enum Commit {
+        /** On the cache's first write into each page; the region opens in milliseconds (the default). */
+        LAZY,
+        /** All when the region opens ({@link ByteBuffer#allocateDirect}, which zeroes every page). */
+        EAGER
+    }
+
+    private final Commit commit;
+    /** EAGER: the JDK's buffers, one per chunk. */
+    private final ByteBuffer[] chunks;
+    /** LAZY: the addresses {@code Unsafe.allocateMemory} returned, one per chunk (0: none or freed). */
+    private final long[] allocations;
+    /** LAZY: bytes added to {@link #RESERVED}, taken back once by {@link #release()}. */
+    private long reserved;
+
+    private DirectMemoryRegion(final int bufferCount, final int bufferLength, final Commit commit) {
         super(bufferCount, bufferLength);
+        this.commit = commit;
         final int perChunk = Regions.buffersPerChunk(bufferCount, bufferLength);
         final int chunkCount = (bufferCount + perChunk - 1) / perChunk;
         final long needed = (long)bufferCount * bufferLength + (long)chunkCount * Regions.ALIGNMENT;
-        checkDirectMemoryLimit(needed);
-        this.chunks = new ByteBuffer[chunkCount];
+        this.chunks = new ByteBuffer[commit == Commit.EAGER ? chunkCount : 0];
+        this.allocations = new long[commit == Commit.LAZY ? chunkCount : 0];
+        if (commit == Commit.LAZY) {
+            synchronized (RESERVATION_LOCK) {
+                checkDirectMemoryLimit(needed);
+                RESERVED.addAndGet(needed);
+                reserved = needed;
+            }
+        } else {
+            checkDirectMemoryLimit(needed);
+        }
         try {
             for (int c = 0; c < chunkCount; c++) {
                 final int inChunk = Math.min(perChunk, bufferCount - c * perChunk);
-                chunks[c] = ByteBuffer.allocateDirect(inChunk * bufferLength + Regions.ALIGNMENT);
-                final long address = BufferUtil.address(chunks[c]);
-                final int skip = (int)((Regions.ALIGNMENT - (address & (Regions.ALIGNMENT - 1))) & (Regions.ALIGNMENT - 1));
-                final ByteBuffer aligned = chunks[c].duplicate().position(skip).limit(skip + inChunk * bufferLength).slice();
+                final long chunkLength = (long)inChunk * bufferLength + Regions.ALIGNMENT;
+                final ByteBuffer aligned;
+                if (commit == Commit.EAGER) {
+                    chunks[c] = ByteBuffer.allocateDirect((int)chunkLength);
+                    final long address = BufferUtil.address(chunks[c]);
+                    final int skip = (int)((Regions.ALIGNMENT - (address & (Regions.ALIGNMENT - 1))) & (Regions.ALIGNMENT - 1));
+                    aligned = chunks[c].duplicate().position(skip).limit(skip + inChunk * bufferLength).slice();
+                } else {
+                    allocations[c] = allocate(chunkLength, needed);
+                    final long address = allocations[c];
+                    final long skip = (Regions.ALIGNMENT - (address & (Regions.ALIGNMENT - 1))) & (Regions.ALIGNMENT - 1);
+                    aligned = Regions.wrap(address + skip, inChunk * bufferLength);
+                }
                 for (int i = 0; i < inChunk; i++) {
                     buffers[c * perChunk + i] = Regions.slice(aligned, i, bufferLength);
                 }
@@ -48,15 +104,38 @@ public final class DirectMemoryRegion extends BufferArrayRegion {
             release();
             throw new CacheConfigurationException("direct memory region of " + needed + " bytes could not be allocated ("
                 + e.getMessage() + "): raise -XX:MaxDirectMemorySize, lower the cache capacity, or use a mapped-file region", e);
+        } catch (final RuntimeException e) {
+            release();
+            throw e;
         }
-        LOG.info("direct memory region: {} buffers x {} bytes in {} chunks", bufferCount, bufferLength, chunkCount);
+        LOG.info("direct memory region: {} buffers x {} bytes in {} chunks, commit={}", bufferCount, bufferLength, chunkCount, commit);
+    }
+
+    private static long allocate(final long length, final long needed) {
+        try {
+            return UNSAFE.allocateMemory(length);
+        } catch (final OutOfMemoryError e) {
+            throw new CacheConfigurationException("direct memory region of " + needed + " bytes could not be allocated: "
+                + "the operating system refused a chunk of " + length + " bytes (" + e.getMessage() + "): lower the cache "
+                + "capacity or use a mapped-file region", e);
+        }
     }
 
     /**
-     * @return a factory of direct memory regions.
+     * @return a factory of direct memory regions whose pages are committed on first write
+     *         ({@link Commit#LAZY}).
      */
     public static MemoryRegionFactory factory() {
-        return DirectMemoryRegion::new;
+        return factory(Commit.LAZY);
+    }
+
+    /**
+     * @param commit when the pages are committed.
+     * @return a factory of direct memory regions.
+     */
+    public static MemoryRegionFactory factory(final Commit commit) {
+        Objects.requireNonNull(commit, "commit");
+        return (bufferCount, bufferLength) -> new DirectMemoryRegion(bufferCount, bufferLength, commit);
     }
 
     /**
@@ -75,16 +154,19 @@ public final class DirectMemoryRegion extends BufferArrayRegion {
     }
 
     /**
-     * @return direct memory in use by the JVM now, in bytes.
+     * @return direct memory in use by the JVM now, in bytes: the JDK's direct buffer pool plus the
+     *         lazily committed regions open now (whose pages may not all be committed yet).
      */
     public static long usedDirectMemory() {
+        long used = RESERVED.get();
         final List<BufferPoolMXBean> pools = ManagementFactory.getPlatformMXBeans(BufferPoolMXBean.class);
         for (final BufferPoolMXBean pool : pools) {
             if ("direct".equals(pool.getName())) {
-                return pool.getMemoryUsed();
+                used += pool.getMemoryUsed();
+                break;
             }
         }
-        return 0;
+        return used;
     }
 
     private static void checkDirectMemoryLimit(final long needed) {
@@ -99,7 +181,8 @@ public final class DirectMemoryRegion extends BufferArrayRegion {
 
     @Override
     public String description() {
-        return "direct memory, " + bufferCount + " x " + bufferLength + " bytes";
+        return "direct memory (" + commit.name().toLowerCase(java.util.Locale.ROOT) + " commit), " + bufferCount + " x "
+            + bufferLength + " bytes";
     }
 
     @Override
@@ -109,6 +192,16 @@ public final class DirectMemoryRegion extends BufferArrayRegion {
                 BufferUtil.free(chunks[c]);
                 chunks[c] = null;
             }
+        }
+        for (int c = 0; c < allocations.length; c++) {
+            if (allocations[c] != 0) {
+                UNSAFE.freeMemory(allocations[c]);
+                allocations[c] = 0;
+            }
+        }
+        if (reserved != 0) {
+            RESERVED.addAndGet(-reserved);
+            reserved = 0;
         }
     }
 }

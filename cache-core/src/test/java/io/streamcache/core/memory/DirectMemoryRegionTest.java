@@ -4,6 +4,8 @@ import io.streamcache.core.CacheConfigurationException;
 import io.streamcache.core.cache.BlockCache;
 import org.agrona.BufferUtil;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -22,10 +24,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class DirectMemoryRegionTest {
     private static final int BUFFER = 64 * 1024;
 
-    @Test
-    void shouldOpenAlignedZeroedBuffersOfTheRequestedGeometry() {
+    @ParameterizedTest
+    @EnumSource(DirectMemoryRegion.Commit.class)
+    void shouldOpenAlignedBuffersOfTheRequestedGeometry(final DirectMemoryRegion.Commit commit) {
         final long before = DirectMemoryRegion.usedDirectMemory();
-        final MemoryRegion region = DirectMemoryRegion.factory().open(3, BUFFER);
+        final MemoryRegion region = DirectMemoryRegion.factory(commit).open(3, BUFFER);
         try {
             assertEquals(3, region.bufferCount());
             assertEquals(BUFFER, region.bufferLength());
@@ -42,16 +45,19 @@ class DirectMemoryRegionTest {
                 assertEquals(ByteOrder.nativeOrder(), buffer.order());
                 addresses[i] = BufferUtil.address(buffer);
                 assertEquals(0, addresses[i] % 4096, "buffers are page-aligned");
-                final byte[] contents = new byte[BUFFER];
-                buffer.duplicate().get(contents);
-                assertTrue(Arrays.equals(new byte[BUFFER], contents), "buffers start zeroed");
+                if (commit == DirectMemoryRegion.Commit.EAGER) {
+                    final byte[] contents = new byte[BUFFER];
+                    buffer.duplicate().get(contents);
+                    assertTrue(Arrays.equals(new byte[BUFFER], contents), "eagerly committed buffers start zeroed");
+                }
             }
             Arrays.sort(addresses);
             for (int i = 1; i < 3; i++) {
                 assertTrue(addresses[i] - addresses[i - 1] >= BUFFER, "buffers must not overlap");
             }
+            region.buffer(1).putLong(BUFFER - 8, 7L);
             region.buffer(2).putLong(BUFFER - 8, -1L);
-            assertEquals(0L, region.buffer(1).getLong(BUFFER - 8), "a write to one buffer stays in it");
+            assertEquals(7L, region.buffer(1).getLong(BUFFER - 8), "a write to one buffer stays in it");
             assertThrows(IndexOutOfBoundsException.class, () -> region.buffer(-1));
             assertThrows(IndexOutOfBoundsException.class, () -> region.buffer(3));
         } finally {
@@ -59,9 +65,10 @@ class DirectMemoryRegionTest {
         }
     }
 
-    @Test
-    void shouldGiveItsMemoryBackOnClose() {
-        final MemoryRegion region = DirectMemoryRegion.factory().open(4, BUFFER);
+    @ParameterizedTest
+    @EnumSource(DirectMemoryRegion.Commit.class)
+    void shouldGiveItsMemoryBackOnClose(final DirectMemoryRegion.Commit commit) {
+        final MemoryRegion region = DirectMemoryRegion.factory(commit).open(4, BUFFER);
         final long open = DirectMemoryRegion.usedDirectMemory();
         region.close();
         final long closed = DirectMemoryRegion.usedDirectMemory();
@@ -103,5 +110,24 @@ class DirectMemoryRegionTest {
             }
         }
         assertTrue(limit > 0, "without the flag the limit is the maximum heap");
+    }
+
+    @Test
+    void shouldCountLazilyCommittedRegionsAgainstTheLimitTogether() {
+        // Two lazy regions that each fit under the limit but not together: the second is refused,
+        // although the JDK's own direct buffer pool never saw the first.
+        final long available = DirectMemoryRegion.maxDirectMemory() - DirectMemoryRegion.usedDirectMemory();
+        final int buffer = 1 << 20;
+        final int count = (int)Math.min(Integer.MAX_VALUE, (available / 2 + (64L << 20)) / buffer);
+        final MemoryRegion first = DirectMemoryRegion.factory(DirectMemoryRegion.Commit.LAZY).open(count, buffer);
+        try {
+            final long used = DirectMemoryRegion.usedDirectMemory();
+            final CacheConfigurationException e = assertThrows(CacheConfigurationException.class,
+                () -> DirectMemoryRegion.factory(DirectMemoryRegion.Commit.LAZY).open(count, buffer));
+            assertTrue(e.getMessage().contains("MaxDirectMemorySize"), e.getMessage());
+            assertEquals(used, DirectMemoryRegion.usedDirectMemory(), "the refused region reserved nothing");
+        } finally {
+            first.close();
+        }
     }
 }
