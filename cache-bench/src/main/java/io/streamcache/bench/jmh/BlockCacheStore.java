@@ -2,6 +2,7 @@ package io.streamcache.bench.jmh;
 
 import io.netty.buffer.ByteBuf;
 import io.streamcache.core.cache.BlockCache;
+import io.streamcache.core.memory.DirectMemoryRegion;
 
 /**
  * The block cache under benchmark: a key maps to an entry address through an {@code int[]}, the
@@ -31,7 +32,9 @@ final class BlockCacheStore implements ByteStore {
      */
     BlockCacheStore(final int keyCount, final long capacity, final int blockLength, final int bufferLength) {
         this.cache = BlockCache.builder().capacity(capacity).blockLength(blockLength).bufferLength(bufferLength)
-            .name("bench").registerMBean(false).build();
+            .name("bench").registerMBean(false)
+            // Committed at build, like the baselines' buffers, so no measured insert pays a first-touch page fault.
+            .region(DirectMemoryRegion.factory(DirectMemoryRegion.Commit.EAGER)).build();
         this.addresses = new int[keyCount];
     }
 

@@ -3,6 +3,7 @@ package io.streamcache.bench.jmh;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.streamcache.core.cache.BlockCache;
+import io.streamcache.core.memory.DirectMemoryRegion;
 import io.streamcache.core.cache.CacheStats;
 import io.streamcache.core.memory.MappedFileRegion;
 import io.streamcache.segmentstore.ReadResult;
@@ -91,7 +92,9 @@ public class ScaleBenchmark {
             final BlockCache.Builder builder = BlockCache.builder().capacity(bytes()).registerMBean(false);
             if (region.startsWith("mapped:")) {
                 builder.region(MappedFileRegion.factory(Path.of(region.substring("mapped:".length()))));
-            } else if (!region.equals("direct")) {
+            } else if (region.equals("direct")) {
+                builder.region(DirectMemoryRegion.factory(DirectMemoryRegion.Commit.EAGER)); // no first-touch faults in the fill
+            } else {
                 throw new IllegalArgumentException("region=" + region + " is neither direct nor mapped:<file>");
             }
             return builder;

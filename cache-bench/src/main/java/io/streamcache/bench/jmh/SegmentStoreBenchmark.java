@@ -3,6 +3,7 @@ package io.streamcache.bench.jmh;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.streamcache.core.cache.BlockCache;
+import io.streamcache.core.memory.DirectMemoryRegion;
 import io.streamcache.segmentstore.ReadResult;
 import io.streamcache.segmentstore.ReadStatus;
 import io.streamcache.segmentstore.SegmentStore;
@@ -58,7 +59,8 @@ public class SegmentStoreBenchmark {
 
     @Setup(Level.Trial)
     public void open() {
-        cache = BlockCache.builder().capacity(256L << 20).registerMBean(false).build();
+        cache = BlockCache.builder().capacity(256L << 20).registerMBean(false)
+            .region(DirectMemoryRegion.factory(DirectMemoryRegion.Commit.EAGER)).build(); // no first-touch faults measured
         store = SegmentStore.builder(cache)
             .cacheManager(CacheManager.builder(cache).registerMBean(false).generationPeriod(Duration.ZERO))
             .build();

@@ -102,10 +102,10 @@ public class TieredCacheBenchmark {
         if (layout.equals("tiered")) {
             final Path shm = Paths.get("/dev/shm");
             final Path directory = Files.isDirectory(shm) && Files.isWritable(shm) ? shm : Paths.get(System.getProperty("java.io.tmpdir"));
-            builder.tier("dram", dram, DirectMemoryRegion.factory())
+            builder.tier("dram", dram, DirectMemoryRegion.factory(DirectMemoryRegion.Commit.EAGER))
                 .tier("mapped", 3 * dram, MappedFileRegion.factory(directory.resolve("streamcache-tiered-bench-" + ProcessHandle.current().pid())));
         } else {
-            builder.tier("dram", 4 * dram, DirectMemoryRegion.factory());
+            builder.tier("dram", 4 * dram, DirectMemoryRegion.factory(DirectMemoryRegion.Commit.EAGER));
         }
         cache = builder.build();
         store = SegmentStore.builder(cache).maxIndexEntryLength(ENTRY_LENGTH).fillTier(Math.min(fillTier, cache.tierCount() - 1))
