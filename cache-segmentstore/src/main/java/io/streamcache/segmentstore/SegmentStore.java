@@ -401,10 +401,13 @@ public final class SegmentStore implements AutoCloseable {
      * Creates an empty segment.
      *
      * @throws SegmentExistsException if a segment of that name exists; it is untouched.
+     * @throws SegmentNameException   if the name breaks the rules of {@link SegmentNames} (empty,
+     *                                an unpaired surrogate, too long); nothing was created or logged.
      * @throws NullPointerException   if {@code name} is null.
      */
     public void create(final String name) {
         Objects.requireNonNull(name, "name");
+        SegmentNames.check(name);
         ensureOpen();
         final Segment segment = new Segment(nextSegmentId.getAndIncrement(), name, cache, manager, maxIndexEntryLength, appendsDurable, fillTier);
         if (writer != null) {

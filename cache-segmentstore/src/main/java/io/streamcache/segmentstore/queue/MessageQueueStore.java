@@ -6,7 +6,10 @@ import io.streamcache.core.CacheClosedException;
 import io.streamcache.core.cache.BlockCache;
 import io.streamcache.segmentstore.ReadResult;
 import io.streamcache.segmentstore.SegmentExistsException;
+import io.streamcache.segmentstore.SegmentNameException;
+import io.streamcache.segmentstore.SegmentNames;
 import io.streamcache.segmentstore.SegmentStore;
+import io.streamcache.segmentstore.log.AggregatingWriter;
 import io.streamcache.segmentstore.log.LogConfig;
 import io.streamcache.segmentstore.log.recovery.LocationIndex;
 
@@ -138,6 +141,9 @@ public final class MessageQueueStore implements AutoCloseable {
      * @throws NullPointerException     if {@code topic} or {@code data} is null.
      * @throws IllegalArgumentException if {@code queueId} is negative, or {@code data} is empty or
      *                                  longer than the log's maxAppendLength.
+     * @throws SegmentNameException     if the queue's segment name ({@link #segmentName}) is not a
+     *                                  valid segment name (an unpaired surrogate in the topic, too long).
+     *                                  A failed append leaves no queue behind.
      * @throws io.streamcache.segmentstore.log.LogFailedException if the log failed (the message
      *                                  was not appended).
      * @throws CacheClosedException     if the facade is closed.
@@ -152,8 +158,11 @@ public final class MessageQueueStore implements AutoCloseable {
                 + " queueId=" + queueId + ")");
         }
         ensureOpen();
-        final MessageQueue queue = queues.computeIfAbsent(segmentName(topic, queueId), MessageQueue::new);
-        queue.ensureCreated(store);
+        final String segment = segmentName(topic, queueId);
+        // Everything that can be checked is checked before the queue exists: a failed append leaves no trace.
+        SegmentNames.check(segment);
+        checkLength(segment, length);
+        final MessageQueue queue = createdQueue(segment);
         final ByteBuf wrapped = Unpooled.wrappedBuffer(data);
         final CompletableFuture<Long> index = new CompletableFuture<>();
         final CompletableFuture<Long> appended = store.appendAsync(queue.segment, wrapped);
@@ -291,6 +300,25 @@ public final class MessageQueueStore implements AutoCloseable {
         return bytes;
     }
 
+    /** The queue's segment created (or found); a queue whose creation failed on another thread is replaced. */
+    private MessageQueue createdQueue(final String segment) {
+        while (true) {
+            final MessageQueue queue = queues.computeIfAbsent(segment, MessageQueue::new);
+            if (queue.ensureCreated(store, queues)) {
+                return queue;
+            }
+        }
+    }
+
+    /** An append the log cannot take fails before its queue exists. */
+    private void checkLength(final String segment, final int length) {
+        final AggregatingWriter writer = store.logWriter();
+        if (writer != null && length > writer.maxAppendLength()) {
+            throw new IllegalArgumentException("length=" + length + " is more than maxAppendLength=" + writer.maxAppendLength()
+                + " of the log (segment=" + segment + ")");
+        }
+    }
+
     private void ensureOpen() {
         if (closed) {
             throw new CacheClosedException("message queue store is closed");
@@ -334,6 +362,8 @@ public final class MessageQueueStore implements AutoCloseable {
         /** Completions seen before an earlier one's, by byte offset; under the monitor. */
         private final TreeMap<Long, Pending> pending = new TreeMap<>();
         private volatile boolean created;
+        /** Its creation failed and it left the map; under the monitor. */
+        private boolean discarded;
 
         MessageQueue(final String segment) {
             this.segment = segment;
@@ -366,19 +396,34 @@ public final class MessageQueueStore implements AutoCloseable {
             return queue;
         }
 
-        void ensureCreated(final SegmentStore store) {
+        /**
+         * Creates the queue's segment once.
+         *
+         * @return false if this queue was discarded (its creation failed on another thread):
+         *         the caller takes the queue now in the map instead.
+         * @throws RuntimeException what the creation threw; the queue is then out of the map.
+         */
+        boolean ensureCreated(final SegmentStore store, final ConcurrentHashMap<String, MessageQueue> queues) {
             if (created) {
-                return;
+                return true;
             }
             synchronized (this) {
+                if (discarded) {
+                    return false;
+                }
                 if (!created) {
                     try {
                         store.create(segment);
                     } catch (final SegmentExistsException e) {
                         // Created by another facade over the same store: take it as it is.
+                    } catch (final RuntimeException | Error e) {
+                        discarded = true;
+                        queues.remove(segment, this);
+                        throw e;
                     }
                     created = true;
                 }
+                return true;
             }
         }
 
