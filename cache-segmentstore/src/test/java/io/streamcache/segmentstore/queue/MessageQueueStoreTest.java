@@ -218,4 +218,23 @@ class MessageQueueStoreTest {
             queues.close();
         }
     }
+
+    @Test
+    void shouldLeaveNoTraceOfAFailedAppend() {
+        try (MessageQueueStore queues = MessageQueueStore.open(config(), 8L << 20)) {
+            final int maxAppendLength = queues.segmentStore().logWriter().maxAppendLength();
+            final ByteBuffer tooLong = ByteBuffer.allocate(maxAppendLength + 1);
+            assertThrows(IllegalArgumentException.class, () -> queues.append("big", 0, tooLong));
+            final String longTopic = "t".repeat(io.streamcache.segmentstore.SegmentNames.MAX_NAME_LENGTH);
+            assertThrows(io.streamcache.segmentstore.SegmentNameException.class,
+                () -> queues.append(longTopic, 0, ByteBuffer.wrap(new byte[] {1})));
+            assertEquals(0, queues.queueCount(), "no phantom queue");
+            assertEquals(0, queues.segmentStore().segmentCount(), "no segment");
+            assertEquals(0, queues.messageCount("big", 0));
+            queues.segmentStore().create(MessageQueueStore.segmentName("taken", 0));
+            queues.segmentStore().close();
+            assertThrows(io.streamcache.core.CacheClosedException.class, () -> queues.append("fresh", 0, ByteBuffer.wrap(new byte[] {1})));
+            assertEquals(0, queues.queueCount(), "a create that failed leaves no queue");
+        }
+    }
 }
