@@ -596,8 +596,13 @@ public final class SegmentStore implements AutoCloseable {
      * any other. If the cache fills up midway, the ranges done so far stay cached and the
      * exception propagates.
      *
+     * <p>Only for a store without a log: with one, the log fills the cache itself from bytes
+     * whose CRC it checked ({@link #readThrough}); it is never handed bytes from outside, which
+     * would be served without being compared with the logged ones.
+     *
      * @return bytes newly cached.
      * @throws SegmentNotFoundException if no such segment exists.
+     * @throws SegmentFillRefusedException if the store has a log; nothing was changed.
      * @throws IllegalArgumentException if {@code offset} is negative or the data ends past the segment's length.
      * @throws io.streamcache.core.CacheFullException if the cache has no room even after eviction.
      */
@@ -605,6 +610,9 @@ public final class SegmentStore implements AutoCloseable {
         checkOffset(offset);
         Objects.requireNonNull(data, "data");
         final Segment segment = segment(name);
+        if (writer != null) {
+            throw new SegmentFillRefusedException(name, offset);
+        }
         segment.lock.lock();
         try {
             return segment.fillLocked(offset, data);

@@ -222,11 +222,11 @@ class DurableSegmentStoreTest {
             assertEquals(ReadStatus.NOT_CACHED, result.status());
             assertEquals(0, result.length());
         }
-        // The bytes are in the log: read them back there and fill them in.
-        final TestLogScanner.Record record = TestLogScanner.records(directory).stream()
-            .filter(r -> r.type() == LogRecordDescriptor.TYPE_DATA && r.segmentOffset() == 12_000).findFirst().orElseThrow();
+        // The bytes are in the log: the store reads them back there itself.
         store.truncate("s", 12_000);
-        assertEquals(8000, store.fill("s", 12_000, io.netty.buffer.Unpooled.wrappedBuffer(record.payload())));
+        try (ReadResult result = store.readThrough("s", 12_000, 8000).get(10, TimeUnit.SECONDS)) {
+            assertEquals(8000, result.length(), result::toString);
+        }
         assertReads(store, "s", 12_000, 8000);
     }
 
@@ -339,5 +339,26 @@ class DurableSegmentStoreTest {
         }
         assertArrayEquals(bytes("a", a, 100), logged.get(byName.get("a").segmentId()).get(a));
         TestLogs.assertWellFormed(directory);
+    }
+
+    @Test
+    void shouldRefuseFillOnALoggedStoreSoReadsKeepTheLoggedBytes() throws Exception {
+        final LogConfig config = TestLogs.small(directory).build();
+        try (BlockCache cache = TestSegments.cache(1 << 20)) {
+            try (SegmentStore store = SegmentStore.builder(cache).log(config).build()) {
+                store.create("a");
+                store.append("a", data("a", 0, 1000));
+            }
+            try (SegmentStore reopened = SegmentStore.builder(cache).log(config).build()) {
+                final ByteBuf zeros = io.netty.buffer.Unpooled.wrappedBuffer(new byte[1000]);
+                assertThrows(io.streamcache.segmentstore.SegmentFillRefusedException.class, () -> reopened.fill("a", 0, zeros));
+                try (ReadResult result = reopened.read("a", 0, 1000)) {
+                    assertEquals(ReadStatus.NOT_CACHED, result.status(), "nothing was filled");
+                }
+                try (ReadResult result = reopened.readThrough("a", 0, 1000).get(10, TimeUnit.SECONDS)) {
+                    assertArrayEquals(bytes("a", 0, 1000), TestSegments.bytes(result), "the logged bytes, not the zeros");
+                }
+            }
+        }
     }
 }
