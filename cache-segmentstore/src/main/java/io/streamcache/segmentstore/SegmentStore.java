@@ -258,6 +258,8 @@ import java.util.concurrent.atomic.LongAdder;
  */
 public final class SegmentStore implements AutoCloseable {
     private static final AtomicInteger INSTANCES = new AtomicInteger();
+    /** The expected offset of an unconditional append: wherever the segment ends. */
+    private static final long ANY_OFFSET = -1;
 
     private final BlockCache cache;
     private final CacheManager manager;
@@ -470,15 +472,51 @@ public final class SegmentStore implements AutoCloseable {
      *                                  {@link AggregatingWriter#maxAppendLength()}.
      */
     public long append(final String name, final ByteBuf data) {
+        return appendAt(name, ANY_OFFSET, data);
+    }
+
+    /**
+     * Appends like {@link #append(String, ByteBuf)}, but only if the segment's length is
+     * {@code expectedOffset}: the conditional append, for a replica that copies a leader's
+     * segment and for an idempotent producer (a retry of an append that landed fails instead of
+     * landing twice). The check and the append are one step under the segment's lock: of
+     * concurrent conditional appends at one offset, exactly one succeeds. With a log the length
+     * compared is the one appends are ordered by: every append admitted before, durable or not.
+     *
+     * @return {@code expectedOffset}, where the data landed.
+     * @throws SegmentLengthMismatchException if the segment's length is not {@code expectedOffset};
+     *                                        nothing was appended.
+     * @throws IllegalArgumentException       if {@code expectedOffset} is negative.
+     * @see #append(String, ByteBuf) for the other exceptions
+     */
+    public long append(final String name, final long expectedOffset, final ByteBuf data) {
+        checkExpectedOffset(expectedOffset);
+        return appendAt(name, expectedOffset, data);
+    }
+
+    /**
+     * Appends the remaining bytes of {@code data} (its position is not moved) if the segment's
+     * length is {@code expectedOffset}; allocates a wrapper.
+     *
+     * @see #append(String, long, ByteBuf)
+     */
+    public long append(final String name, final long expectedOffset, final ByteBuffer data) {
+        Objects.requireNonNull(data, "data");
+        return append(name, expectedOffset, Unpooled.wrappedBuffer(data));
+    }
+
+    /** An append at {@code expectedOffset}, or wherever the segment ends if it is {@link #ANY_OFFSET}. */
+    private long appendAt(final String name, final long expectedOffset, final ByteBuf data) {
         Objects.requireNonNull(data, "data");
         if (writer != null) {
-            return await(appendAsync(name, data));
+            return await(appendAsyncAt(name, expectedOffset, data));
         }
         final Segment segment = segment(name);
         final long offset;
         final Waiter woken;
         segment.lock.lock();
         try {
+            checkLength(segment, expectedOffset, segment.length);
             offset = segment.appendLocked(data);
             woken = segment.takeWaiters(segment.length);
         } finally {
@@ -528,11 +566,46 @@ public final class SegmentStore implements AutoCloseable {
      *                                  {@link AggregatingWriter#maxAppendLength()}.
      */
     public CompletableFuture<Long> appendAsync(final String name, final ByteBuf data) {
+        return appendAsyncAt(name, ANY_OFFSET, data);
+    }
+
+    /**
+     * Appends like {@link #appendAsync(String, ByteBuf)}, but only if the segment's length is
+     * {@code expectedOffset} (see {@link #append(String, long, ByteBuf)}): the check and the
+     * reservation of the offset are one step under the segment's lock. With a log the length
+     * compared is the reserved length (every append admitted before this one, durable or not,
+     * since they are ordered before it); if one of those fails later (a disk error), its offsets
+     * are given back and so are this append's: it fails too, with a {@link LogFailedException}.
+     *
+     * <p>The future fails with a {@link SegmentLengthMismatchException} if the length is not
+     * {@code expectedOffset} (nothing was appended), or as {@link #appendAsync(String, ByteBuf)}'s.
+     *
+     * @throws IllegalArgumentException if {@code expectedOffset} is negative, or as
+     *                                  {@link #appendAsync(String, ByteBuf)}.
+     * @throws NullPointerException     if {@code name} or {@code data} is null.
+     */
+    public CompletableFuture<Long> appendAsync(final String name, final long expectedOffset, final ByteBuf data) {
+        checkExpectedOffset(expectedOffset);
+        return appendAsyncAt(name, expectedOffset, data);
+    }
+
+    /**
+     * Appends the remaining bytes of {@code data} (its position is not moved) durably if the
+     * segment's length is {@code expectedOffset}; allocates a wrapper.
+     *
+     * @see #appendAsync(String, long, ByteBuf)
+     */
+    public CompletableFuture<Long> appendAsync(final String name, final long expectedOffset, final ByteBuffer data) {
+        Objects.requireNonNull(data, "data");
+        return appendAsync(name, expectedOffset, Unpooled.wrappedBuffer(data));
+    }
+
+    private CompletableFuture<Long> appendAsyncAt(final String name, final long expectedOffset, final ByteBuf data) {
         Objects.requireNonNull(name, "name");
         Objects.requireNonNull(data, "data");
         if (writer == null) {
             try {
-                return CompletableFuture.completedFuture(append(name, data));
+                return CompletableFuture.completedFuture(appendAt(name, expectedOffset, data));
             } catch (final StreamcacheException e) {
                 return CompletableFuture.failedFuture(e);
             }
@@ -554,6 +627,7 @@ public final class SegmentStore implements AutoCloseable {
             if (segment.sealed || segment.sealRequest != null) {
                 throw new SegmentSealedException(name, segment.reservedLength);
             }
+            checkLength(segment, expectedOffset, segment.reservedLength);
             final long offset = segment.reservedLength;
             if (length == 0) {
                 return CompletableFuture.completedFuture(offset);
@@ -1410,6 +1484,23 @@ public final class SegmentStore implements AutoCloseable {
                 // A read-only channel: nothing to lose; the file goes anyway.
             }
             next.onFileRetired(fileNumber);
+        }
+    }
+
+    private static void checkExpectedOffset(final long expectedOffset) {
+        if (expectedOffset < 0) {
+            throw new IllegalArgumentException("expectedOffset=" + expectedOffset + " must be >= 0");
+        }
+    }
+
+    /** A conditional append's check, under the segment's lock. */
+    private static void checkLength(final Segment segment, final long expectedOffset, final long length) {
+        if (expectedOffset != ANY_OFFSET && expectedOffset != length) {
+            segment.checkLive();
+            if (segment.sealed) {
+                throw new SegmentSealedException(segment.name, length);
+            }
+            throw new SegmentLengthMismatchException(segment.name, expectedOffset, length);
         }
     }
 
