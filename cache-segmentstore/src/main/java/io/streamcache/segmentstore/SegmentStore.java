@@ -468,8 +468,8 @@ public final class SegmentStore implements AutoCloseable {
      *         eviction; nothing was appended (without a log; with one, such bytes stay
      *         NOT_CACHED).
      * @throws LogFailedException       with a log, if the log failed (a disk error) or rejects appends since.
-     * @throws IllegalArgumentException with a log, if the data is longer than the log's
-     *                                  {@link AggregatingWriter#maxAppendLength()}.
+     * @throws SegmentAppendTooLongException with a log, if the data is longer than the log's
+     *                                  {@link #maxAppendLength()}; nothing was appended.
      */
     public long append(final String name, final ByteBuf data) {
         return appendAt(name, ANY_OFFSET, data);
@@ -562,8 +562,8 @@ public final class SegmentStore implements AutoCloseable {
      * append allocates on the producer's side.
      *
      * @throws NullPointerException     if {@code name} or {@code data} is null.
-     * @throws IllegalArgumentException if the data is longer than the log's
-     *                                  {@link AggregatingWriter#maxAppendLength()}.
+     * @throws SegmentAppendTooLongException if the data is longer than the log's
+     *                                  {@link #maxAppendLength()} (16 MiB by default); nothing was appended.
      */
     public CompletableFuture<Long> appendAsync(final String name, final ByteBuf data) {
         return appendAsyncAt(name, ANY_OFFSET, data);
@@ -612,8 +612,7 @@ public final class SegmentStore implements AutoCloseable {
         }
         final int length = data.readableBytes();
         if (length > writer.maxAppendLength()) {
-            throw new IllegalArgumentException("length=" + length + " is more than maxAppendLength=" + writer.maxAppendLength()
-                + " of the log (segment=" + name + ")");
+            throw new SegmentAppendTooLongException(name, length, writer.maxAppendLength());
         }
         final Segment segment;
         try {
@@ -1204,6 +1203,15 @@ public final class SegmentStore implements AutoCloseable {
 
     public boolean appendsDurable() {
         return appendsDurable;
+    }
+
+    /**
+     * @return the longest append: with a log, {@link LogConfig#maxAppendLength()} (an append is
+     *         one record, in the log whole or not at all); without, {@link Integer#MAX_VALUE}
+     *         (the cache bounds it).
+     */
+    public int maxAppendLength() {
+        return writer != null ? writer.maxAppendLength() : Integer.MAX_VALUE;
     }
 
     /**

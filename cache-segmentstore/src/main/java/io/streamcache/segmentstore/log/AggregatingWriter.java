@@ -145,7 +145,17 @@ import static org.agrona.UnsafeAccess.UNSAFE;
  *
  * <h2>Appends are atomic records</h2>
  * One append is one record, so it is in the log whole or not at all: an append may be at most
- * {@link #maxAppendLength()} bytes ({@code batchLength - 24}). A segment name may be at most
+ * {@link #maxAppendLength()} bytes ({@link LogConfig#maxAppendLength()}: 16 MiB by default). An
+ * append longer than what the batch buffer has room for is not split: the writer first writes
+ * the batch (or keeps its cut tail), then moves to a longer buffer (kept for the next long
+ * append), puts the record there and writes it, with the records before it, in one write that
+ * ends the batch; after that write it moves back to its batch buffer with the carried tail:
+ * <pre>
+ *  batch buffer   | rec | rec |                         accept(long): used + aligned &gt; capacity
+ *  long buffer    | rec | rec | LONG RECORD ........ | pad |   one write, forced; then back
+ * </pre>
+ * A SNAPSHOT leaves room for one such record in every file, and recovery's torn-write window
+ * and the zeroing of a resumed tail cover one such write. A segment name may be at most
  * {@link #MAX_NAME_LENGTH} bytes of UTF-8.
  */
 public final class AggregatingWriter implements AutoCloseable {
@@ -172,7 +182,8 @@ public final class AggregatingWriter implements AutoCloseable {
     private final LogRecordListener listener;
     private final long fileLength;
     private final int batchLength;
-    private final int capacity;
+    /** Capacity of the batch buffer the writer normally uses. */
+    private final int batchCapacity;
     private final int maxPayload;
     private final int cutThreshold;
     private final AlignmentPolicy alignment;
@@ -205,11 +216,17 @@ public final class AggregatingWriter implements AutoCloseable {
     // Writer thread
     // ------------------------------------------------------------------------------------------
 
-    private final ByteBuffer buffer;
-    private final UnsafeBuffer ub;
-    private final ByteBuffer writeView;
-    private final ByteBuffer crcView;
-    private final ByteBuffer copyView;
+    // The batch buffer in use and its views: the normal one, or the long one while a long append is written.
+    private ByteBuffer buffer;
+    private UnsafeBuffer ub;
+    private ByteBuffer writeView;
+    private ByteBuffer crcView;
+    private ByteBuffer copyView;
+    private int capacity;
+    /** The normal batch buffer, of {@link #batchCapacity} bytes. */
+    private final ByteBuffer batchBuffer;
+    /** A buffer for a record longer than a batch, kept for the next one; null until one came. */
+    private ByteBuffer longBuffer;
     private final CRC32C crc = new CRC32C();
     private final LogSegmentTable table = new LogSegmentTable();
     private final LongArrayList deadFiles = new LongArrayList();
@@ -281,8 +298,8 @@ public final class AggregatingWriter implements AutoCloseable {
         this.listener = Objects.requireNonNull(listener, "listener");
         this.fileLength = config.fileLength();
         this.batchLength = config.batchLength();
-        this.capacity = config.bufferCapacity();
-        this.maxPayload = batchLength - HEADER_LENGTH;
+        this.batchCapacity = config.bufferCapacity();
+        this.maxPayload = config.maxAppendLength();
         this.cutThreshold = config.cutThreshold();
         this.alignment = config.alignment();
         this.durability = config.durability().kind();
@@ -290,12 +307,9 @@ public final class AggregatingWriter implements AutoCloseable {
         this.maxDelayNanos = config.maxDelay().toNanos();
         this.queue = new MpscArrayQueue<>(config.queueCapacity());
 
-        this.buffer = BufferUtil.allocateDirectAligned(capacity, PAGE_LENGTH);
-        this.ub = new UnsafeBuffer(buffer);
-        this.writeView = buffer.duplicate();
-        this.crcView = buffer.duplicate();
-        this.copyView = buffer.duplicate();
-        final int maxRecords = capacity / HEADER_LENGTH + 1;
+        this.batchBuffer = BufferUtil.allocateDirectAligned(batchCapacity, PAGE_LENGTH);
+        use(batchBuffer);
+        final int maxRecords = batchCapacity / HEADER_LENGTH + 1;
         this.recordType = new byte[maxRecords];
         this.recordSegment = new int[maxRecords];
         this.recordOffset = new long[maxRecords];
@@ -394,7 +408,7 @@ public final class AggregatingWriter implements AutoCloseable {
         Objects.requireNonNull(data, "data");
         if (data.readableBytes() > maxPayload) {
             throw new IllegalArgumentException("length=" + data.readableBytes() + " is more than maxAppendLength=" + maxPayload
-                + " (batchLength - " + HEADER_LENGTH + ") of log " + name);
+                + " of log " + name);
         }
         return submit(new LogRequest(TYPE_DATA, segmentId, segmentOffset, data, null, attachment, epoch));
     }
@@ -613,6 +627,10 @@ public final class AggregatingWriter implements AutoCloseable {
             if (used + aligned > capacity) {
                 writeBatch(false);
             }
+            if (used + aligned > capacity) {
+                // One append longer than a batch: written with what precedes it in one write.
+                growFor(used + aligned);
+            }
             putRecord(type, request.segmentId(), request.segmentOffset(), request.data(), nameBytes, length);
         } catch (final IOException e) {
             fail(e, request);
@@ -769,6 +787,9 @@ public final class AggregatingWriter implements AutoCloseable {
         streamBase = durableStream;
         durablePrefix = 0;
         newRecords = false;
+        if (buffer != batchBuffer && used + PAGE_LENGTH <= batchCapacity) {
+            shrink();
+        }
 
         batches = batches + 1;
         bytesWritten = bytesWritten + end;
@@ -781,6 +802,39 @@ public final class AggregatingWriter implements AutoCloseable {
             retireDeadFiles();
         }
         signalCompleter();
+    }
+
+    /** Makes {@code target} the batch buffer in use (writer thread, or the constructor). */
+    private void use(final ByteBuffer target) {
+        buffer = target;
+        ub = new UnsafeBuffer(target);
+        writeView = target.duplicate();
+        crcView = target.duplicate();
+        copyView = target.duplicate();
+        capacity = target.capacity();
+    }
+
+    /**
+     * Moves the buffer's {@link #used} bytes into a buffer of at least {@code length} bytes and a
+     * page (the kept long buffer if it is long enough, else a new one, kept for the next long
+     * append): a long append's record is built there and written with the batch it ends.
+     */
+    private void growFor(final int length) {
+        final int needed = align(length, PAGE_LENGTH) + PAGE_LENGTH;
+        if (longBuffer == null || longBuffer.capacity() < needed) {
+            longBuffer = BufferUtil.allocateDirectAligned(needed, PAGE_LENGTH);
+        }
+        final UnsafeBuffer from = ub;
+        final int bytes = used;
+        use(longBuffer);
+        ub.putBytes(0, from, 0, bytes);
+    }
+
+    /** Back to the batch buffer once a long append is written: the carried tail (less than a page) moves over. */
+    private void shrink() {
+        final UnsafeBuffer from = ub;
+        use(batchBuffer);
+        ub.putBytes(0, from, 0, used);
     }
 
     private void forceFile() throws IOException {
@@ -906,9 +960,10 @@ public final class AggregatingWriter implements AutoCloseable {
         final int payload = table.snapshotPayloadLength();
         final int aligned = alignedLength(payload);
         final int total = align(aligned, PAGE_LENGTH);
-        if (FIRST_RECORD_POSITION + (long)total + batchLength > fileLength) {
+        if (FIRST_RECORD_POSITION + (long)total + Math.max(batchLength, alignedLength(maxPayload) + PAGE_LENGTH) > fileLength) {
             throw new IOException("the segment table snapshot of " + total + " bytes (" + table.segmentCount()
-                + " segments) leaves no room for a batch in fileLength=" + fileLength + "; configure longer log files");
+                + " segments) leaves no room for a batch or an append of maxAppendLength=" + maxPayload + " in fileLength="
+                + fileLength + "; configure longer log files");
         }
         final ByteBuffer bytes = total <= capacity ? buffer : BufferUtil.allocateDirectAligned(total, PAGE_LENGTH);
         final UnsafeBuffer out = bytes == buffer ? ub : new UnsafeBuffer(bytes);
@@ -958,7 +1013,9 @@ public final class AggregatingWriter implements AutoCloseable {
         }
         ub.setMemory(0, capacity, (byte)0);
         ub.putBytes(0, prefixBytes);
-        final long zeroEnd = durability == DurabilityPolicy.Kind.EVERY_BATCH ? Math.min(fileLength, page + capacity) : fileLength;
+        // A torn write reaches at most one batch, or one long append, past the page.
+        final long tornSpan = Math.max(capacity, (long)align(alignedLength(maxPayload), PAGE_LENGTH) + PAGE_LENGTH);
+        final long zeroEnd = durability == DurabilityPolicy.Kind.EVERY_BATCH ? Math.min(fileLength, page + tornSpan) : fileLength;
         for (long at = page; at < zeroEnd; ) {
             final int chunk = (int)Math.min(capacity, zeroEnd - at);
             writeView.limit(chunk).position(0);
@@ -1181,7 +1238,7 @@ public final class AggregatingWriter implements AutoCloseable {
     }
 
     /**
-     * @return the longest append: one record's payload, {@code batchLength - 24}.
+     * @return the longest append: one record's payload, {@link LogConfig#maxAppendLength()}.
      */
     public int maxAppendLength() {
         return maxPayload;

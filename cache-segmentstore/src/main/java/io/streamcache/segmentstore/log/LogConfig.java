@@ -22,12 +22,15 @@ import static io.streamcache.segmentstore.log.LogFileDescriptor.PAGE_LENGTH;
  *  recycleFiles    false          dead files become spares (renamed, new header) instead of being
  *                                 deleted, up to 2 * spareFiles spares
  *  directIo        OFF            O_DIRECT for the log files
- *  batchLength     1 MiB          most bytes one write (one batch) carries
+ *  batchLength     1 MiB          most bytes one write (one batch) carries, but for one long append
+ *  maxAppendLength 16 MiB (*)     longest append: one record, written with its batch in one write
  *  maxDelay        1 ms           longest a batch keeps gathering requests while they keep coming
  *  alignment       ADAPTIVE       PAD, CUT or ADAPTIVE (cut batches of cutThreshold bytes or more)
  *  cutThreshold    64 KiB         see alignment
  *  durability      EVERY_BATCH    when the log is forced: every batch, at an interval, never
  *  queueCapacity   65536          requests waiting for the writer before producers wait
+ *
+ *  (*) or, if not set, the most a file of fileLength holds ({@link #maxAppendLengthFor(long)}), if less
  * </pre>
  */
 public final class LogConfig {
@@ -42,6 +45,10 @@ public final class LogConfig {
     public static final int CUT_THRESHOLD_DEFAULT = 64 << 10;
     public static final DurabilityPolicy DURABILITY_DEFAULT = DurabilityPolicy.EVERY_BATCH;
     public static final int QUEUE_CAPACITY_DEFAULT = 1 << 16;
+    /** Default longest append: 16 MiB (less if the files cannot hold it, see {@link #maxAppendLengthFor(long)}). */
+    public static final int MAX_APPEND_LENGTH_DEFAULT = 16 << 20;
+    /** Upper bound of {@link Builder#maxAppendLength(int)}: 1 GiB. */
+    public static final int MAX_MAX_APPEND_LENGTH = 1 << 30;
 
     /** Smallest batch: one page. */
     public static final int MIN_BATCH_LENGTH = PAGE_LENGTH;
@@ -60,6 +67,9 @@ public final class LogConfig {
     private final int cutThreshold;
     private final DurabilityPolicy durability;
     private final int queueCapacity;
+    private final int maxAppendLength;
+    /** As given to the builder: 0 if not set. */
+    private final int maxAppendLengthSetting;
     private final LogFileFactory fileFactory;
     private final String name;
 
@@ -76,6 +86,9 @@ public final class LogConfig {
         this.cutThreshold = builder.cutThreshold;
         this.durability = builder.durability;
         this.queueCapacity = builder.queueCapacity;
+        this.maxAppendLengthSetting = builder.maxAppendLength;
+        this.maxAppendLength = builder.maxAppendLength > 0 ? builder.maxAppendLength
+            : (int) Math.min(MAX_APPEND_LENGTH_DEFAULT, maxAppendLengthFor(builder.fileLength));
         this.fileFactory = builder.fileFactory != null ? builder.fileFactory : FileChannelLogFile.factory(builder.directIo);
         this.name = builder.name;
     }
@@ -103,6 +116,7 @@ public final class LogConfig {
         builder.cutThreshold = cutThreshold;
         builder.durability = durability;
         builder.queueCapacity = queueCapacity;
+        builder.maxAppendLength = maxAppendLengthSetting;
         builder.fileFactory = fileFactory;
         builder.name = name;
         return builder;
@@ -156,6 +170,24 @@ public final class LogConfig {
         return queueCapacity;
     }
 
+    /**
+     * @return the longest append (one DATA record's payload) the log takes; a longer one is
+     *         refused before anything is written. At least {@code batchLength - 24}.
+     */
+    public int maxAppendLength() {
+        return maxAppendLength;
+    }
+
+    /**
+     * @return the longest append a log of files of {@code fileLength} bytes can take: its record
+     *         (header and payload, 8-byte aligned) plus a page fits in half of a file's record
+     *         space, so that the other half holds the segment table's SNAPSHOT at the head of a file.
+     */
+    public static long maxAppendLengthFor(final long fileLength) {
+        final long half = (fileLength - FIRST_RECORD_POSITION) / 2 - PAGE_LENGTH;
+        return Math.min(MAX_MAX_APPEND_LENGTH, (half & -LogRecordDescriptor.RECORD_ALIGNMENT) - LogRecordDescriptor.HEADER_LENGTH);
+    }
+
     public LogFileFactory fileFactory() {
         return fileFactory;
     }
@@ -179,7 +211,7 @@ public final class LogConfig {
         return "LogConfig{directory=" + directory + ", fileLength=" + fileLength + ", preWrite=" + preWrite + ", spareFiles="
             + spareFiles + ", recycleFiles=" + recycleFiles + ", directIo=" + directIo + ", batchLength=" + batchLength
             + ", maxDelay=" + maxDelay + ", alignment=" + alignment + ", cutThreshold=" + cutThreshold + ", durability="
-            + durability + ", queueCapacity=" + queueCapacity + '}';
+            + durability + ", queueCapacity=" + queueCapacity + ", maxAppendLength=" + maxAppendLength + '}';
     }
 
     /**
@@ -198,6 +230,8 @@ public final class LogConfig {
         private int cutThreshold = CUT_THRESHOLD_DEFAULT;
         private DurabilityPolicy durability = DURABILITY_DEFAULT;
         private int queueCapacity = QUEUE_CAPACITY_DEFAULT;
+        /** 0: not set, the default. */
+        private int maxAppendLength;
         private LogFileFactory fileFactory;
         private String name;
 
@@ -255,8 +289,11 @@ public final class LogConfig {
 
         /**
          * @param batchLength most bytes one write carries: a multiple of 4096 in
-         *                    [{@link #MIN_BATCH_LENGTH}, {@link #MAX_BATCH_LENGTH}]. Also bounds a
-         *                    record's payload: longer appends are written as several records.
+         *                    [{@link #MIN_BATCH_LENGTH}, {@link #MAX_BATCH_LENGTH}]. It does not
+         *                    bound an append: an append is one record whatever its length (up to
+         *                    {@link #maxAppendLength(int) maxAppendLength}), and one longer than
+         *                    the batch is written with the records before it in one write of its
+         *                    own length (the writer's buffer grows for it and shrinks after).
          */
         public Builder batchLength(final int batchLength) {
             this.batchLength = batchLength;
@@ -303,6 +340,23 @@ public final class LogConfig {
         }
 
         /**
+         * @param maxAppendLength the longest append (one DATA record, so it is in the log whole or
+         *                        not at all): in [{@code batchLength - 24},
+         *                        {@link LogConfig#maxAppendLengthFor(long) maxAppendLengthFor(fileLength)}],
+         *                        at most {@link #MAX_MAX_APPEND_LENGTH}. By default
+         *                        {@link #MAX_APPEND_LENGTH_DEFAULT} (16 MiB), or less if the files cannot
+         *                        hold it. The writer keeps a buffer as long as the longest append it
+         *                        wrote, and recovery's torn-write window covers one such write.
+         */
+        public Builder maxAppendLength(final int maxAppendLength) {
+            if (maxAppendLength <= 0) {
+                throw new CacheConfigurationException("maxAppendLength=" + maxAppendLength + " must be positive");
+            }
+            this.maxAppendLength = maxAppendLength;
+            return this;
+        }
+
+        /**
          * @param fileFactory opens the log files; by default {@link FileChannelLogFile} with the
          *                    {@link #directIo(DirectIoMode) direct I/O mode}. For tests.
          */
@@ -344,6 +398,12 @@ public final class LogConfig {
             }
             if (queueCapacity < 2 || queueCapacity > 1 << 30) {
                 throw new CacheConfigurationException("queueCapacity=" + queueCapacity + " must be in [2, 2^30]");
+            }
+            if (maxAppendLength > 0 && (maxAppendLength < batchLength - LogRecordDescriptor.HEADER_LENGTH
+                || maxAppendLength > maxAppendLengthFor(fileLength))) {
+                throw new CacheConfigurationException("maxAppendLength=" + maxAppendLength + " must be in [batchLength - "
+                    + LogRecordDescriptor.HEADER_LENGTH + "=" + (batchLength - LogRecordDescriptor.HEADER_LENGTH) + ", "
+                    + maxAppendLengthFor(fileLength) + "] (half of fileLength=" + fileLength + " less a page and a header)");
             }
             return new LogConfig(this);
         }

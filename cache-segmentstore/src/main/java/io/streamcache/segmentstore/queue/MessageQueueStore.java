@@ -5,11 +5,11 @@ import io.netty.buffer.Unpooled;
 import io.streamcache.core.CacheClosedException;
 import io.streamcache.core.cache.BlockCache;
 import io.streamcache.segmentstore.ReadResult;
+import io.streamcache.segmentstore.SegmentAppendTooLongException;
 import io.streamcache.segmentstore.SegmentExistsException;
 import io.streamcache.segmentstore.SegmentNameException;
 import io.streamcache.segmentstore.SegmentNames;
 import io.streamcache.segmentstore.SegmentStore;
-import io.streamcache.segmentstore.log.AggregatingWriter;
 import io.streamcache.segmentstore.log.LogConfig;
 import io.streamcache.segmentstore.log.recovery.LocationIndex;
 
@@ -65,7 +65,7 @@ import java.util.concurrent.ConcurrentHashMap;
  * ({@link SegmentStore#locations(String)}, rebuilt by recovery from the record headers without
  * reading any payload) lists exactly the message boundaries. A message therefore must hold at
  * least one byte (an empty append writes no record) and at most the log's
- * {@code maxAppendLength} (one batch less a record header). A failed append (a disk error) gives
+ * {@code maxAppendLength} (16 MiB by default). A failed append (a disk error) gives
  * its offset back and is never published, so the numbering has no holes.
  *
  * <p><b>Design note:</b> messages are read as one contiguous byte range per call and handed out
@@ -139,8 +139,9 @@ public final class MessageQueueStore implements AutoCloseable {
      *
      * @return the message's offset in its queue: 0, 1, 2, ...
      * @throws NullPointerException     if {@code topic} or {@code data} is null.
-     * @throws IllegalArgumentException if {@code queueId} is negative, or {@code data} is empty or
-     *                                  longer than the log's maxAppendLength.
+     * @throws IllegalArgumentException if {@code queueId} is negative, or {@code data} is empty.
+     * @throws SegmentAppendTooLongException if {@code data} is longer than the log's maxAppendLength
+     *                                  (16 MiB by default).
      * @throws SegmentNameException     if the queue's segment name ({@link #segmentName}) is not a
      *                                  valid segment name (an unpaired surrogate in the topic, too long).
      *                                  A failed append leaves no queue behind.
@@ -312,10 +313,8 @@ public final class MessageQueueStore implements AutoCloseable {
 
     /** An append the log cannot take fails before its queue exists. */
     private void checkLength(final String segment, final int length) {
-        final AggregatingWriter writer = store.logWriter();
-        if (writer != null && length > writer.maxAppendLength()) {
-            throw new IllegalArgumentException("length=" + length + " is more than maxAppendLength=" + writer.maxAppendLength()
-                + " of the log (segment=" + segment + ")");
+        if (length > store.maxAppendLength()) {
+            throw new SegmentAppendTooLongException(segment, length, store.maxAppendLength());
         }
     }
 

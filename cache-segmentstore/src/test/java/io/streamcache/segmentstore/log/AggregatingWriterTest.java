@@ -157,7 +157,7 @@ class AggregatingWriterTest {
     void shouldRejectAppendsLongerThanOneRecordAndLongNames() throws Exception {
         try (LogDirectory logDirectory = LogDirectory.open(TestLogs.small(directory).build());
              AggregatingWriter writer = AggregatingWriter.start(logDirectory)) {
-            assertEquals(BATCH - LogRecordDescriptor.HEADER_LENGTH, writer.maxAppendLength());
+            assertEquals(LogConfig.maxAppendLengthFor(TestLogs.FILE), writer.maxAppendLength(), "half a file: longer than a batch");
             final ByteBuf tooLong = data(1, 0, writer.maxAppendLength() + 1);
             final IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> writer.append(1, 0, tooLong));
             assertTrue(e.getMessage().contains("maxAppendLength=" + writer.maxAppendLength()), e.getMessage());

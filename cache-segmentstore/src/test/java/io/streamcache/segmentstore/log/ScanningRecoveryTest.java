@@ -330,8 +330,12 @@ class ScanningRecoveryTest {
 
     @Test
     void shouldDeriveTheTornWriteWindowFromTheDurabilityPolicy() {
-        final LogConfig everyBatch = TestLogs.small(root).build();
+        final LogConfig everyBatch = TestLogs.small(root).maxAppendLength(TestLogs.BATCH - LogRecordDescriptor.HEADER_LENGTH).build();
         assertEquals(TestLogs.BATCH + LogFileDescriptor.PAGE_LENGTH, ScanningRecoveryHook.tornWriteWindow(everyBatch));
+        // An append longer than a batch is written in one write of its own length (and a page).
+        final LogConfig longAppends = TestLogs.small(root).build();
+        assertEquals(LogRecordDescriptor.align(LogRecordDescriptor.alignedLength(longAppends.maxAppendLength()), LogFileDescriptor.PAGE_LENGTH)
+            + LogFileDescriptor.PAGE_LENGTH, ScanningRecoveryHook.tornWriteWindow(longAppends));
         final LogConfig never = TestLogs.small(root).durability(DurabilityPolicy.NEVER).build();
         assertTrue(ScanningRecoveryHook.tornWriteWindow(never) >= never.fileLength());
         final ScanningRecoveryHook hook = new ScanningRecoveryHook(CorruptionPolicy.FAIL);

@@ -224,7 +224,7 @@ class MessageQueueStoreTest {
         try (MessageQueueStore queues = MessageQueueStore.open(config(), 8L << 20)) {
             final int maxAppendLength = queues.segmentStore().logWriter().maxAppendLength();
             final ByteBuffer tooLong = ByteBuffer.allocate(maxAppendLength + 1);
-            assertThrows(IllegalArgumentException.class, () -> queues.append("big", 0, tooLong));
+            assertThrows(io.streamcache.segmentstore.SegmentAppendTooLongException.class, () -> queues.append("big", 0, tooLong));
             final String longTopic = "t".repeat(io.streamcache.segmentstore.SegmentNames.MAX_NAME_LENGTH);
             assertThrows(io.streamcache.segmentstore.SegmentNameException.class,
                 () -> queues.append(longTopic, 0, ByteBuffer.wrap(new byte[] {1})));

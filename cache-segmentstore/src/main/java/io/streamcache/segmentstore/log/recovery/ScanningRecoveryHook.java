@@ -4,6 +4,7 @@ import io.streamcache.segmentstore.log.DurabilityPolicy;
 import io.streamcache.segmentstore.log.LogConfig;
 import io.streamcache.segmentstore.log.LogDirectory;
 import io.streamcache.segmentstore.log.LogFileDescriptor;
+import io.streamcache.segmentstore.log.LogRecordDescriptor;
 import io.streamcache.segmentstore.log.RecoveredState;
 import io.streamcache.segmentstore.log.RecoveryHook;
 
@@ -70,13 +71,16 @@ public final class ScanningRecoveryHook implements RecoveryHook {
     }
 
     /**
-     * @return the torn-write window for a log written with {@code config}: {@code batchLength +
-     *         PAGE_LENGTH} when every batch is forced; otherwise the larger of the file length and
+     * @return the torn-write window for a log written with {@code config}: the longest write
+     *         (a batch, or a page and the longest append) plus a page when every batch is forced; otherwise the larger of the file length and
      *         {@link LogScanner#TORN_WRITE_WINDOW_DEFAULT}.
      */
     public static long tornWriteWindow(final LogConfig config) {
         if (config.durability().kind() == DurabilityPolicy.Kind.EVERY_BATCH) {
-            return (long) config.batchLength() + LogFileDescriptor.PAGE_LENGTH;
+            // One batch, or one long append written with the records before it (see AggregatingWriter).
+            final long longRecord = LogRecordDescriptor.align(LogRecordDescriptor.alignedLength(config.maxAppendLength()),
+                LogFileDescriptor.PAGE_LENGTH);
+            return Math.max(config.batchLength(), longRecord) + LogFileDescriptor.PAGE_LENGTH;
         }
         return Math.max(config.fileLength(), LogScanner.TORN_WRITE_WINDOW_DEFAULT);
     }
