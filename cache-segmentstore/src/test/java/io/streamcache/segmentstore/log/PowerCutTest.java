@@ -146,7 +146,9 @@ class PowerCutTest {
             final List<CompletableFuture<Long>> futures = new ArrayList<>();
             long offset = 0;
             for (int i = 0; i < APPENDS; i++) {
-                final int length = 1 + random.nextInt(random.nextInt(8) == 0 ? 9000 : 1500);
+                // One in 16 longer than a batch (16 KiB): one record written in a longer write of its own.
+                final int kind = random.nextInt(16);
+                final int length = 1 + random.nextInt(kind == 0 ? 40_000 : kind < 3 ? 9000 : 1500);
                 window.acquire();
                 final long at = offset;
                 final CompletableFuture<Long> future = writer.append(epoch, segment, at, data(segment, at, length), null);
