@@ -214,7 +214,9 @@ import java.util.concurrent.atomic.LongAdder;
  *
  * <p>A disk error fails the appends in flight with a {@link LogFailedException} (their offsets
  * are given back: the next append after recovery gets the first failed offset) and the log
- * rejects requests until {@link AggregatingWriter#recover()} (see {@link #logWriter()}). A
+ * rejects requests until it recovers: by itself, retrying every
+ * {@link LogConfig#retryInterval()} once the disk takes writes again, or at
+ * {@link AggregatingWriter#recover()} (see {@link #logWriter()}). A
  * segment whose requests from before the error are still in flight refuses new ones until they
  * have failed. A store built over a directory that holds log files recovers them, by default
  * with a {@link ScanningRecoveryHook} (its class comment gives the procedure step by step; the

@@ -130,7 +130,10 @@ import static org.agrona.UnsafeAccess.UNSAFE;
  * requests ({@link #healthyEpoch()} throws) and fails any still queued, until
  * {@link #recover()} succeeds. Recovery writes again over the range the failed write may have
  * touched (zeros after the last acknowledged byte) and forces it, or retries the file roll that
- * failed; only then does the writer accept requests again, in a new epoch. A request carries the
+ * failed; only then does the writer accept requests again, in a new epoch. The writer runs that
+ * recovery by itself every {@link LogConfig#retryInterval()} (1 s by default) while it is failed
+ * and idle, so appends resume once space returns without anyone calling {@link #recover()}
+ * (counted in {@link #automaticRecoveries()}, logged at INFO from the writer thread). A request carries the
  * epoch in which it was admitted; one admitted before a failure fails even if it reaches the
  * writer after a recovery, so its offsets can be given back and reused. Nothing acknowledged is
  * ever rewritten, so nothing acknowledged is lost.
@@ -190,6 +193,8 @@ public final class AggregatingWriter implements AutoCloseable {
     private final DurabilityPolicy.Kind durability;
     private final long forceIntervalNanos;
     private final long maxDelayNanos;
+    /** 0: no automatic retry after a failure. */
+    private final long retryIntervalNanos;
 
     // ------------------------------------------------------------------------------------------
     // Shared between producers and the writer
@@ -267,6 +272,8 @@ public final class AggregatingWriter implements AutoCloseable {
     private long pendingPaddingBytes;
     private long completedRequests;
     private long completedFailures;
+    /** When a failed writer retries its recovery by itself next (System.nanoTime()). */
+    private long nextRetryNanos;
 
     // ------------------------------------------------------------------------------------------
     // Completion thread
@@ -288,6 +295,7 @@ public final class AggregatingWriter implements AutoCloseable {
     private volatile long filesRolled;
     private volatile long filesRetired;
     private volatile int bufferedBytes;
+    private volatile long automaticRecoveries;
 
     private AggregatingWriter(final LogDirectory directory, final LogCommitHandler handler, final LogRecordListener listener,
                               final RecoveredState recovered) throws IOException {
@@ -305,6 +313,7 @@ public final class AggregatingWriter implements AutoCloseable {
         this.durability = config.durability().kind();
         this.forceIntervalNanos = config.durability().interval().toNanos();
         this.maxDelayNanos = config.maxDelay().toNanos();
+        this.retryIntervalNanos = saturatedNanos(config.retryInterval());
         this.queue = new MpscArrayQueue<>(config.queueCapacity());
 
         this.batchBuffer = BufferUtil.allocateDirectAligned(batchCapacity, PAGE_LENGTH);
@@ -386,7 +395,8 @@ public final class AggregatingWriter implements AutoCloseable {
         final long current = state;
         if ((current & FAILED) != 0) {
             final LogFailedException error = failure;
-            throw new LogFailedException("log " + name + " is failed and rejects requests until recover() succeeds; it failed with: "
+            throw new LogFailedException("log " + name + " is failed and rejects requests until it recovers (it retries by itself"
+                + " every retryInterval, or call recover()); it failed with: "
                 + (error != null && error.getCause() != null ? error.getCause() : error), error != null ? error.getCause() : null);
         }
         return current >>> 1;
@@ -554,6 +564,10 @@ public final class AggregatingWriter implements AutoCloseable {
                     forceFile();
                     continue;
                 }
+                if (retryDue()) {
+                    retryRecovery();
+                    continue;
+                }
                 if (closing) {
                     if (queue.isEmpty()) {
                         finish();
@@ -590,6 +604,9 @@ public final class AggregatingWriter implements AutoCloseable {
         long timeout = IDLE_PARK_NANOS;
         if (unforced) {
             timeout = Math.min(timeout, lastForceNanos + forceIntervalNanos - now);
+        }
+        if (retryIntervalNanos > 0 && (state & FAILED) != 0) {
+            timeout = Math.min(timeout, nextRetryNanos - now);
         }
         if (timeout <= 0) {
             return;
@@ -1053,9 +1070,11 @@ public final class AggregatingWriter implements AutoCloseable {
      */
     private void fail(final IOException cause, final LogRequest current) {
         final LogFailedException error = new LogFailedException("log " + name + ": writing file " + fileNumber + " at position="
-            + filePosition + " failed: " + cause.getMessage() + "; the log rejects requests until recover() succeeds", cause);
+            + filePosition + " failed: " + cause.getMessage() + "; the log rejects requests until it recovers (it retries by itself"
+            + " every retryInterval, or call recover())", cause);
         failure = error;
         state = (((state >>> 1) + 1) << 1) | FAILED;
+        nextRetryNanos = System.nanoTime() + retryIntervalNanos;
         for (LogRequest request = pendingHead; request != null; ) {
             final LogRequest next = request.next;
             request.next = null;
@@ -1086,18 +1105,7 @@ public final class AggregatingWriter implements AutoCloseable {
             return;
         }
         try {
-            if (rollPending) {
-                roll();
-            } else {
-                if (failedExtent > 0) {
-                    // The failed write's range: the durable prefix (if any), then zeros.
-                    ub.setMemory(durablePrefix, failedExtent - durablePrefix, (byte)0);
-                    writeView.limit(failedExtent).position(0);
-                    file.write(writeView, filePosition);
-                }
-                forceFile();
-                failedExtent = 0;
-            }
+            repair();
         } catch (final IOException | RuntimeException e) {
             handoff(request, new LogFailedException("log " + name + ": recover() failed, the log stays failed: " + e, e));
             signalCompleter();
@@ -1106,6 +1114,59 @@ public final class AggregatingWriter implements AutoCloseable {
         state = current & ~FAILED;
         handoff(request, null);
         signalCompleter();
+    }
+
+    /**
+     * What recovery does before the writer takes requests again: retries the roll that failed, or
+     * rewrites the range the failed write may have touched (the durable prefix, then zeros: never
+     * an acknowledged byte changed, never a request's record left to be read back) and forces it.
+     */
+    private void repair() throws IOException {
+        if (rollPending) {
+            roll();
+        } else {
+            if (failedExtent > 0) {
+                // The failed write's range: the durable prefix (if any), then zeros.
+                ub.setMemory(durablePrefix, failedExtent - durablePrefix, (byte)0);
+                writeView.limit(failedExtent).position(0);
+                file.write(writeView, filePosition);
+            }
+            forceFile();
+            failedExtent = 0;
+        }
+    }
+
+    /** Whether a failed writer should retry its recovery by itself now. */
+    private boolean retryDue() {
+        return retryIntervalNanos > 0 && (state & FAILED) != 0 && !closing && System.nanoTime() - nextRetryNanos >= 0;
+    }
+
+    /**
+     * The automatic retry: {@link #repair()} on the writer thread, as {@link #recover()} does;
+     * once it succeeds the writer takes requests again (in the epoch the failure began: every
+     * request admitted before it has failed already). Requests are refused until then, so none
+     * waits for it.
+     */
+    private void retryRecovery() {
+        nextRetryNanos = System.nanoTime() + retryIntervalNanos;
+        try {
+            repair();
+        } catch (final IOException | RuntimeException e) {
+            LOG.debug("log {}: retrying after the disk error failed: {}", name, e.toString());
+            return;
+        }
+        state = state & ~FAILED;
+        automaticRecoveries = automaticRecoveries + 1;
+        LOG.info("log {}: the disk took the retried write after the error ({}); appends are accepted again", name,
+            failure != null && failure.getCause() != null ? failure.getCause().getMessage() : failure);
+    }
+
+    private static long saturatedNanos(final java.time.Duration duration) {
+        try {
+            return duration.toNanos();
+        } catch (final ArithmeticException e) {
+            return Long.MAX_VALUE;
+        }
     }
 
     private void finish() {
@@ -1235,6 +1296,14 @@ public final class AggregatingWriter implements AutoCloseable {
      */
     public LogFailedException lastFailure() {
         return failure;
+    }
+
+    /**
+     * @return how many times the writer recovered by itself after a disk error
+     *         ({@link LogConfig#retryInterval()}), since it started.
+     */
+    public long automaticRecoveries() {
+        return automaticRecoveries;
     }
 
     /**

@@ -29,6 +29,7 @@ import static io.streamcache.segmentstore.log.LogFileDescriptor.PAGE_LENGTH;
  *  cutThreshold    64 KiB         see alignment
  *  durability      EVERY_BATCH    when the log is forced: every batch, at an interval, never
  *  queueCapacity   65536          requests waiting for the writer before producers wait
+ *  retryInterval   1 s            after a disk error, how often the writer retries by itself (0: only recover())
  *
  *  (*) or, if not set, the most a file of fileLength holds ({@link #maxAppendLengthFor(long)}), if less
  * </pre>
@@ -47,6 +48,7 @@ public final class LogConfig {
     public static final int QUEUE_CAPACITY_DEFAULT = 1 << 16;
     /** Default longest append: 16 MiB (less if the files cannot hold it, see {@link #maxAppendLengthFor(long)}). */
     public static final int MAX_APPEND_LENGTH_DEFAULT = 16 << 20;
+    public static final Duration RETRY_INTERVAL_DEFAULT = Duration.ofSeconds(1);
     /** Upper bound of {@link Builder#maxAppendLength(int)}: 1 GiB. */
     public static final int MAX_MAX_APPEND_LENGTH = 1 << 30;
 
@@ -70,6 +72,7 @@ public final class LogConfig {
     private final int maxAppendLength;
     /** As given to the builder: 0 if not set. */
     private final int maxAppendLengthSetting;
+    private final Duration retryInterval;
     private final LogFileFactory fileFactory;
     private final String name;
 
@@ -87,6 +90,7 @@ public final class LogConfig {
         this.durability = builder.durability;
         this.queueCapacity = builder.queueCapacity;
         this.maxAppendLengthSetting = builder.maxAppendLength;
+        this.retryInterval = builder.retryInterval;
         this.maxAppendLength = builder.maxAppendLength > 0 ? builder.maxAppendLength
             : (int) Math.min(MAX_APPEND_LENGTH_DEFAULT, maxAppendLengthFor(builder.fileLength));
         this.fileFactory = builder.fileFactory != null ? builder.fileFactory : FileChannelLogFile.factory(builder.directIo);
@@ -117,6 +121,7 @@ public final class LogConfig {
         builder.durability = durability;
         builder.queueCapacity = queueCapacity;
         builder.maxAppendLength = maxAppendLengthSetting;
+        builder.retryInterval = retryInterval;
         builder.fileFactory = fileFactory;
         builder.name = name;
         return builder;
@@ -188,6 +193,14 @@ public final class LogConfig {
         return Math.min(MAX_MAX_APPEND_LENGTH, (half & -LogRecordDescriptor.RECORD_ALIGNMENT) - LogRecordDescriptor.HEADER_LENGTH);
     }
 
+    /**
+     * @return how often a failed writer retries its recovery by itself; zero: never (only
+     *         {@link AggregatingWriter#recover()}).
+     */
+    public Duration retryInterval() {
+        return retryInterval;
+    }
+
     public LogFileFactory fileFactory() {
         return fileFactory;
     }
@@ -211,7 +224,8 @@ public final class LogConfig {
         return "LogConfig{directory=" + directory + ", fileLength=" + fileLength + ", preWrite=" + preWrite + ", spareFiles="
             + spareFiles + ", recycleFiles=" + recycleFiles + ", directIo=" + directIo + ", batchLength=" + batchLength
             + ", maxDelay=" + maxDelay + ", alignment=" + alignment + ", cutThreshold=" + cutThreshold + ", durability="
-            + durability + ", queueCapacity=" + queueCapacity + ", maxAppendLength=" + maxAppendLength + '}';
+            + durability + ", queueCapacity=" + queueCapacity + ", maxAppendLength=" + maxAppendLength + ", retryInterval="
+            + retryInterval + '}';
     }
 
     /**
@@ -232,6 +246,7 @@ public final class LogConfig {
         private int queueCapacity = QUEUE_CAPACITY_DEFAULT;
         /** 0: not set, the default. */
         private int maxAppendLength;
+        private Duration retryInterval = RETRY_INTERVAL_DEFAULT;
         private LogFileFactory fileFactory;
         private String name;
 
@@ -357,6 +372,18 @@ public final class LogConfig {
         }
 
         /**
+         * @param retryInterval after a disk error (a full disk), how often the writer retries, on
+         *                      its own thread, what {@link AggregatingWriter#recover()} does: rewrite
+         *                      and force the range the failed write may have touched, or the roll
+         *                      that failed; once that succeeds it takes appends again. Zero: never,
+         *                      the caller calls {@code recover()}. Not negative.
+         */
+        public Builder retryInterval(final Duration retryInterval) {
+            this.retryInterval = Objects.requireNonNull(retryInterval, "retryInterval");
+            return this;
+        }
+
+        /**
          * @param fileFactory opens the log files; by default {@link FileChannelLogFile} with the
          *                    {@link #directIo(DirectIoMode) direct I/O mode}. For tests.
          */
@@ -395,6 +422,9 @@ public final class LogConfig {
             if (cutThreshold < PAGE_LENGTH || cutThreshold > batchLength) {
                 throw new CacheConfigurationException("cutThreshold=" + cutThreshold + " must be in [" + PAGE_LENGTH
                     + ", batchLength=" + batchLength + "]");
+            }
+            if (retryInterval.isNegative()) {
+                throw new CacheConfigurationException("retryInterval=" + retryInterval + " must not be negative");
             }
             if (queueCapacity < 2 || queueCapacity > 1 << 30) {
                 throw new CacheConfigurationException("queueCapacity=" + queueCapacity + " must be in [2, 2^30]");

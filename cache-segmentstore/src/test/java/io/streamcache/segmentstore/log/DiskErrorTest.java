@@ -7,6 +7,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 import java.io.IOException;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -68,7 +69,7 @@ class DiskErrorTest {
     void shouldFailOnAFullDiskRejectUntilRecoveredAndLoseNothingAcknowledged() throws Exception {
         final HookedLogFile.Hooks hooks = new HookedLogFile.Hooks();
         final List<Ack> acks = new ArrayList<>();
-        try (LogDirectory logDirectory = LogDirectory.open(TestLogs.small(directory).fileFactory(hooks).build());
+        try (LogDirectory logDirectory = LogDirectory.open(TestLogs.small(directory).retryInterval(Duration.ZERO).fileFactory(hooks).build());
              AggregatingWriter writer = AggregatingWriter.start(logDirectory)) {
             long offset = appendAll(writer, 1, 0, 20, acks);
             final long epochBefore = writer.healthyEpoch();
@@ -118,7 +119,7 @@ class DiskErrorTest {
     void shouldRetryAFileRollThatFailedWhenRecovered() throws Exception {
         final HookedLogFile.Hooks hooks = new HookedLogFile.Hooks();
         final List<Ack> acks = new ArrayList<>();
-        try (LogDirectory logDirectory = LogDirectory.open(TestLogs.small(directory).fileFactory(hooks).build());
+        try (LogDirectory logDirectory = LogDirectory.open(TestLogs.small(directory).retryInterval(Duration.ZERO).fileFactory(hooks).build());
              AggregatingWriter writer = AggregatingWriter.start(logDirectory)) {
             hooks.failOpens = true;
             long offset = 0;
@@ -149,7 +150,7 @@ class DiskErrorTest {
     void shouldOverwriteABatchWhoseForceFailedBeforeAcceptingMore() throws Exception {
         final HookedLogFile.Hooks hooks = new HookedLogFile.Hooks();
         final List<Ack> acks = new ArrayList<>();
-        try (LogDirectory logDirectory = LogDirectory.open(TestLogs.small(directory).fileFactory(hooks).build());
+        try (LogDirectory logDirectory = LogDirectory.open(TestLogs.small(directory).retryInterval(Duration.ZERO).fileFactory(hooks).build());
              AggregatingWriter writer = AggregatingWriter.start(logDirectory)) {
             long offset = appendAll(writer, 1, 0, 5, acks);
             hooks.failForces = true;
@@ -165,5 +166,54 @@ class DiskErrorTest {
         TestLogs.assertWellFormed(directory);
         TestLogs.assertContains(directory, acks);
         assertNothingOf(FAILED_SEGMENT);
+    }
+
+    @Test
+    void shouldRetryByItselfOnceSpaceReturnsAndLoseOrDuplicateNothing() throws Exception {
+        final HookedLogFile.Hooks hooks = new HookedLogFile.Hooks();
+        final LogConfig config = TestLogs.small(directory).retryInterval(Duration.ofMillis(5)).fileFactory(hooks).build();
+        final List<Long> acknowledged = new ArrayList<>();
+        try (io.streamcache.core.cache.BlockCache cache = io.streamcache.segmentstore.TestSegments.cache(1 << 20);
+             io.streamcache.segmentstore.SegmentStore store = io.streamcache.segmentstore.SegmentStore.builder(cache).log(config).build()) {
+            store.create("s");
+            long offset = 0;
+            for (int i = 0; i < 10; i++) {
+                acknowledged.add(store.append("s", data(1, offset, 700)));
+                offset += 700;
+            }
+            hooks.space.set(0);
+            final long at = offset;
+            final LogFailedException full = assertThrows(LogFailedException.class, () -> store.append("s", data(1, at, 700)));
+            assertTrue(full.getMessage().contains("No space left on device"), full.getMessage());
+            assertEquals(offset, store.info("s").length(), "the failed append's offset was given back");
+            // Still full: the writer's own retries fail, appends stay refused, nothing is acknowledged.
+            assertThrows(LogFailedException.class, () -> store.append("s", data(1, at, 700)));
+            assertEquals(offset, store.info("s").length());
+
+            hooks.space.set(Long.MAX_VALUE);
+            // Nobody calls recover(): the writer retries by itself and appends go through again.
+            TestLogs.awaitTrue(() -> !store.logWriter().isFailed(), "the writer recovered by itself");
+            assertTrue(store.logWriter().automaticRecoveries() >= 1);
+            for (int i = 0; i < 10; i++) {
+                acknowledged.add(store.append("s", data(1, offset, 700)));
+                offset += 700;
+            }
+            assertEquals(offset, store.info("s").length());
+        }
+        for (int i = 0; i < acknowledged.size(); i++) {
+            assertEquals(700L * i, acknowledged.get(i), "contiguous: nothing lost, nothing twice");
+        }
+        try (io.streamcache.core.cache.BlockCache cache = io.streamcache.segmentstore.TestSegments.cache(1 << 20);
+             io.streamcache.segmentstore.SegmentStore reopened = io.streamcache.segmentstore.SegmentStore.builder(cache)
+                 .log(TestLogs.small(directory).build()).build()) {
+            final long length = reopened.info("s").length();
+            assertEquals(700L * acknowledged.size(), length);
+            try (io.streamcache.segmentstore.ReadResult result = reopened.readThrough("s", 0, (int) length).get(10, TimeUnit.SECONDS)) {
+                assertTrue(result.length() > 0);
+                org.junit.jupiter.api.Assertions.assertArrayEquals(TestLogs.bytes(1, 0, result.length()),
+                    io.streamcache.segmentstore.TestSegments.bytes(result));
+            }
+        }
+        TestLogs.assertWellFormed(directory);
     }
 }
