@@ -6,12 +6,14 @@ import io.streamcache.segmentstore.ReadResult;
 import io.streamcache.segmentstore.SegmentStore;
 import io.streamcache.segmentstore.log.LogConfig;
 import io.streamcache.segmentstore.log.LogFailedException;
-import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
@@ -27,7 +29,9 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
  * the file system refuses a write; the failure must be a {@link LogFailedException} caused by the
  * operating system's "No space left on device", the store must refuse appends while failed, and
  * once space returns (the tmpfs is remounted larger) and the writer recovers, appends continue at
- * the right offset; a store reopened over the directory reads back every acknowledged byte.
+ * the right offset; a store reopened over the directory reads back every acknowledged byte. The
+ * writer recovers either at {@code recover()} (retries off) or by itself, retrying every few
+ * milliseconds: then the caller only keeps appending, each refused append changing nothing.
  */
 @Timeout(120)
 class DiskFullIT {
@@ -64,14 +68,16 @@ class DiskFullIT {
         return false;
     }
 
-    @Test
-    void shouldFailAppendsOnAFullFileSystemRefuseNewOnesAndLoseNothingOnceSpaceReturns() throws Exception {
+    @ParameterizedTest(name = "automaticRetry={0}")
+    @ValueSource(booleans = {false, true})
+    void shouldFailAppendsOnAFullFileSystemRefuseNewOnesAndLoseNothingOnceSpaceReturns(final boolean automaticRetry) throws Exception {
         final Path mount = Files.createTempDirectory("streamcache-full");
         final boolean mounted = run("mount", "-t", "tmpfs", "-o", "size=6m", "tmpfs", mount.toString()) == 0;
         assumeTrue(mounted, "mounting a small tmpfs needs root: the real disk-full test cannot run here");
         try {
             final LogConfig config = LogConfig.builder(mount.resolve("log"))
-                .fileLength(1L << 20).preWrite(false).spareFiles(0).batchLength(64 << 10).build();
+                .fileLength(1L << 20).preWrite(false).spareFiles(0).batchLength(64 << 10)
+                .retryInterval(automaticRetry ? Duration.ofMillis(10) : Duration.ZERO).build();
             long acknowledged = 0;
             try (BlockCache cache = BlockCache.builder().capacity(32L << 20).registerMBean(false).build();
                  SegmentStore store = SegmentStore.builder(cache).log(config).build()) {
@@ -97,7 +103,24 @@ class DiskFullIT {
                     "a failed log must refuse new appends");
 
                 assertEquals(0, run("mount", "-o", "remount,size=64m", mount.toString()), "remounting larger failed");
-                store.logWriter().recover().get(30, TimeUnit.SECONDS);
+                if (automaticRetry) {
+                    // Nobody calls recover(): appends are refused (changing nothing) until the writer's own retry succeeds.
+                    int refusals = 0;
+                    while (true) {
+                        try {
+                            final long offset = store.append(SEGMENT, Unpooled.wrappedBuffer(contentOf(acknowledged, APPEND_LENGTH)));
+                            assertEquals(acknowledged, offset, "the first append after the retry lands at the acknowledged length");
+                            acknowledged += APPEND_LENGTH;
+                            break;
+                        } catch (final LogFailedException e) {
+                            refusals++;
+                            Thread.sleep(5);
+                        }
+                    }
+                    assertTrue(store.logWriter().automaticRecoveries() >= 1, "recovered by itself, after " + refusals + " refusals");
+                } else {
+                    store.logWriter().recover().get(30, TimeUnit.SECONDS);
+                }
                 for (int i = 0; i < 10; i++) {
                     final long offset = store.append(SEGMENT, Unpooled.wrappedBuffer(contentOf(acknowledged, APPEND_LENGTH)));
                     assertEquals(acknowledged, offset, "after recovery appends must continue at the acknowledged length");
