@@ -139,12 +139,13 @@ import java.util.concurrent.atomic.LongAdder;
  * caller's buffer ({@link BlockCache#copyTo}) instead of making a view: nothing is pinned,
  * there is no result to release, and nothing is allocated; it returns the status the view read
  * would give for {@code maxLength} = the room in the destination. The view read allocates its
- * result, arrays and view wrappers (about 224 bytes per read); the copying read is the
+ * result, arrays and view wrappers (see docs/buffers.md for the measured bytes per read); the copying read is the
  * zero-garbage read path, for a reader that owns a buffer.
  *
  * <h2>Pinning</h2>
  * The views read the cache's memory, so a {@link ReadResult} pins every entry it covers (a count
- * in the entry's pin word) until the reader calls {@link ReadResult#release()}. The cache
+ * in the entry's pin word) until its reference count reaches zero ({@link ReadResult#close()}, or
+ * the release of its data by a Netty pipeline; see docs/buffers.md). The cache
  * manager never evicts a pinned entry; truncation and deletion remove pinned entries from the
  * index at once but <em>retire</em> them instead of freeing them, and the release that drops
  * the last pin frees their cache blocks. Pins are taken under the segment's lock and dropped
@@ -615,7 +616,8 @@ public final class SegmentStore implements AutoCloseable {
      * zero-copy views, stopping at the end of the data, at {@code maxLength}, or at the first byte
      * not in the cache; the status says which. At or past the end it returns no data with
      * {@link ReadStatus#END_OF_DATA} (or {@link ReadStatus#SEALED_END}). The caller must
-     * {@link ReadResult#release() release} the result; its views are valid until then.
+     * {@link ReadResult#close() close} the result (or release its data); its views are
+     * reference counted and fail once it is released.
      *
      * @throws SegmentNotFoundException  if no such segment exists.
      * @throws SegmentTruncatedException if {@code offset} is before the segment's start offset.
@@ -770,7 +772,7 @@ public final class SegmentStore implements AutoCloseable {
             historicalReader.read(segment.id, index, first.nextOffset());
             return CompletableFuture.completedFuture(first);
         }
-        first.release();
+        first.close();
         final CompletableFuture<ReadResult> loaded = historicalReader.read(segment.id, index, offset, () -> stillMissing(segment, offset))
             .thenApply(range -> afterLoad(segment, range, offset, maxLength));
         return retry ? loaded : loaded.exceptionallyCompose(failure -> afterFailedLoad(segment, offset, maxLength, failure));
@@ -812,7 +814,7 @@ public final class SegmentStore implements AutoCloseable {
         if (again.status() != ReadStatus.NOT_CACHED || again.length() > 0 || !range.contains(offset)) {
             return again;
         }
-        again.release();
+        again.close();
         final long length;
         final boolean sealed;
         segment.lock.lock();
@@ -1284,7 +1286,7 @@ public final class SegmentStore implements AutoCloseable {
                 continue;
             }
             if (!waiter.future.complete(result)) {
-                result.release();
+                result.close();
             }
             waiter = next;
         }
