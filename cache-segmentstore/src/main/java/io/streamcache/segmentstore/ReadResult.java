@@ -78,7 +78,7 @@ public final class ReadResult extends AbstractReferenceCounted implements AutoCl
     private final BlockCache cache;
     /** Null for a result with no data (nothing to leak). */
     private final ResourceLeakTracker<ReadResult> leak;
-    /** The leased buffers handed out by {@link #view(int)}, made on first call. */
+    /** The leased buffers handed out by {@link #view(int)} with several views, made on first call. */
     private ByteBuf[] leased;
     private ByteBuf data;
     /** 0 until {@link #close()} is first called, then 1; only through {@link #CLOSED}. */
@@ -172,6 +172,9 @@ public final class ReadResult extends AbstractReferenceCounted implements AutoCl
      */
     public ByteBuf view(final int index) {
         Objects.checkIndex(index, viewCount);
+        if (viewCount == 1) {
+            return data();
+        }
         if (leased == null) {
             leased = new ByteBuf[viewCount];
         }
@@ -193,7 +196,7 @@ public final class ReadResult extends AbstractReferenceCounted implements AutoCl
             if (viewCount == 0) {
                 data = Unpooled.EMPTY_BUFFER;
             } else if (viewCount == 1) {
-                data = view(0);
+                data = new LeasedByteBuf(this, views[0]);
             } else {
                 final ByteBuf[] parts = new ByteBuf[viewCount];
                 for (int i = 0; i < viewCount; i++) {
