@@ -25,7 +25,7 @@ import java.util.concurrent.ThreadFactory;
  */
 public final class CompactionConfig {
     /** Slack by default, in file lengths. */
-    public static final int SLACK_DEFAULT_FILES = 2;
+    public static final int SLACK_DEFAULT_FILES = 4;
     public static final long BYTES_PER_SECOND_DEFAULT = 64L << 20;
     public static final Duration INTERVAL_DEFAULT = Duration.ofMillis(200);
 
