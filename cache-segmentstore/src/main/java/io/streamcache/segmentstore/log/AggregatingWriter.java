@@ -972,6 +972,11 @@ public final class AggregatingWriter implements AutoCloseable {
         if (recordCount > 0 || pendingHead != null) {
             writeBatch(true);
         }
+        if (unforced && file != null) {
+            // INTERVAL: the file is closed below and never forced again; compaction may retire
+            // the originals of copies it holds once they are written, so force it now.
+            forceFile();
+        }
         used = 0;
         durablePrefix = 0;
         final LogDirectory.NumberedFile next;
