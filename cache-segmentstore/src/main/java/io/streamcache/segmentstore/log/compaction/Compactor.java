@@ -222,6 +222,9 @@ public final class Compactor implements AutoCloseable {
                 }
             } catch (final SegmentNotFoundException e) {
                 samples.remove(name);
+            } catch (final RuntimeException e) {
+                // One segment's truncate failing (a failed log) must not stop the others nor compaction.
+                failed("retention of segment " + name, e);
             }
         }
     }
@@ -290,7 +293,6 @@ public final class Compactor implements AutoCloseable {
         }
         records.sort(Comparator.comparingLong(Live::position));
         final ArrayDeque<LogRequest> inFlight = new ArrayDeque<>();
-        final ArrayDeque<ByteBuf> buffers = new ArrayDeque<>();
         long inFlightBytes = 0;
         try {
             for (final Live record : records) {
@@ -298,19 +300,27 @@ public final class Compactor implements AutoCloseable {
                     return false;
                 }
                 final ByteBuf data = read(fileNumber, record);
-                buffers.add(data);
                 final int segmentId = scratch.getInt(LogRecordDescriptor.SEGMENT_ID_OFFSET);
-                inFlight.add(writer.copy(segmentId, record.offset(), data));
+                final LogRequest copy;
+                try {
+                    copy = writer.copy(segmentId, record.offset(), data);
+                } catch (final RuntimeException e) {
+                    data.release();
+                    throw e;
+                }
+                // Released once the writer is done with it, also when this compaction gives up first.
+                copy.whenComplete((offset, error) -> data.release());
+                inFlight.add(copy);
                 inFlightBytes += record.length();
                 throttle(record.length());
                 if (inFlightBytes >= IN_FLIGHT_BYTES) {
-                    if (!awaitAll(inFlight, buffers)) {
+                    if (!awaitAll(inFlight)) {
                         return false;
                     }
                     inFlightBytes = 0;
                 }
             }
-            if (!awaitAll(inFlight, buffers)) {
+            if (!awaitAll(inFlight)) {
                 return false;
             }
             final List<Live> left = new ArrayList<>();
@@ -329,10 +339,6 @@ public final class Compactor implements AutoCloseable {
         } catch (final IOException | RuntimeException e) {
             failed("compaction of file " + fileNumber, e);
             return false;
-        } finally {
-            for (final ByteBuf buffer : buffers) {
-                buffer.release();
-            }
         }
     }
 
@@ -384,13 +390,11 @@ public final class Compactor implements AutoCloseable {
         }
     }
 
-    private boolean awaitAll(final ArrayDeque<LogRequest> inFlight, final ArrayDeque<ByteBuf> buffers) {
+    private boolean awaitAll(final ArrayDeque<LogRequest> inFlight) {
         while (!inFlight.isEmpty()) {
-            if (!await(inFlight.peekFirst())) {
+            if (!await(inFlight.pollFirst())) {
                 return false;
             }
-            inFlight.pollFirst();
-            buffers.pollFirst().release();
         }
         return true;
     }
