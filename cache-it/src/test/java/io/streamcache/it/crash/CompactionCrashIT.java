@@ -41,7 +41,7 @@ import static org.junit.jupiter.api.Assertions.fail;
  *        byte at that offset: a byte lost, doubled or misplaced by a copy shows as a wrong byte or length
  *  at the end: the first log file (the idle segment's original) is gone, so compaction ran
  * </pre>
- * About 10 s of CI time with the defaults.
+ * About 13 s of CI time with the defaults.
  */
 @Timeout(value = 3, unit = TimeUnit.MINUTES)
 class CompactionCrashIT {
