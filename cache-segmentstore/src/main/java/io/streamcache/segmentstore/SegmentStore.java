@@ -20,6 +20,8 @@ import io.streamcache.segmentstore.log.LogException;
 import io.streamcache.segmentstore.log.LogFailedException;
 import io.streamcache.segmentstore.log.LogRecordDescriptor;
 import io.streamcache.segmentstore.log.LogRecordListener;
+import io.streamcache.segmentstore.log.compaction.CompactionConfig;
+import io.streamcache.segmentstore.log.compaction.Compactor;
 import io.streamcache.segmentstore.log.LogRequest;
 import io.streamcache.segmentstore.log.RecoveredState;
 import io.streamcache.segmentstore.log.RecoveryHook;
@@ -276,6 +278,8 @@ public final class SegmentStore implements AutoCloseable {
     private final LongAdder uncachedCommitBytes = new LongAdder();
     /** With a log: each live segment's location index, by id; fed by {@link LocationFeed}. */
     private final ConcurrentHashMap<Integer, LocationIndex> locations = new ConcurrentHashMap<>();
+    /** With a log and {@link Builder#compaction}: retention and compaction; set once after construction. */
+    private volatile Compactor compactor;
     /** With a log: the live segments by id, for the historical reader's fills. */
     private final ConcurrentHashMap<Integer, Segment> segmentsById = new ConcurrentHashMap<>();
     private final LogFileChannels logChannels;
@@ -1159,6 +1163,11 @@ public final class SegmentStore implements AutoCloseable {
             }
             closed = true;
         }
+        final Compactor running = compactor;
+        if (running != null) {
+            // Before the writer: its copies and truncates go through the writer.
+            running.close();
+        }
         if (writer != null) {
             // Writes and completes what was submitted: the commits still find their segments.
             writer.close();
@@ -1211,6 +1220,14 @@ public final class SegmentStore implements AutoCloseable {
      */
     public LocationIndex locations(final String name) {
         return locations.get(segment(name).id);
+    }
+
+    /**
+     * @return the compactor the builder's {@link Builder#compaction} set up (retention and
+     *         compaction), or null.
+     */
+    public Compactor compactor() {
+        return compactor;
     }
 
     /**
@@ -1394,6 +1411,20 @@ public final class SegmentStore implements AutoCloseable {
         }
 
         @Override
+        public void onCopy(final int segmentId, final long segmentOffset, final int length, final long fileNumber,
+                           final long position) {
+            try {
+                final LocationIndex index = locations.get(segmentId);
+                if (index != null) {
+                    index.relocate(segmentOffset, length, fileNumber, position);
+                }
+            } catch (final RuntimeException e) {
+                locations.remove(segmentId);
+            }
+            next.onCopy(segmentId, segmentOffset, length, fileNumber, position);
+        }
+
+        @Override
         public void onFileRetired(final long fileNumber) {
             try {
                 logChannels.close(fileNumber);
@@ -1573,6 +1604,7 @@ public final class SegmentStore implements AutoCloseable {
         private int readThroughRangeLength = HistoricalReader.RANGE_LENGTH_DEFAULT;
         private int readThroughMaxGap = HistoricalReader.MAX_READ_GAP_DEFAULT;
         private int readThroughThreads = HistoricalReader.THREADS_DEFAULT;
+        private CompactionConfig compaction;
 
         private Builder(final BlockCache cache) {
             this.cache = Objects.requireNonNull(cache, "cache");
@@ -1702,6 +1734,17 @@ public final class SegmentStore implements AutoCloseable {
         }
 
         /**
+         * @param compaction with a log: retention and compaction in the background (see
+         *                   {@link Compactor}); off by default (log files then go only once all
+         *                   their data are dead). {@link #compactor()} returns it; {@link #close()}
+         *                   stops it before the writer.
+         */
+        public Builder compaction(final CompactionConfig compaction) {
+            this.compaction = Objects.requireNonNull(compaction, "compaction");
+            return this;
+        }
+
+        /**
          * @param logListener told of every record once durable (and of retired files), on the
          *                    writer thread: for a location index.
          */
@@ -1726,9 +1769,19 @@ public final class SegmentStore implements AutoCloseable {
          * @throws CacheClosedException        if the cache is closed.
          * @throws LogException                if the log cannot be opened or recovered.
          */
+        private SegmentStore withCompaction(final SegmentStore store) {
+            if (compaction != null) {
+                store.compactor = Compactor.start(store, compaction);
+            }
+            return store;
+        }
+
         public SegmentStore build() {
             if (cache.isClosed()) {
                 throw new CacheClosedException("cache " + cache.name() + " is closed");
+            }
+            if (compaction != null && log == null) {
+                throw new CacheConfigurationException("compaction needs a log: set log(LogConfig) too");
             }
             if (log != null && !appendsDurable) {
                 throw new CacheConfigurationException("appendsDurable=false does not apply with a log: durable appends enter the cache"
@@ -1758,14 +1811,14 @@ public final class SegmentStore implements AutoCloseable {
                 }
                 checkSameCache(manager, false);
                 ownsManager = false;
-                return new SegmentStore(this);
+                return withCompaction(new SegmentStore(this));
             }
             final CacheManager built = (managerBuilder != null ? managerBuilder : CacheManager.builder(cache)).build();
             checkSameCache(built, true);
             manager = built;
             ownsManager = true;
             try {
-                return new SegmentStore(this);
+                return withCompaction(new SegmentStore(this));
             } catch (final RuntimeException | Error e) {
                 built.close();
                 throw e;

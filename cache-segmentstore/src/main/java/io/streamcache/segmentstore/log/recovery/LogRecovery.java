@@ -21,6 +21,7 @@ import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.TreeMap;
 
 import static io.streamcache.segmentstore.log.LogFileDescriptor.FIRST_RECORD_POSITION;
 import static io.streamcache.segmentstore.log.LogFileDescriptor.PAGE_LENGTH;
@@ -384,6 +385,12 @@ public final class LogRecovery {
         long length;
         boolean sealed;
         boolean deleted;
+        /**
+         * Locations the index cannot take in log order, by offset: compaction copies of bytes
+         * before {@link #loggedFrom} (their original's file is gone), and the records a RESYNC
+         * took out of the index; {@code {length, fileNumber, position}}. Null until needed.
+         */
+        TreeMap<Long, long[]> below;
 
         SegmentState(final int id, final String name, final long start, final long length, final boolean sealed,
                      final long fileNumber) {
@@ -462,6 +469,9 @@ public final class LogRecovery {
                     return null;
                 }
                 case LogRecordDescriptor.TYPE_DATA: {
+                    if (record.isCopy()) {
+                        return copy(record, segment, live);
+                    }
                     if (!live) {
                         return "DATA of segmentId=" + Integer.toUnsignedString(id) + (segment == null ? ", never created"
                             : ", deleted");
@@ -520,6 +530,41 @@ public final class LogRecovery {
                 default:
                     return "unexpected record type=" + record.type();
             }
+        }
+
+        /**
+         * A compaction copy: the segment's bytes at the copy's offset are read from the copy from
+         * now on (the newest copy wins); it does not extend the segment. A copy of a segment that
+         * is not live or of bytes truncated away is dead and ignored (the writer may write a copy
+         * after a DELETE or TRUNCATE that was not durable yet when it took the copy).
+         */
+        private String copy(final LogRecordView record, final SegmentState segment, final boolean live) {
+            if (!live) {
+                return null;
+            }
+            final long offset = record.segmentOffset();
+            final int length = record.length();
+            final long end = offset + length;
+            if (length <= 0 || end > segment.length) {
+                return "copied DATA of segmentId=" + Integer.toUnsignedString(segment.id) + " name=" + segment.name + " at offset="
+                    + offset + " length=" + length + ", but its length=" + segment.length + " (a copy holds bytes the segment has)";
+            }
+            if (end <= segment.start) {
+                return null;
+            }
+            if (!segment.locations.relocateOwned(offset, length, fileNumber, record.position())) {
+                if (segment.below == null) {
+                    segment.below = new TreeMap<>();
+                }
+                segment.below.put(offset, new long[] {length, fileNumber, record.position()});
+            }
+            long[] fileEnd = currentEnds.get(segment);
+            if (fileEnd == null) {
+                fileEnd = new long[1];
+                currentEnds.put(segment, fileEnd);
+            }
+            fileEnd[0] = Math.max(fileEnd[0], end);
+            return null;
         }
 
         private String snapshot(final LogRecordView record) {
@@ -609,6 +654,14 @@ public final class LogRecovery {
                     continue;
                 }
                 if (entry.length() > segment.length) {
+                    // Keep what the index held: compaction copies may fill the gap up to the new start.
+                    final SegmentState kept = segment;
+                    segment.locations.forEach((offset, length, file, position) -> {
+                        if (kept.below == null) {
+                            kept.below = new TreeMap<>();
+                        }
+                        kept.below.put(offset, new long[] {length, file, position});
+                    });
                     segment.locations = new LocationIndex(entry.length());
                     segment.loggedFrom = entry.length();
                     segment.loggedFromFile = fileNumber;
@@ -632,7 +685,38 @@ public final class LogRecovery {
         private void delete(final SegmentState segment) {
             segment.deleted = true;
             segment.locations.clear();
+            segment.below = null;
             liveByName.remove(segment.name, segment);
+        }
+
+        /**
+         * Prepends to a segment's index the records before {@code loggedFrom} that compaction
+         * copies (or files before a RESYNC) hold, if they cover {@code [start, loggedFrom)} without a
+         * gap; otherwise leaves the segment as it is (the caller reports the missing bytes).
+         */
+        private void fillFromBelow(final SegmentState segment) {
+            final Map.Entry<Long, long[]> first = segment.below.floorEntry(segment.start);
+            if (first == null || first.getKey() + first.getValue()[0] <= segment.start) {
+                return;
+            }
+            final LocationIndex index = new LocationIndex(first.getKey());
+            long at = first.getKey();
+            while (at < segment.loggedFrom) {
+                final long[] location = segment.below.get(at);
+                if (location == null) {
+                    return;
+                }
+                index.addOwned(at, (int) location[0], location[1], location[2]);
+                at += location[0];
+            }
+            if (at != segment.loggedFrom) {
+                return;
+            }
+            segment.locations.forEach(index::addOwned);
+            index.truncateOwned(segment.start);
+            segment.locations = index;
+            segment.loggedFrom = first.getKey();
+            segment.below = null;
         }
 
         List<RecoveredSegment> finish() {
@@ -640,6 +724,9 @@ public final class LogRecovery {
             states.sort((a, b) -> Integer.compareUnsigned(a.id, b.id));
             final List<RecoveredSegment> segments = new ArrayList<>(states.size());
             for (final SegmentState segment : states) {
+                if (!segment.deleted && segment.start < segment.loggedFrom && segment.below != null) {
+                    fillFromBelow(segment);
+                }
                 if (!segment.deleted && segment.start < segment.loggedFrom) {
                     throw new LogCorruptedException(path(segment.loggedFromFile), segment.loggedFromFile, FIRST_RECORD_POSITION,
                         "segmentId=" + Integer.toUnsignedString(segment.id) + " name=" + segment.name + " holds offsets from startOffset="

@@ -25,7 +25,7 @@ import static io.streamcache.segmentstore.log.LogRecordDescriptor.PADDING_HEADER
  * every record from {@link LogFileDescriptor#FIRST_RECORD_POSITION}, each at the 8-byte-aligned
  * position where the previous one ends:
  * <ul>
- *   <li>MAGIC, FLAGS = 0, a known TYPE;</li>
+ *   <li>MAGIC, FLAGS = 0 (or {@link LogRecordDescriptor#FLAG_COPY} on DATA), a known TYPE;</li>
  *   <li>a PADDING record must start inside a page and end exactly at the next page boundary
  *       (it is then skipped: never taken for the end of the log);</li>
  *   <li>LENGTH within the file, 0 for SEAL, TRUNCATE and DELETE, at least 4 for SNAPSHOT (its
@@ -298,7 +298,7 @@ public final class LogScanner {
             invalidReason = magic == 0 && recordType == 0 && flags == 0 && recordLength == 0 ? ZEROS : BAD_MAGIC;
             return INVALID;
         }
-        if (flags != 0) {
+        if (flags != 0 && (flags != LogRecordDescriptor.FLAG_COPY || recordType != LogRecordDescriptor.TYPE_DATA)) {
             invalidReason = BAD_FLAGS;
             return INVALID;
         }
@@ -370,6 +370,7 @@ public final class LogScanner {
         length = recordLength;
         view.set(fileNumber, position, recordType, buffer.getInt(index + LogRecordDescriptor.SEGMENT_ID_OFFSET),
             buffer.getLong(index + LogRecordDescriptor.SEGMENT_OFFSET_OFFSET), recordLength);
+        view.flags(buffer.get(index + LogRecordDescriptor.FLAGS_OFFSET));
         if (fits || recordType == LogRecordDescriptor.TYPE_CREATE || recordType == LogRecordDescriptor.TYPE_SNAPSHOT) {
             view.payload(buffer, index + HEADER_LENGTH);
         }
