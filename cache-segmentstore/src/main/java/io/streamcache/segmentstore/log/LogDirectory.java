@@ -374,7 +374,7 @@ public final class LogDirectory implements AutoCloseable {
 
     private void writeHeader(final LogFile logFile, final long number) throws IOException {
         final ByteBuffer page = BufferUtil.allocateDirectAligned(PAGE_LENGTH, PAGE_LENGTH);
-        LogFileDescriptor.putHeader(new UnsafeBuffer(page), 0, number, config.fileLength());
+        LogFileDescriptor.putHeader(new UnsafeBuffer(page), 0, number, config.fileLength(), writerLock.epoch());
         logFile.write(page, 0);
         logFile.force();
     }

@@ -246,6 +246,47 @@ class LogSafetyTest {
     }
 
     @Test
+    void shouldGiveEveryFileTheEpochOfItsWriterAndRefuseAFileOfALowerEpochAfterAHigherOne() throws IOException {
+        final Path directory = root.resolve("log");
+        cleanStore(directory, 100);
+        final long firstWriterFiles = fileNumbers(directory).last();
+        final SegmentStore second = open(directory, CorruptionPolicy.FAIL);
+        for (int i = 100; i < 300; i++) {
+            second.append("s", TestSegments.buffer(7, (long) i * APPEND, APPEND));
+        }
+        second.close();
+        final TreeSet<Long> numbers = fileNumbers(directory);
+        assertTrue(numbers.last() > firstWriterFiles + 1, numbers.toString());
+        for (final long number : numbers) {
+            assertEquals(number <= firstWriterFiles ? 1 : 2, epoch(directory, number), "fileNumber=" + number);
+        }
+        assertAllThere(open(directory, CorruptionPolicy.FAIL), 300);
+        ((SegmentStore) closing.get(closing.size() - 1)).close();
+
+        // The last file as if a writer of epoch 1, which lost its lock, had created it after epoch 2's files.
+        final long last = fileNumbers(directory).last();
+        final Path file = directory.resolve(LogFileDescriptor.fileName(last));
+        final org.agrona.concurrent.UnsafeBuffer header = new org.agrona.concurrent.UnsafeBuffer(new byte[LogFileDescriptor.HEADER_LENGTH]);
+        LogFileDescriptor.putHeader(header, 0, last, Files.size(file), 1);
+        try (FileChannel channel = FileChannel.open(file, StandardOpenOption.WRITE)) {
+            channel.write(ByteBuffer.wrap(header.byteArray()), 0);
+        }
+        for (final CorruptionPolicy policy : CorruptionPolicy.values()) {
+            final LogCorruptedException e = assertThrows(LogCorruptedException.class, () -> open(directory, policy));
+            assertEquals(last, e.fileNumber(), e.getMessage());
+            assertTrue(e.getMessage().contains("EPOCH=1 is lower than EPOCH=2"), e.getMessage());
+        }
+    }
+
+    private static long epoch(final Path directory, final long number) throws IOException {
+        final ByteBuffer header = ByteBuffer.allocate(LogFileDescriptor.HEADER_LENGTH).order(java.nio.ByteOrder.LITTLE_ENDIAN);
+        try (FileChannel channel = FileChannel.open(directory.resolve(LogFileDescriptor.fileName(number)), StandardOpenOption.READ)) {
+            channel.read(header, 0);
+        }
+        return header.getLong(LogFileDescriptor.EPOCH_OFFSET);
+    }
+
+    @Test
     void shouldStillCutATornTailOfALogThatWasNotClosedCleanlyAndReportIt() throws IOException {
         final Path directory = root.resolve("log");
         cleanStore(directory, 300);

@@ -153,6 +153,8 @@ public final class LogRecovery {
 
         final Replay replay = new Replay();
         final List<LogFileScan> scans = new ArrayList<>();
+        long maxEpoch = -1;
+        long maxEpochFile = 0;
         int removeFrom = tail + 1;
         for (int i = 0; i <= tail; i++) {
             final long number = numbers.get(i);
@@ -164,6 +166,17 @@ public final class LogRecovery {
                 scan = scanner.scan(channel, number, replay);
             }
             bytesRead += scan.bytesRead();
+            if (scan.epoch() >= 0 && scan.epoch() < maxEpoch) {
+                // Written by a writer that had lost its lock to a later one: two writers' records
+                // may be interleaved in the files, and no cut can separate them, so this always fails.
+                throw new LogCorruptedException(path, number, 0, "EPOCH=" + scan.epoch() + " is lower than EPOCH=" + maxEpoch
+                    + " of fileNumber=" + maxEpochFile + " before it: the file was written by a writer that had lost the"
+                    + " directory's lock to a later one (two writers on one log); no corruptionPolicy recovers this");
+            }
+            if (scan.epoch() > maxEpoch) {
+                maxEpoch = scan.epoch();
+                maxEpochFile = number;
+            }
             final ScanEnd end = scan.end();
             // A file shorter than its header says lost bytes: the writer creates files whole.
             final boolean shortFile = scan.fileLength() > 0 && scan.size() < scan.fileLength();

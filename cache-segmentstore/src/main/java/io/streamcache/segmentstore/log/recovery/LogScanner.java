@@ -157,14 +157,14 @@ public final class LogScanner {
         limit = size;
         final String headerProblem = checkHeader(size);
         if (headerProblem != null) {
-            scan.header(false, -1);
+            scan.header(false, -1, -1);
             probe(scan, FIRST_RECORD_POSITION, true);
             scan.end(ScanEnd.BAD_HEADER, 0, headerProblem);
             scan.bytesRead(bytesRead);
             return scan;
         }
         final long fileLength = buffer.getLong((int) (LogFileDescriptor.FILE_LENGTH_OFFSET - bufferPosition));
-        scan.header(true, fileLength);
+        scan.header(true, fileLength, buffer.getLong((int) (LogFileDescriptor.EPOCH_OFFSET - bufferPosition)));
         limit = Math.min(size, fileLength);
         long position = FIRST_RECORD_POSITION;
         while (true) {
