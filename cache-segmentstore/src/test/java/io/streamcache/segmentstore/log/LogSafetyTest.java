@@ -286,6 +286,28 @@ class LogSafetyTest {
         return header.getLong(LogFileDescriptor.EPOCH_OFFSET);
     }
 
+    /** Before: a flipped bit in the last batch of a log that was not closed cleanly was cut as a torn write. */
+    @Test
+    void shouldFailTheOpenOnAFlippedBitInTheLastBatchOfALogNotClosedCleanly() throws IOException {
+        final Path directory = root.resolve("log");
+        cleanStore(directory, 300);
+        final CleanMark mark = CleanMark.read(directory);
+        Files.delete(directory.resolve(CleanMark.FILE_NAME));
+        final Path file = directory.resolve(LogFileDescriptor.fileName(mark.fileNumber()));
+        // In the payload of the last record (one append per page: the store appends one at a time).
+        final long position = mark.endPosition() - 4096 + 300;
+        try (FileChannel channel = FileChannel.open(file, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
+            final ByteBuffer one = ByteBuffer.allocate(1);
+            channel.read(one, position);
+            one.put(0, (byte) (one.get(0) ^ 0x10)).rewind();
+            channel.write(one, position);
+        }
+
+        final LogCorruptedException e = assertThrows(LogCorruptedException.class, () -> open(directory, CorruptionPolicy.FAIL));
+        assertEquals(mark.fileNumber(), e.fileNumber(), e.getMessage());
+        assertEquals(mark.endPosition() - 4096, e.position(), e.getMessage());
+    }
+
     @Test
     void shouldStillCutATornTailOfALogThatWasNotClosedCleanlyAndReportIt() throws IOException {
         final Path directory = root.resolve("log");
