@@ -81,6 +81,14 @@ import static io.streamcache.segmentstore.log.LogFileDescriptor.PAGE_LENGTH;
  * Missing bytes of a live segment (its start offset before what the files hold: a file deleted
  * while it held live data) always throw: no cut can mend them.
  *
+ * <h2>Clean close, file lengths, epochs</h2>
+ * With a valid clean-close mark ({@link io.streamcache.segmentstore.log.CleanMark}) nothing is
+ * taken for a torn write: the tail must be the mark's file and end at its position, or the log
+ * is corrupt. A file shorter than its header's FILE_LENGTH is corrupt at position=its size. A
+ * file whose header EPOCH is lower than an earlier file's always fails (two writers). A torn tail
+ * that is cut is logged at WARN and counted ({@link RecoveredLog#tornTailBytes()}); under
+ * {@link CorruptionPolicy#FAIL_ON_TORN_TAIL} it fails instead.
+ *
  * <h2>What the writer must guarantee</h2>
  * Every write starts and ends on a page boundary (the last records of a write are followed by
  * PADDING to the boundary, in every file, also the one rolled away from); a write is issued only
