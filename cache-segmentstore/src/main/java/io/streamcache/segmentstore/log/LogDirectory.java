@@ -50,6 +50,12 @@ import static io.streamcache.segmentstore.log.LogFileDescriptor.PAGE_LENGTH;
  * old file number, never validates): recovery treats such a file as unused and may
  * {@link #deleteFile(long) delete} it. {@link #close()} deletes the spares.
  *
+ * <h2>One writer</h2>
+ * A directory is open for one writer at a time: it holds the directory's {@link LogLock} from
+ * {@link #open} to {@link #close()}, writes the lock's epoch into every header it writes (new and
+ * recycled files), removes the clean-close mark ({@link CleanMark}) at open and, when closed after
+ * a writer that finished cleanly ({@link #close(AggregatingWriter)}), writes it again.
+ *
  * <h2>Reads</h2>
  * {@link #read(long, long, ByteBuffer)} reads any file through a buffered read-only channel
  * opened on first use and kept until the file is deleted or the directory closed.
