@@ -18,6 +18,7 @@ import io.streamcache.segmentstore.log.LogConfig;
 import io.streamcache.segmentstore.log.LogDirectory;
 import io.streamcache.segmentstore.log.LogException;
 import io.streamcache.segmentstore.log.LogFailedException;
+import io.streamcache.segmentstore.log.LogLock;
 import io.streamcache.segmentstore.log.LogRecordDescriptor;
 import io.streamcache.segmentstore.log.LogRecordListener;
 import io.streamcache.segmentstore.log.compaction.CompactionConfig;
@@ -318,7 +319,10 @@ public final class SegmentStore implements AutoCloseable {
             .name(name)
             .build();
         LogDirectory directory = null;
+        LogLock writerLock = null;
         try {
+            // One writer per directory: locked before recovery reads or repairs anything.
+            writerLock = LogLock.acquire(builder.log.directory());
             final RecoveryHook hook = builder.logRecovery != null ? builder.logRecovery
                 : new ScanningRecoveryHook(builder.logCorruptionPolicy);
             if (hook instanceof ScanningRecoveryHook scanning && scanning.recoveredLog() == null
@@ -326,7 +330,7 @@ public final class SegmentStore implements AutoCloseable {
                 // Before the directory opens: the scan cuts the tail and deletes files.
                 scanning.scan(builder.log);
             }
-            directory = LogDirectory.open(builder.log);
+            directory = LogDirectory.open(builder.log, writerLock);
             final RecoveredState recovered = new RecoveredState();
             if (directory.fileNumbers().length > 0) {
                 hook.recover(directory, recovered);
@@ -342,16 +346,16 @@ public final class SegmentStore implements AutoCloseable {
             this.logDirectory = directory;
             this.writer = AggregatingWriter.start(directory, new LogCommits(), new LocationFeed(builder.logListener), recovered);
         } catch (final IOException e) {
-            abandon(directory);
+            abandon(directory, writerLock);
             throw new LogException("could not open the log in " + builder.log.directory() + ": " + e.getMessage(), e);
         } catch (final RuntimeException | Error e) {
-            abandon(directory);
+            abandon(directory, writerLock);
             throw e;
         }
     }
 
     /** Undoes a constructor that failed to open the log. */
-    private void abandon(final LogDirectory directory) {
+    private void abandon(final LogDirectory directory, final LogLock writerLock) {
         manager.unregister(evictionSource);
         scheduler.shutdownNow();
         closeHistory();
@@ -366,6 +370,8 @@ public final class SegmentStore implements AutoCloseable {
         segments.clear();
         if (directory != null) {
             directory.close();
+        } else if (writerLock != null) {
+            writerLock.close();
         }
     }
 
@@ -1183,7 +1189,8 @@ public final class SegmentStore implements AutoCloseable {
         }
         closeHistory();
         if (logDirectory != null) {
-            logDirectory.close();
+            // After the writer: marks the close clean if it finished cleanly, then unlocks.
+            logDirectory.close(writer);
         }
     }
 

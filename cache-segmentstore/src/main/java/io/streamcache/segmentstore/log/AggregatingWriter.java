@@ -246,6 +246,9 @@ public final class AggregatingWriter implements AutoCloseable {
     private int failedExtent;
     /** A roll failed: recovery retries it. */
     private boolean rollPending;
+    /** Set by a clean finish (read after joining the writer thread): the last file and the end of its last write; -1 otherwise. */
+    private long cleanEndFileNumber = -1;
+    private long cleanEndPosition = -1;
     private long pendingPayloadBytes;
     private long pendingPaddingBytes;
     private long completedRequests;
@@ -1174,6 +1177,11 @@ public final class AggregatingWriter implements AutoCloseable {
                 if (unforced) {
                     forceFile();
                 }
+                if ((state & FAILED) == 0 && durability != DurabilityPolicy.Kind.NEVER) {
+                    // Everything written is forced: the directory may mark the close clean.
+                    cleanEndFileNumber = fileNumber;
+                    cleanEndPosition = (filePosition + used + PAGE_LENGTH - 1) & -(long) PAGE_LENGTH;
+                }
             }
         } catch (final IOException e) {
             fail(e, null);
@@ -1279,6 +1287,25 @@ public final class AggregatingWriter implements AutoCloseable {
     // ------------------------------------------------------------------------------------------
     // State, stats, lifecycle
     // ------------------------------------------------------------------------------------------
+
+    /**
+     * @return after {@link #close()}: the log's end if the writer finished cleanly (everything
+     *         written forced, never failed since its last recovery, a durability policy that
+     *         forces): {@code {fileNumber, endPosition}} with endPosition the 4 KB boundary after
+     *         the last record (fileNumber 0 if no file was ever written); null otherwise, or
+     *         before close.
+     */
+    public long[] cleanEnd() {
+        synchronized (this) {
+            if (!closeCalled) {
+                return null;
+            }
+        }
+        if (writerThread.isAlive() || cleanEndFileNumber < 0) {
+            return null;
+        }
+        return new long[] {cleanEndFileNumber, cleanEndPosition};
+    }
 
     /**
      * @return whether the writer is failed (rejecting requests until {@link #recover()}).

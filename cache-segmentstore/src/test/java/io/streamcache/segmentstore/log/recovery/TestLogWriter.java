@@ -208,12 +208,20 @@ public final class TestLogWriter implements AutoCloseable {
      * @return a valid header page's first bytes for the file.
      */
     public static ByteBuffer header(final long fileNumber, final long fileLength) {
+        return header(fileNumber, fileLength, 1);
+    }
+
+    /**
+     * @return a valid header page's first bytes for the file, written by a writer of that epoch.
+     */
+    public static ByteBuffer header(final long fileNumber, final long fileLength, final long epoch) {
         final ByteBuffer header = ByteBuffer.allocate(LogFileDescriptor.HEADER_LENGTH).order(ByteOrder.LITTLE_ENDIAN);
         header.putLong(LogFileDescriptor.FILE_MAGIC_OFFSET, LogFileDescriptor.FILE_MAGIC);
         header.putInt(LogFileDescriptor.VERSION_OFFSET, LogFileDescriptor.VERSION);
         header.putInt(LogFileDescriptor.PAGE_LENGTH_OFFSET, PAGE_LENGTH);
         header.putLong(LogFileDescriptor.FILE_NUMBER_OFFSET, fileNumber);
         header.putLong(LogFileDescriptor.FILE_LENGTH_OFFSET, fileLength);
+        header.putLong(LogFileDescriptor.EPOCH_OFFSET, epoch);
         final CRC32C headerCrc = new CRC32C();
         headerCrc.update(header.array(), 0, LogFileDescriptor.HEADER_CRC_OFFSET);
         header.putInt(LogFileDescriptor.HEADER_CRC_OFFSET, (int) headerCrc.getValue());
