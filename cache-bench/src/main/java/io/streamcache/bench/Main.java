@@ -14,6 +14,8 @@ import java.util.Arrays;
  *   java -jar streamcache-bench.jar cachebench ARGS  the block cache alone, after RocksDB's cache_bench (--help)
  *   java -jar streamcache-bench.jar demo       the block cache demo (self-checking)
  *   java -jar streamcache-bench.jar simulate ARGS  the eviction-policy simulator (--help)
+ *   java -jar streamcache-bench.jar compaction ARGS  disk use of a log with an idle segment, compaction on or off
+ *   java -jar streamcache-bench.jar damage ARGS    damage trials on copies of a log (--help)
  *   java -jar streamcache-bench.jar jmh ARGS   JMH with its own arguments (-h for help)
  * </pre>
  */
@@ -34,11 +36,13 @@ public final class Main {
                 System.exit(BlockCacheDemo.run(rest, System.out));
                 break;
             case "simulate": System.exit(io.streamcache.bench.sim.SimulateCommand.run(rest, System.out)); break;
+            case "compaction": System.exit(io.streamcache.bench.compaction.CompactionDiskUse.run(rest, System.out)); break;
+            case "damage": System.exit(io.streamcache.bench.damage.DamageCommand.run(rest, System.out)); break;
             case "jmh":
                 org.openjdk.jmh.Main.main(rest);
                 break;
             default:
-                System.err.println("unknown command: " + command + " (expected: stress, cachebench, demo, simulate, jmh)");
+                System.err.println("unknown command: " + command + " (expected: stress, cachebench, demo, simulate, compaction, damage, jmh)");
                 System.exit(2);
         }
     }

@@ -5,37 +5,63 @@ import io.netty.buffer.Unpooled;
 import io.streamcache.core.cache.BlockCache;
 import io.streamcache.segmentstore.index.ReadIndexEntry;
 
+import io.netty.util.AbstractReferenceCounted;
+import io.netty.util.IllegalReferenceCountException;
+import io.netty.util.ReferenceCounted;
+import io.netty.util.ResourceLeakDetector;
+import io.netty.util.ResourceLeakTracker;
+
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.util.Objects;
+import java.util.concurrent.atomic.LongAdder;
 
 /**
  * The outcome of a read: read-only, zero-copy views of the bytes available from {@link #offset()},
  * with the {@link ReadStatus} that says why they stop and the {@link #nextOffset()} to read from
- * next. Use from one thread at a time (hand it over across a happens-before edge);
- * {@link #release()} is thread-safe and idempotent.
+ * next. A Netty {@link ReferenceCounted} holder of those bytes, as a {@code ByteBufHolder} is:
+ * the count is thread-safe; the rest is for one thread at a time (hand the result over across a
+ * happens-before edge).
  *
- * <h2>Validity</h2>
- * The views read the cache's memory directly. The result <em>pins</em> the index entries it
- * covers: while it is held, eviction skips them, and a truncation or deletion that removes them
- * defers freeing their cache blocks to the last release. So the views stay valid, whatever
- * happens to the segment, <b>until {@link #release()}</b> (or {@link #close()}); after it, their
- * bytes may be reused for other data at any moment, and reading them is a bug that no check
- * catches. Every result must be released, also one with no data (it is then a no-op);
- * try-with-resources does it. Releasing the views themselves ({@code ByteBuf.release()}) does
- * nothing: they are not reference counted.
+ * <h2>Ownership and validity</h2>
+ * The views read the cache's memory. A result <em>pins</em> the index entries it covers: while
+ * its reference count is above zero, eviction skips them, and a truncation or deletion that
+ * removes them defers freeing their cache blocks to the last release. A result starts with a
+ * count of 1. {@link #data()} and {@link #view(int)} return buffers that <b>share the result's
+ * count</b> (like {@code ByteBufHolder.content()}: not retained): {@code retain()} on any of them,
+ * or on a slice or duplicate derived from them, retains the result, and {@code release()} on any
+ * of them releases it. When the count reaches zero the entries are unpinned, and every later
+ * access to any of these buffers throws Netty's {@link io.netty.util.IllegalReferenceCountException}:
+ * a released buffer never reads memory the cache may have reused for other data.
+ *
+ * <p>So: read and {@link #close()} (try-with-resources), or hand {@code data()} to a Netty
+ * channel, which releases it after the write, and do not close the result then; to do both,
+ * {@code retain()} before handing it over. {@link #close()} is idempotent and releases the
+ * result's first reference only if nothing released it yet, so closing a result whose data a
+ * pipeline already released is harmless; {@link #release()} is Netty's: each call takes one
+ * count, and one too many throws {@link io.netty.util.IllegalReferenceCountException}.
+ *
+ * <h2>Leaks</h2>
+ * A result whose count never reaches zero pins its entries for ever. Results are tracked by a
+ * Netty {@link ResourceLeakDetector} at Netty's level ({@code -Dio.netty.leakDetection.level}:
+ * disabled, simple (the default: 1 result in 128 sampled), advanced, paranoid); a result
+ * collected unreleased is reported at ERROR by Netty's logger, with the places it was touched
+ * at the advanced and paranoid levels, and counted in {@link #leakCount()}.
  *
  * <p>Views are read-only ({@code isReadOnly()}; writes throw {@code ReadOnlyBufferException}).
- * Each view covers one index entry's part of the range; {@link #data()} joins them.
+ * Each view covers one index entry's part of the range; {@link #data()} joins them. A result
+ * with no data holds no pin, and its {@link #data()} is the shared empty buffer.
  */
-public final class ReadResult implements AutoCloseable {
-    private static final VarHandle RELEASED;
+public final class ReadResult extends AbstractReferenceCounted implements AutoCloseable {
+    private static final VarHandle CLOSED;
     private static final ByteBuf[] NO_VIEWS = new ByteBuf[0];
     private static final ReadIndexEntry[] NO_ENTRIES = new ReadIndexEntry[0];
+    private static final LongAdder LEAKS = new LongAdder();
+    private static final ResourceLeakDetector<ReadResult> LEAK_DETECTOR = new CountingLeakDetector();
 
     static {
         try {
-            RELEASED = MethodHandles.lookup().findVarHandle(ReadResult.class, "released", int.class);
+            CLOSED = MethodHandles.lookup().findVarHandle(ReadResult.class, "closed", int.class);
         } catch (final ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }
@@ -45,14 +71,19 @@ public final class ReadResult implements AutoCloseable {
     private final long offset;
     private final int length;
     private final ReadStatus status;
+    /** The raw read-only views of the cache (or the log's bytes), one per entry covered. */
     private final ByteBuf[] views;
     private final ReadIndexEntry[] pinned;
     private final int viewCount;
     private final BlockCache cache;
+    /** Null for a result with no data (nothing to leak). */
+    private final ResourceLeakTracker<ReadResult> leak;
+    /** The leased buffers handed out by {@link #view(int)} with several views, made on first call. */
+    private ByteBuf[] leased;
     private ByteBuf data;
-    /** 0 while held, 1 once released; only through {@link #RELEASED}. */
+    /** 0 until {@link #close()} is first called, then 1; only through {@link #CLOSED}. */
     @SuppressWarnings("unused")
-    private volatile int released;
+    private volatile int closed;
 
     ReadResult(final String segment, final long offset, final int length, final ReadStatus status,
                final ByteBuf[] views, final ReadIndexEntry[] pinned, final int viewCount, final BlockCache cache) {
@@ -64,6 +95,7 @@ public final class ReadResult implements AutoCloseable {
         this.pinned = pinned;
         this.viewCount = viewCount;
         this.cache = cache;
+        this.leak = viewCount == 0 ? null : LEAK_DETECTOR.track(this);
     }
 
     /**
@@ -75,11 +107,20 @@ public final class ReadResult implements AutoCloseable {
 
     /**
      * @return a result of one read-only view that pins nothing (heap bytes read from the log):
-     *         releasing it only marks it released.
+     *         reference counted like any other, its last release only ends access to it.
      */
     static ReadResult unpinned(final String segment, final long offset, final ByteBuf view, final ReadStatus status) {
         final ByteBuf readOnly = view.isReadOnly() ? view : view.asReadOnly();
         return new ReadResult(segment, offset, readOnly.readableBytes(), status, new ByteBuf[] {readOnly}, NO_ENTRIES, 1, null);
+    }
+
+    /**
+     * @return results collected by the garbage collector without having been released, in this
+     *         JVM since it started, as Netty's leak detector found them (a sample at Netty's
+     *         default level; every one at {@code paranoid}). Any thread.
+     */
+    public static long leakCount() {
+        return LEAKS.sum();
     }
 
     /**
@@ -125,44 +166,101 @@ public final class ReadResult implements AutoCloseable {
     }
 
     /**
-     * @return view {@code index}, in offset order: read-only, zero-copy, valid until {@link #release()}.
+     * @return view {@code index}, in offset order: read-only, zero-copy, sharing this result's
+     *         reference count (not retained).
      * @throws IndexOutOfBoundsException if {@code index} is not in {@code [0, viewCount())}.
      */
     public ByteBuf view(final int index) {
         Objects.checkIndex(index, viewCount);
-        return views[index];
+        if (viewCount == 1) {
+            return data();
+        }
+        if (leased == null) {
+            leased = new ByteBuf[viewCount];
+        }
+        ByteBuf view = leased[index];
+        if (view == null) {
+            view = new LeasedByteBuf(this, views[index]);
+            leased[index] = view;
+        }
+        return view;
     }
 
     /**
-     * @return all the data as one read-only, zero-copy buffer (the single view, or a composite of
-     *         the views built on the first call, from their full contents); valid until
-     *         {@link #release()}. An empty buffer with no data.
+     * @return all the data as one read-only, zero-copy buffer sharing this result's reference
+     *         count (not retained; built on the first call, over a composite of the views when
+     *         there are several). The shared empty buffer with no data.
      */
     public ByteBuf data() {
         if (data == null) {
             if (viewCount == 0) {
                 data = Unpooled.EMPTY_BUFFER;
             } else if (viewCount == 1) {
-                data = views[0];
+                data = new LeasedByteBuf(this, views[0]);
             } else {
                 final ByteBuf[] parts = new ByteBuf[viewCount];
                 for (int i = 0; i < viewCount; i++) {
                     parts[i] = views[i].slice(0, views[i].capacity());
                 }
-                data = Unpooled.wrappedUnmodifiableBuffer(parts).asReadOnly();
+                data = new LeasedByteBuf(this, Unpooled.wrappedUnmodifiableBuffer(parts).asReadOnly());
             }
         }
         return data;
     }
 
-    /**
-     * Drops the pins: the views must not be read after this. Idempotent and thread-safe; a
-     * truncated or deleted entry whose last pin this was has its cache blocks freed here.
-     */
-    public void release() {
-        if (!RELEASED.compareAndSet(this, 0, 1)) {
-            return;
+    @Override
+    public ReadResult retain() {
+        super.retain();
+        return this;
+    }
+
+    @Override
+    public ReadResult retain(final int increment) {
+        super.retain(increment);
+        return this;
+    }
+
+    @Override
+    public ReadResult touch() {
+        return touch(null);
+    }
+
+    @Override
+    public ReadResult touch(final Object hint) {
+        if (leak != null) {
+            leak.record(hint);
         }
+        return this;
+    }
+
+    /**
+     * Releases this result's first reference if nothing released the result yet (see the class
+     * comment): idempotent and thread-safe, so try-with-resources is always safe. A truncated or
+     * deleted entry whose last pin this was has its cache blocks freed here.
+     */
+    @Override
+    public void close() {
+        if (CLOSED.compareAndSet(this, 0, 1)) {
+            try {
+                if (refCnt() > 0) {
+                    release();
+                }
+            } catch (final IllegalReferenceCountException e) {
+                // Released by another thread between the check and the release: nothing left to do.
+            }
+        }
+    }
+
+    /**
+     * @return whether the reference count reached zero (the views must not be read).
+     */
+    public boolean isReleased() {
+        return refCnt() == 0;
+    }
+
+    /** The last release: unpins the entries, freeing those a truncation or deletion retired. */
+    @Override
+    protected void deallocate() {
         for (int i = 0; i < pinned.length && i < viewCount; i++) {
             final ReadIndexEntry entry = pinned[i];
             pinned[i] = null;
@@ -170,26 +268,38 @@ public final class ReadResult implements AutoCloseable {
                 cache.delete(entry.address());
             }
         }
-    }
-
-    /**
-     * Same as {@link #release()}.
-     */
-    @Override
-    public void close() {
-        release();
-    }
-
-    /**
-     * @return whether {@link #release()} was called.
-     */
-    public boolean isReleased() {
-        return (int) RELEASED.getVolatile(this) != 0;
+        if (leak != null) {
+            leak.close(this);
+        }
     }
 
     @Override
     public String toString() {
         return "ReadResult{segment=" + segment + ", offset=" + offset + ", length=" + length + ", status=" + status
-            + ", views=" + viewCount + ", released=" + isReleased() + '}';
+            + ", views=" + viewCount + ", refCnt=" + refCnt() + '}';
+    }
+
+    /** Netty's detector, counting what it reports (also when Netty's logger would not print it). */
+    private static final class CountingLeakDetector extends ResourceLeakDetector<ReadResult> {
+        CountingLeakDetector() {
+            super(ReadResult.class, Integer.getInteger("io.netty.leakDetection.samplingInterval", 128));
+        }
+
+        @Override
+        protected boolean needReport() {
+            return true;
+        }
+
+        @Override
+        protected void reportTracedLeak(final String resourceType, final String records) {
+            LEAKS.increment();
+            super.reportTracedLeak(resourceType, records);
+        }
+
+        @Override
+        protected void reportUntracedLeak(final String resourceType) {
+            LEAKS.increment();
+            super.reportUntracedLeak(resourceType);
+        }
     }
 }

@@ -18,8 +18,11 @@ import io.streamcache.segmentstore.log.LogConfig;
 import io.streamcache.segmentstore.log.LogDirectory;
 import io.streamcache.segmentstore.log.LogException;
 import io.streamcache.segmentstore.log.LogFailedException;
+import io.streamcache.segmentstore.log.LogLock;
 import io.streamcache.segmentstore.log.LogRecordDescriptor;
 import io.streamcache.segmentstore.log.LogRecordListener;
+import io.streamcache.segmentstore.log.compaction.CompactionConfig;
+import io.streamcache.segmentstore.log.compaction.Compactor;
 import io.streamcache.segmentstore.log.LogRequest;
 import io.streamcache.segmentstore.log.RecoveredState;
 import io.streamcache.segmentstore.log.RecoveryHook;
@@ -139,12 +142,13 @@ import java.util.concurrent.atomic.LongAdder;
  * caller's buffer ({@link BlockCache#copyTo}) instead of making a view: nothing is pinned,
  * there is no result to release, and nothing is allocated; it returns the status the view read
  * would give for {@code maxLength} = the room in the destination. The view read allocates its
- * result, arrays and view wrappers (about 224 bytes per read); the copying read is the
+ * result, arrays and view wrappers (see docs/buffers.md for the measured bytes per read); the copying read is the
  * zero-garbage read path, for a reader that owns a buffer.
  *
  * <h2>Pinning</h2>
  * The views read the cache's memory, so a {@link ReadResult} pins every entry it covers (a count
- * in the entry's pin word) until the reader calls {@link ReadResult#release()}. The cache
+ * in the entry's pin word) until its reference count reaches zero ({@link ReadResult#close()}, or
+ * the release of its data by a Netty pipeline; see docs/buffers.md). The cache
  * manager never evicts a pinned entry; truncation and deletion remove pinned entries from the
  * index at once but <em>retire</em> them instead of freeing them, and the release that drops
  * the last pin frees their cache blocks. Pins are taken under the segment's lock and dropped
@@ -279,6 +283,8 @@ public final class SegmentStore implements AutoCloseable {
     private final LongAdder uncachedCommitBytes = new LongAdder();
     /** With a log: each live segment's location index, by id; fed by {@link LocationFeed}. */
     private final ConcurrentHashMap<Integer, LocationIndex> locations = new ConcurrentHashMap<>();
+    /** With a log and {@link Builder#compaction}: retention and compaction; set once after construction. */
+    private volatile Compactor compactor;
     /** With a log: the live segments by id, for the historical reader's fills. */
     private final ConcurrentHashMap<Integer, Segment> segmentsById = new ConcurrentHashMap<>();
     private final LogFileChannels logChannels;
@@ -317,7 +323,10 @@ public final class SegmentStore implements AutoCloseable {
             .name(name)
             .build();
         LogDirectory directory = null;
+        LogLock writerLock = null;
         try {
+            // One writer per directory: locked before recovery reads or repairs anything.
+            writerLock = LogLock.acquire(builder.log.directory());
             final RecoveryHook hook = builder.logRecovery != null ? builder.logRecovery
                 : new ScanningRecoveryHook(builder.logCorruptionPolicy);
             if (hook instanceof ScanningRecoveryHook scanning && scanning.recoveredLog() == null
@@ -325,7 +334,7 @@ public final class SegmentStore implements AutoCloseable {
                 // Before the directory opens: the scan cuts the tail and deletes files.
                 scanning.scan(builder.log);
             }
-            directory = LogDirectory.open(builder.log);
+            directory = LogDirectory.open(builder.log, writerLock);
             final RecoveredState recovered = new RecoveredState();
             if (directory.fileNumbers().length > 0) {
                 hook.recover(directory, recovered);
@@ -341,16 +350,16 @@ public final class SegmentStore implements AutoCloseable {
             this.logDirectory = directory;
             this.writer = AggregatingWriter.start(directory, new LogCommits(), new LocationFeed(builder.logListener), recovered);
         } catch (final IOException e) {
-            abandon(directory);
+            abandon(directory, writerLock);
             throw new LogException("could not open the log in " + builder.log.directory() + ": " + e.getMessage(), e);
         } catch (final RuntimeException | Error e) {
-            abandon(directory);
+            abandon(directory, writerLock);
             throw e;
         }
     }
 
     /** Undoes a constructor that failed to open the log. */
-    private void abandon(final LogDirectory directory) {
+    private void abandon(final LogDirectory directory, final LogLock writerLock) {
         manager.unregister(evictionSource);
         scheduler.shutdownNow();
         closeHistory();
@@ -365,6 +374,8 @@ public final class SegmentStore implements AutoCloseable {
         segments.clear();
         if (directory != null) {
             directory.close();
+        } else if (writerLock != null) {
+            writerLock.close();
         }
     }
 
@@ -701,7 +712,8 @@ public final class SegmentStore implements AutoCloseable {
      * zero-copy views, stopping at the end of the data, at {@code maxLength}, or at the first byte
      * not in the cache; the status says which. At or past the end it returns no data with
      * {@link ReadStatus#END_OF_DATA} (or {@link ReadStatus#SEALED_END}). The caller must
-     * {@link ReadResult#release() release} the result; its views are valid until then.
+     * {@link ReadResult#close() close} the result (or release its data); its views are
+     * reference counted and fail once it is released.
      *
      * @throws SegmentNotFoundException  if no such segment exists.
      * @throws SegmentTruncatedException if {@code offset} is before the segment's start offset.
@@ -856,7 +868,7 @@ public final class SegmentStore implements AutoCloseable {
             historicalReader.read(segment.id, index, first.nextOffset());
             return CompletableFuture.completedFuture(first);
         }
-        first.release();
+        first.close();
         final CompletableFuture<ReadResult> loaded = historicalReader.read(segment.id, index, offset, () -> stillMissing(segment, offset))
             .thenApply(range -> afterLoad(segment, range, offset, maxLength));
         return retry ? loaded : loaded.exceptionallyCompose(failure -> afterFailedLoad(segment, offset, maxLength, failure));
@@ -898,7 +910,7 @@ public final class SegmentStore implements AutoCloseable {
         if (again.status() != ReadStatus.NOT_CACHED || again.length() > 0 || !range.contains(offset)) {
             return again;
         }
-        again.release();
+        again.close();
         final long length;
         final boolean sealed;
         segment.lock.lock();
@@ -1252,6 +1264,11 @@ public final class SegmentStore implements AutoCloseable {
             }
             closed = true;
         }
+        final Compactor running = compactor;
+        if (running != null) {
+            // Before the writer: its copies and truncates go through the writer.
+            running.close();
+        }
         if (writer != null) {
             // Writes and completes what was submitted: the commits still find their segments.
             writer.close();
@@ -1267,7 +1284,8 @@ public final class SegmentStore implements AutoCloseable {
         }
         closeHistory();
         if (logDirectory != null) {
-            logDirectory.close();
+            // After the writer: marks the close clean if it finished cleanly, then unlocks.
+            logDirectory.close(writer);
         }
     }
 
@@ -1304,6 +1322,14 @@ public final class SegmentStore implements AutoCloseable {
      */
     public LocationIndex locations(final String name) {
         return locations.get(segment(name).id);
+    }
+
+    /**
+     * @return the compactor the builder's {@link Builder#compaction} set up (retention and
+     *         compaction), or null.
+     */
+    public Compactor compactor() {
+        return compactor;
     }
 
     /**
@@ -1379,7 +1405,7 @@ public final class SegmentStore implements AutoCloseable {
                 continue;
             }
             if (!waiter.future.complete(result)) {
-                result.release();
+                result.close();
             }
             waiter = next;
         }
@@ -1484,6 +1510,20 @@ public final class SegmentStore implements AutoCloseable {
                 locations.remove(segmentId);
             }
             next.onRecord(type, segmentId, segmentOffset, length, fileNumber, position);
+        }
+
+        @Override
+        public void onCopy(final int segmentId, final long segmentOffset, final int length, final long fileNumber,
+                           final long position) {
+            try {
+                final LocationIndex index = locations.get(segmentId);
+                if (index != null) {
+                    index.relocate(segmentOffset, length, fileNumber, position);
+                }
+            } catch (final RuntimeException e) {
+                locations.remove(segmentId);
+            }
+            next.onCopy(segmentId, segmentOffset, length, fileNumber, position);
         }
 
         @Override
@@ -1683,6 +1723,7 @@ public final class SegmentStore implements AutoCloseable {
         private int readThroughRangeLength = HistoricalReader.RANGE_LENGTH_DEFAULT;
         private int readThroughMaxGap = HistoricalReader.MAX_READ_GAP_DEFAULT;
         private int readThroughThreads = HistoricalReader.THREADS_DEFAULT;
+        private CompactionConfig compaction;
 
         private Builder(final BlockCache cache) {
             this.cache = Objects.requireNonNull(cache, "cache");
@@ -1812,6 +1853,17 @@ public final class SegmentStore implements AutoCloseable {
         }
 
         /**
+         * @param compaction with a log: retention and compaction in the background (see
+         *                   {@link Compactor}); off by default (log files then go only once all
+         *                   their data are dead). {@link #compactor()} returns it; {@link #close()}
+         *                   stops it before the writer.
+         */
+        public Builder compaction(final CompactionConfig compaction) {
+            this.compaction = Objects.requireNonNull(compaction, "compaction");
+            return this;
+        }
+
+        /**
          * @param logListener told of every record once durable (and of retired files), on the
          *                    writer thread: for a location index.
          */
@@ -1836,9 +1888,19 @@ public final class SegmentStore implements AutoCloseable {
          * @throws CacheClosedException        if the cache is closed.
          * @throws LogException                if the log cannot be opened or recovered.
          */
+        private SegmentStore withCompaction(final SegmentStore store) {
+            if (compaction != null) {
+                store.compactor = Compactor.start(store, compaction);
+            }
+            return store;
+        }
+
         public SegmentStore build() {
             if (cache.isClosed()) {
                 throw new CacheClosedException("cache " + cache.name() + " is closed");
+            }
+            if (compaction != null && log == null) {
+                throw new CacheConfigurationException("compaction needs a log: set log(LogConfig) too");
             }
             if (log != null && !appendsDurable) {
                 throw new CacheConfigurationException("appendsDurable=false does not apply with a log: durable appends enter the cache"
@@ -1868,14 +1930,14 @@ public final class SegmentStore implements AutoCloseable {
                 }
                 checkSameCache(manager, false);
                 ownsManager = false;
-                return new SegmentStore(this);
+                return withCompaction(new SegmentStore(this));
             }
             final CacheManager built = (managerBuilder != null ? managerBuilder : CacheManager.builder(cache)).build();
             checkSameCache(built, true);
             manager = built;
             ownsManager = true;
             try {
-                return new SegmentStore(this);
+                return withCompaction(new SegmentStore(this));
             } catch (final RuntimeException | Error e) {
                 built.close();
                 throw e;

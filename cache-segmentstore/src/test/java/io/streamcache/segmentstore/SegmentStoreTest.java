@@ -359,9 +359,10 @@ class SegmentStoreTest extends ManualStoreFixture {
         held.release();
         assertTrue(held.isReleased());
         assertEquals(1 + 3, cache.stats().entryCount(), "the last release freed the retired entries");
-        held.release();
         held.close();
-        assertEquals(4, cache.stats().entryCount(), "release is idempotent");
+        assertEquals(4, cache.stats().entryCount(), "close after the last release is a no-op");
+        assertThrows(io.netty.util.IllegalReferenceCountException.class, held::release, "a second release is Netty's error");
+        assertEquals(4, cache.stats().entryCount(), "and changes nothing");
     }
 
     @Test

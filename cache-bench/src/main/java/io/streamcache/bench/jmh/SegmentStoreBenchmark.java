@@ -164,4 +164,21 @@ public class SegmentStoreBenchmark {
         final ReadStatus status = store.read(SEGMENT, length - EVENT_LENGTH, destination);
         return destination.writerIndex() + status.ordinal();
     }
+
+    /**
+     * The view read alone, the counterpart of {@link #copyRead()}: the last 100 bytes as a
+     * reference-counted zero-copy view, copied out of it into the same reused buffer, then the
+     * result closed. Against {@link #copyRead()}: what the result, its pin and its leased buffer
+     * cost; {@code -prof gc} gives the bytes a view read allocates.
+     */
+    @Benchmark
+    @BenchmarkMode(Mode.AverageTime)
+    @OutputTimeUnit(TimeUnit.NANOSECONDS)
+    public int viewRead() {
+        destination.clear();
+        try (ReadResult result = store.read(SEGMENT, length - EVENT_LENGTH, READ_ROOM)) {
+            destination.writeBytes(result.data(), 0, result.length());
+            return destination.writerIndex() + result.status().ordinal();
+        }
+    }
 }

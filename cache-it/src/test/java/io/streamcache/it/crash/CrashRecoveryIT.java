@@ -314,8 +314,8 @@ class CrashRecoveryIT {
     // ------------------------------------------------------------------------------------------
 
     /**
-     * Cuts the tail log file at a random byte of its last two batches (or of the page after
-     * them), as a crash of a file system that loses a file's tail would.
+     * Zeroes the tail log file from a random byte of its last two batches (or of the page after
+     * them) to its end, as a crash that loses the unforced pages of a file's tail would.
      *
      * @return per segment, the length still whole in the files: up to its first record that
      *         did not end before the cut.
@@ -331,8 +331,14 @@ class CrashRecoveryIT {
         final long cut = from + random.nextLong(to - from + 1);
         final long tailFile = log.tailFileNumber();
         final Path path = logDirectory.resolve(LogFileDescriptor.fileName(tailFile));
+        // Zeros from the cut on: the writer creates files whole (forced), so a crash loses unforced
+        // bytes, never the file's length; a shorter file is damage, which recovery refuses.
         try (FileChannel channel = FileChannel.open(path, StandardOpenOption.WRITE)) {
-            channel.truncate(cut);
+            final java.nio.ByteBuffer zeros = java.nio.ByteBuffer.allocate((int) Math.min(1 << 20, Math.max(0, channel.size() - cut)));
+            for (long at = cut; at < channel.size(); ) {
+                zeros.clear().limit((int) Math.min(zeros.capacity(), channel.size() - at));
+                at += channel.write(zeros, at);
+            }
         }
         System.out.println(context() + " cut " + path.getFileName() + " at position=" + cut + " (its records ended at " + tailEnd + ")");
         for (final RecoveredSegment segment : log.liveSegments()) {

@@ -268,6 +268,9 @@ public final class AggregatingWriter implements AutoCloseable {
     private int failedExtent;
     /** A roll failed: recovery retries it. */
     private boolean rollPending;
+    /** Set by a clean finish (read after joining the writer thread): the last file and the end of its last write; -1 otherwise. */
+    private long cleanEndFileNumber = -1;
+    private long cleanEndPosition = -1;
     private long pendingPayloadBytes;
     private long pendingPaddingBytes;
     private long completedRequests;
@@ -296,6 +299,11 @@ public final class AggregatingWriter implements AutoCloseable {
     private volatile long filesRetired;
     private volatile int bufferedBytes;
     private volatile long automaticRecoveries;
+    /** The file records go to now: written by the writer thread, read by compaction. */
+    private volatile long currentFileNumber;
+    private volatile long copiedRecords;
+    private volatile long copiedBytes;
+    private volatile long copiesSkipped;
 
     private AggregatingWriter(final LogDirectory directory, final LogCommitHandler handler, final LogRecordListener listener,
                               final RecoveredState recovered) throws IOException {
@@ -467,6 +475,57 @@ public final class AggregatingWriter implements AutoCloseable {
     }
 
     /**
+     * Submits a compaction copy: a DATA record with {@link LogRecordDescriptor#FLAG_COPY} holding
+     * the readable bytes of {@code data}, which are the segment's bytes at {@code segmentOffset}
+     * as an older file holds them. The writer checks its (durable) segment table when it takes
+     * the request: a copy of a segment that is gone, or of bytes truncated away, is skipped (the
+     * future completes, nothing is written). Not applied by the commit handler; the listener
+     * sees it through {@link LogRecordListener#onCopy}.
+     *
+     * @return the request, which is the future: completes with {@code segmentOffset} once the
+     *         copy is in the log (or skipped).
+     * @throws IllegalArgumentException if the data are longer than {@link #maxAppendLength()}.
+     * @throws LogFailedException       if the writer is failed.
+     */
+    public LogRequest copy(final int segmentId, final long segmentOffset, final ByteBuf data) {
+        Objects.requireNonNull(data, "data");
+        if (data.readableBytes() > maxPayload) {
+            throw new IllegalArgumentException("length=" + data.readableBytes() + " is more than maxAppendLength=" + maxPayload
+                + " of log " + name);
+        }
+        return submit(new LogRequest(LogRequest.TYPE_COPY, segmentId, segmentOffset, data, null, null, healthyEpoch()));
+    }
+
+    /**
+     * Retires log file {@code fileNumber} (deletes or recycles it) after the requests before this
+     * one, once whatever the writer wrote is forced: for compaction, once the file's live records
+     * were {@link #copy copied} and the copies completed. The caller guarantees that the file
+     * holds no live byte that was not copied. A file already retired is a no-op.
+     *
+     * @return completes with {@code fileNumber}, or exceptionally with an
+     *         {@link IllegalArgumentException} if it is the current file, or a
+     *         {@link LogFailedException} if the writer is failed.
+     */
+    public LogRequest retireFile(final long fileNumber) {
+        return submit(new LogRequest(LogRequest.TYPE_RETIRE, 0, fileNumber, null, null, null, healthyEpoch()));
+    }
+
+    /**
+     * @return the number of the file records go to now (it changes as the writer rolls).
+     */
+    public long currentFileNumber() {
+        return currentFileNumber;
+    }
+
+    /**
+     * @return compaction copies written, their payload bytes, and copies skipped (their bytes
+     *         were dead when the writer took them), since start.
+     */
+    public long[] copyCounts() {
+        return new long[] {copiedRecords, copiedBytes, copiesSkipped};
+    }
+
+    /**
      * Makes a failed writer healthy again, once the disk is: the writer rewrites the range the
      * failed write may have touched (zeros after the last acknowledged byte) and forces it, or
      * retries the file roll that failed. Requests queued before it fail; requests admitted after
@@ -629,10 +688,20 @@ public final class AggregatingWriter implements AutoCloseable {
             completeInOrder(request, rejection(current));
             return;
         }
+        if (type == LogRequest.TYPE_RETIRE) {
+            retireNow(request);
+            return;
+        }
+        if (type == LogRequest.TYPE_COPY && !copyWanted(request)) {
+            copiesSkipped = copiesSkipped + 1;
+            completeInOrder(request, null);
+            return;
+        }
         try {
             final byte[] nameBytes = request.nameBytes();
-            final int length = type == TYPE_DATA ? request.length() : nameBytes != null ? nameBytes.length : 0;
-            if (type == TYPE_DATA && (length == 0 || request.data().refCnt() == 0)) {
+            final boolean data = type == TYPE_DATA || type == LogRequest.TYPE_COPY;
+            final int length = data ? request.length() : nameBytes != null ? nameBytes.length : 0;
+            if (data && (length == 0 || request.data().refCnt() == 0)) {
                 completeInOrder(request, length == 0 ? null
                     : new IllegalStateException("the data of an append were released before the append completed: " + request));
                 return;
@@ -659,6 +728,37 @@ public final class AggregatingWriter implements AutoCloseable {
         }
         request.endStream = streamBase + used;
         appendPending(request);
+    }
+
+    /** Whether a copy's bytes are still live in the durable table: the segment exists and holds them past its start. */
+    private boolean copyWanted(final LogRequest request) {
+        final LogSegmentTable.Entry entry = table.segment(request.segmentId());
+        final long end = request.segmentOffset() + request.length();
+        return entry != null && end > entry.start && end <= entry.length;
+    }
+
+    /** Retires a file compaction emptied: forces what was written (the copies), then hands the file over. */
+    private void retireNow(final LogRequest request) {
+        final long number = request.segmentOffset();
+        if (number == fileNumber) {
+            completeInOrder(request, new IllegalArgumentException("fileNumber=" + number + " is the current file of log " + name));
+            return;
+        }
+        if (table.hasFile(number)) {
+            try {
+                if (unforced) {
+                    forceFile();
+                }
+            } catch (final IOException e) {
+                fail(e, request);
+                return;
+            }
+            table.removeFile(number);
+            listener.onFileRetired(number);
+            directory.retire(number);
+            filesRetired = filesRetired + 1;
+        }
+        completeInOrder(request, null);
     }
 
     private LogFailedException rejection(final long current) {
@@ -701,7 +801,11 @@ public final class AggregatingWriter implements AutoCloseable {
     private void putRecord(final byte type, final int segmentId, final long segmentOffset, final ByteBuf data, final byte[] nameBytes,
                            final int length) {
         final int index = used;
-        LogRecordDescriptor.putHeader(ub, index, type, length, segmentId, segmentOffset);
+        if (type == LogRequest.TYPE_COPY) {
+            LogRecordDescriptor.putHeader(ub, index, TYPE_DATA, LogRecordDescriptor.FLAG_COPY, length, segmentId, segmentOffset);
+        } else {
+            LogRecordDescriptor.putHeader(ub, index, type, length, segmentId, segmentOffset);
+        }
         final int payloadIndex = index + HEADER_LENGTH;
         if (data != null) {
             copyPayload(data, payloadIndex, length);
@@ -877,6 +981,12 @@ public final class AggregatingWriter implements AutoCloseable {
                 case TYPE_DATA:
                     table.data(segment, offset + length);
                     break;
+                case LogRequest.TYPE_COPY:
+                    table.copy(segment, offset + length);
+                    copiedRecords = copiedRecords + 1;
+                    copiedBytes = copiedBytes + length;
+                    listener.onCopy(segment, offset, length, fileNumber, position);
+                    continue;
                 case TYPE_CREATE:
                     table.create(segment, recordName[i]);
                     recordName[i] = null;
@@ -936,6 +1046,11 @@ public final class AggregatingWriter implements AutoCloseable {
         if (recordCount > 0 || pendingHead != null) {
             writeBatch(true);
         }
+        if (unforced && file != null) {
+            // INTERVAL: the file is closed below and never forced again; compaction may retire
+            // the originals of copies it holds once they are written, so force it now.
+            forceFile();
+        }
         used = 0;
         durablePrefix = 0;
         final LogDirectory.NumberedFile next;
@@ -961,6 +1076,7 @@ public final class AggregatingWriter implements AutoCloseable {
         fileNumber = next.number();
         filePosition = start;
         table.currentFile(fileNumber);
+        currentFileNumber = fileNumber;
         if (old != null) {
             closeQuietly(old);
             filesRolled = filesRolled + 1;
@@ -1015,6 +1131,7 @@ public final class AggregatingWriter implements AutoCloseable {
         }
         file = directory.openExisting(number);
         fileNumber = number;
+        currentFileNumber = number;
         table.currentFile(number);
         final long page = position & -PAGE_LENGTH;
         final int prefix = (int)(position - page);
@@ -1178,6 +1295,11 @@ public final class AggregatingWriter implements AutoCloseable {
                 if (unforced) {
                     forceFile();
                 }
+                if ((state & FAILED) == 0 && durability != DurabilityPolicy.Kind.NEVER) {
+                    // Everything written is forced: the directory may mark the close clean.
+                    cleanEndFileNumber = fileNumber;
+                    cleanEndPosition = (filePosition + used + PAGE_LENGTH - 1) & -(long) PAGE_LENGTH;
+                }
             }
         } catch (final IOException e) {
             fail(e, null);
@@ -1283,6 +1405,25 @@ public final class AggregatingWriter implements AutoCloseable {
     // ------------------------------------------------------------------------------------------
     // State, stats, lifecycle
     // ------------------------------------------------------------------------------------------
+
+    /**
+     * @return after {@link #close()}: the log's end if the writer finished cleanly (everything
+     *         written forced, never failed since its last recovery, a durability policy that
+     *         forces): {@code {fileNumber, endPosition}} with endPosition the 4 KB boundary after
+     *         the last record (fileNumber 0 if no file was ever written); null otherwise, or
+     *         before close.
+     */
+    public long[] cleanEnd() {
+        synchronized (this) {
+            if (!closeCalled) {
+                return null;
+            }
+        }
+        if (writerThread.isAlive() || cleanEndFileNumber < 0) {
+            return null;
+        }
+        return new long[] {cleanEndFileNumber, cleanEndPosition};
+    }
 
     /**
      * @return whether the writer is failed (rejecting requests until {@link #recover()}).

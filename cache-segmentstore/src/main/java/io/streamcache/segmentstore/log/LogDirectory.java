@@ -50,6 +50,12 @@ import static io.streamcache.segmentstore.log.LogFileDescriptor.PAGE_LENGTH;
  * old file number, never validates): recovery treats such a file as unused and may
  * {@link #deleteFile(long) delete} it. {@link #close()} deletes the spares.
  *
+ * <h2>One writer</h2>
+ * A directory is open for one writer at a time: it holds the directory's {@link LogLock} from
+ * {@link #open} to {@link #close()}, writes the lock's epoch into every header it writes (new and
+ * recycled files), removes the clean-close mark ({@link CleanMark}) at open and, when closed after
+ * a writer that finished cleanly ({@link #close(AggregatingWriter)}), writes it again.
+ *
  * <h2>Reads</h2>
  * {@link #read(long, long, ByteBuffer)} reads any file through a buffered read-only channel
  * opened on first use and kept until the file is deleted or the directory closed.
@@ -66,6 +72,7 @@ public final class LogDirectory implements AutoCloseable {
     private final ByteBuffer zeros;
     private final Object lock = new Object();
     private final ConcurrentHashMap<Long, FileChannel> readers = new ConcurrentHashMap<>();
+    private final LogLock writerLock;
 
     // Guarded by lock.
     /** Every log file in the directory that is not a spare, by number. */
@@ -85,8 +92,9 @@ public final class LogDirectory implements AutoCloseable {
     private final LongAdder filesDeleted = new LongAdder();
     private final LongAdder bytesPreWritten = new LongAdder();
 
-    private LogDirectory(final LogConfig config, final long maxNumber, final TreeSet<Long> existing) {
+    private LogDirectory(final LogConfig config, final long maxNumber, final TreeSet<Long> existing, final LogLock writerLock) {
         this.config = config;
+        this.writerLock = writerLock;
         this.path = config.directory();
         this.name = config.name() != null ? config.name() : "log-" + INSTANCES.incrementAndGet();
         this.factory = config.fileFactory();
@@ -96,23 +104,49 @@ public final class LogDirectory implements AutoCloseable {
     }
 
     /**
-     * Opens the directory (creating it if absent) and lists its log files; creates no file and
-     * starts no thread.
+     * Opens the directory (creating it if absent), takes its writer lock ({@link LogLock}) and
+     * lists its log files; creates no file and starts no thread.
      *
-     * @throws IOException if the directory cannot be created or listed.
+     * @throws LogLockedException if another writer holds the directory.
+     * @throws IOException        if the directory cannot be created or listed.
      */
     public static LogDirectory open(final LogConfig config) throws IOException {
-        Files.createDirectories(config.directory());
-        final TreeSet<Long> existing = new TreeSet<>();
-        try (DirectoryStream<Path> stream = Files.newDirectoryStream(config.directory())) {
-            for (final Path file : stream) {
-                final long number = LogFileDescriptor.fileNumber(file.getFileName().toString());
-                if (number > 0) {
-                    existing.add(number);
+        return open(config, LogLock.acquire(config.directory()));
+    }
+
+    /**
+     * Opens the directory with a writer lock the caller took before (to recover the log under
+     * it); the directory owns the lock from now on, also if this fails, and releases it at
+     * {@link #close()}. Removes the clean-close mark ({@link CleanMark}) durably: from now on the
+     * log is being written.
+     *
+     * @throws IOException if the directory cannot be listed or the mark removed.
+     */
+    public static LogDirectory open(final LogConfig config, final LogLock writerLock) throws IOException {
+        try {
+            Files.createDirectories(config.directory());
+            final TreeSet<Long> existing = new TreeSet<>();
+            try (DirectoryStream<Path> stream = Files.newDirectoryStream(config.directory())) {
+                for (final Path file : stream) {
+                    final long number = LogFileDescriptor.fileNumber(file.getFileName().toString());
+                    if (number > 0) {
+                        existing.add(number);
+                    }
                 }
             }
+            CleanMark.remove(config.directory());
+            return new LogDirectory(config, existing.isEmpty() ? 0 : existing.last(), existing, writerLock);
+        } catch (final IOException | RuntimeException | Error e) {
+            writerLock.close();
+            throw e;
         }
-        return new LogDirectory(config, existing.isEmpty() ? 0 : existing.last(), existing);
+    }
+
+    /**
+     * @return the writer epoch this directory was opened with ({@link LogLock#epoch()}).
+     */
+    public long epoch() {
+        return writerLock.epoch();
     }
 
     // ------------------------------------------------------------------------------------------
@@ -346,7 +380,7 @@ public final class LogDirectory implements AutoCloseable {
 
     private void writeHeader(final LogFile logFile, final long number) throws IOException {
         final ByteBuffer page = BufferUtil.allocateDirectAligned(PAGE_LENGTH, PAGE_LENGTH);
-        LogFileDescriptor.putHeader(new UnsafeBuffer(page), 0, number, config.fileLength());
+        LogFileDescriptor.putHeader(new UnsafeBuffer(page), 0, number, config.fileLength(), writerLock.epoch());
         logFile.write(page, 0);
         logFile.force();
     }
@@ -535,6 +569,11 @@ public final class LogDirectory implements AutoCloseable {
      */
     @Override
     public void close() {
+        closeFilesOnly();
+        writerLock.close();
+    }
+
+    private void closeFilesOnly() {
         final Thread background;
         synchronized (lock) {
             if (closed) {
@@ -570,6 +609,30 @@ public final class LogDirectory implements AutoCloseable {
         }
         for (final Long number : readers.keySet()) {
             closeReader(number);
+        }
+    }
+
+    /**
+     * Closes the directory after {@code writer} (closed before): if the writer finished cleanly
+     * ({@link AggregatingWriter#cleanEnd()}), writes the clean-close mark ({@link CleanMark}) with
+     * the log's end and this writer's epoch after the spares are gone and before the lock is
+     * released, so that the next recovery treats any damage or shortfall as corruption. A mark
+     * that cannot be written is logged at WARN (the next open recovers as after a crash).
+     */
+    public void close(final AggregatingWriter writer) {
+        final long[] end = writer != null ? writer.cleanEnd() : null;
+        if (end == null || isClosed()) {
+            close();
+            return;
+        }
+        // Stop the file work (spares deleted) first, keeping the lock until the mark is written.
+        closeFilesOnly();
+        try {
+            new CleanMark(writerLock.epoch(), end[0], end[1]).write(path);
+        } catch (final IOException e) {
+            LOG.warn("log {}: could not write the clean-close mark in {}: {}", name, path, e.toString());
+        } finally {
+            writerLock.close();
         }
     }
 

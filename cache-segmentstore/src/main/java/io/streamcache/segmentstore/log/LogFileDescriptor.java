@@ -28,7 +28,7 @@ import java.util.zip.CRC32C;
  *  |                  FILE_MAGIC (u64) "SCLOG\0\0\1"               |  0
  *  |                                                               |
  *  +---------------------------------------------------------------+
- *  |                  VERSION (u32) = 1                            |  8
+ *  |                  VERSION (u32) = 2                            |  8
  *  +---------------------------------------------------------------+
  *  |                  PAGE_LENGTH (u32) = 4096                     |  12
  *  +---------------------------------------------------------------+
@@ -38,7 +38,10 @@ import java.util.zip.CRC32C;
  *  |                  FILE_LENGTH (u64)                            |  24
  *  |                                                               |
  *  +---------------------------------------------------------------+
- *  |                  CRC (u32): CRC32C of bytes [0, 32)           |  32
+ *  |                  EPOCH (u64): the writer epoch of the writer  |  32
+ *  |                  that created (or recycled) the file          |
+ *  +---------------------------------------------------------------+
+ *  |                  CRC (u32): CRC32C of bytes [0, 40)           |  40
  *  +---------------------------------------------------------------+
  *
  *  SNAPSHOT payload: COUNT (u32), then COUNT segment descriptions, each:
@@ -53,14 +56,16 @@ public final class LogFileDescriptor {
     public static final int PAGE_LENGTH = 4096;
     /** "SCLOG\0\0\1" read as a little-endian long. */
     public static final long FILE_MAGIC = 0x0100_0047_4F4C_4353L;
-    public static final int VERSION = 1;
+    /** 2: EPOCH added (version 1 files are refused: a header without an epoch cannot be fenced). */
+    public static final int VERSION = 2;
 
     public static final int FILE_MAGIC_OFFSET = 0;
     public static final int VERSION_OFFSET = FILE_MAGIC_OFFSET + Long.BYTES;
     public static final int PAGE_LENGTH_OFFSET = VERSION_OFFSET + Integer.BYTES;
     public static final int FILE_NUMBER_OFFSET = PAGE_LENGTH_OFFSET + Integer.BYTES;
     public static final int FILE_LENGTH_OFFSET = FILE_NUMBER_OFFSET + Long.BYTES;
-    public static final int HEADER_CRC_OFFSET = FILE_LENGTH_OFFSET + Long.BYTES;
+    public static final int EPOCH_OFFSET = FILE_LENGTH_OFFSET + Long.BYTES;
+    public static final int HEADER_CRC_OFFSET = EPOCH_OFFSET + Long.BYTES;
     public static final int HEADER_LENGTH = HEADER_CRC_OFFSET + Integer.BYTES;
 
     /** Where the first record of a file starts. */
@@ -141,12 +146,14 @@ public final class LogFileDescriptor {
      * Writes the file header at {@code index} (the first {@link #HEADER_LENGTH} bytes of page 0,
      * CRC included); the caller zeroes the rest of the page.
      */
-    public static void putHeader(final UnsafeBuffer buffer, final int index, final long fileNumber, final long fileLength) {
+    public static void putHeader(final UnsafeBuffer buffer, final int index, final long fileNumber, final long fileLength,
+                                 final long epoch) {
         buffer.putLong(index + FILE_MAGIC_OFFSET, FILE_MAGIC, ByteOrder.LITTLE_ENDIAN);
         buffer.putInt(index + VERSION_OFFSET, VERSION, ByteOrder.LITTLE_ENDIAN);
         buffer.putInt(index + PAGE_LENGTH_OFFSET, PAGE_LENGTH, ByteOrder.LITTLE_ENDIAN);
         buffer.putLong(index + FILE_NUMBER_OFFSET, fileNumber, ByteOrder.LITTLE_ENDIAN);
         buffer.putLong(index + FILE_LENGTH_OFFSET, fileLength, ByteOrder.LITTLE_ENDIAN);
+        buffer.putLong(index + EPOCH_OFFSET, epoch, ByteOrder.LITTLE_ENDIAN);
         buffer.putInt(index + HEADER_CRC_OFFSET, headerCrc(buffer, index), ByteOrder.LITTLE_ENDIAN);
     }
 

@@ -44,6 +44,7 @@ import java.util.zip.CRC32C;
  * <pre>
  *  type        segment id   segment offset           payload
  *  DATA        segment      offset of payload byte 0 the appended bytes
+ *              (FLAGS bit 0, {@link #FLAG_COPY}: a copy of bytes the segment holds, by compaction)
  *  CREATE      segment      0                        the segment's name, UTF-8
  *  SEAL        segment      the final length         none
  *  TRUNCATE    segment      the new start offset     none
@@ -61,6 +62,15 @@ public final class LogRecordDescriptor {
     public static final byte TYPE_TRUNCATE = 4;
     public static final byte TYPE_DELETE = 5;
     public static final byte TYPE_SNAPSHOT = 6;
+
+    /**
+     * FLAGS bit 0 of a DATA record: a <em>copy</em> written by compaction (package
+     * {@code log.compaction}) of bytes the segment already holds at SEGMENT_OFFSET, moved out of
+     * an older file. It does not extend the segment; recovery indexes the bytes at the copy's
+     * place instead of the original's (the newest copy wins), so the bytes count once whether
+     * the original still exists or not. Every other record has FLAGS = 0.
+     */
+    public static final byte FLAG_COPY = 1;
 
     public static final int MAGIC_OFFSET = 0;
     public static final int TYPE_OFFSET = MAGIC_OFFSET + Short.BYTES;
@@ -109,9 +119,17 @@ public final class LogRecordDescriptor {
      */
     public static void putHeader(
         final UnsafeBuffer buffer, final int index, final byte type, final int length, final int segmentId, final long segmentOffset) {
+        putHeader(buffer, index, type, (byte)0, length, segmentId, segmentOffset);
+    }
+
+    /**
+     * Writes a header with FLAGS {@code flags} (CRC not set) at {@code index}.
+     */
+    public static void putHeader(final UnsafeBuffer buffer, final int index, final byte type, final byte flags, final int length,
+                                 final int segmentId, final long segmentOffset) {
         buffer.putShort(index + MAGIC_OFFSET, MAGIC, ByteOrder.LITTLE_ENDIAN);
         buffer.putByte(index + TYPE_OFFSET, type);
-        buffer.putByte(index + FLAGS_OFFSET, (byte)0);
+        buffer.putByte(index + FLAGS_OFFSET, flags);
         buffer.putInt(index + LENGTH_OFFSET, length, ByteOrder.LITTLE_ENDIAN);
         buffer.putInt(index + SEGMENT_ID_OFFSET, segmentId, ByteOrder.LITTLE_ENDIAN);
         buffer.putInt(index + CRC_OFFSET, 0, ByteOrder.LITTLE_ENDIAN);

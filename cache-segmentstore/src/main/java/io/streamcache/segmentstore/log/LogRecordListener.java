@@ -34,6 +34,16 @@ public interface LogRecordListener {
     void onRecord(byte type, int segmentId, long segmentOffset, int length, long fileNumber, long position);
 
     /**
+     * A copy of a DATA record is in the log (compaction, {@link LogRecordDescriptor#FLAG_COPY}):
+     * the bytes {@code [segmentOffset, segmentOffset + length)} of the segment, which it already
+     * holds, are now also at {@code position} of {@code fileNumber}, and must be read there from
+     * now on (the original's file will be retired). Does nothing by default.
+     */
+    default void onCopy(final int segmentId, final long segmentOffset, final int length, final long fileNumber,
+                        final long position) {
+    }
+
+    /**
      * A log file's data are all dead and it is being deleted (or recycled): its records must not
      * be read any more.
      */

@@ -27,6 +27,10 @@ public final class LogRequest extends CompletableFuture<Long> {
     static final byte TYPE_RECOVER = -1;
     /** Not a record: tells the completion thread to stop. */
     static final byte TYPE_STOP = -2;
+    /** A DATA record with {@link LogRecordDescriptor#FLAG_COPY}: compaction moving bytes; no commit handler call. */
+    static final byte TYPE_COPY = -3;
+    /** Not a record: retires a file whose live data were copied (the file number is the segment offset). */
+    static final byte TYPE_RETIRE = -4;
 
     private static final VarHandle HANDOFF_NEXT;
 

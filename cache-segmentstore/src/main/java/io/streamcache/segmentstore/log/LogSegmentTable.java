@@ -103,6 +103,23 @@ final class LogSegmentTable {
         }
     }
 
+    /**
+     * A compaction copy of a live segment's bytes ending at {@code end} went into the current
+     * file: the file holds live data of the segment up to there (the segment's length is unchanged).
+     */
+    void copy(final int id, final long end) {
+        if (segments.get(id) != null && current.get(id) < end) {
+            current.put(id, end);
+        }
+    }
+
+    /**
+     * Forgets a file whose live data were copied elsewhere (compaction retires it).
+     */
+    void removeFile(final long fileNumber) {
+        files.remove(fileNumber);
+    }
+
     void seal(final int id) {
         final Entry entry = segments.get(id);
         if (entry != null) {

@@ -295,7 +295,7 @@ public final class MessageQueueStore implements AutoCloseable {
                 data.getBytes(data.readerIndex(), bytes.array(), (int) (at - start), result.length());
                 at += result.length();
             } finally {
-                result.release();
+                result.close();
             }
         }
         return bytes;

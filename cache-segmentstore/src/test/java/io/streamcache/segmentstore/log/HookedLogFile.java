@@ -21,6 +21,8 @@ final class HookedLogFile implements LogFile {
     static final class Hooks implements LogFileFactory {
         final List<long[]> writes = new CopyOnWriteArrayList<>();
         final AtomicLong forces = new AtomicLong();
+        /** In order: "W " or "F " (a data write or a force) and the file's name. */
+        final List<String> events = new CopyOnWriteArrayList<>();
         /** Bytes that may still be written; Long.MAX_VALUE for no limit. */
         final AtomicLong space = new AtomicLong(Long.MAX_VALUE);
         /** Opening (creating) a file fails with {@code No space left on device}. */
@@ -83,6 +85,7 @@ final class HookedLogFile implements LogFile {
         }
         hooks.writes.add(new long[] {position, length});
         delegate.write(source, position);
+        hooks.events.add("W " + delegate.path().getFileName());
     }
 
     @Override
@@ -97,6 +100,7 @@ final class HookedLogFile implements LogFile {
         }
         hooks.forces.incrementAndGet();
         delegate.force();
+        hooks.events.add("F " + delegate.path().getFileName());
     }
 
     @Override

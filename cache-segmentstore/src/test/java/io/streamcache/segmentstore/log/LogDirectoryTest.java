@@ -75,7 +75,9 @@ class LogDirectoryTest {
     @Test
     void shouldWriteAndValidateHeadersAndSnapshotEntriesRoundTrip() {
         final UnsafeBuffer buffer = new UnsafeBuffer(new byte[PAGE_LENGTH]);
-        LogFileDescriptor.putHeader(buffer, 0, 0x1234_5678_9ABCL, 64L << 20);
+        LogFileDescriptor.putHeader(buffer, 0, 0x1234_5678_9ABCL, 64L << 20, 0x7766_5544_3322_1100L);
+        assertEquals(0x7766_5544_3322_1100L, buffer.getLong(LogFileDescriptor.EPOCH_OFFSET, java.nio.ByteOrder.LITTLE_ENDIAN));
+        assertEquals(LogFileDescriptor.HEADER_CRC_OFFSET + Integer.BYTES, LogFileDescriptor.HEADER_LENGTH);
         assertEquals(LogFileDescriptor.FILE_MAGIC, buffer.getLong(0, java.nio.ByteOrder.LITTLE_ENDIAN));
         assertEquals(0x1234_5678_9ABCL, buffer.getLong(LogFileDescriptor.FILE_NUMBER_OFFSET, java.nio.ByteOrder.LITTLE_ENDIAN));
         assertEquals(64L << 20, buffer.getLong(LogFileDescriptor.FILE_LENGTH_OFFSET, java.nio.ByteOrder.LITTLE_ENDIAN));

@@ -371,4 +371,23 @@ class LogSegmentTableTest {
         final IllegalStateException e = assertThrows(IllegalStateException.class, table::snapshotPayloadLength);
         assertTrue(e.getMessage().contains("too long"), e.getMessage());
     }
+
+    @Test
+    void shouldKeepAFileWithALiveCopyAndForgetACopyOfADeletedSegment() {
+        final LogSegmentTable table = withCurrentFile(1);
+        table.create(1, utf8("a"));
+        table.create(2, utf8("b"));
+        table.data(1, 100);
+        table.currentFile(2);
+        table.copy(1, 100);
+        table.delete(2);
+        table.copy(2, 50);
+        assertEquals(100, table.segment(1).length, "a copy does not extend the segment");
+        table.currentFile(3);
+        table.removeFile(1);
+        assertFalse(table.hasFile(1), "compaction retired file 1");
+        assertEquals(0, dead(table).size(), "file 2 holds the live copy of a; the copy of deleted b counts for nothing");
+        table.truncate(1, 100);
+        assertEquals(2L, dead(table).getLong(0), "once a is truncated past it, the copy is dead");
+    }
 }

@@ -227,8 +227,12 @@ class ScanningRecoveryTest {
                 * (lastLength - LogFileDescriptor.FIRST_RECORD_POSITION));
             final Path copy = root.resolve("cut-" + round);
             copyDirectory(snapshot, copy);
+            // A write cut short leaves the pre-written zeros from the cut on (a shorter file is damage, not a torn write).
             try (FileChannel channel = FileChannel.open(copy.resolve(LogFileDescriptor.fileName(lastFile)), StandardOpenOption.WRITE)) {
-                channel.truncate(cut);
+                final ByteBuffer zeros = ByteBuffer.allocate((int) (lastLength - cut));
+                while (zeros.hasRemaining()) {
+                    channel.write(zeros, cut + zeros.position());
+                }
             }
             final BlockCache roundCache = cache();
             final SegmentStore recovered = open(roundCache, copy, CorruptionPolicy.FAIL);

@@ -222,7 +222,15 @@ public final class HistoricalReader implements AutoCloseable {
 
     private void load(final int segmentId, final Key key, final CompletableFuture<LogRange> future) {
         try {
-            LogRange range = readRange(segmentId, key.locations, key.rangeStart);
+            LogRange range;
+            try {
+                range = readRange(segmentId, key.locations, key.rangeStart);
+            } catch (final IOException | LogCorruptedException e) {
+                // Compaction may have retired (deleted or recycled) a file this read located
+                // bytes in, after moving them: located again, the range reads from the copies.
+                // A real error fails again.
+                range = readRange(segmentId, key.locations, key.rangeStart);
+            }
             if (sink != null && range.length() > 0) {
                 try {
                     sink.fill(segmentId, range.offset(), range.data());

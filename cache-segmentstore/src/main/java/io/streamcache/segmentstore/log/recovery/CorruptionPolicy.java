@@ -15,5 +15,12 @@ public enum CorruptionPolicy {
      * (zero) the rest of that file and delete every later file, losing their data, and open.
      * For brokers that replicate and would rather re-fetch than stay down.
      */
-    TRUNCATE
+    TRUNCATE,
+    /**
+     * As {@link #FAIL}, and a torn tail too fails the open (with a {@link LogCorruptedException}
+     * naming the tail file and the position of the torn write) instead of being cut: for
+     * deployments where a torn write means a disk lying about its forces, or where an operator
+     * wants to look at every cut before the log is written again.
+     */
+    FAIL_ON_TORN_TAIL
 }

@@ -146,6 +146,112 @@ public final class LocationIndex {
     }
 
     /**
+     * Moves one record to a new place: compaction copied it ({@code LogRecordDescriptor.FLAG_COPY})
+     * and its old file is about to be retired. The record is found by its offset and length; a
+     * record that is not held (dropped by truncation, never indexed, or of another length) is
+     * left alone. The record's block is split around it (it joins the block before when that one
+     * is in the new file and within reach, so a run of records copied in order stays one block).
+     *
+     * @param offset     segment offset of the record's payload byte 0.
+     * @param length     its payload length.
+     * @param fileNumber the file holding the copy.
+     * @param position   the copy's position there: a multiple of 8, at most {@link #MAX_POSITION}.
+     * @return whether the record was found and moved.
+     * @throws IllegalArgumentException if {@code fileNumber} or {@code position} is out of range.
+     */
+    public synchronized boolean relocate(final long offset, final int length, final long fileNumber, final long position) {
+        return relocateOwned(offset, length, fileNumber, position);
+    }
+
+    boolean relocateOwned(final long offset, final int length, final long fileNumber, final long position) {
+        if (fileNumber < 0 || position < 0 || position > MAX_POSITION || (position & ((1L << POSITION_SHIFT) - 1)) != 0) {
+            throw new IllegalArgumentException("fileNumber=" + fileNumber + " position=" + position
+                + ": need fileNumber >= 0, position a multiple of 8 in [0, " + MAX_POSITION + "]");
+        }
+        if (cleared || head >= count || offset < 0 || offset >= endOffset) {
+            return false;
+        }
+        final int headBlock = blockOf(head);
+        if (offset < blockOffsets[headBlock] + (deltas[head] & DELTA_MASK)) {
+            return false;
+        }
+        final int i = floorIndex(offset);
+        final int b = blockOf(i);
+        final long base = blockOffsets[b];
+        if (i < head || base + (deltas[i] & DELTA_MASK) != offset || endOf(i, b) - offset != length) {
+            return false;
+        }
+        final int stored = (int) (position >>> POSITION_SHIFT);
+        final long oldFile = blockFiles[b];
+        if (oldFile == fileNumber) {
+            positions[i] = stored;
+            return true;
+        }
+        final int first = blockFirst[b];
+        final int last = (b + 1 < blockCount ? blockFirst[b + 1] : count) - 1;
+        final long nextBase = i < last ? base + (deltas[i + 1] & DELTA_MASK) : -1;
+        positions[i] = stored;
+        if (i == first && b > 0 && blockFiles[b - 1] == fileNumber && offset - blockOffsets[b - 1] <= MAX_DELTA) {
+            // Joins the block before it.
+            deltas[i] = (int) (offset - blockOffsets[b - 1]);
+            if (i == last) {
+                removeBlock(b);
+            } else {
+                rebase(i + 1, last, base, nextBase);
+                blockOffsets[b] = nextBase;
+                blockFirst[b] = i + 1;
+            }
+            return true;
+        }
+        int at = b;
+        if (i > first) {
+            // Block b keeps [first, i); the record gets a block of its own after it.
+            at = b + 1;
+            insertBlock(at, offset, fileNumber, i);
+            deltas[i] = 0;
+        } else {
+            blockFiles[b] = fileNumber;
+        }
+        if (i < last) {
+            insertBlock(at + 1, nextBase, oldFile, i + 1);
+            rebase(i + 1, last, base, nextBase);
+        }
+        return true;
+    }
+
+    private void rebase(final int from, final int to, final long oldBase, final long newBase) {
+        final long shift = newBase - oldBase;
+        for (int k = from; k <= to; k++) {
+            deltas[k] = (int) ((deltas[k] & DELTA_MASK) - shift);
+        }
+    }
+
+    private void insertBlock(final int at, final long offset, final long fileNumber, final int first) {
+        if (blockCount == blockOffsets.length) {
+            final int capacity = grown(blockCount);
+            blockOffsets = Arrays.copyOf(blockOffsets, capacity);
+            blockFiles = Arrays.copyOf(blockFiles, capacity);
+            blockFirst = Arrays.copyOf(blockFirst, capacity);
+        }
+        final int moved = blockCount - at;
+        System.arraycopy(blockOffsets, at, blockOffsets, at + 1, moved);
+        System.arraycopy(blockFiles, at, blockFiles, at + 1, moved);
+        System.arraycopy(blockFirst, at, blockFirst, at + 1, moved);
+        blockOffsets[at] = offset;
+        blockFiles[at] = fileNumber;
+        blockFirst[at] = first;
+        blockCount++;
+    }
+
+    private void removeBlock(final int at) {
+        final int moved = blockCount - at - 1;
+        System.arraycopy(blockOffsets, at + 1, blockOffsets, at, moved);
+        System.arraycopy(blockFiles, at + 1, blockFiles, at, moved);
+        System.arraycopy(blockFirst, at + 1, blockFirst, at, moved);
+        blockCount--;
+    }
+
+    /**
      * Moves the start offset forward to {@code offset} and drops the records wholly before it.
      * A no-op if {@code offset} is at or before the start offset.
      *

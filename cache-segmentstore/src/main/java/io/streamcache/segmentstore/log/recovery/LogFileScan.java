@@ -30,15 +30,17 @@ public final class LogFileScan {
     private long laterRecordEnd = -1;
     private long dirtyEnd = -1;
     private long bytesRead;
+    private long epoch = -1;
 
     LogFileScan(final long fileNumber, final long size) {
         this.fileNumber = fileNumber;
         this.size = size;
     }
 
-    void header(final boolean valid, final long fileLength) {
+    void header(final boolean valid, final long fileLength, final long epoch) {
         this.headerValid = valid;
         this.fileLength = fileLength;
+        this.epoch = epoch;
     }
 
     void end(final ScanEnd end, final long endPosition, final String reason) {
@@ -88,6 +90,14 @@ public final class LogFileScan {
      */
     public boolean headerValid() {
         return headerValid;
+    }
+
+    /**
+     * @return EPOCH from the header (the writer epoch of the writer that created the file), or -1
+     *         if the header is not valid.
+     */
+    public long epoch() {
+        return epoch;
     }
 
     /**

@@ -20,6 +20,7 @@ public final class LogRecordView {
     private int segmentId;
     private long segmentOffset;
     private int length;
+    private byte flags;
     private boolean payloadLoaded;
 
     LogRecordView() {
@@ -33,7 +34,27 @@ public final class LogRecordView {
         this.segmentId = segmentId;
         this.segmentOffset = segmentOffset;
         this.length = length;
+        this.flags = 0;
         this.payloadLoaded = false;
+    }
+
+    void flags(final byte flags) {
+        this.flags = flags;
+    }
+
+    /**
+     * @return the FLAGS field: 0, or {@link LogRecordDescriptor#FLAG_COPY} on a DATA record
+     *         compaction copied.
+     */
+    public byte flags() {
+        return flags;
+    }
+
+    /**
+     * @return whether this is a DATA record compaction copied ({@link LogRecordDescriptor#FLAG_COPY}).
+     */
+    public boolean isCopy() {
+        return type == LogRecordDescriptor.TYPE_DATA && (flags & LogRecordDescriptor.FLAG_COPY) != 0;
     }
 
     void payload(final ByteBuffer buffer, final int index) {

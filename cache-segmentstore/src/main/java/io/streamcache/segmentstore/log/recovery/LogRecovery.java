@@ -1,5 +1,6 @@
 package io.streamcache.segmentstore.log.recovery;
 
+import io.streamcache.segmentstore.log.CleanMark;
 import io.streamcache.segmentstore.log.LogFileDescriptor;
 import io.streamcache.segmentstore.log.LogRecordDescriptor;
 import org.agrona.collections.Int2ObjectHashMap;
@@ -21,6 +22,7 @@ import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.TreeMap;
 
 import static io.streamcache.segmentstore.log.LogFileDescriptor.FIRST_RECORD_POSITION;
 import static io.streamcache.segmentstore.log.LogFileDescriptor.PAGE_LENGTH;
@@ -80,6 +82,14 @@ import static io.streamcache.segmentstore.log.LogFileDescriptor.PAGE_LENGTH;
  * Missing bytes of a live segment (its start offset before what the files hold: a file deleted
  * while it held live data) always throw: no cut can mend them.
  *
+ * <h2>Clean close, file lengths, epochs</h2>
+ * With a valid clean-close mark ({@link io.streamcache.segmentstore.log.CleanMark}) nothing is
+ * taken for a torn write: the tail must be the mark's file and end at its position, or the log
+ * is corrupt. A file shorter than its header's FILE_LENGTH is corrupt at position=its size. A
+ * file whose header EPOCH is lower than an earlier file's always fails (two writers). A torn tail
+ * that is cut is logged at WARN and counted ({@link RecoveredLog#tornTailBytes()}); under
+ * {@link CorruptionPolicy#FAIL_ON_TORN_TAIL} it fails instead.
+ *
  * <h2>What the writer must guarantee</h2>
  * Every write starts and ends on a page boundary (the last records of a write are followed by
  * PADDING to the boundary, in every file, also the one rolled away from); a write is issued only
@@ -124,6 +134,8 @@ public final class LogRecovery {
      */
     public RecoveredLog recover() throws IOException {
         final List<Long> numbers = listFileNumbers();
+        // Written by a clean close, removed when a writer opens: with it, the log must end exactly there.
+        final CleanMark mark = CleanMark.read(directory);
         final LogScanner scanner = new LogScanner(chunkLength, tornWriteWindow);
         final List<Path> removed = new ArrayList<>();
         LogCorruptedException truncation = null;
@@ -150,6 +162,8 @@ public final class LogRecovery {
 
         final Replay replay = new Replay();
         final List<LogFileScan> scans = new ArrayList<>();
+        long maxEpoch = -1;
+        long maxEpochFile = 0;
         int removeFrom = tail + 1;
         for (int i = 0; i <= tail; i++) {
             final long number = numbers.get(i);
@@ -161,17 +175,34 @@ public final class LogRecovery {
                 scan = scanner.scan(channel, number, replay);
             }
             bytesRead += scan.bytesRead();
+            if (scan.epoch() >= 0 && scan.epoch() < maxEpoch) {
+                // Written by a writer that had lost its lock to a later one: two writers' records
+                // may be interleaved in the files, and no cut can separate them, so this always fails.
+                throw new LogCorruptedException(path, number, 0, "EPOCH=" + scan.epoch() + " is lower than EPOCH=" + maxEpoch
+                    + " of fileNumber=" + maxEpochFile + " before it: the file was written by a writer that had lost the"
+                    + " directory's lock to a later one (two writers on one log); no corruptionPolicy recovers this");
+            }
+            if (scan.epoch() > maxEpoch) {
+                maxEpoch = scan.epoch();
+                maxEpochFile = number;
+            }
             final ScanEnd end = scan.end();
-            final boolean fine = (end == ScanEnd.END_OF_FILE || end == ScanEnd.ZEROS || end == ScanEnd.STALE
-                || (i == tail && end == ScanEnd.TORN)) && (i == tail || scan.endPosition() > FIRST_RECORD_POSITION);
+            // A file shorter than its header says lost bytes: the writer creates files whole.
+            final boolean shortFile = scan.fileLength() > 0 && scan.size() < scan.fileLength();
+            final boolean fine = !shortFile && (end == ScanEnd.END_OF_FILE || end == ScanEnd.ZEROS || end == ScanEnd.STALE
+                || (i == tail && end == ScanEnd.TORN && mark == null)) && (i == tail || scan.endPosition() > FIRST_RECORD_POSITION);
             if (fine) {
                 scans.add(scan);
                 replay.endFile();
                 continue;
             }
             final LogCorruptedException e = replay.failure != null ? replay.failure
+                : shortFile ? new LogCorruptedException(path, number, scan.size(), "the file ends at size=" + scan.size()
+                    + ", before its header's FILE_LENGTH=" + scan.fileLength() + " (the writer creates files whole: bytes were lost)")
+                : i == tail && end == ScanEnd.TORN ? new LogCorruptedException(path, number, scan.endPosition(), scan.reason()
+                    + "; the log was closed cleanly (" + CleanMark.FILE_NAME + " mark), so this is damage, not a torn write")
                 : new LogCorruptedException(path, number, scan.endPosition(), describe(scan, i < tail));
-            if (corruptionPolicy == CorruptionPolicy.FAIL) {
+            if (corruptionPolicy != CorruptionPolicy.TRUNCATE) {
                 throw e;
             }
             truncation = e;
@@ -186,6 +217,15 @@ public final class LogRecovery {
             scans.remove(scans.size() - 1);
             replay.fileEnds.remove(replay.fileEnds.size() - 1);
             removeFrom = scans.size();
+        }
+        if (mark != null && truncation == null) {
+            final LogCorruptedException e = checkCleanEnd(mark, scans.isEmpty() ? null : scans.get(scans.size() - 1));
+            if (e != null) {
+                if (corruptionPolicy != CorruptionPolicy.TRUNCATE) {
+                    throw e;
+                }
+                truncation = e;
+            }
         }
         if (truncation != null) {
             LOG.warn("Log {} cut at the corruption, later data lost: {}", directory, truncation.getMessage());
@@ -206,12 +246,25 @@ public final class LogRecovery {
         long tailFileLength = 0;
         long tailEndPosition = 0;
         long tailZeroEnd = 0;
+        long tornBytes = 0;
         if (tailScan != null) {
             tailFileNumber = tailScan.fileNumber();
             tailFileLength = tailScan.fileLength();
             tailEndPosition = Math.min(tailScan.endPosition(), tailFileLength);
             resumePosition = Math.min(tailScan.resumePosition(), tailFileLength);
             tailZeroEnd = needsCut(tailScan) ? Math.min(tailScan.zeroEnd(), tailFileLength) : resumePosition;
+            // A write cut short (TORN), or invalid bytes at a page boundary with something to zero
+            // after them (STALE: the torn first page of a write, or a recycled file's old bytes).
+            if (tailScan.end() == ScanEnd.TORN || (tailScan.end() == ScanEnd.STALE && tailZeroEnd > resumePosition)) {
+                final Path tailPath = path(tailFileNumber);
+                tornBytes = Math.max(tailZeroEnd, resumePosition) - tailEndPosition;
+                if (corruptionPolicy == CorruptionPolicy.FAIL_ON_TORN_TAIL) {
+                    throw new LogCorruptedException(tailPath, tailFileNumber, tailEndPosition, "torn tail (" + tailScan.reason()
+                        + "), bytes=" + tornBytes + " would be cut; corruptionPolicy=" + corruptionPolicy + " makes a torn tail an error");
+                }
+                LOG.warn("Log {}: torn tail in {} at position={}: cutting bytes={} (an unacknowledged write cut short, no clean-close"
+                    + " mark): {}", directory, tailPath, tailEndPosition, tornBytes, tailScan.reason());
+            }
             if (!readOnly) {
                 cutTail(tailScan, tailZeroEnd);
             }
@@ -228,7 +281,33 @@ public final class LogRecovery {
         final List<RecoveredFile> files = recoveredFiles(scans, segments, replay.fileEnds);
         final long nextFileNumber = tailScan != null ? tailFileNumber + 1 : numbers.isEmpty() ? 1 : numbers.get(0);
         return new RecoveredLog(segments, files, removed, tailFileNumber, tailFileLength, tailEndPosition, resumePosition,
-            tailZeroEnd, nextFileNumber, replay.maxSegmentId + 1, truncation, bytesRead);
+            tailZeroEnd, nextFileNumber, replay.maxSegmentId + 1, truncation, bytesRead, mark != null, tornBytes);
+    }
+
+    /**
+     * @return null if the log ends where the clean-close mark says, else the corruption: the
+     *         mark's file is missing or holds less than it did.
+     */
+    private LogCorruptedException checkCleanEnd(final CleanMark mark, final LogFileScan tailScan) {
+        final long tailNumber = tailScan == null ? 0 : tailScan.fileNumber();
+        final long tailResume = tailScan == null ? 0 : Math.min(tailScan.resumePosition(), tailScan.fileLength());
+        if (tailNumber == mark.fileNumber() && tailResume == mark.endPosition()) {
+            return null;
+        }
+        if (mark.fileNumber() == 0) {
+            return new LogCorruptedException(path(tailNumber), tailNumber, FIRST_RECORD_POSITION, "the log was closed cleanly with no"
+                + " file written (" + CleanMark.FILE_NAME + " mark epoch=" + mark.epoch() + "), but this file holds records");
+        }
+        if (tailNumber == mark.fileNumber()) {
+            return new LogCorruptedException(path(tailNumber), tailNumber, tailScan.endPosition(), "the records end at position="
+                + tailScan.endPosition() + " (" + tailScan.end() + (tailScan.reason() != null ? ": " + tailScan.reason() : "")
+                + "), but the log was closed cleanly ending at endPosition=" + mark.endPosition() + " (" + CleanMark.FILE_NAME
+                + " mark epoch=" + mark.epoch() + "): acknowledged records are damaged or missing");
+        }
+        return new LogCorruptedException(path(mark.fileNumber()), mark.fileNumber(), 0, "the log was closed cleanly ending in"
+            + " fileNumber=" + mark.fileNumber() + " at endPosition=" + mark.endPosition() + " (" + CleanMark.FILE_NAME + " mark epoch="
+            + mark.epoch() + "), but the last file holding records is fileNumber=" + tailNumber + (Files.exists(path(mark.fileNumber()))
+            ? ": this file's records are damaged or missing" : ": this file is missing"));
     }
 
     private static String describe(final LogFileScan scan, final boolean beforeTail) {
@@ -384,6 +463,12 @@ public final class LogRecovery {
         long length;
         boolean sealed;
         boolean deleted;
+        /**
+         * Locations the index cannot take in log order, by offset: compaction copies of bytes
+         * before {@link #loggedFrom} (their original's file is gone), and the records a RESYNC
+         * took out of the index; {@code {length, fileNumber, position}}. Null until needed.
+         */
+        TreeMap<Long, long[]> below;
 
         SegmentState(final int id, final String name, final long start, final long length, final boolean sealed,
                      final long fileNumber) {
@@ -434,7 +519,7 @@ public final class LogRecovery {
                 return true;
             }
             failure = new LogCorruptedException(path, fileNumber, record.position(), problem);
-            if (corruptionPolicy == CorruptionPolicy.FAIL) {
+            if (corruptionPolicy != CorruptionPolicy.TRUNCATE) {
                 throw failure;
             }
             return false;
@@ -462,6 +547,9 @@ public final class LogRecovery {
                     return null;
                 }
                 case LogRecordDescriptor.TYPE_DATA: {
+                    if (record.isCopy()) {
+                        return copy(record, segment, live);
+                    }
                     if (!live) {
                         return "DATA of segmentId=" + Integer.toUnsignedString(id) + (segment == null ? ", never created"
                             : ", deleted");
@@ -520,6 +608,41 @@ public final class LogRecovery {
                 default:
                     return "unexpected record type=" + record.type();
             }
+        }
+
+        /**
+         * A compaction copy: the segment's bytes at the copy's offset are read from the copy from
+         * now on (the newest copy wins); it does not extend the segment. A copy of a segment that
+         * is not live or of bytes truncated away is dead and ignored (the writer may write a copy
+         * after a DELETE or TRUNCATE that was not durable yet when it took the copy).
+         */
+        private String copy(final LogRecordView record, final SegmentState segment, final boolean live) {
+            if (!live) {
+                return null;
+            }
+            final long offset = record.segmentOffset();
+            final int length = record.length();
+            final long end = offset + length;
+            if (length <= 0 || end > segment.length) {
+                return "copied DATA of segmentId=" + Integer.toUnsignedString(segment.id) + " name=" + segment.name + " at offset="
+                    + offset + " length=" + length + ", but its length=" + segment.length + " (a copy holds bytes the segment has)";
+            }
+            if (end <= segment.start) {
+                return null;
+            }
+            if (!segment.locations.relocateOwned(offset, length, fileNumber, record.position())) {
+                if (segment.below == null) {
+                    segment.below = new TreeMap<>();
+                }
+                segment.below.put(offset, new long[] {length, fileNumber, record.position()});
+            }
+            long[] fileEnd = currentEnds.get(segment);
+            if (fileEnd == null) {
+                fileEnd = new long[1];
+                currentEnds.put(segment, fileEnd);
+            }
+            fileEnd[0] = Math.max(fileEnd[0], end);
+            return null;
         }
 
         private String snapshot(final LogRecordView record) {
@@ -609,6 +732,14 @@ public final class LogRecovery {
                     continue;
                 }
                 if (entry.length() > segment.length) {
+                    // Keep what the index held: compaction copies may fill the gap up to the new start.
+                    final SegmentState kept = segment;
+                    segment.locations.forEach((offset, length, file, position) -> {
+                        if (kept.below == null) {
+                            kept.below = new TreeMap<>();
+                        }
+                        kept.below.put(offset, new long[] {length, file, position});
+                    });
                     segment.locations = new LocationIndex(entry.length());
                     segment.loggedFrom = entry.length();
                     segment.loggedFromFile = fileNumber;
@@ -632,7 +763,38 @@ public final class LogRecovery {
         private void delete(final SegmentState segment) {
             segment.deleted = true;
             segment.locations.clear();
+            segment.below = null;
             liveByName.remove(segment.name, segment);
+        }
+
+        /**
+         * Prepends to a segment's index the records before {@code loggedFrom} that compaction
+         * copies (or files before a RESYNC) hold, if they cover {@code [start, loggedFrom)} without a
+         * gap; otherwise leaves the segment as it is (the caller reports the missing bytes).
+         */
+        private void fillFromBelow(final SegmentState segment) {
+            final Map.Entry<Long, long[]> first = segment.below.floorEntry(segment.start);
+            if (first == null || first.getKey() + first.getValue()[0] <= segment.start) {
+                return;
+            }
+            final LocationIndex index = new LocationIndex(first.getKey());
+            long at = first.getKey();
+            while (at < segment.loggedFrom) {
+                final long[] location = segment.below.get(at);
+                if (location == null) {
+                    return;
+                }
+                index.addOwned(at, (int) location[0], location[1], location[2]);
+                at += location[0];
+            }
+            if (at != segment.loggedFrom) {
+                return;
+            }
+            segment.locations.forEach(index::addOwned);
+            index.truncateOwned(segment.start);
+            segment.locations = index;
+            segment.loggedFrom = first.getKey();
+            segment.below = null;
         }
 
         List<RecoveredSegment> finish() {
@@ -640,6 +802,9 @@ public final class LogRecovery {
             states.sort((a, b) -> Integer.compareUnsigned(a.id, b.id));
             final List<RecoveredSegment> segments = new ArrayList<>(states.size());
             for (final SegmentState segment : states) {
+                if (!segment.deleted && segment.start < segment.loggedFrom && segment.below != null) {
+                    fillFromBelow(segment);
+                }
                 if (!segment.deleted && segment.start < segment.loggedFrom) {
                     throw new LogCorruptedException(path(segment.loggedFromFile), segment.loggedFromFile, FIRST_RECORD_POSITION,
                         "segmentId=" + Integer.toUnsignedString(segment.id) + " name=" + segment.name + " holds offsets from startOffset="

@@ -25,7 +25,7 @@ import static io.streamcache.segmentstore.log.LogRecordDescriptor.PADDING_HEADER
  * every record from {@link LogFileDescriptor#FIRST_RECORD_POSITION}, each at the 8-byte-aligned
  * position where the previous one ends:
  * <ul>
- *   <li>MAGIC, FLAGS = 0, a known TYPE;</li>
+ *   <li>MAGIC, FLAGS = 0 (or {@link LogRecordDescriptor#FLAG_COPY} on DATA), a known TYPE;</li>
  *   <li>a PADDING record must start inside a page and end exactly at the next page boundary
  *       (it is then skipped: never taken for the end of the log);</li>
  *   <li>LENGTH within the file, 0 for SEAL, TRUNCATE and DELETE, at least 4 for SNAPSHOT (its
@@ -86,6 +86,8 @@ public final class LogScanner {
     private static final String BAD_EMPTY_LENGTH = "LENGTH of a SEAL, TRUNCATE or DELETE is not 0";
     private static final String BAD_SNAPSHOT_LENGTH = "SNAPSHOT shorter than its COUNT";
     private static final String BAD_CRC = "CRC mismatch";
+    /** CRC32C (Castagnoli) polynomial, bit-reflected as java.util.zip.CRC32C computes it. */
+    private static final int CRC32C_REFLECTED = 0x82F6_3B78;
     private static final String TRUNCATED = "the file ends inside a record";
 
     private final int chunkLength;
@@ -157,14 +159,14 @@ public final class LogScanner {
         limit = size;
         final String headerProblem = checkHeader(size);
         if (headerProblem != null) {
-            scan.header(false, -1);
+            scan.header(false, -1, -1);
             probe(scan, FIRST_RECORD_POSITION, true);
             scan.end(ScanEnd.BAD_HEADER, 0, headerProblem);
             scan.bytesRead(bytesRead);
             return scan;
         }
         final long fileLength = buffer.getLong((int) (LogFileDescriptor.FILE_LENGTH_OFFSET - bufferPosition));
-        scan.header(true, fileLength);
+        scan.header(true, fileLength, buffer.getLong((int) (LogFileDescriptor.EPOCH_OFFSET - bufferPosition)));
         limit = Math.min(size, fileLength);
         long position = FIRST_RECORD_POSITION;
         while (true) {
@@ -298,7 +300,7 @@ public final class LogScanner {
             invalidReason = magic == 0 && recordType == 0 && flags == 0 && recordLength == 0 ? ZEROS : BAD_MAGIC;
             return INVALID;
         }
-        if (flags != 0) {
+        if (flags != 0 && (flags != LogRecordDescriptor.FLAG_COPY || recordType != LogRecordDescriptor.TYPE_DATA)) {
             invalidReason = BAD_FLAGS;
             return INVALID;
         }
@@ -370,6 +372,7 @@ public final class LogScanner {
         length = recordLength;
         view.set(fileNumber, position, recordType, buffer.getInt(index + LogRecordDescriptor.SEGMENT_ID_OFFSET),
             buffer.getLong(index + LogRecordDescriptor.SEGMENT_OFFSET_OFFSET), recordLength);
+        view.flags(buffer.get(index + LogRecordDescriptor.FLAGS_OFFSET));
         if (fits || recordType == LogRecordDescriptor.TYPE_CREATE || recordType == LogRecordDescriptor.TYPE_SNAPSHOT) {
             view.payload(buffer, index + HEADER_LENGTH);
         }
@@ -444,8 +447,12 @@ public final class LogScanner {
     private void classify(final LogFileScan scan, final long position) throws IOException {
         final String reason = invalidReason;
         final boolean zeroPage = (position & PAGE_MASK) == 0 && isZero(position, Math.min(position + PAGE_LENGTH, limit));
+        final long flippedBit = BAD_CRC.equals(reason) ? singleBitFlip(position) : -1;
         probe(scan, position, false);
-        if (scan.laterRecordPosition() < 0) {
+        if (flippedBit != -1) {
+            scan.end(ScanEnd.CORRUPT, position, reason + " explained by one flipped bit (" + (flippedBit == -2 ? "in the stored CRC"
+                : "bit=" + flippedBit + " of the CRC-covered bytes") + "): the record was written whole and damaged since, not torn");
+        } else if (scan.laterRecordPosition() < 0) {
             final ScanEnd end = zeroPage ? ScanEnd.ZEROS : (position & PAGE_MASK) == 0 ? ScanEnd.STALE : ScanEnd.TORN;
             scan.end(end, position, reason);
         } else if (scan.laterRecordEnd() - (position & ~PAGE_MASK) <= tornWriteWindow) {
@@ -456,6 +463,52 @@ public final class LogScanner {
                 + scan.laterRecordPosition() + " (valid records up to position=" + scan.laterRecordEnd()
                 + ", beyond tornWriteWindow=" + tornWriteWindow + ")");
         }
+    }
+
+    /**
+     * A record whose header validates but whose CRC does not: was it damaged in place (a flipped
+     * bit) rather than torn? A write cut short leaves whole sectors unwritten (zeros or a
+     * recycled file's old bytes), which change many bits; a flipped bit changes one. CRC32C is
+     * linear, so the difference between the stored and the computed CRC (the syndrome) tells
+     * whether one flipped bit of the covered bytes (or of the stored CRC) explains the mismatch:
+     * if so, the record was written whole and damaged since. A torn record matches by chance with
+     * a probability of about (covered bits) / 2^32 (1 in 512 for a 1 MiB record): it then fails
+     * the open instead of being cut, losing nothing. Records longer than the read buffer are not
+     * checked (they stay torn-or-corrupt by the window rule).
+     *
+     * @return the bit index (in CRC order: file number, header, payload) of the flip, -2 if the
+     *         flip is in the stored CRC, or -1 if no single flip explains the mismatch.
+     */
+    private long singleBitFlip(final long position) throws IOException {
+        if (!ensure(position, HEADER_LENGTH)) {
+            return -1;
+        }
+        final int recordLength = buffer.getInt((int) (position - bufferPosition) + LogRecordDescriptor.LENGTH_OFFSET);
+        final long total = HEADER_LENGTH + (long) recordLength;
+        if (recordLength < 0 || total > buffer.capacity() - PAGE_LENGTH || total > limit - position || !ensure(position, (int) total)) {
+            return -1;
+        }
+        final int index = (int) (position - bufferPosition);
+        final int computed = LogRecordDescriptor.crc(crc, fileNumber, buffer, index, recordLength);
+        buffer.clear();
+        final int syndrome = computed ^ buffer.getInt(index + LogRecordDescriptor.CRC_OFFSET);
+        if (Integer.bitCount(syndrome) == 1) {
+            return -2;
+        }
+        // Bytes covered: the file number (8), header [0, 12) and [16, 24), the payload.
+        final long bits = 8L * (Long.BYTES + LogRecordDescriptor.CRC_OFFSET + Long.BYTES + recordLength);
+        // The CRC difference a flip of the message's last bit makes, then each earlier bit's, one shift at a time.
+        int difference = 1;
+        for (long distance = 0; distance < bits; distance++) {
+            difference = (difference & 1) != 0 ? (difference >>> 1) ^ CRC32C_REFLECTED : difference >>> 1;
+            if (difference == syndrome) {
+                final long bit = bits - 1 - distance;
+                // A "flip" in the file number is a stale record of a recycled file whose number
+                // differs from this one's in one bit: its CRC was seeded with the other number.
+                return bit < 8L * Long.BYTES ? -1 : bit;
+            }
+        }
+        return -1;
     }
 
     /**

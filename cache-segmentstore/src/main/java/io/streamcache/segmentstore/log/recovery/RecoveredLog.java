@@ -30,11 +30,14 @@ public final class RecoveredLog {
     private final long nextSegmentId;
     private final LogCorruptedException truncation;
     private final long bytesRead;
+    private final boolean cleanlyClosed;
+    private final long tornTailBytes;
 
     RecoveredLog(final List<RecoveredSegment> segments, final List<RecoveredFile> files, final List<Path> removedFiles,
                  final long tailFileNumber, final long tailFileLength, final long tailEndPosition, final long resumePosition,
                  final long tailZeroEnd, final long nextFileNumber,
-                 final long nextSegmentId, final LogCorruptedException truncation, final long bytesRead) {
+                 final long nextSegmentId, final LogCorruptedException truncation, final long bytesRead,
+                 final boolean cleanlyClosed, final long tornTailBytes) {
         this.segments = Collections.unmodifiableList(new ArrayList<>(segments));
         this.files = Collections.unmodifiableList(new ArrayList<>(files));
         this.removedFiles = Collections.unmodifiableList(new ArrayList<>(removedFiles));
@@ -47,6 +50,24 @@ public final class RecoveredLog {
         this.nextSegmentId = nextSegmentId;
         this.truncation = truncation;
         this.bytesRead = bytesRead;
+        this.cleanlyClosed = cleanlyClosed;
+        this.tornTailBytes = tornTailBytes;
+    }
+
+    /**
+     * @return whether the log carried a valid clean-close mark: then it was checked to end exactly
+     *         where the mark says, and nothing was taken for a torn write.
+     */
+    public boolean cleanlyClosed() {
+        return cleanlyClosed;
+    }
+
+    /**
+     * @return bytes of a torn tail cut by this recovery (from {@link #tailEndPosition()} to the
+     *         end of what was zeroed; 0 if the tail was not torn): never acknowledged, logged at WARN.
+     */
+    public long tornTailBytes() {
+        return tornTailBytes;
     }
 
     /**
@@ -190,6 +211,7 @@ public final class RecoveredLog {
         return "RecoveredLog{segments=" + segments.size() + ", files=" + files.size() + ", removedFiles=" + removedFiles
             + ", tailFileNumber=" + tailFileNumber + ", tailEndPosition=" + tailEndPosition + ", resumePosition=" + resumePosition
             + ", tailZeroEnd=" + tailZeroEnd + ", nextFileNumber=" + nextFileNumber
-            + ", nextSegmentId=" + nextSegmentId + ", truncation=" + truncation + '}';
+            + ", nextSegmentId=" + nextSegmentId + ", truncation=" + truncation + ", cleanlyClosed=" + cleanlyClosed
+            + ", tornTailBytes=" + tornTailBytes + '}';
     }
 }

@@ -145,9 +145,13 @@ class LogScannerTest {
         assertEquals(LogRecordDescriptor.align(writer.writePosition(), 8), LogRecordDescriptor.align(scan.laterRecordEnd(), PAGE_LENGTH),
             "the probe follows the later records to their end");
 
-        // The same damage with a window that covers everything after it is a torn write.
-        final LogFileScan torn = new LogScanner(CHUNK, FILE_LENGTH).scan(open(writer.path(1)), 1, record -> true);
-        assertEquals(ScanEnd.TORN, torn.end(), torn.toString());
+        // The same damage with a window that covers everything after it: a torn write would be
+        // possible by position, but one flipped bit explains the CRC, so it is still corruption
+        // (before, it was cut as a torn tail, losing every record after it).
+        final LogFileScan flipped = new LogScanner(CHUNK, FILE_LENGTH).scan(open(writer.path(1)), 1, record -> true);
+        assertEquals(ScanEnd.CORRUPT, flipped.end(), flipped.toString());
+        assertEquals(victim.position(), flipped.endPosition());
+        assertTrue(flipped.reason().contains("one flipped bit"), flipped.reason());
     }
 
     @Test

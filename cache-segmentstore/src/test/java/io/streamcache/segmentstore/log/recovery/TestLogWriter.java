@@ -118,6 +118,27 @@ public final class TestLogWriter implements AutoCloseable {
     }
 
     /**
+     * Appends a compaction copy (DATA with FLAG_COPY) of segment {@code id}'s pattern bytes
+     * {@code [offset, offset + length)}; the model is unchanged (a copy adds no byte).
+     */
+    public void copy(final int id, final long offset, final int length) throws IOException {
+        rawFlags(LogRecordDescriptor.TYPE_DATA, LogRecordDescriptor.FLAG_COPY, id, offset, pattern(id, offset, length));
+    }
+
+    /**
+     * Appends a record with FLAGS {@code flags} as given, bypassing the model.
+     */
+    public void rawFlags(final byte type, final byte flags, final int id, final long offset, final byte[] payload) throws IOException {
+        final int index = reserve(payload.length);
+        batchBuffer.putBytes(index + LogRecordDescriptor.HEADER_LENGTH, payload);
+        finish(index, type, payload.length, id, offset, null);
+        batchBuffer.putByte(index + LogRecordDescriptor.FLAGS_OFFSET, flags);
+        final int crcValue = LogRecordDescriptor.crc(crc, fileNumber, batch, index, payload.length);
+        batch.limit(batch.capacity()).position(index + LogRecordDescriptor.alignedLength(payload.length));
+        batchBuffer.putInt(index + LogRecordDescriptor.CRC_OFFSET, crcValue, ByteOrder.LITTLE_ENDIAN);
+    }
+
+    /**
      * Appends a record as given, bypassing the model (for corrupt-history tests).
      */
     public void raw(final byte type, final int id, final long offset, final byte[] payload) throws IOException {
@@ -187,12 +208,20 @@ public final class TestLogWriter implements AutoCloseable {
      * @return a valid header page's first bytes for the file.
      */
     public static ByteBuffer header(final long fileNumber, final long fileLength) {
+        return header(fileNumber, fileLength, 1);
+    }
+
+    /**
+     * @return a valid header page's first bytes for the file, written by a writer of that epoch.
+     */
+    public static ByteBuffer header(final long fileNumber, final long fileLength, final long epoch) {
         final ByteBuffer header = ByteBuffer.allocate(LogFileDescriptor.HEADER_LENGTH).order(ByteOrder.LITTLE_ENDIAN);
         header.putLong(LogFileDescriptor.FILE_MAGIC_OFFSET, LogFileDescriptor.FILE_MAGIC);
         header.putInt(LogFileDescriptor.VERSION_OFFSET, LogFileDescriptor.VERSION);
         header.putInt(LogFileDescriptor.PAGE_LENGTH_OFFSET, PAGE_LENGTH);
         header.putLong(LogFileDescriptor.FILE_NUMBER_OFFSET, fileNumber);
         header.putLong(LogFileDescriptor.FILE_LENGTH_OFFSET, fileLength);
+        header.putLong(LogFileDescriptor.EPOCH_OFFSET, epoch);
         final CRC32C headerCrc = new CRC32C();
         headerCrc.update(header.array(), 0, LogFileDescriptor.HEADER_CRC_OFFSET);
         header.putInt(LogFileDescriptor.HEADER_CRC_OFFSET, (int) headerCrc.getValue());

@@ -1,0 +1,210 @@
+package io.streamcache.segmentstore;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.util.IllegalReferenceCountException;
+import io.netty.util.ResourceLeakDetector;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import java.nio.ReadOnlyBufferException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import static io.streamcache.segmentstore.TestSegments.buffer;
+import static io.streamcache.segmentstore.TestSegments.pattern;
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * Reads hand out real reference-counted buffers that share their result's count: a released
+ * buffer fails instead of reading memory the cache gave to another segment (it used to serve the
+ * other segment's bytes), releasing the data unpins, derived buffers keep the pin, leaks are
+ * reported.
+ */
+class ReferenceCountedReadTest extends ManualStoreFixture {
+    private static final long SEED = 17;
+    private static final long OTHER = 99;
+
+    @Test
+    void shouldFailInsteadOfServingAnotherSegmentsBytesAfterRelease() {
+        store.create("t");
+        store.append("s", buffer(SEED, 0, 2000));
+        final ReadResult result = store.read("s", 0, 2000);
+        final ByteBuf data = result.data();
+        final ByteBuf view = result.view(0);
+        final ByteBuf slice = data.slice(10, 100);
+        assertArrayEquals(pattern(SEED, 0, 2000), bytes(data));
+        result.close();
+        store.truncate("s", 2000);
+        store.append("t", buffer(OTHER, 0, 2000));   // takes the blocks "s" gave back
+
+        assertEquals(0, data.refCnt());
+        assertThrows(IllegalReferenceCountException.class, () -> data.getByte(0));
+        assertThrows(IllegalReferenceCountException.class, () -> data.getBytes(0, new byte[10]));
+        assertThrows(IllegalReferenceCountException.class, () -> view.getLong(0));
+        assertThrows(IllegalReferenceCountException.class, () -> view.nioBuffer(0, 10));
+        assertThrows(IllegalReferenceCountException.class, () -> slice.getByte(0));
+        assertThrows(IllegalReferenceCountException.class, () -> data.readBytes(new byte[1]));
+        try (ReadResult other = store.read("t", 0, 2000)) {
+            assertArrayEquals(pattern(OTHER, 0, 2000), bytes(other.data()), "the other segment has its own bytes");
+        }
+    }
+
+    @Test
+    void shouldUnpinWhenTheDataIsReleasedAsANettyPipelineDoes() {
+        store.append("s", buffer(SEED, 0, 3000));
+        final ReadResult result = store.read("s", 0, 3000);
+        final ByteBuf data = result.data();
+        assertEquals(1, data.refCnt());
+        store.truncate("s", 3000);
+        assertTrue(cache.stats().entryCount() > 0, "the pinned entries outlive the truncation");
+
+        assertTrue(data.release(), "the pipeline's release is the last one");
+        assertEquals(0, cache.stats().entryCount(), "the truncated entries are freed at the last release");
+        assertTrue(result.isReleased());
+        result.close();   // the try-with-resources after a pipeline released: harmless
+        assertThrows(IllegalReferenceCountException.class, result::release, "Netty's release: one too many throws");
+    }
+
+    @Test
+    void shouldKeepThePinWhileARetainedSliceLives() {
+        store.append("s", buffer(SEED, 0, 3000));
+        final ByteBuf slice;
+        try (ReadResult result = store.read("s", 0, 3000)) {
+            slice = result.data().retainedSlice(1000, 500);
+            assertEquals(2, result.refCnt());
+        }
+        store.truncate("s", 3000);
+        assertEquals(1, slice.refCnt());
+        assertArrayEquals(pattern(SEED, 1000, 500), bytes(slice), "still readable: the slice holds the pin");
+        assertTrue(cache.stats().entryCount() > 0);
+        assertTrue(slice.release());
+        assertEquals(0, cache.stats().entryCount());
+        assertThrows(IllegalReferenceCountException.class, () -> slice.getByte(0));
+    }
+
+    @Test
+    void shouldShareOneCountBetweenTheResultItsViewsAndItsData() {
+        for (int i = 0; i < 4; i++) {
+            store.append("s", buffer(SEED, i * 700L, 700));
+        }
+        final ReadResult result = store.read("s", 0, 2800);
+        assertTrue(result.viewCount() > 1, "several entries: a composite");
+        final ByteBuf data = result.data();
+        assertSame(data, result.data());
+        assertArrayEquals(pattern(SEED, 0, 2800), bytes(data));
+        assertEquals(1, data.refCnt());
+        result.view(0).retain(2);
+        assertEquals(3, result.refCnt());
+        assertEquals(3, data.refCnt());
+        final ByteBuf duplicate = data.duplicate();
+        assertEquals(3, duplicate.refCnt());
+        assertFalse(duplicate.release());
+        assertFalse(data.release());
+        assertEquals(1, result.view(1).refCnt());
+        result.close();
+        assertEquals(0, data.refCnt());
+        assertThrows(IllegalReferenceCountException.class, () -> result.view(1).getByte(0));
+    }
+
+    @Test
+    void shouldStayReadOnlyThroughEveryDerivedBuffer() {
+        store.append("s", buffer(SEED, 0, 1000));
+        try (ReadResult result = store.read("s", 0, 1000)) {
+            final ByteBuf data = result.data();
+            assertTrue(data.isReadOnly());
+            assertThrows(ReadOnlyBufferException.class, () -> data.setByte(0, 1));
+            assertThrows(ReadOnlyBufferException.class, () -> data.slice().setByte(0, 1));
+            assertThrows(ReadOnlyBufferException.class, () -> data.nioBuffer().put((byte) 1));
+            assertThrows(ReadOnlyBufferException.class, () -> data.duplicate().writerIndex(0).writeByte(1));
+        }
+    }
+
+    @Test
+    void shouldReferenceCountBytesReadFromTheLogToo() {
+        final ReadResult result = ReadResult.unpinned("x", 0, io.netty.buffer.Unpooled.wrappedBuffer(new byte[] {1, 2, 3}),
+            ReadStatus.END_OF_DATA);
+        final ByteBuf data = result.data();
+        assertEquals(2, data.getByte(1));
+        data.release();
+        assertThrows(IllegalReferenceCountException.class, () -> data.getByte(1));
+    }
+
+    @Test
+    void shouldReportAResultCollectedUnreleased() throws InterruptedException {
+        final ResourceLeakDetector.Level level = ResourceLeakDetector.getLevel();
+        ResourceLeakDetector.setLevel(ResourceLeakDetector.Level.PARANOID);
+        try {
+            store.append("s", buffer(SEED, 0, 100));
+            final long before = ReadResult.leakCount();
+            for (int i = 0; i < 10; i++) {
+                store.read("s", 0, 100).data().getByte(0);   // never released
+            }
+            // The detector reports what the collector found when the next result is tracked.
+            for (int round = 0; round < 200 && ReadResult.leakCount() == before; round++) {
+                System.gc();
+                Thread.sleep(10);
+                store.read("s", 0, 100).close();
+            }
+            assertTrue(ReadResult.leakCount() > before, "the leaked results were reported");
+        } finally {
+            ResourceLeakDetector.setLevel(level);
+        }
+    }
+
+    @Test
+    @Timeout(30)
+    void shouldReleaseExactlyOnceUnderConcurrentReleases() throws InterruptedException {
+        store.append("s", buffer(SEED, 0, 2000));
+        for (int round = 0; round < 200; round++) {
+            final ReadResult result = store.read("s", 0, 2000);
+            final int threads = 4;
+            result.retain(threads - 1);
+            final CountDownLatch start = new CountDownLatch(1);
+            final AtomicInteger lasts = new AtomicInteger();
+            final AtomicInteger errors = new AtomicInteger();
+            final List<Thread> started = new ArrayList<>();
+            for (int t = 0; t < threads; t++) {
+                final boolean viaClose = t == 0;
+                final Thread thread = new Thread(() -> {
+                    try {
+                        start.await();
+                    } catch (final InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                    try {
+                        if (viaClose) {
+                            result.close();
+                        } else if (result.data().release()) {
+                            lasts.incrementAndGet();
+                        }
+                    } catch (final RuntimeException e) {
+                        errors.incrementAndGet();
+                    }
+                });
+                thread.start();
+                started.add(thread);
+            }
+            start.countDown();
+            for (final Thread thread : started) {
+                thread.join(TimeUnit.SECONDS.toMillis(10));
+            }
+            assertEquals(0, result.refCnt());
+            assertEquals(0, errors.get(), "no release failed: close takes only the first reference");
+            assertTrue(lasts.get() <= 1, "at most one release was the last (close may have been)");
+        }
+        store.truncate("s", 2000);
+        assertEquals(0, cache.stats().entryCount(), "no pin leaked");
+    }
+
+    private static byte[] bytes(final ByteBuf buffer) {
+        return io.netty.buffer.ByteBufUtil.getBytes(buffer);
+    }
+}
