@@ -957,6 +957,38 @@ public final class SegmentStore implements AutoCloseable {
     }
 
     /**
+     * The one read call: the bytes at {@code offset} from wherever they are. The future completes
+     * <ul>
+     *   <li>at once, with views of the cache, when the cache holds bytes at {@code offset};</li>
+     *   <li>after a read from the log ({@link #readThrough}) when they are not cached (evicted,
+     *       or not loaded since a restart): the range read goes back into the cache, and the
+     *       result holds its bytes;</li>
+     *   <li>when bytes arrive, when {@code offset} is at the end of an unsealed segment, as
+     *       {@link #readOrWait} does: with {@link ReadStatus#TIMED_OUT} and no data after
+     *       {@code timeout}, with {@link ReadStatus#SEALED_END} if the segment is or gets sealed;</li>
+     *   <li>exceptionally as {@link #readOrWait} and {@link #readThrough} do (a missing or deleted
+     *       segment, an offset truncated away, a closed store, a log that cannot be read).</li>
+     * </ul>
+     * The result may stop before {@code maxLength} where the cached bytes stop
+     * ({@link ReadStatus#NOT_CACHED}): read on from {@link ReadResult#nextOffset()}. The caller
+     * closes every result it receives (or releases its data). Without a log, bytes that are not
+     * cached are lost, and the result says {@link ReadStatus#NOT_CACHED} with no data.
+     * The table of outcomes is in {@code docs/reading.md}.
+     *
+     * @throws IllegalArgumentException if {@code offset}, {@code maxLength} or {@code timeout} is negative.
+     * @throws NullPointerException     if {@code name} or {@code timeout} is null.
+     */
+    public CompletableFuture<ReadResult> readAsync(final String name, final long offset, final int maxLength, final Duration timeout) {
+        return readOrWait(name, offset, maxLength, timeout).thenCompose(result -> {
+            if (result.length() > 0 || result.status() != ReadStatus.NOT_CACHED || historicalReader == null) {
+                return CompletableFuture.completedFuture(result);
+            }
+            result.close();
+            return readThrough(name, offset, maxLength);
+        });
+    }
+
+    /**
      * Reads like {@link #read}, but when no byte is available at {@code offset} yet (at or past
      * the end of an unsealed segment) waits for one without holding a thread. The future
      * completes:

@@ -46,8 +46,10 @@ import static io.streamcache.segmentstore.log.LogRecordDescriptor.HEADER_LENGTH;
  *  read(segment 7, locations, x = 1.3 MiB)        rangeLength = 1 MiB
  *    | key = (locations, 1 MiB): already in flight? -&gt; join its future (no read)
  *    | locations.locate(1 MiB, 2 MiB)              records overlapping the range, under the index's monitor
- *    | group the records in spans: same file, gaps &lt;= maxReadGap, span &lt;= the scratch buffer
- *    | per span: one positional read, page-aligned, into a pooled direct buffer
+ *    | group the records in spans: same file, gaps &lt;= maxReadGap, span &lt;= the scratch buffer,
+ *    |             and all the gaps of the range together &lt;= what keeps its reads &lt;= 1.5 x its bytes
+ *    | per span: one positional read, from the first record's header to the last record's end,
+ *    |             into a pooled direct buffer
  *    | per record: check MAGIC, TYPE = DATA, LENGTH, SEGMENT_ID, SEGMENT_OFFSET, CRC; copy the
  *    |             part inside the range into the range's heap buffer
  *    | sink.fill(7, 1 MiB, bytes)                   once: the store puts the bytes back in its cache
@@ -80,6 +82,12 @@ public final class HistoricalReader implements AutoCloseable {
     public static final int MAX_READ_GAP_DEFAULT = 64 << 10;
 
     private static final int PAGE_LENGTH = LogFileDescriptor.PAGE_LENGTH;
+    /**
+     * Bytes a range may read from the files per byte it returns, as a fraction (3/2): gaps of other
+     * segments' records are read across only within this budget (see {@link #readRange}).
+     */
+    private static final long MAX_AMPLIFICATION_NUMERATOR = 3;
+    private static final long MAX_AMPLIFICATION_DENOMINATOR = 2;
     private static final int MIN_SCRATCH_LENGTH = 64 << 10;
     private static final int READ_ATTEMPTS = 3;
     private static final AtomicInteger INSTANCES = new AtomicInteger();
@@ -274,23 +282,32 @@ public final class HistoricalReader implements AutoCloseable {
             final long from = list.from();
             final long to = list.to();
             final ByteBuf out = Unpooled.buffer((int) (to - from), (int) (to - from));
+            // The other segments' bytes a read may span: at most half of what the range returns,
+            // less what reading its own records costs beyond their payload in the range (headers,
+            // and the parts of the first and last records outside it).
+            long recordBytes = 0;
+            for (int k = 0; k < list.count(); k++) {
+                recordBytes += HEADER_LENGTH + list.length(k);
+            }
+            long gapBudget = Math.max(0, (to - from) * MAX_AMPLIFICATION_NUMERATOR / MAX_AMPLIFICATION_DENOMINATOR - recordBytes);
             int i = 0;
             while (i < list.count()) {
                 final long fileNumber = list.fileNumber(i);
-                final long spanStart = list.position(i) & -PAGE_LENGTH;
+                final long spanStart = list.position(i);
                 long spanEnd = list.position(i) + HEADER_LENGTH + list.length(i);
                 int j = i + 1;
                 while (j < list.count() && list.fileNumber(j) == fileNumber) {
                     final long position = list.position(j);
                     final long end = position + HEADER_LENGTH + list.length(j);
-                    if (position < spanEnd || position - spanEnd > maxReadGap
-                        || LogRecordDescriptor.align(end, PAGE_LENGTH) - spanStart > context.scratch.capacity()) {
+                    final long gap = position - spanEnd;
+                    if (gap < 0 || gap > maxReadGap || gap > gapBudget || end - spanStart > context.scratch.capacity()) {
                         break;
                     }
+                    gapBudget -= gap;
                     spanEnd = end;
                     j++;
                 }
-                final int spanLength = (int) (LogRecordDescriptor.align(spanEnd, PAGE_LENGTH) - spanStart);
+                final int spanLength = (int) (spanEnd - spanStart);
                 final ByteBuffer buffer = spanLength <= context.scratch.capacity() ? context.scratch
                     : ByteBuffer.allocateDirect(spanLength).order(ByteOrder.LITTLE_ENDIAN);
                 final int n = readFully(fileNumber, buffer, spanStart, spanLength);
