@@ -1289,7 +1289,10 @@ public final class AggregatingWriter implements AutoCloseable {
     private void finish() {
         try {
             if ((state & FAILED) == 0) {
-                if (recordCount > 0 || pendingHead != null) {
+                // A resumed tail page not rewritten yet (nothing appended since the open) is
+                // written back padded: resume() zeroed it after the prefix, and a clean mark must
+                // not point past zeros in the middle of a page.
+                if (recordCount > 0 || pendingHead != null || (used & (PAGE_LENGTH - 1)) != 0) {
                     writeBatch(true);
                 }
                 if (unforced) {

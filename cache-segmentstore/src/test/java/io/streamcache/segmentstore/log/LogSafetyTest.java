@@ -329,4 +329,41 @@ class LogSafetyTest {
         final long length = store.info("s").length();
         assertTrue(length < 300L * APPEND && length % APPEND == 0, "length=" + length);
     }
+
+    @Test
+    void shouldReopenALogClosedCleanlyAfterItsTornTailWasCut() throws IOException {
+        final Path directory = root.resolve("log");
+        cleanStore(directory, 300);
+        final CleanMark mark = CleanMark.read(directory);
+        Files.delete(directory.resolve(CleanMark.FILE_NAME));
+        final Path file = directory.resolve(LogFileDescriptor.fileName(mark.fileNumber()));
+        // The last page lost: the record that runs into it fails its CRC, and the tail is cut at that
+        // record's start, in the middle of a page. The writer resumes there and rewrites the page.
+        // The last record header of the last page (the batch's PADDING) and everything after it
+        // zeroed: a torn tail in the middle of a page, where the writer resumes and rewrites the page.
+        final byte[] page = new byte[4096];
+        try (java.nio.channels.FileChannel channel = java.nio.channels.FileChannel.open(file)) {
+            channel.read(java.nio.ByteBuffer.wrap(page), mark.endPosition() - 4096);
+        }
+        int last = -1;
+        for (int i = 8; i + 1 < page.length; i++) {
+            if ((short) ((page[i] & 0xFF) | (page[i + 1] << 8)) == io.streamcache.segmentstore.log.LogRecordDescriptor.MAGIC) {
+                last = i;
+            }
+        }
+        assertTrue(last > 0, "a record header in the last page");
+        zero(file, mark.endPosition() - 4096 + last, 4096 - last);
+        final long length;
+        try (SegmentStore store = open(directory, CorruptionPolicy.FAIL)) {
+            length = store.info("s").length();
+        }
+        // Closed cleanly after the cut, with nothing appended: the next open must accept it.
+        try (SegmentStore store = open(directory, CorruptionPolicy.FAIL)) {
+            assertEquals(length, store.info("s").length());
+            store.append("s", io.netty.buffer.Unpooled.wrappedBuffer(new byte[APPEND]));
+        }
+        try (SegmentStore store = open(directory, CorruptionPolicy.FAIL)) {
+            assertEquals(length + APPEND, store.info("s").length());
+        }
+    }
 }
