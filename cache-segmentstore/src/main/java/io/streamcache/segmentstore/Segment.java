@@ -57,6 +57,8 @@ final class Segment implements PromotionTarget {
     /** The id its log records carry. */
     final int id;
     final ReentrantLock lock = new ReentrantLock();
+    /** How long this segment's loads from the log are; made on the first load. */
+    private volatile SequentialReadAhead readAhead;
     private final BlockCache cache;
     private final CacheManager manager;
     private final int maxEntryLength;
@@ -380,6 +382,23 @@ final class Segment implements PromotionTarget {
     // ------------------------------------------------------------------------------------------
     // Read
     // ------------------------------------------------------------------------------------------
+
+    /**
+     * @return the segment's read-ahead state, made on the first call with these lengths (any thread).
+     */
+    SequentialReadAhead readAhead(final int base, final int max) {
+        SequentialReadAhead state = readAhead;
+        if (state == null) {
+            synchronized (this) {
+                state = readAhead;
+                if (state == null) {
+                    state = new SequentialReadAhead(base, max);
+                    readAhead = state;
+                }
+            }
+        }
+        return state;
+    }
 
     /**
      * Reads up to {@code maxLength} bytes from {@code offset} as views of the cached entries,

@@ -289,6 +289,8 @@ public final class SegmentStore implements AutoCloseable {
     private final ConcurrentHashMap<Integer, Segment> segmentsById = new ConcurrentHashMap<>();
     private final LogFileChannels logChannels;
     private final HistoricalReader historicalReader;
+    /** The longest load from the log a sequential reader's read-ahead grows to. */
+    private final int readThroughMaxReadAhead;
     private volatile boolean closed;
 
     private SegmentStore(final Builder builder) {
@@ -306,6 +308,8 @@ public final class SegmentStore implements AutoCloseable {
         scheduler.setExecuteExistingDelayedTasksAfterShutdownPolicy(false);
         this.manager = builder.manager;
         this.ownsManager = builder.ownsManager;
+        this.readThroughMaxReadAhead = builder.readThroughMaxReadAhead != -1 ? builder.readThroughMaxReadAhead
+            : (int) Math.min(1 << 30, 8L * builder.readThroughRangeLength);
         manager.register(evictionSource);
         if (builder.log == null) {
             this.logDirectory = null;
@@ -869,7 +873,9 @@ public final class SegmentStore implements AutoCloseable {
             return CompletableFuture.completedFuture(first);
         }
         first.close();
-        final CompletableFuture<ReadResult> loaded = historicalReader.read(segment.id, index, offset, () -> stillMissing(segment, offset))
+        final int length = segment.readAhead(historicalReader.rangeLength(), readThroughMaxReadAhead).lengthFor(offset);
+        final CompletableFuture<ReadResult> loaded = historicalReader.read(segment.id, index, offset, length,
+                () -> stillMissing(segment, offset))
             .thenApply(range -> afterLoad(segment, range, offset, maxLength));
         return retry ? loaded : loaded.exceptionallyCompose(failure -> afterFailedLoad(segment, offset, maxLength, failure));
     }
@@ -1754,6 +1760,8 @@ public final class SegmentStore implements AutoCloseable {
         private CorruptionPolicy logCorruptionPolicy = CorruptionPolicy.FAIL;
         private int readThroughRangeLength = HistoricalReader.RANGE_LENGTH_DEFAULT;
         private int readThroughMaxGap = HistoricalReader.MAX_READ_GAP_DEFAULT;
+        /** -1: eight range lengths. */
+        private int readThroughMaxReadAhead = -1;
         private int readThroughThreads = HistoricalReader.THREADS_DEFAULT;
         private CompactionConfig compaction;
 
@@ -1874,6 +1882,19 @@ public final class SegmentStore implements AutoCloseable {
         }
 
         /**
+         * @param readThroughMaxReadAhead the longest load from the log (by default eight
+         *                                {@link #readThroughRangeLength}s: 8 MiB): a reader
+         *                                that misses where the segment's last load ended gets twice
+         *                                that load's length, up to this; any other miss reads
+         *                                {@link #readThroughRangeLength}. At most 1 GiB; a value
+         *                                below the range length means no read-ahead.
+         */
+        public Builder readThroughMaxReadAhead(final int readThroughMaxReadAhead) {
+            this.readThroughMaxReadAhead = readThroughMaxReadAhead;
+            return this;
+        }
+
+        /**
          * @param logRecovery rebuilds the segments from the log files when the store is built
          *                    over a directory that holds some; by default a
          *                    {@link ScanningRecoveryHook} with the
@@ -1947,6 +1968,10 @@ public final class SegmentStore implements AutoCloseable {
             }
             if (readThroughMaxGap < 0) {
                 throw new CacheConfigurationException("readThroughMaxGap=" + readThroughMaxGap + " must be >= 0");
+            }
+            if (readThroughMaxReadAhead != -1 && (readThroughMaxReadAhead < 1 || readThroughMaxReadAhead > 1 << 30)) {
+                throw new CacheConfigurationException("readThroughMaxReadAhead=" + readThroughMaxReadAhead + " must be in [1, "
+                    + (1 << 30) + "]");
             }
             if (maxIndexEntryLength < 1 || maxIndexEntryLength > cache.maxEntryLength()) {
                 throw new CacheConfigurationException("maxIndexEntryLength=" + maxIndexEntryLength + " must be in [1, "

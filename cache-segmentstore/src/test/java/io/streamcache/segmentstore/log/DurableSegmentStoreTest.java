@@ -10,8 +10,8 @@ import io.streamcache.segmentstore.SegmentSealedException;
 import io.streamcache.segmentstore.SegmentStore;
 import io.streamcache.segmentstore.TestSegments;
 import io.streamcache.segmentstore.log.TestLogs.Ack;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -44,19 +44,12 @@ class DurableSegmentStoreTest {
     @TempDir
     Path directory;
 
-    private final List<AutoCloseable> closing = new ArrayList<>();
-
-    @AfterEach
-    void tearDown() throws Exception {
-        Collections.reverse(closing);
-        for (final AutoCloseable closeable : closing) {
-            closeable.close();
-        }
-    }
+    @RegisterExtension
+    final Closer closer = new Closer();
 
     private BlockCache cache(final long capacity) {
         final BlockCache cache = TestSegments.cache(capacity);
-        closing.add(cache);
+        closer.add(cache);
         return cache;
     }
 
@@ -67,7 +60,7 @@ class DurableSegmentStoreTest {
             builder.logRecovery(recovery);
         }
         final SegmentStore store = builder.build();
-        closing.add(store);
+        closer.add(store);
         return store;
     }
 

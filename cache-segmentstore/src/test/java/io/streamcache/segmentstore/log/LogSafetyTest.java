@@ -8,8 +8,8 @@ import io.streamcache.segmentstore.log.recovery.CorruptionPolicy;
 import io.streamcache.segmentstore.log.recovery.LogCorruptedException;
 import io.streamcache.segmentstore.log.recovery.LogRecovery;
 import io.streamcache.segmentstore.log.recovery.RecoveredLog;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -21,9 +21,6 @@ import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
-import java.util.ArrayList;
-import java.util.Collections;
-import java.util.List;
 import java.util.TreeSet;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
@@ -45,26 +42,19 @@ class LogSafetyTest {
     @TempDir
     Path root;
 
-    private final List<AutoCloseable> closing = new ArrayList<>();
-
-    @AfterEach
-    void tearDown() throws Exception {
-        Collections.reverse(closing);
-        for (final AutoCloseable closeable : closing) {
-            closeable.close();
-        }
-    }
+    @RegisterExtension
+    final Closer closer = new Closer();
 
     private SegmentStore open(final Path directory, final CorruptionPolicy policy) {
         final BlockCache cache = TestSegments.cache(8 << 20);
-        closing.add(cache);
+        closer.add(cache);
         final SegmentStore store = SegmentStore.builder(cache)
             .maxIndexEntryLength(4096)
             .cacheManager(TestSegments.manualManager(cache))
             .log(TestLogs.small(directory).build())
             .logCorruptionPolicy(policy)
             .build();
-        closing.add(store);
+        closer.add(store);
         return store;
     }
 
@@ -260,8 +250,9 @@ class LogSafetyTest {
         for (final long number : numbers) {
             assertEquals(number <= firstWriterFiles ? 1 : 2, epoch(directory, number), "fileNumber=" + number);
         }
-        assertAllThere(open(directory, CorruptionPolicy.FAIL), 300);
-        ((SegmentStore) closing.get(closing.size() - 1)).close();
+        final SegmentStore reopened = open(directory, CorruptionPolicy.FAIL);
+        assertAllThere(reopened, 300);
+        reopened.close();
 
         // The last file as if a writer of epoch 1, which lost its lock, had created it after epoch 2's files.
         final long last = fileNumbers(directory).last();

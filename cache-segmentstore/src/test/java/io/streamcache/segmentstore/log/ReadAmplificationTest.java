@@ -93,15 +93,29 @@ class ReadAmplificationTest {
         assertTrue(figures[2] <= figures[0] * 3 / 2, "read=" + figures[2]);
     }
 
+    @Test
+    void shouldGrowTheReadAheadOfASequentialCatchUp() {
+        // 16 MiB of one segment: 1 MiB loads would take 17; doubling to 8 MiB takes 1+2+4+8+...
+        final long[] figures = catchUpAlone(directory.resolve("ahead"), 16 << 20);
+        System.out.printf(java.util.Locale.ROOT, "read-ahead: returned=%d loads=%d fileReads=%d bytesRead=%d%n",
+            figures[0], figures[3], figures[1], figures[2]);
+        assertTrue(figures[3] <= 6, "loads=" + figures[3] + " for " + figures[0] + " bytes");
+        assertTrue(figures[2] <= figures[0] * 3 / 2, "read=" + figures[2]);
+    }
+
     private static long[] catchUpAlone(final Path directory) {
+        return catchUpAlone(directory, 4 << 20);
+    }
+
+    private static long[] catchUpAlone(final Path directory, final int length) {
         final LogConfig log = LogConfig.builder(directory).fileLength(8L << 20).build();
         try (BlockCache cache = BlockCache.builder().capacity(64L << 20).registerMBean(false).build();
              SegmentStore store = SegmentStore.builder(cache).log(log).build()) {
             store.create("only");
-            for (int at = 0; at < (4 << 20); at += 4096) {
+            for (int at = 0; at < length; at += 4096) {
                 store.appendAsync("only", TestSegments.buffer(1, at, 4096));
             }
-            store.append("only", TestSegments.buffer(1, 4 << 20, 1));
+            store.append("only", TestSegments.buffer(1, length, 1));
         }
         try (BlockCache cache = BlockCache.builder().capacity(64L << 20).registerMBean(false).build();
              SegmentStore store = SegmentStore.builder(cache).log(log).build()) {
@@ -113,7 +127,7 @@ class ReadAmplificationTest {
                 }
             }
             final HistoricalReader.Stats stats = store.historicalReader().stats();
-            return new long[] {end, stats.fileReads(), stats.bytesRead()};
+            return new long[] {end, stats.fileReads(), stats.bytesRead(), stats.loads()};
         }
     }
 }

@@ -9,8 +9,8 @@ import io.streamcache.segmentstore.SegmentNotFoundException;
 import io.streamcache.segmentstore.SegmentStore;
 import io.streamcache.segmentstore.SegmentTruncatedException;
 import io.streamcache.segmentstore.TestSegments;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -18,7 +18,6 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.Collections;
 import java.util.List;
 import java.util.Random;
 import java.util.concurrent.CompletableFuture;
@@ -47,26 +46,19 @@ class ReadAsyncTest {
     @TempDir
     Path directory;
 
-    private final List<AutoCloseable> closing = new ArrayList<>();
-
-    @AfterEach
-    void tearDown() throws Exception {
-        Collections.reverse(closing);
-        for (final AutoCloseable closeable : closing) {
-            closeable.close();
-        }
-    }
+    @RegisterExtension
+    final Closer closer = new Closer();
 
     private SegmentStore store() {
         final BlockCache cache = TestSegments.cache(4 << 20);
-        closing.add(cache);
+        closer.add(cache);
         final SegmentStore store = SegmentStore.builder(cache)
             .maxIndexEntryLength(4096)
             .cacheManager(TestSegments.manualManager(cache))
             .log(TestLogs.small(directory).fileLength(256 * 1024).build())
             .readThroughRangeLength(16 * 1024)
             .build();
-        closing.add(store);
+        closer.add(store);
         return store;
     }
 

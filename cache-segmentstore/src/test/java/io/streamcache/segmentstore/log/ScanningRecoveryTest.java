@@ -9,8 +9,8 @@ import io.streamcache.segmentstore.TestSegments;
 import io.streamcache.segmentstore.log.recovery.CorruptionPolicy;
 import io.streamcache.segmentstore.log.recovery.LogCorruptedException;
 import io.streamcache.segmentstore.log.recovery.ScanningRecoveryHook;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -22,7 +22,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
-import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
@@ -52,19 +51,12 @@ class ScanningRecoveryTest {
     @TempDir
     Path root;
 
-    private final List<AutoCloseable> closing = new ArrayList<>();
-
-    @AfterEach
-    void tearDown() throws Exception {
-        Collections.reverse(closing);
-        for (final AutoCloseable closeable : closing) {
-            closeable.close();
-        }
-    }
+    @RegisterExtension
+    final Closer closer = new Closer();
 
     private BlockCache cache() {
         final BlockCache cache = TestSegments.cache(8 << 20);
-        closing.add(cache);
+        closer.add(cache);
         return cache;
     }
 
@@ -76,7 +68,7 @@ class ScanningRecoveryTest {
             .logCorruptionPolicy(policy)
             .readThroughRangeLength(32 * 1024)
             .build();
-        closing.add(store);
+        closer.add(store);
         return store;
     }
 
@@ -357,7 +349,7 @@ class ScanningRecoveryTest {
         final BlockCache cache = cache();
         final SegmentStore second = SegmentStore.builder(cache).cacheManager(TestSegments.manualManager(cache))
             .log(TestLogs.small(directory).build()).logRecovery(hook).build();
-        closing.add(second);
+        closer.add(second);
         assertEquals(5000, second.info("a").length());
         assertNotNull(hook.recoveredLog());
         assertEquals(1, hook.locations().size());

@@ -179,6 +179,23 @@ public final class HistoricalReader implements AutoCloseable {
      */
     public CompletableFuture<LogRange> read(
         final int segmentId, final LocationIndex locations, final long offset, final BooleanSupplier stillMissing) {
+        return read(segmentId, locations, offset, rangeLength, stillMissing);
+    }
+
+    /**
+     * As {@link #read(int, LocationIndex, long, BooleanSupplier)}, reading {@code length} bytes
+     * of the segment from the range start ({@code offset} aligned down to {@link #rangeLength()}):
+     * the read-ahead of a sequential reader (see {@code SequentialReadAhead} in the store). A miss
+     * joins a read in flight only if that read starts at the same range start.
+     *
+     * @param length segment bytes to read, in [{@link #rangeLength()}, 1 GiB].
+     * @throws IllegalArgumentException if {@code offset} is negative or {@code length} out of range.
+     */
+    public CompletableFuture<LogRange> read(final int segmentId, final LocationIndex locations, final long offset, final int length,
+                                           final BooleanSupplier stillMissing) {
+        if (length < rangeLength || length > 1 << 30) {
+            throw new IllegalArgumentException("length=" + length + " must be in [rangeLength=" + rangeLength + ", " + (1 << 30) + "]");
+        }
         Objects.requireNonNull(locations, "locations");
         if (offset < 0) {
             throw new IllegalArgumentException("offset=" + offset + " must be >= 0");
@@ -200,7 +217,7 @@ public final class HistoricalReader implements AutoCloseable {
                         new LogRange(segmentId, key.rangeStart, Unpooled.EMPTY_BUFFER, null));
                 }
                 loads.increment();
-                final Runnable load = () -> load(segmentId, key, created);
+                final Runnable load = () -> load(segmentId, key, length, created);
                 if (executor == null) {
                     load.run();
                 } else {
@@ -228,16 +245,16 @@ public final class HistoricalReader implements AutoCloseable {
         }
     }
 
-    private void load(final int segmentId, final Key key, final CompletableFuture<LogRange> future) {
+    private void load(final int segmentId, final Key key, final int length, final CompletableFuture<LogRange> future) {
         try {
             LogRange range;
             try {
-                range = readRange(segmentId, key.locations, key.rangeStart);
+                range = readRange(segmentId, key.locations, key.rangeStart, length);
             } catch (final IOException | LogCorruptedException e) {
                 // Compaction may have retired (deleted or recycled) a file this read located
                 // bytes in, after moving them: located again, the range reads from the copies.
                 // A real error fails again.
-                range = readRange(segmentId, key.locations, key.rangeStart);
+                range = readRange(segmentId, key.locations, key.rangeStart, length);
             }
             if (sink != null && range.length() > 0) {
                 try {
@@ -268,14 +285,15 @@ public final class HistoricalReader implements AutoCloseable {
         future.completeExceptionally(failure);
     }
 
-    private LogRange readRange(final int segmentId, final LocationIndex locations, final long rangeStart) throws IOException {
+    private LogRange readRange(final int segmentId, final LocationIndex locations, final long rangeStart, final int length)
+        throws IOException {
         ReadContext context = contexts.poll();
         if (context == null) {
             context = new ReadContext(scratchLength);
         }
         try {
             final LocationList list = context.locations;
-            if (!locations.locate(rangeStart, rangeStart + rangeLength, list)) {
+            if (!locations.locate(rangeStart, rangeStart + length, list)) {
                 throw new IllegalStateException("the location index of segmentId=" + Integer.toUnsignedString(segmentId)
                     + " was cleared: the segment was deleted");
             }

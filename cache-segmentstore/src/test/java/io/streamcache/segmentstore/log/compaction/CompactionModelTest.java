@@ -4,16 +4,14 @@ import io.streamcache.core.cache.BlockCache;
 import io.streamcache.segmentstore.SegmentInfo;
 import io.streamcache.segmentstore.SegmentStore;
 import io.streamcache.segmentstore.TestSegments;
-import org.junit.jupiter.api.AfterEach;
+import io.streamcache.segmentstore.log.Closer;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.file.Path;
-import java.util.ArrayList;
-import java.util.Collections;
 import java.util.HashMap;
-import java.util.List;
 import java.util.Map;
 import java.util.SplittableRandom;
 
@@ -31,15 +29,8 @@ class CompactionModelTest {
     @TempDir
     Path directory;
 
-    private final List<AutoCloseable> closing = new ArrayList<>();
-
-    @AfterEach
-    void tearDown() throws Exception {
-        Collections.reverse(closing);
-        for (final AutoCloseable closeable : closing) {
-            closeable.close();
-        }
-    }
+    @RegisterExtension
+    final Closer closer = new Closer();
 
     /** A segment of the reference: its bytes are the pattern of {@code seed} in [start, length). */
     private static final class Ref {
@@ -71,7 +62,7 @@ class CompactionModelTest {
         directory = path;
         final SplittableRandom random = new SplittableRandom(seed);
         final BlockCache cache = TestSegments.cache(16 << 20);
-        closing.add(cache);
+        closer.add(cache);
         SegmentStore store = open(cache);
         final Map<String, Ref> model = new HashMap<>();
         long seeds = seed * 1000;

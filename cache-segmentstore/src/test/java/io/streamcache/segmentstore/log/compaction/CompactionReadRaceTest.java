@@ -11,8 +11,9 @@ import io.streamcache.segmentstore.log.history.LogFileSource;
 import io.streamcache.segmentstore.log.history.LogRange;
 import io.streamcache.segmentstore.log.recovery.LocationIndex;
 import io.streamcache.segmentstore.log.recovery.LocationList;
-import org.junit.jupiter.api.AfterEach;
+import io.streamcache.segmentstore.log.Closer;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -22,7 +23,6 @@ import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Collections;
 import java.util.List;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
@@ -46,26 +46,19 @@ class CompactionReadRaceTest {
     @TempDir
     Path directory;
 
-    private final List<AutoCloseable> closing = new ArrayList<>();
-
-    @AfterEach
-    void tearDown() throws Exception {
-        Collections.reverse(closing);
-        for (final AutoCloseable closeable : closing) {
-            closeable.close();
-        }
-    }
+    @RegisterExtension
+    final Closer closer = new Closer();
 
     private SegmentStore store(final CompactionConfig compaction) {
         final BlockCache cache = TestSegments.cache(16 << 20);
-        closing.add(cache);
+        closer.add(cache);
         final SegmentStore.Builder builder = SegmentStore.builder(cache).maxIndexEntryLength(4096)
             .cacheManager(TestSegments.manualManager(cache)).log(CompactionTest.log(directory));
         if (compaction != null) {
             builder.compaction(compaction);
         }
         final SegmentStore store = builder.build();
-        closing.add(store);
+        closer.add(store);
         return store;
     }
 
@@ -86,7 +79,7 @@ class CompactionReadRaceTest {
         final int id = CompactionTest.segmentId(store, "a");
         final AtomicBoolean raced = new AtomicBoolean();
         final LogFileChannels channels = new LogFileChannels(directory);
-        closing.add(channels);
+        closer.add(channels);
         // Between the read's locate and its file read: the bytes are copied, the file retired.
         final LogFileSource source = new LogFileSource() {
             @Override
@@ -105,7 +98,7 @@ class CompactionReadRaceTest {
             }
         };
         final HistoricalReader reader = HistoricalReader.builder(source).threads(0).build();
-        closing.add(reader);
+        closer.add(reader);
         final LogRange range = reader.read(id, index, 0).get(10, TimeUnit.SECONDS);
         assertTrue(raced.get());
         final byte[] bytes = new byte[range.length()];

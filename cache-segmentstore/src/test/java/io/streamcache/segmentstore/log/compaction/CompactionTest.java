@@ -9,8 +9,9 @@ import io.streamcache.segmentstore.log.LogConfig;
 import io.streamcache.segmentstore.log.LogRequest;
 import io.streamcache.segmentstore.log.recovery.LocationIndex;
 import io.streamcache.segmentstore.log.recovery.LocationList;
-import org.junit.jupiter.api.AfterEach;
+import io.streamcache.segmentstore.log.Closer;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -21,7 +22,6 @@ import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Collections;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
@@ -45,15 +45,8 @@ class CompactionTest {
     @TempDir
     Path directory;
 
-    private final List<AutoCloseable> closing = new ArrayList<>();
-
-    @AfterEach
-    void tearDown() throws Exception {
-        Collections.reverse(closing);
-        for (final AutoCloseable closeable : closing) {
-            closeable.close();
-        }
-    }
+    @RegisterExtension
+    final Closer closer = new Closer();
 
     static LogConfig log(final Path directory) {
         return LogConfig.builder(directory).fileLength(FILE).batchLength(16 * 1024).cutThreshold(8 * 1024).spareFiles(0)
@@ -62,7 +55,7 @@ class CompactionTest {
 
     private BlockCache cache() {
         final BlockCache cache = TestSegments.cache(8 << 20);
-        closing.add(cache);
+        closer.add(cache);
         return cache;
     }
 
@@ -73,7 +66,7 @@ class CompactionTest {
             builder.compaction(compaction);
         }
         final SegmentStore store = builder.build();
-        closing.add(store);
+        closer.add(store);
         return store;
     }
 
