@@ -202,7 +202,7 @@ public final class ReadResult extends AbstractReferenceCounted implements AutoCl
                 for (int i = 0; i < viewCount; i++) {
                     parts[i] = views[i].slice(0, views[i].capacity());
                 }
-                data = new LeasedByteBuf(this, Unpooled.wrappedUnmodifiableBuffer(parts).asReadOnly());
+                data = new LeasedByteBuf(this, Unpooled.wrappedUnmodifiableBuffer(parts));
             }
         }
         return data;

@@ -425,10 +425,9 @@ final class Segment implements PromotionTarget {
                 }
                 final int from = (int) (position - entry.offset());
                 final int n = (int) Math.min(end - position, entry.length() - from);
-                final ByteBuf cacheView = cache.view(entry.address(), from, n);
-                // A view over several blocks is a composite that rejects writes but does not say
-                // isReadOnly(); wrap it so that it does.
-                final ByteBuf view = cacheView.isReadOnly() ? cacheView : cacheView.asReadOnly();
+                // The result hands it out only inside a LeasedByteBuf, which is read-only itself
+                // (and checks the result's count): no read-only wrapper of its own.
+                final ByteBuf view = cache.view(entry.address(), from, n);
                 if (count == views.length) {
                     final int capacity = Math.max(INITIAL_VIEWS, count * 2);
                     views = Arrays.copyOf(views, capacity);
