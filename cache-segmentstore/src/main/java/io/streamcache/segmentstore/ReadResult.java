@@ -36,10 +36,12 @@ import java.util.Objects;
  *
  * <p>So: read and {@link #close()} (try-with-resources), or hand {@code data()} to a Netty
  * channel, which releases it after the write, and do not close the result then; to do both,
- * {@code retain()} before handing it over. {@link #close()} is idempotent and releases the
- * result's first reference only if nothing released it yet, so closing a result whose data a
- * pipeline already released is harmless; {@link #release()} is Netty's: each call takes one
- * count, and one too many throws {@link io.netty.util.IllegalReferenceCountException}.
+ * {@code retain()} before handing it over ({@code ctx.write(result.data().retain())} inside
+ * try-with-resources): a write is asynchronous, and a close that ran before it would take the
+ * last count. {@link #close()} is idempotent and releases one reference only while the count is
+ * above zero, so closing a result whose data was already released to zero is harmless;
+ * {@link #release()} is Netty's: each call takes one count, and one too many throws
+ * {@link io.netty.util.IllegalReferenceCountException}.
  *
  * <h2>Leaks</h2>
  * A result whose count never reaches zero pins its entries for ever. Results are tracked by a
@@ -280,8 +282,9 @@ public final class ReadResult extends AbstractReferenceCounted implements AutoCl
     }
 
     /**
-     * Releases this result's first reference if nothing released the result yet (see the class
-     * comment): idempotent and thread-safe, so try-with-resources is always safe. A truncated or
+     * Releases one reference, the first time it is called and only while the count is above zero
+     * (see the class comment): idempotent and thread-safe, so it never throws after the data was
+     * released to zero. It cannot tell a write still in flight: retain what you hand over. A truncated or
      * deleted entry whose last pin this was has its cache blocks freed here.
      */
     @Override
