@@ -3,6 +3,7 @@ package io.streamcache.segmentstore;
 import io.netty.buffer.AbstractByteBuf;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
+import io.netty.util.IllegalReferenceCountException;
 import io.netty.util.ReferenceCounted;
 
 import java.io.IOException;
@@ -14,6 +15,7 @@ import java.nio.ReadOnlyBufferException;
 import java.nio.channels.FileChannel;
 import java.nio.channels.GatheringByteChannel;
 import java.nio.channels.ScatteringByteChannel;
+import java.util.Locale;
 
 /**
  * A read-only {@link ByteBuf} over the bytes of a {@link ReadResult} that shares the result's
@@ -26,12 +28,18 @@ import java.nio.channels.ScatteringByteChannel;
  * count is not zero: once the result is released, any read of this buffer, of a view, or of a
  * slice or duplicate derived from it (Netty's derived buffers delegate their count to this one)
  * throws {@link io.netty.util.IllegalReferenceCountException} instead of reading memory the cache
- * may have given to another segment. The check is one volatile read per access.
+ * may have given to another segment. The check is one volatile read per access. Netty lets a
+ * user turn its check off ({@code -Dio.netty.buffer.checkAccessible=false}, read once by
+ * {@link AbstractByteBuf}); this buffer then makes the same check itself, since without it a
+ * released buffer would serve another segment's bytes.
  *
  * <p>The bytes are read from {@code content}: one read-only view of the cache's memory, a
  * read-only composite of several, or a heap buffer of bytes read from the log.
  */
 final class LeasedByteBuf extends AbstractByteBuf {
+    /** Whether {@link AbstractByteBuf}'s index checks check the count (see {@link #nettyChecksCount()}). */
+    private static final boolean NETTY_CHECKS_COUNT = nettyChecksCount();
+
     private final ReferenceCounted lease;
     private final ByteBuf content;
     private final int length;
@@ -46,6 +54,24 @@ final class LeasedByteBuf extends AbstractByteBuf {
         this.content = content.readerIndex() == 0 ? content : content.slice();
         this.length = content.readableBytes();
         setIndex(0, length);
+    }
+
+    /**
+     * @return whether Netty's {@code AbstractByteBuf} checks the count on every access: its flag
+     *         {@code io.netty.buffer.checkAccessible} (or the older
+     *         {@code io.netty.buffer.bytebuf.checkAccessible}), read as Netty reads it: on unless
+     *         {@code false}, {@code no} or {@code 0}.
+     */
+    private static boolean nettyChecksCount() {
+        String value = System.getProperty("io.netty.buffer.checkAccessible");
+        if (value == null) {
+            value = System.getProperty("io.netty.buffer.bytebuf.checkAccessible");
+        }
+        if (value == null) {
+            return true;
+        }
+        final String flag = value.trim().toLowerCase(Locale.ROOT);
+        return !("false".equals(flag) || "no".equals(flag) || "0".equals(flag));
     }
 
     // ------------------------------------------------------------------------------------------
@@ -167,52 +193,62 @@ final class LeasedByteBuf extends AbstractByteBuf {
 
     @Override
     protected byte _getByte(final int index) {
+        ensureLeased();
         return content.getByte(index);
     }
 
     @Override
     protected short _getShort(final int index) {
+        ensureLeased();
         return content.getShort(index);
     }
 
     @Override
     protected short _getShortLE(final int index) {
+        ensureLeased();
         return content.getShortLE(index);
     }
 
     @Override
     protected int _getUnsignedMedium(final int index) {
+        ensureLeased();
         return content.getUnsignedMedium(index);
     }
 
     @Override
     protected int _getUnsignedMediumLE(final int index) {
+        ensureLeased();
         return content.getUnsignedMediumLE(index);
     }
 
     @Override
     protected int _getInt(final int index) {
+        ensureLeased();
         return content.getInt(index);
     }
 
     @Override
     protected int _getIntLE(final int index) {
+        ensureLeased();
         return content.getIntLE(index);
     }
 
     @Override
     protected long _getLong(final int index) {
+        ensureLeased();
         return content.getLong(index);
     }
 
     @Override
     protected long _getLongLE(final int index) {
+        ensureLeased();
         return content.getLongLE(index);
     }
 
     @Override
     public ByteBuf getBytes(final int index, final ByteBuf dst, final int dstIndex, final int length) {
         checkIndex(index, length);
+        ensureLeased();
         content.getBytes(index, dst, dstIndex, length);
         return this;
     }
@@ -220,6 +256,7 @@ final class LeasedByteBuf extends AbstractByteBuf {
     @Override
     public ByteBuf getBytes(final int index, final byte[] dst, final int dstIndex, final int length) {
         checkIndex(index, length);
+        ensureLeased();
         content.getBytes(index, dst, dstIndex, length);
         return this;
     }
@@ -227,6 +264,7 @@ final class LeasedByteBuf extends AbstractByteBuf {
     @Override
     public ByteBuf getBytes(final int index, final ByteBuffer dst) {
         checkIndex(index, dst.remaining());
+        ensureLeased();
         content.getBytes(index, dst);
         return this;
     }
@@ -234,6 +272,7 @@ final class LeasedByteBuf extends AbstractByteBuf {
     @Override
     public ByteBuf getBytes(final int index, final OutputStream out, final int length) throws IOException {
         checkIndex(index, length);
+        ensureLeased();
         content.getBytes(index, out, length);
         return this;
     }
@@ -241,18 +280,21 @@ final class LeasedByteBuf extends AbstractByteBuf {
     @Override
     public int getBytes(final int index, final GatheringByteChannel out, final int length) throws IOException {
         checkIndex(index, length);
+        ensureLeased();
         return content.getBytes(index, out, length);
     }
 
     @Override
     public int getBytes(final int index, final FileChannel out, final long position, final int length) throws IOException {
         checkIndex(index, length);
+        ensureLeased();
         return content.getBytes(index, out, position, length);
     }
 
     @Override
     public ByteBuf copy(final int index, final int length) {
         checkIndex(index, length);
+        ensureLeased();
         return content.copy(index, length);
     }
 
@@ -264,6 +306,7 @@ final class LeasedByteBuf extends AbstractByteBuf {
     @Override
     public ByteBuffer nioBuffer(final int index, final int length) {
         checkIndex(index, length);
+        ensureLeased();
         return content.nioBuffer(index, length).asReadOnlyBuffer();
     }
 
@@ -275,11 +318,19 @@ final class LeasedByteBuf extends AbstractByteBuf {
     @Override
     public ByteBuffer[] nioBuffers(final int index, final int length) {
         checkIndex(index, length);
+        ensureLeased();
         final ByteBuffer[] buffers = content.nioBuffers(index, length);
         for (int i = 0; i < buffers.length; i++) {
             buffers[i] = buffers[i].asReadOnlyBuffer();
         }
         return buffers;
+    }
+
+    /** The count check where Netty's is turned off; nothing where Netty's runs (a constant, folded). */
+    private void ensureLeased() {
+        if (!NETTY_CHECKS_COUNT && lease.refCnt() == 0) {
+            throw new IllegalReferenceCountException(0);
+        }
     }
 
     // ------------------------------------------------------------------------------------------

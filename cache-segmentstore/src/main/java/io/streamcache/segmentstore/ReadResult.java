@@ -3,6 +3,7 @@ package io.streamcache.segmentstore;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.streamcache.core.cache.BlockCache;
+import io.streamcache.segmentstore.eviction.ReadPins;
 import io.streamcache.segmentstore.index.ReadIndexEntry;
 
 import io.netty.util.AbstractReferenceCounted;
@@ -14,7 +15,6 @@ import io.netty.util.ResourceLeakTracker;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.util.Objects;
-import java.util.concurrent.atomic.LongAdder;
 
 /**
  * The outcome of a read: read-only, zero-copy views of the bytes available from {@link #offset()},
@@ -36,17 +36,22 @@ import java.util.concurrent.atomic.LongAdder;
  *
  * <p>So: read and {@link #close()} (try-with-resources), or hand {@code data()} to a Netty
  * channel, which releases it after the write, and do not close the result then; to do both,
- * {@code retain()} before handing it over. {@link #close()} is idempotent and releases the
- * result's first reference only if nothing released it yet, so closing a result whose data a
- * pipeline already released is harmless; {@link #release()} is Netty's: each call takes one
- * count, and one too many throws {@link io.netty.util.IllegalReferenceCountException}.
+ * {@code retain()} before handing it over ({@code ctx.write(result.data().retain())} inside
+ * try-with-resources): a write is asynchronous, and a close that ran before it would take the
+ * last count. {@link #close()} is idempotent and releases one reference only while the count is
+ * above zero, so closing a result whose data was already released to zero is harmless;
+ * {@link #release()} is Netty's: each call takes one count, and one too many throws
+ * {@link io.netty.util.IllegalReferenceCountException}.
  *
  * <h2>Leaks</h2>
  * A result whose count never reaches zero pins its entries for ever. Results are tracked by a
  * Netty {@link ResourceLeakDetector} at Netty's level ({@code -Dio.netty.leakDetection.level}:
  * disabled, simple (the default: 1 result in 128 sampled), advanced, paranoid); a result
  * collected unreleased is reported at ERROR by Netty's logger, with the places it was touched
- * at the advanced and paranoid levels, and counted in {@link #leakCount()}.
+ * at the advanced and paranoid levels (its retains, releases and touches), and counted in the
+ * cache manager's stats ({@code CacheManagerStats.leakedResults()}, per manager) and in
+ * {@link #leakCount()} (per JVM). The manager's stats also count the results holding pins now
+ * ({@code pinnedResults}, {@code entryPins}).
  *
  * <p>Views are read-only ({@code isReadOnly()}; writes throw {@code ReadOnlyBufferException}).
  * Each view covers one index entry's part of the range; {@link #data()} joins them. A result
@@ -56,8 +61,8 @@ public final class ReadResult extends AbstractReferenceCounted implements AutoCl
     private static final VarHandle CLOSED;
     private static final ByteBuf[] NO_VIEWS = new ByteBuf[0];
     private static final ReadIndexEntry[] NO_ENTRIES = new ReadIndexEntry[0];
-    private static final LongAdder LEAKS = new LongAdder();
-    private static final ResourceLeakDetector<ReadResult> LEAK_DETECTOR = new CountingLeakDetector();
+    /** Counts and tracks the results made without a manager's {@link ReadPins}. */
+    private static final ReadPins UNMANAGED = new ReadPins();
 
     static {
         try {
@@ -76,8 +81,10 @@ public final class ReadResult extends AbstractReferenceCounted implements AutoCl
     private final ReadIndexEntry[] pinned;
     private final int viewCount;
     private final BlockCache cache;
-    /** Null for a result with no data (nothing to leak). */
-    private final ResourceLeakTracker<ReadResult> leak;
+    /** Where this result counts itself while it pins entries (null with no data). */
+    private final ReadPins pins;
+    /** Null for a result with no data (nothing to leak), or one Netty's level did not sample. */
+    private final ResourceLeakTracker<ReferenceCounted> leak;
     /** The leased buffers handed out by {@link #view(int)} with several views, made on first call. */
     private ByteBuf[] leased;
     private ByteBuf data;
@@ -86,7 +93,8 @@ public final class ReadResult extends AbstractReferenceCounted implements AutoCl
     private volatile int closed;
 
     ReadResult(final String segment, final long offset, final int length, final ReadStatus status,
-               final ByteBuf[] views, final ReadIndexEntry[] pinned, final int viewCount, final BlockCache cache) {
+               final ByteBuf[] views, final ReadIndexEntry[] pinned, final int viewCount, final BlockCache cache,
+               final ReadPins pins) {
         this.segment = segment;
         this.offset = offset;
         this.length = length;
@@ -95,14 +103,22 @@ public final class ReadResult extends AbstractReferenceCounted implements AutoCl
         this.pinned = pinned;
         this.viewCount = viewCount;
         this.cache = cache;
-        this.leak = viewCount == 0 ? null : LEAK_DETECTOR.track(this);
+        this.pins = pins;
+        if (viewCount == 0) {
+            this.leak = null;
+        } else {
+            if (pinned.length > 0) {
+                pins.pinned(viewCount);
+            }
+            this.leak = pins.track(this);
+        }
     }
 
     /**
      * @return a result with no data and no pin.
      */
     static ReadResult empty(final String segment, final long offset, final ReadStatus status) {
-        return new ReadResult(segment, offset, 0, status, NO_VIEWS, NO_ENTRIES, 0, null);
+        return new ReadResult(segment, offset, 0, status, NO_VIEWS, NO_ENTRIES, 0, null, null);
     }
 
     /**
@@ -110,17 +126,28 @@ public final class ReadResult extends AbstractReferenceCounted implements AutoCl
      *         reference counted like any other, its last release only ends access to it.
      */
     static ReadResult unpinned(final String segment, final long offset, final ByteBuf view, final ReadStatus status) {
+        return unpinned(segment, offset, view, status, UNMANAGED);
+    }
+
+    /**
+     * @return as {@link #unpinned(String, long, ByteBuf, ReadStatus)}, its leak (if any) counted
+     *         in {@code pins} (the store's cache manager's).
+     */
+    static ReadResult unpinned(final String segment, final long offset, final ByteBuf view, final ReadStatus status,
+                               final ReadPins pins) {
         final ByteBuf readOnly = view.isReadOnly() ? view : view.asReadOnly();
-        return new ReadResult(segment, offset, readOnly.readableBytes(), status, new ByteBuf[] {readOnly}, NO_ENTRIES, 1, null);
+        return new ReadResult(segment, offset, readOnly.readableBytes(), status, new ByteBuf[] {readOnly}, NO_ENTRIES, 1,
+            null, pins);
     }
 
     /**
      * @return results collected by the garbage collector without having been released, in this
      *         JVM since it started, as Netty's leak detector found them (a sample at Netty's
-     *         default level; every one at {@code paranoid}). Any thread.
+     *         default level; every one at {@code paranoid}). Any thread. Per cache manager:
+     *         {@code CacheManagerStats.leakedResults()}.
      */
     public static long leakCount() {
-        return LEAKS.sum();
+        return ReadPins.jvmLeakedResults();
     }
 
     /**
@@ -211,13 +238,34 @@ public final class ReadResult extends AbstractReferenceCounted implements AutoCl
     @Override
     public ReadResult retain() {
         super.retain();
+        recordAccess();
         return this;
     }
 
     @Override
     public ReadResult retain(final int increment) {
         super.retain(increment);
+        recordAccess();
         return this;
+    }
+
+    @Override
+    public boolean release() {
+        recordAccess();
+        return super.release();
+    }
+
+    @Override
+    public boolean release(final int decrement) {
+        recordAccess();
+        return super.release(decrement);
+    }
+
+    /** At Netty's advanced and paranoid levels, a tracked result records where it was retained and released. */
+    private void recordAccess() {
+        if (leak != null && ResourceLeakDetector.getLevel().ordinal() >= ResourceLeakDetector.Level.ADVANCED.ordinal()) {
+            leak.record();
+        }
     }
 
     @Override
@@ -234,8 +282,9 @@ public final class ReadResult extends AbstractReferenceCounted implements AutoCl
     }
 
     /**
-     * Releases this result's first reference if nothing released the result yet (see the class
-     * comment): idempotent and thread-safe, so try-with-resources is always safe. A truncated or
+     * Releases one reference, the first time it is called and only while the count is above zero
+     * (see the class comment): idempotent and thread-safe, so it never throws after the data was
+     * released to zero. It cannot tell a write still in flight: retain what you hand over. A truncated or
      * deleted entry whose last pin this was has its cache blocks freed here.
      */
     @Override
@@ -261,6 +310,9 @@ public final class ReadResult extends AbstractReferenceCounted implements AutoCl
     /** The last release: unpins the entries, freeing those a truncation or deletion retired. */
     @Override
     protected void deallocate() {
+        if (pinned.length > 0 && viewCount > 0) {
+            pins.unpinned(viewCount);
+        }
         for (int i = 0; i < pinned.length && i < viewCount; i++) {
             final ReadIndexEntry entry = pinned[i];
             pinned[i] = null;
@@ -277,29 +329,5 @@ public final class ReadResult extends AbstractReferenceCounted implements AutoCl
     public String toString() {
         return "ReadResult{segment=" + segment + ", offset=" + offset + ", length=" + length + ", status=" + status
             + ", views=" + viewCount + ", refCnt=" + refCnt() + '}';
-    }
-
-    /** Netty's detector, counting what it reports (also when Netty's logger would not print it). */
-    private static final class CountingLeakDetector extends ResourceLeakDetector<ReadResult> {
-        CountingLeakDetector() {
-            super(ReadResult.class, Integer.getInteger("io.netty.leakDetection.samplingInterval", 128));
-        }
-
-        @Override
-        protected boolean needReport() {
-            return true;
-        }
-
-        @Override
-        protected void reportTracedLeak(final String resourceType, final String records) {
-            LEAKS.increment();
-            super.reportTracedLeak(resourceType, records);
-        }
-
-        @Override
-        protected void reportUntracedLeak(final String resourceType) {
-            LEAKS.increment();
-            super.reportUntracedLeak(resourceType);
-        }
     }
 }

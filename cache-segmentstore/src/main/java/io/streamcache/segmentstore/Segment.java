@@ -454,7 +454,7 @@ final class Segment implements PromotionTarget {
         }
         return count == 0
             ? ReadResult.empty(name, offset, status)
-            : new ReadResult(name, offset, (int) (position - offset), status, views, pinned, count, cache);
+            : new ReadResult(name, offset, (int) (position - offset), status, views, pinned, count, cache, manager.readPins());
     }
 
     /**

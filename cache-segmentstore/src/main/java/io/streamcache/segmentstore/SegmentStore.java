@@ -934,7 +934,7 @@ public final class SegmentStore implements AutoCloseable {
             : end == length ? (sealed ? ReadStatus.SEALED_END : ReadStatus.END_OF_DATA)
             : ReadStatus.NOT_CACHED;
         final ByteBuf view = range.data(offset).slice(0, (int) (end - offset));
-        return ReadResult.unpinned(segment.name, offset, view, status);
+        return ReadResult.unpinned(segment.name, offset, view, status, manager.readPins());
     }
 
     /**

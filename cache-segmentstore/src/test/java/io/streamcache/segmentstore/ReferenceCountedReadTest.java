@@ -3,10 +3,18 @@ package io.streamcache.segmentstore;
 import io.netty.buffer.ByteBuf;
 import io.netty.util.IllegalReferenceCountException;
 import io.netty.util.ResourceLeakDetector;
+import io.streamcache.core.cache.BlockCache;
+import io.streamcache.segmentstore.eviction.CacheManager;
+import io.streamcache.segmentstore.eviction.CacheManagerStats;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
+import javax.management.MBeanServer;
+import javax.management.ObjectName;
+import java.lang.management.ManagementFactory;
+import java.nio.ByteBuffer;
 import java.nio.ReadOnlyBufferException;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
@@ -54,6 +62,110 @@ class ReferenceCountedReadTest extends ManualStoreFixture {
         assertThrows(IllegalReferenceCountException.class, () -> data.readBytes(new byte[1]));
         try (ReadResult other = store.read("t", 0, 2000)) {
             assertArrayEquals(pattern(OTHER, 0, 2000), bytes(other.data()), "the other segment has its own bytes");
+        }
+    }
+
+    @Test
+    void shouldFailThroughCompositeDataEveryViewAndTheirSlicesAfterRelease() {
+        store.create("t");
+        for (int i = 0; i < 4; i++) {
+            store.append("s", buffer(SEED, i * 700L, 700));
+        }
+        final ReadResult result = store.read("s", 0, 2800);
+        assertTrue(result.viewCount() > 1, "several entries: a composite");
+        final ByteBuf data = result.data();
+        final List<ByteBuf> views = new ArrayList<>();
+        for (int i = 0; i < result.viewCount(); i++) {
+            views.add(result.view(i));
+        }
+        final ByteBuf across = data.slice(600, 200);   // crosses the first two views
+        final ByteBuf duplicate = data.duplicate();
+        assertArrayEquals(pattern(SEED, 600, 200), bytes(across));
+        assertTrue(data.release(), "the one count: released through the data");
+        store.truncate("s", 2800);
+        store.append("t", buffer(OTHER, 0, 2800));   // takes the blocks "s" gave back
+
+        assertThrows(IllegalReferenceCountException.class, () -> data.getByte(1000));
+        assertThrows(IllegalReferenceCountException.class, () -> data.getBytes(0, new byte[2800]));
+        assertThrows(IllegalReferenceCountException.class, () -> data.getBytes(0, ByteBuffer.allocate(2800)));
+        assertThrows(IllegalReferenceCountException.class, data::nioBuffers);
+        assertThrows(IllegalReferenceCountException.class, () -> data.readLong());
+        assertThrows(IllegalReferenceCountException.class, () -> across.getByte(150));
+        assertThrows(IllegalReferenceCountException.class, () -> across.nioBuffer());
+        assertThrows(IllegalReferenceCountException.class, () -> duplicate.getInt(2000));
+        assertThrows(IllegalReferenceCountException.class, () -> data.retainedSlice(0, 10));
+        for (final ByteBuf view : views) {
+            assertEquals(0, view.refCnt());
+            assertThrows(IllegalReferenceCountException.class, () -> view.getByte(0));
+            assertThrows(IllegalReferenceCountException.class, () -> view.slice().getByte(0));
+            assertThrows(IllegalReferenceCountException.class, () -> view.readBytes(new byte[1]));
+        }
+        try (ReadResult other = store.read("t", 0, 2800)) {
+            assertArrayEquals(pattern(OTHER, 0, 2800), bytes(other.data()), "the other segment has its own bytes");
+        }
+    }
+
+    @Test
+    void shouldHandTheResultsReferenceToTheWriterWhenRetainedBeforeTheClose() {
+        store.append("s", buffer(SEED, 0, 3000));
+        final ByteBuf written;
+        try (ReadResult result = store.read("s", 0, 3000)) {
+            written = result.data().retain();   // ctx.write(result.data().retain()) inside try-with-resources
+        }
+        store.truncate("s", 3000);
+        assertEquals(1, written.refCnt(), "the close took the result's reference, the writer holds its own");
+        assertArrayEquals(pattern(SEED, 0, 3000), bytes(written), "an asynchronous write still reads the bytes");
+        assertTrue(cache.stats().entryCount() > 0);
+        assertTrue(written.release(), "the writer's release after the write is the last");
+        assertEquals(0, cache.stats().entryCount());
+    }
+
+    @Test
+    void shouldCountPinnedResultsAndEntryPinsInTheManagerStats() {
+        for (int i = 0; i < 3; i++) {
+            store.append("s", buffer(SEED, i * 700L, 700));
+        }
+        final ReadResult first = store.read("s", 0, 2100);
+        final ReadResult second = store.read("s", 0, 2100);
+        final int views = first.viewCount();
+        assertTrue(views > 1);
+        CacheManagerStats stats = store.cacheManager().stats();
+        assertEquals(2, stats.pinnedResults());
+        assertEquals(2L * views, stats.entryPins(), "one pin per entry per result");
+
+        final ByteBuf slice = first.data().retainedSlice(0, 10);
+        first.close();
+        second.data().release();
+        stats = store.cacheManager().stats();
+        assertEquals(1, stats.pinnedResults(), "the retained slice keeps its result pinned");
+        assertEquals(views, stats.entryPins());
+        slice.release();
+        stats = store.cacheManager().stats();
+        assertEquals(0, stats.pinnedResults());
+        assertEquals(0, stats.entryPins());
+        try (ReadResult end = store.read("s", 2100, 10)) {
+            assertEquals(0, end.length());
+            assertEquals(0, store.cacheManager().stats().pinnedResults(), "a result with no data pins nothing");
+        }
+    }
+
+    @Test
+    void shouldPublishPinnedResultsInTheManagersMXBean() throws Exception {
+        final String name = "refcount-test-" + System.nanoTime();
+        try (BlockCache own = TestSegments.cache(1 << 20);
+             CacheManager manager = CacheManager.builder(own).name(name).generationPeriod(Duration.ZERO).build();
+             SegmentStore mine = SegmentStore.builder(own).cacheManager(manager).build()) {
+            final MBeanServer server = ManagementFactory.getPlatformMBeanServer();
+            final ObjectName objectName = new ObjectName("io.streamcache:type=CacheManager,name=" + ObjectName.quote(name));
+            mine.create("s");
+            mine.append("s", buffer(SEED, 0, 100));
+            try (ReadResult result = mine.read("s", 0, 100)) {
+                assertEquals(1L, server.getAttribute(objectName, "PinnedResults"));
+                assertEquals((long) result.viewCount(), server.getAttribute(objectName, "EntryPins"));
+            }
+            assertEquals(0L, server.getAttribute(objectName, "PinnedResults"));
+            assertEquals(0L, server.getAttribute(objectName, "EntryPins"));
+            assertEquals(0L, server.getAttribute(objectName, "LeakedResults"));
         }
     }
 
@@ -144,16 +256,19 @@ class ReferenceCountedReadTest extends ManualStoreFixture {
         try {
             store.append("s", buffer(SEED, 0, 100));
             final long before = ReadResult.leakCount();
-            for (int i = 0; i < 10; i++) {
-                store.read("s", 0, 100).data().getByte(0);   // never released
-            }
+            leakResults(10);
+            assertEquals(10, store.cacheManager().stats().pinnedResults(), "unreleased results stay pinned");
             // The detector reports what the collector found when the next result is tracked.
-            for (int round = 0; round < 200 && ReadResult.leakCount() == before; round++) {
+            for (int round = 0; round < 200 && store.cacheManager().stats().leakedResults() == 0; round++) {
                 System.gc();
                 Thread.sleep(10);
                 store.read("s", 0, 100).close();
             }
-            assertTrue(ReadResult.leakCount() > before, "the leaked results were reported");
+            final CacheManagerStats stats = store.cacheManager().stats();
+            assertTrue(stats.leakedResults() > 0, "the leaked results were reported to the manager's stats");
+            assertTrue(stats.leakedResults() <= 10, "only the unreleased results: " + stats);
+            assertTrue(ReadResult.leakCount() - before >= stats.leakedResults(), "and counted for the JVM");
+            assertEquals(10, stats.pinnedResults(), "a leak is never released: its entries stay pinned");
         } finally {
             ResourceLeakDetector.setLevel(level);
         }
@@ -165,6 +280,7 @@ class ReferenceCountedReadTest extends ManualStoreFixture {
         store.append("s", buffer(SEED, 0, 2000));
         for (int round = 0; round < 200; round++) {
             final ReadResult result = store.read("s", 0, 2000);
+            final ByteBuf data = result.data();   // made here: a result's accessors are for one thread
             final int threads = 4;
             result.retain(threads - 1);
             final CountDownLatch start = new CountDownLatch(1);
@@ -182,7 +298,7 @@ class ReferenceCountedReadTest extends ManualStoreFixture {
                     try {
                         if (viaClose) {
                             result.close();
-                        } else if (result.data().release()) {
+                        } else if (data.release()) {
                             lasts.incrementAndGet();
                         }
                     } catch (final RuntimeException e) {
@@ -202,6 +318,13 @@ class ReferenceCountedReadTest extends ManualStoreFixture {
         }
         store.truncate("s", 2000);
         assertEquals(0, cache.stats().entryCount(), "no pin leaked");
+    }
+
+    /** Reads {@code count} results and drops them unreleased (in a frame of their own, so that nothing keeps them reachable). */
+    private void leakResults(final int count) {
+        for (int i = 0; i < count; i++) {
+            store.read("s", 0, 100).data().getByte(0);
+        }
     }
 
     private static byte[] bytes(final ByteBuf buffer) {

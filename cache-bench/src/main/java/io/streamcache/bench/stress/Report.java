@@ -35,12 +35,14 @@ final class Report {
     private final CacheStats cacheStats;
     private final CacheManagerStats managerStats;
     private final boolean readersConfigured;
+    /** Read results still pinning entries once every reader ended; -1 if a reader had not ended. */
+    private final long unreleasedResults;
     private final Footprint footprint;
     private final PolicyStats policyStats;
 
     Report(final StressConfig config, final Instant startedAt, final double seconds, final boolean interrupted, final StressRun run,
            final List<Sample> samples, final CacheStats cacheStats, final CacheManagerStats managerStats, final Footprint footprint,
-           final PolicyStats policyStats) {
+           final PolicyStats policyStats, final boolean readersEnded) {
         this.config = config;
         this.startedAt = startedAt;
         this.seconds = Math.max(seconds, 1e-9);
@@ -54,6 +56,7 @@ final class Report {
         this.readersConfigured = config.tailReaders + config.catchupReaders > 0;
         this.footprint = footprint;
         this.policyStats = policyStats;
+        this.unreleasedResults = readersEnded ? managerStats.pinnedResults() : -1;
     }
 
     /** @return the mean of {@code value} over the samples, 0 without samples. */
@@ -74,9 +77,12 @@ final class Report {
         return max;
     }
 
-    /** @return whether the run verified: no mismatch, no failure, and bytes verified if there were readers. */
+    /**
+     * @return whether the run verified: no mismatch, no failure, bytes verified if there were
+     *         readers, and no read result left unreleased once the readers ended.
+     */
     boolean passed() {
-        return mismatch == null && error == null && (!readersConfigured || metrics.bytesVerified.sum() > 0);
+        return mismatch == null && error == null && (!readersConfigured || metrics.bytesVerified.sum() > 0) && unreleasedResults <= 0;
     }
 
     String verdict() {
@@ -88,6 +94,9 @@ final class Report {
         }
         if (readersConfigured && metrics.bytesVerified.sum() == 0) {
             return "FAILED: no byte was read, so none was verified";
+        }
+        if (unreleasedResults > 0) {
+            return "FAILED: " + unreleasedResults + " read results never released (their entries stay pinned)";
         }
         return "PASSED: " + formatBytes(metrics.bytesVerified.sum()) + " read and verified, every append landed at its offset";
     }
@@ -125,6 +134,8 @@ final class Report {
         out.printf(Locale.ROOT, "memory: heap %s after GC for %s cached (%s of cache memory): %,.0f heap bytes per cached MB%n",
             formatBytes(footprint.heapUsedAfterGc()), formatBytes(footprint.cachedBytes()), formatBytes(footprint.cacheUsedBytes()),
             footprint.heapBytesPerCachedMB());
+        out.printf(Locale.ROOT, "reads: %,d results pinned at the end%s, %,d leaks reported%n", managerStats.pinnedResults(),
+            unreleasedResults < 0 ? " (a reader had not ended)" : "", managerStats.leakedResults());
         out.println("verification: " + verdict());
     }
 
@@ -221,6 +232,8 @@ final class Report {
         field(j, "logBytes", metrics.logBytes.sum()).append(", ");
         field(j, "evictions", managerStats.evictions()).append(", ");
         field(j, "evictedBytes", managerStats.evictedBytes()).append(", ");
+        field(j, "pinnedResultsAtEnd", managerStats.pinnedResults()).append(", ");
+        field(j, "leakedResults", managerStats.leakedResults()).append(", ");
         field(j, "fullFailures", cacheStats.fullFailures()).append("},\n");
         j.append("  \"policy\": {");
         field(j, "name", policyStats.policy().flag()).append(", ");

@@ -269,8 +269,9 @@ public final class StressHarness {
                 final long disk = diskBytes(dir);
                 footprint = new Footprint(disk, Math.max(disk, gauges.diskBytesMax), store.logDirectory().filesDeleted(), heap,
                     atEnd.storedBytes(), atEnd.usedBytes());
+                final boolean readersEnded = readers.stream().noneMatch(Thread::isAlive);
                 report = new Report(config, startedAt, (end - startNanos) / 1e9, interrupted[0], run, samples, cacheStats, managerStats,
-                    footprint, policyStats);
+                    footprint, policyStats, readersEnded);
             }
         } catch (final RuntimeException e) {
             out.println("stress: FAILED: " + e);

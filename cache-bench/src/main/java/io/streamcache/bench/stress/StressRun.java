@@ -7,7 +7,10 @@ import io.streamcache.segmentstore.SegmentStore;
 import io.streamcache.segmentstore.SegmentTruncatedException;
 import io.streamcache.segmentstore.eviction.ReaderAwarePolicy;
 
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicLongFieldUpdater;
@@ -163,7 +166,7 @@ final class StressRun {
             result.release();
             metrics.cacheMisses.increment();
             op.throughLog.increment();
-            result = store.readThrough(segment.name, offset, maxLength).get(READ_THROUGH_TIMEOUT_SECONDS, TimeUnit.SECONDS);
+            result = await(store.readThrough(segment.name, offset, maxLength));
             metrics.logBytes.add(result.length());
         } else if (result.length() > 0) {
             metrics.cacheHits.increment();
@@ -172,6 +175,23 @@ final class StressRun {
             op.record(System.nanoTime() - start, result.length());
         }
         return result;
+    }
+
+    /**
+     * Waits up to {@link #READ_THROUGH_TIMEOUT_SECONDS} for a read. A result that comes after the
+     * wait gave up is closed when it comes: nobody else would, and it would pin its entries for
+     * ever (the cache manager's {@code pinnedResults} at the end of a run would say so).
+     *
+     * @return the result (the caller releases it).
+     */
+    static ReadResult await(final CompletableFuture<ReadResult> read) throws InterruptedException, ExecutionException,
+        TimeoutException {
+        try {
+            return read.get(READ_THROUGH_TIMEOUT_SECONDS, TimeUnit.SECONDS);
+        } catch (final TimeoutException | InterruptedException e) {
+            read.thenAccept(ReadResult::close);
+            throw e;
+        }
     }
 
     /**

@@ -6,7 +6,6 @@ import io.streamcache.segmentstore.SegmentTruncatedException;
 import io.streamcache.segmentstore.eviction.ReaderAwarePolicy;
 
 import java.time.Duration;
-import java.util.concurrent.TimeUnit;
 
 /**
  * One tail reader thread: follows the tails of its share of the segments (segment {@code j}
@@ -107,8 +106,7 @@ final class TailReader implements Runnable {
                 if (!progressed && !run.stopping()) {
                     waitAt = (waitAt + 1) % followed.length;
                     final StressRun.SegmentState segment = followed[waitAt];
-                    try (ReadResult result = run.store.readOrWait(segment.name, positions[waitAt], MAX_READ_LENGTH, WAIT)
-                        .get(StressRun.READ_THROUGH_TIMEOUT_SECONDS, TimeUnit.SECONDS)) {
+                    try (ReadResult result = StressRun.await(run.store.readOrWait(segment.name, positions[waitAt], MAX_READ_LENGTH, WAIT))) {
                         if (result.status() == ReadStatus.TIMED_OUT) {
                             run.metrics.tailTimeouts.increment();
                         } else if (result.length() > 0) {

@@ -85,7 +85,9 @@ import java.util.concurrent.locks.ReentrantLock;
  *
  * <h2>Logging and metrics</h2>
  * Only the manager's thread logs; passes on data-path threads only count. {@link #stats()} gives
- * an immutable snapshot, also published as a {@link CacheManagerMXBean}.
+ * an immutable snapshot, also published as a {@link CacheManagerMXBean}. It includes the reads
+ * that pin entries now and the unreleased reads Netty's leak detector found ({@link #readPins()}):
+ * a pinned entry is never evicted, so a count that only grows is a reader that does not release.
  */
 public final class CacheManager implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(CacheManager.class);
@@ -108,6 +110,7 @@ public final class CacheManager implements AutoCloseable {
     private final EvictScan evict = new EvictScan();
     private final LongAdder fullHandlerCalls = new LongAdder();
     private final CacheFullHandler fullHandler = new ManagerFullHandler(this);
+    private final ReadPins readPins = new ReadPins();
 
     // Tiers (a cache of one tier leaves them unused).
     private final int tierCount;
@@ -742,7 +745,16 @@ public final class CacheManager implements AutoCloseable {
         }
         return new CacheManagerStats(generation.get(), runs, evictions, evictedBytes,
             open ? cache.stats().utilization() : 0.0, targetUtilization, fullHandlerCalls.sum(), busySkips,
-            tiers, admissionThreshold, promotionRequests.sum(), promotionDrops.sum(), promotionSkips.sum());
+            tiers, admissionThreshold, promotionRequests.sum(), promotionDrops.sum(), promotionSkips.sum(),
+            readPins.pinnedResults(), readPins.entryPins(), readPins.leakedResults());
+    }
+
+    /**
+     * @return the reads pinning this manager's entries: counts and leak tracking (the segment
+     *         store's reads count themselves there); callable from any thread.
+     */
+    public ReadPins readPins() {
+        return readPins;
     }
 
     /**
@@ -943,6 +955,21 @@ public final class CacheManager implements AutoCloseable {
         @Override
         public long getPromotionSkips() {
             return manager.promotionSkips.sum();
+        }
+
+        @Override
+        public long getPinnedResults() {
+            return manager.readPins.pinnedResults();
+        }
+
+        @Override
+        public long getEntryPins() {
+            return manager.readPins.entryPins();
+        }
+
+        @Override
+        public long getLeakedResults() {
+            return manager.readPins.leakedResults();
         }
 
         private static long[] sums(final LongAdder[] adders) {

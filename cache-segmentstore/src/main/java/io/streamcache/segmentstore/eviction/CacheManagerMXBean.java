@@ -53,6 +53,15 @@ public interface CacheManagerMXBean {
     /** @return queued entries not promoted (no room in the target tier, busy segment, or gone meanwhile). */
     long getPromotionSkips();
 
+    /** @return read results holding pins on entries now (read, not yet released; see {@link ReadPins}). */
+    long getPinnedResults();
+
+    /** @return pins those results hold, one per entry per result. */
+    long getEntryPins();
+
+    /** @return read results collected unreleased, as Netty's leak detector found them. */
+    long getLeakedResults();
+
     /**
      * Advances the generation.
      *

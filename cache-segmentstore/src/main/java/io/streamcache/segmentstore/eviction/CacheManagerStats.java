@@ -23,6 +23,11 @@ import java.util.List;
  * @param promotionDrops    promotion requests dropped because the queue was full.
  * @param promotionSkips    queued entries not promoted (no room in tier 0, busy segment, or the
  *                          entry no longer qualified: pinned, moved, removed).
+ * @param pinnedResults     read results holding pins on entries now: read, not yet released (a
+ *                          leaked one for ever). See {@link ReadPins}.
+ * @param entryPins         pins those results hold, one per entry per result.
+ * @param leakedResults     read results collected unreleased, as Netty's leak detector found them
+ *                          (a sample at Netty's default level, every one at {@code paranoid}).
  */
 public record CacheManagerStats(
     int generation,
@@ -37,7 +42,10 @@ public record CacheManagerStats(
     int admissionThreshold,
     long promotionRequests,
     long promotionDrops,
-    long promotionSkips) {
+    long promotionSkips,
+    long pinnedResults,
+    long entryPins,
+    long leakedResults) {
 
     public CacheManagerStats {
         tiers = List.copyOf(tiers);
