@@ -3,8 +3,8 @@ package io.streamcache.segmentstore;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.streamcache.core.cache.BlockCache;
-import io.streamcache.segmentstore.eviction.ReadPins;
-import io.streamcache.segmentstore.index.ReadIndexEntry;
+import io.streamcache.segmentstore.internal.eviction.ReadPins;
+import io.streamcache.segmentstore.internal.index.ReadIndexEntry;
 
 import io.netty.util.AbstractReferenceCounted;
 import io.netty.util.IllegalReferenceCountException;

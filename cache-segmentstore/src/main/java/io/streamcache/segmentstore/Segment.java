@@ -1,16 +1,17 @@
 package io.streamcache.segmentstore;
 
+import io.streamcache.segmentstore.internal.eviction.ManagerHooks;
 import io.netty.buffer.ByteBuf;
 import io.streamcache.core.CacheClosedException;
 import io.streamcache.core.CacheException;
 import io.streamcache.core.CacheFullException;
 import io.streamcache.core.cache.BlockCache;
 import io.streamcache.segmentstore.eviction.CacheManager;
-import io.streamcache.segmentstore.eviction.EvictionScan;
-import io.streamcache.segmentstore.eviction.PromotionTarget;
-import io.streamcache.segmentstore.index.AvlReadIndex;
-import io.streamcache.segmentstore.index.ReadIndexEntry;
-import io.streamcache.segmentstore.log.LogRequest;
+import io.streamcache.segmentstore.internal.eviction.EvictionScan;
+import io.streamcache.segmentstore.internal.eviction.PromotionTarget;
+import io.streamcache.segmentstore.internal.index.AvlReadIndex;
+import io.streamcache.segmentstore.internal.index.ReadIndexEntry;
+import io.streamcache.segmentstore.internal.log.LogRequest;
 
 import java.util.Arrays;
 import java.util.PriorityQueue;
@@ -61,6 +62,7 @@ final class Segment implements PromotionTarget {
     private volatile SequentialReadAhead readAhead;
     private final BlockCache cache;
     private final CacheManager manager;
+    private final ManagerHooks hooks;
     private final int maxEntryLength;
     private final boolean appendsDurable;
     /** Whether the cache has several tiers: reads then count reads from slower tiers for promotion. */
@@ -102,6 +104,7 @@ final class Segment implements PromotionTarget {
         this.name = name;
         this.cache = cache;
         this.manager = manager;
+        this.hooks = ManagerHooks.of(manager);
         this.maxEntryLength = maxEntryLength;
         this.appendsDurable = appendsDurable;
         this.tiered = cache.tierCount() > 1;
@@ -180,7 +183,7 @@ final class Segment implements PromotionTarget {
                 grownLength = last.length();
                 last.address(address);
                 last.length(grownLength + n);
-                manager.recordUse(name, last);
+                hooks.recordUse(name, last);
                 srcIndex += n;
                 remaining -= n;
                 position += n;
@@ -190,7 +193,7 @@ final class Segment implements PromotionTarget {
                 final int address = cache.insert(n == total ? data : data.slice(srcIndex, n));
                 final ReadIndexEntry entry;
                 try {
-                    entry = new ReadIndexEntry(position, n, address, manager.generation());
+                    entry = new ReadIndexEntry(position, n, address, hooks.generation());
                     index.insert(entry);
                 } catch (final RuntimeException | Error e) {
                     cache.delete(address);
@@ -200,7 +203,7 @@ final class Segment implements PromotionTarget {
                     firstNewOffset = position;
                 }
                 tailOpen = true;
-                manager.recordUse(name, entry);
+                hooks.recordUse(name, entry);
                 srcIndex += n;
                 remaining -= n;
                 position += n;
@@ -275,7 +278,7 @@ final class Segment implements PromotionTarget {
             position += n;
             remaining -= n;
         }
-        final int generation = manager.generation();
+        final int generation = hooks.generation();
         while (remaining > 0) {
             final int n = (int) Math.min(remaining, MAX_PLACEHOLDER_LENGTH);
             index.insert(new ReadIndexEntry(position, n, ReadIndexEntry.NULL_ADDRESS, generation));
@@ -367,9 +370,9 @@ final class Segment implements PromotionTarget {
                         holder.generation()));
                 }
             }
-            final ReadIndexEntry cached = new ReadIndexEntry(position, n, address, manager.generation());
+            final ReadIndexEntry cached = new ReadIndexEntry(position, n, address, hooks.generation());
             index.insert(cached);
-            manager.recordUse(name, cached);
+            hooks.recordUse(name, cached);
             if (index.last() == cached) {
                 tailOpen = true;
             }
@@ -454,7 +457,7 @@ final class Segment implements PromotionTarget {
         }
         return count == 0
             ? ReadResult.empty(name, offset, status)
-            : new ReadResult(name, offset, (int) (position - offset), status, views, pinned, count, cache, manager.readPins());
+            : new ReadResult(name, offset, (int) (position - offset), status, views, pinned, count, cache, hooks.readPins());
     }
 
     /**
@@ -524,9 +527,9 @@ final class Segment implements PromotionTarget {
 
     /** Tells the cache manager a read used a cached entry (and, in a slower tier, counts towards its promotion). */
     private void recordRead(final ReadIndexEntry entry) {
-        manager.recordUse(name, entry);
+        hooks.recordUse(name, entry);
         if (tiered && cache.tierOf(entry.address()) > 0) {
-            manager.recordTierRead(this, entry);
+            hooks.recordTierRead(this, entry);
         }
     }
 

@@ -1,5 +1,7 @@
 package io.streamcache.segmentstore;
 
+import io.streamcache.segmentstore.internal.StoreInternals;
+import io.streamcache.segmentstore.internal.eviction.ManagerHooks;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.util.IllegalReferenceCountException;
@@ -8,30 +10,30 @@ import io.streamcache.core.CacheConfigurationException;
 import io.streamcache.core.StreamcacheException;
 import io.streamcache.core.cache.BlockCache;
 import io.streamcache.segmentstore.eviction.CacheManager;
-import io.streamcache.segmentstore.eviction.EvictionScan;
-import io.streamcache.segmentstore.eviction.EvictionSource;
-import io.streamcache.segmentstore.index.AvlReadIndex;
-import io.streamcache.segmentstore.index.ReadIndexEntry;
-import io.streamcache.segmentstore.log.AggregatingWriter;
-import io.streamcache.segmentstore.log.LogCommitHandler;
+import io.streamcache.segmentstore.internal.eviction.EvictionScan;
+import io.streamcache.segmentstore.internal.eviction.EvictionSource;
+import io.streamcache.segmentstore.internal.index.AvlReadIndex;
+import io.streamcache.segmentstore.internal.index.ReadIndexEntry;
+import io.streamcache.segmentstore.internal.log.AggregatingWriter;
+import io.streamcache.segmentstore.internal.log.LogCommitHandler;
 import io.streamcache.segmentstore.log.LogConfig;
-import io.streamcache.segmentstore.log.LogDirectory;
+import io.streamcache.segmentstore.internal.log.LogDirectory;
 import io.streamcache.segmentstore.log.LogException;
 import io.streamcache.segmentstore.log.LogFailedException;
-import io.streamcache.segmentstore.log.LogLock;
-import io.streamcache.segmentstore.log.LogRecordDescriptor;
-import io.streamcache.segmentstore.log.LogRecordListener;
+import io.streamcache.segmentstore.internal.log.LogLock;
+import io.streamcache.segmentstore.internal.log.LogRecordDescriptor;
+import io.streamcache.segmentstore.internal.log.LogRecordListener;
 import io.streamcache.segmentstore.log.compaction.CompactionConfig;
-import io.streamcache.segmentstore.log.compaction.Compactor;
-import io.streamcache.segmentstore.log.LogRequest;
-import io.streamcache.segmentstore.log.RecoveredState;
-import io.streamcache.segmentstore.log.RecoveryHook;
-import io.streamcache.segmentstore.log.history.HistoricalReader;
-import io.streamcache.segmentstore.log.history.LogFileChannels;
-import io.streamcache.segmentstore.log.history.LogRange;
-import io.streamcache.segmentstore.log.recovery.CorruptionPolicy;
-import io.streamcache.segmentstore.log.recovery.LocationIndex;
-import io.streamcache.segmentstore.log.recovery.ScanningRecoveryHook;
+import io.streamcache.segmentstore.internal.log.compaction.Compactor;
+import io.streamcache.segmentstore.internal.log.LogRequest;
+import io.streamcache.segmentstore.internal.log.RecoveredState;
+import io.streamcache.segmentstore.internal.log.RecoveryHook;
+import io.streamcache.segmentstore.internal.log.history.HistoricalReader;
+import io.streamcache.segmentstore.internal.log.history.LogFileChannels;
+import io.streamcache.segmentstore.internal.log.history.LogRange;
+import io.streamcache.segmentstore.log.CorruptionPolicy;
+import io.streamcache.segmentstore.internal.log.recovery.LocationIndex;
+import io.streamcache.segmentstore.internal.log.recovery.ScanningRecoveryHook;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -263,12 +265,52 @@ import java.util.concurrent.atomic.LongAdder;
  * {@link CacheClosedException}, stops the scheduler and closes an owned manager.
  */
 public final class SegmentStore implements AutoCloseable {
+    static {
+        StoreInternals.install(new StoreInternals.Bridge() {
+            @Override
+            public LogDirectory logDirectory(final SegmentStore store) {
+                return store.logDirectory();
+            }
+
+            @Override
+            public AggregatingWriter logWriter(final SegmentStore store) {
+                return store.logWriter();
+            }
+
+            @Override
+            public LocationIndex locations(final SegmentStore store, final String segment) {
+                return store.locations(segment);
+            }
+
+            @Override
+            public Compactor compactor(final SegmentStore store) {
+                return store.compactor();
+            }
+
+            @Override
+            public HistoricalReader historicalReader(final SegmentStore store) {
+                return store.historicalReader();
+            }
+
+            @Override
+            public Builder logRecovery(final Builder builder, final RecoveryHook hook) {
+                return builder.logRecovery(hook);
+            }
+
+            @Override
+            public Builder logListener(final Builder builder, final LogRecordListener listener) {
+                return builder.logListener(listener);
+            }
+        });
+    }
+
     private static final AtomicInteger INSTANCES = new AtomicInteger();
     /** The expected offset of an unconditional append: wherever the segment ends. */
     private static final long ANY_OFFSET = -1;
 
     private final BlockCache cache;
     private final CacheManager manager;
+    private final ManagerHooks managerHooks;
     private final boolean ownsManager;
     private final int maxIndexEntryLength;
     private final int fillTier;
@@ -307,10 +349,11 @@ public final class SegmentStore implements AutoCloseable {
         scheduler.setRemoveOnCancelPolicy(true);
         scheduler.setExecuteExistingDelayedTasksAfterShutdownPolicy(false);
         this.manager = builder.manager;
+        this.managerHooks = ManagerHooks.of(builder.manager);
         this.ownsManager = builder.ownsManager;
         this.readThroughMaxReadAhead = builder.readThroughMaxReadAhead != -1 ? builder.readThroughMaxReadAhead
             : (int) Math.min(1 << 30, 8L * builder.readThroughRangeLength);
-        manager.register(evictionSource);
+        managerHooks.register(evictionSource);
         if (builder.log == null) {
             this.logDirectory = null;
             this.writer = null;
@@ -364,7 +407,7 @@ public final class SegmentStore implements AutoCloseable {
 
     /** Undoes a constructor that failed to open the log. */
     private void abandon(final LogDirectory directory, final LogLock writerLock) {
-        manager.unregister(evictionSource);
+        managerHooks.unregister(evictionSource);
         scheduler.shutdownNow();
         closeHistory();
         for (final Segment segment : segments.values()) {
@@ -835,7 +878,7 @@ public final class SegmentStore implements AutoCloseable {
      * <p>The future completes on the caller's thread or on a reading thread of the
      * {@link #historicalReader()}; it fails with {@link SegmentNotFoundException},
      * {@link SegmentTruncatedException}, {@link CacheClosedException}, a
-     * {@link io.streamcache.segmentstore.log.recovery.LogCorruptedException} if a record read
+     * {@link io.streamcache.segmentstore.log.LogCorruptedException} if a record read
      * back no longer validates, or an {@link java.io.UncheckedIOException} if reading failed.
      *
      * @throws IllegalArgumentException if {@code offset} or {@code maxLength} is negative.
@@ -934,7 +977,7 @@ public final class SegmentStore implements AutoCloseable {
             : end == length ? (sealed ? ReadStatus.SEALED_END : ReadStatus.END_OF_DATA)
             : ReadStatus.NOT_CACHED;
         final ByteBuf view = range.data(offset).slice(0, (int) (end - offset));
-        return ReadResult.unpinned(segment.name, offset, view, status, manager.readPins());
+        return ReadResult.unpinned(segment.name, offset, view, status, managerHooks.readPins());
     }
 
     /**
@@ -1269,14 +1312,14 @@ public final class SegmentStore implements AutoCloseable {
     /**
      * @return the log's directory (to read records back by file number), or null without a log.
      */
-    public LogDirectory logDirectory() {
+    LogDirectory logDirectory() {
         return logDirectory;
     }
 
     /**
      * @return the log's writer (stats, {@link AggregatingWriter#recover()}), or null without a log.
      */
-    public AggregatingWriter logWriter() {
+    AggregatingWriter logWriter() {
         return writer;
     }
 
@@ -1311,7 +1354,7 @@ public final class SegmentStore implements AutoCloseable {
             // Writes and completes what was submitted: the commits still find their segments.
             writer.close();
         }
-        manager.unregister(evictionSource);
+        managerHooks.unregister(evictionSource);
         for (final Segment segment : segments.values()) {
             segments.remove(segment.name, segment);
             deleteSegment(segment, true);
@@ -1358,7 +1401,7 @@ public final class SegmentStore implements AutoCloseable {
      *         follows the segment as records become durable.
      * @throws SegmentNotFoundException if no such segment exists.
      */
-    public LocationIndex locations(final String name) {
+    LocationIndex locations(final String name) {
         return locations.get(segment(name).id);
     }
 
@@ -1366,14 +1409,14 @@ public final class SegmentStore implements AutoCloseable {
      * @return the compactor the builder's {@link Builder#compaction} set up (retention and
      *         compaction), or null.
      */
-    public Compactor compactor() {
+    Compactor compactor() {
         return compactor;
     }
 
     /**
      * @return with a log, the reader {@link #readThrough} loads ranges with (for its statistics); else null.
      */
-    public HistoricalReader historicalReader() {
+    HistoricalReader historicalReader() {
         return historicalReader;
     }
 
@@ -1900,7 +1943,7 @@ public final class SegmentStore implements AutoCloseable {
          *                    {@link ScanningRecoveryHook} with the
          *                    {@link #logCorruptionPolicy(CorruptionPolicy) corruption policy}.
          */
-        public Builder logRecovery(final RecoveryHook logRecovery) {
+        Builder logRecovery(final RecoveryHook logRecovery) {
             this.logRecovery = Objects.requireNonNull(logRecovery, "logRecovery");
             return this;
         }
@@ -1920,7 +1963,7 @@ public final class SegmentStore implements AutoCloseable {
          * @param logListener told of every record once durable (and of retired files), on the
          *                    writer thread: for a location index.
          */
-        public Builder logListener(final LogRecordListener logListener) {
+        Builder logListener(final LogRecordListener logListener) {
             this.logListener = Objects.requireNonNull(logListener, "logListener");
             return this;
         }

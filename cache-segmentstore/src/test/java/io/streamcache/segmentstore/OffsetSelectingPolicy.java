@@ -1,7 +1,7 @@
 package io.streamcache.segmentstore;
 
 import io.streamcache.segmentstore.eviction.EvictionPolicy;
-import io.streamcache.segmentstore.index.ReadIndexEntry;
+import io.streamcache.segmentstore.eviction.CachedEntry;
 
 import java.util.HashSet;
 import java.util.Set;
@@ -12,13 +12,13 @@ import java.util.function.BiPredicate;
  * confined to the manager's pass like every policy.
  */
 public final class OffsetSelectingPolicy implements EvictionPolicy {
-    private volatile BiPredicate<String, ReadIndexEntry> predicate = (segment, entry) -> false;
+    private volatile BiPredicate<String, CachedEntry> predicate = (segment, entry) -> false;
     private boolean stepped;
 
     /**
      * @param predicate chooses, by segment name and entry, what the next passes evict.
      */
-    public void select(final BiPredicate<String, ReadIndexEntry> predicate) {
+    public void select(final BiPredicate<String, CachedEntry> predicate) {
         this.predicate = predicate;
     }
 
@@ -39,7 +39,7 @@ public final class OffsetSelectingPolicy implements EvictionPolicy {
     }
 
     @Override
-    public void survey(final String segment, final ReadIndexEntry entry) {
+    public void survey(final String segment, final CachedEntry entry) {
         // The predicate decides alone.
     }
 
@@ -53,7 +53,7 @@ public final class OffsetSelectingPolicy implements EvictionPolicy {
     }
 
     @Override
-    public boolean select(final String segment, final ReadIndexEntry entry) {
+    public boolean select(final String segment, final CachedEntry entry) {
         return predicate.test(segment, entry);
     }
 }

@@ -25,7 +25,7 @@ class ReleasedReadWithoutNettyChecksTest {
     void shouldThrowOnAReleasedBufferEvenWithNettysCheckTurnedOff() throws Exception {
         final String java = ProcessHandle.current().info().command().orElseThrow();
         final Process child = new ProcessBuilder(List.of(java, "-Xmx128m", "-XX:MaxDirectMemorySize=64m",
-            "-Dio.netty.buffer.checkAccessible=false", "-cp", System.getProperty("java.class.path"),
+            "-Dio.netty.buffer.checkAccessible=false", "-cp", ChildClassPath.get(),
             ReleasedReadChild.class.getName()))
             .redirectErrorStream(true).start();
         final List<String> lines = new ArrayList<>();

@@ -6,7 +6,7 @@ import io.streamcache.core.CacheFullException;
 import io.streamcache.core.cache.BlockCache;
 import io.streamcache.core.cache.CacheFullHandler;
 import io.streamcache.core.cache.CacheStats;
-import io.streamcache.core.layout.BlockAddressDescriptor;
+import io.streamcache.core.internal.layout.BlockAddressDescriptor;
 import org.HdrHistogram.Histogram;
 
 import java.io.PrintStream;

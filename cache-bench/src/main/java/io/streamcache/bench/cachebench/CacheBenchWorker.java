@@ -4,7 +4,7 @@ import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.streamcache.core.CacheFullException;
 import io.streamcache.core.cache.BlockCache;
-import io.streamcache.core.layout.BlockAddressDescriptor;
+import io.streamcache.core.internal.layout.BlockAddressDescriptor;
 import org.HdrHistogram.Histogram;
 
 import java.lang.management.ManagementFactory;

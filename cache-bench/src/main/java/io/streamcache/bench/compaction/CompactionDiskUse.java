@@ -1,5 +1,6 @@
 package io.streamcache.bench.compaction;
 
+import io.streamcache.segmentstore.internal.StoreInternals;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.streamcache.core.cache.BlockCache;
@@ -7,7 +8,7 @@ import io.streamcache.segmentstore.SegmentInfo;
 import io.streamcache.segmentstore.SegmentStore;
 import io.streamcache.segmentstore.log.LogConfig;
 import io.streamcache.segmentstore.log.compaction.CompactionConfig;
-import io.streamcache.segmentstore.log.compaction.Compactor;
+import io.streamcache.segmentstore.internal.log.compaction.Compactor;
 import io.streamcache.segmentstore.log.compaction.RetentionPolicy;
 
 import java.io.IOException;
@@ -96,7 +97,7 @@ public final class CompactionDiskUse {
             builder.compaction(CompactionConfig.builder().slackLength(slack).build());
         }
         final SegmentStore store = builder.build();
-        final Compactor compactor = store.compactor();
+        final Compactor compactor = StoreInternals.compactor(store);
         store.create("idle");
         store.append("idle", Unpooled.wrappedBuffer(new byte[1000]));
         store.create("slow");
@@ -146,7 +147,7 @@ public final class CompactionDiskUse {
             LockSupport.parkNanos(start + TimeUnit.SECONDS.toNanos(second) - System.nanoTime());
             final long bytes = logBytes(dir);
             maxBytes = Math.max(maxBytes, bytes);
-            out.printf(Locale.ROOT, "%6d  %6.1f  %5d  %7.2f  %11.1f%n", second, bytes / 1048576.0, store.logDirectory().fileNumbers().length,
+            out.printf(Locale.ROOT, "%6d  %6.1f  %5d  %7.2f  %11.1f%n", second, bytes / 1048576.0, StoreInternals.logDirectory(store).fileNumbers().length,
                 live(store) / 1048576.0, appended(store) / 1048576.0);
         }
         stop.set(true);

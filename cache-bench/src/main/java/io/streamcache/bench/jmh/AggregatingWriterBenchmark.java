@@ -2,14 +2,14 @@ package io.streamcache.bench.jmh;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
-import io.streamcache.segmentstore.log.AggregatingWriter;
+import io.streamcache.segmentstore.internal.log.AggregatingWriter;
 import io.streamcache.segmentstore.log.AlignmentPolicy;
 import io.streamcache.segmentstore.log.DirectIoMode;
-import io.streamcache.segmentstore.log.FileChannelLogFile;
+import io.streamcache.segmentstore.internal.log.FileChannelLogFile;
 import io.streamcache.segmentstore.log.LogConfig;
-import io.streamcache.segmentstore.log.LogDirectory;
+import io.streamcache.segmentstore.internal.log.LogDirectory;
 import io.streamcache.segmentstore.log.LogFile;
-import io.streamcache.segmentstore.log.LogFileDescriptor;
+import io.streamcache.segmentstore.internal.log.LogFileDescriptor;
 import io.streamcache.segmentstore.log.LogFileFactory;
 import io.streamcache.segmentstore.log.WriterStats;
 import org.HdrHistogram.Histogram;

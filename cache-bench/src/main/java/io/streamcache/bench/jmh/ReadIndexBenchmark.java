@@ -1,7 +1,7 @@
 package io.streamcache.bench.jmh;
 
-import io.streamcache.segmentstore.index.AvlReadIndex;
-import io.streamcache.segmentstore.index.ReadIndexEntry;
+import io.streamcache.segmentstore.internal.index.AvlReadIndex;
+import io.streamcache.segmentstore.internal.index.ReadIndexEntry;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Fork;

@@ -3,7 +3,7 @@ package io.streamcache.bench.sim;
 import io.streamcache.segmentstore.eviction.EvictionPolicy;
 import io.streamcache.segmentstore.eviction.HitmapPolicy;
 import io.streamcache.segmentstore.eviction.ReaderAwarePolicy;
-import io.streamcache.segmentstore.index.ReadIndexEntry;
+import io.streamcache.segmentstore.internal.index.ReadIndexEntry;
 
 import java.util.ArrayList;
 import java.util.BitSet;

@@ -1,5 +1,6 @@
 package io.streamcache.bench.stress;
 
+import io.streamcache.segmentstore.internal.StoreInternals;
 import io.streamcache.core.cache.BlockCache;
 import io.streamcache.core.cache.CacheStats;
 import io.streamcache.segmentstore.SegmentStore;
@@ -176,9 +177,9 @@ public final class StressHarness {
                 .cacheManager(manager)
                 .log(LogConfig.builder(dir).durability(policy(config.durability)).fileLength(config.logFileSize).name("stress").build())
                 .build()) {
-                if (config.maxWriteSize > store.logWriter().maxAppendLength()) {
+                if (config.maxWriteSize > StoreInternals.logWriter(store).maxAppendLength()) {
                     out.println("stress: --write-size=" + config.maxWriteSize + " is more than the log's maxAppendLength="
-                        + store.logWriter().maxAppendLength());
+                        + StoreInternals.logWriter(store).maxAppendLength());
                     return 2;
                 }
                 run = new StressRun(config, store, expected, readerAware);
@@ -267,7 +268,7 @@ public final class StressHarness {
                 final long heap = heapUsedAfterGc();
                 final CacheStats atEnd = cache.stats();
                 final long disk = diskBytes(dir);
-                footprint = new Footprint(disk, Math.max(disk, gauges.diskBytesMax), store.logDirectory().filesDeleted(), heap,
+                footprint = new Footprint(disk, Math.max(disk, gauges.diskBytesMax), StoreInternals.logDirectory(store).filesDeleted(), heap,
                     atEnd.storedBytes(), atEnd.usedBytes());
                 final boolean readersEnded = readers.stream().noneMatch(Thread::isAlive);
                 report = new Report(config, startedAt, (end - startNanos) / 1e9, interrupted[0], run, samples, cacheStats, managerStats,

@@ -9,8 +9,8 @@ import io.streamcache.core.CacheCorruptedException;
 import io.streamcache.core.CacheFullException;
 import io.streamcache.core.EntryTooLongException;
 import io.streamcache.core.InvalidAddressException;
-import io.streamcache.core.layout.BlockAddressDescriptor;
-import io.streamcache.core.layout.BlockMetadataDescriptor;
+import io.streamcache.core.internal.layout.BlockAddressDescriptor;
+import io.streamcache.core.internal.layout.BlockMetadataDescriptor;
 import io.streamcache.core.memory.DirectMemoryRegion;
 import io.streamcache.core.memory.MemoryRegion;
 import io.streamcache.core.memory.MemoryRegionFactory;
@@ -33,12 +33,12 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.ToLongFunction;
 
-import static io.streamcache.core.layout.BlockMetadataDescriptor.entryLength;
-import static io.streamcache.core.layout.BlockMetadataDescriptor.isLast;
-import static io.streamcache.core.layout.BlockMetadataDescriptor.isUsed;
-import static io.streamcache.core.layout.BlockMetadataDescriptor.lastWord;
-import static io.streamcache.core.layout.BlockMetadataDescriptor.previousAddress;
-import static io.streamcache.core.layout.BlockMetadataDescriptor.usedWord;
+import static io.streamcache.core.internal.layout.BlockMetadataDescriptor.entryLength;
+import static io.streamcache.core.internal.layout.BlockMetadataDescriptor.isLast;
+import static io.streamcache.core.internal.layout.BlockMetadataDescriptor.isUsed;
+import static io.streamcache.core.internal.layout.BlockMetadataDescriptor.lastWord;
+import static io.streamcache.core.internal.layout.BlockMetadataDescriptor.previousAddress;
+import static io.streamcache.core.internal.layout.BlockMetadataDescriptor.usedWord;
 import static org.agrona.UnsafeAccess.UNSAFE;
 
 /**
@@ -109,6 +109,12 @@ import static org.agrona.UnsafeAccess.UNSAFE;
  * address with 32 bits: a stale address whose block was reused as the last block of a new entry.
  */
 public final class BlockCache implements AutoCloseable {
+    /**
+     * The address no entry ever has (block 0 of every buffer holds metadata): callers that keep
+     * addresses in their own structures may use it to mean "no entry".
+     */
+    public static final int NULL_ADDRESS = BlockAddressDescriptor.NULL_ADDRESS;
+
     private static final Logger LOG = LoggerFactory.getLogger(BlockCache.class);
     private static final AtomicInteger INSTANCES = new AtomicInteger();
     private static final int HINT_SLOTS = 64;

@@ -2,7 +2,7 @@ package io.streamcache.core.cache;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
-import io.streamcache.core.layout.BlockMetadataDescriptor;
+import io.streamcache.core.internal.layout.BlockMetadataDescriptor;
 import org.agrona.BufferUtil;
 
 import java.nio.ByteBuffer;

@@ -1,6 +1,6 @@
 package io.streamcache.core.cache;
 
-import io.streamcache.core.layout.BlockMetadataDescriptor;
+import io.streamcache.core.internal.layout.BlockMetadataDescriptor;
 import org.agrona.BufferUtil;
 import org.junit.jupiter.api.Test;
 

@@ -8,10 +8,7 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.io.IOException;
-import java.lang.reflect.InvocationTargetException;
 import java.net.URISyntaxException;
-import java.net.URL;
-import java.net.URLClassLoader;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.channels.FileChannel;
@@ -282,42 +279,61 @@ class PmemRegionTest {
     }
 
     /**
-     * In a class loader that has cache-core but not llpl: a cache in direct memory builds and
-     * closes (no other class touches llpl), and opening a PMEM region fails with a configuration
-     * exception that names the artifact to add, creating no file.
+     * In a child JVM whose class path has cache-core but not llpl (a broker that did not add the
+     * optional dependency): a cache in direct memory builds and closes (no other class touches
+     * llpl), and opening a PMEM region fails with a configuration exception that names the
+     * artifact to add, creating no file. A child JVM, because with the module in this JVM's boot
+     * layer every built-in class loader finds llpl's classes, whatever its class path.
      */
     @Test
+    @Timeout(60)
     void shouldNameTheArtifactToAddWhenLlplIsNotOnTheClassPath() throws Exception {
-        final List<Path> path = classPathWithoutLlpl();
+        final List<Path> path = new ArrayList<>(classPathWithoutLlpl());
         assertFalse(path.contains(llplJar()), "llpl must not be on the isolated class path: " + path);
-        final URL[] urls = new URL[path.size()];
-        for (int i = 0; i < urls.length; i++) {
-            urls[i] = path.get(i).toUri().toURL();
+        path.add(codeSource(NoLlplProbe.class));
+        final StringBuilder classPath = new StringBuilder();
+        for (final Path p : path) {
+            classPath.append(classPath.length() == 0 ? "" : java.io.File.pathSeparator).append(p);
         }
         final Path file = directory.resolve("no-llpl.pool");
-        try (URLClassLoader loader = new URLClassLoader(urls, ClassLoader.getPlatformClassLoader())) {
-            assertThrows(ClassNotFoundException.class, () -> loader.loadClass("com.intel.pmem.llpl.MemoryPool"));
-
-            final Class<?> cacheClass = Class.forName(BlockCache.class.getName(), true, loader);
-            Object builder = cacheClass.getMethod("builder").invoke(null);
-            builder = builder.getClass().getMethod("registerMBean", boolean.class).invoke(builder, false);
-            builder = builder.getClass().getMethod("capacity", long.class).invoke(builder, 4L << 20);
-            final AutoCloseable cache = (AutoCloseable)builder.getClass().getMethod("build").invoke(builder);
-            final String description = (String)cacheClass.getMethod("regionDescription").invoke(cache);
-            assertTrue(description.contains("direct"), description);
-            cache.close();
-
-            final Class<?> regionClass = Class.forName(PmemRegion.class.getName(), true, loader);
-            final Object factory = regionClass.getMethod("factory", Path.class).invoke(null, file);
-            final Class<?> factoryType = Class.forName(MemoryRegionFactory.class.getName(), false, loader);
-            final InvocationTargetException thrown = assertThrows(InvocationTargetException.class,
-                () -> factoryType.getMethod("open", int.class, int.class).invoke(factory, 2, BUFFER));
-            final Throwable e = thrown.getCause();
-            assertEquals(CacheConfigurationException.class.getName(), e.getClass().getName(), String.valueOf(e));
-            assertTrue(e.getMessage().contains(PmemRegion.LLPL_ARTIFACT), e.getMessage());
-            assertTrue(e.getMessage().contains("class path"), e.getMessage());
-        }
+        final Process child = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+            "-cp", classPath.toString(), NoLlplProbe.class.getName(), file.toString()).redirectErrorStream(true).start();
+        final String out = new String(child.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertTrue(child.waitFor(50, TimeUnit.SECONDS), out);
+        assertEquals(0, child.exitValue(), out);
+        assertTrue(out.contains("llpl absent"), out);
+        assertTrue(out.contains("direct cache built"), out);
+        assertTrue(out.contains("exception=" + CacheConfigurationException.class.getName()), out);
+        assertTrue(out.contains(PmemRegion.LLPL_ARTIFACT), out);
+        assertTrue(out.contains("class path"), out);
         assertFalse(Files.exists(file), "no file is created without llpl");
+    }
+
+    /** Runs in the child JVM of {@link #shouldNameTheArtifactToAddWhenLlplIsNotOnTheClassPath}. */
+    static final class NoLlplProbe {
+        private NoLlplProbe() {
+        }
+
+        public static void main(final String[] args) throws Exception {
+            try {
+                Class.forName("com.intel.pmem.llpl.MemoryPool");
+                System.out.println("llpl present");
+                System.exit(2);
+            } catch (final ClassNotFoundException expected) {
+                System.out.println("llpl absent");
+            }
+            try (BlockCache cache = BlockCache.builder().registerMBean(false).capacity(4L << 20).build()) {
+                if (cache.regionDescription().contains("direct")) {
+                    System.out.println("direct cache built");
+                }
+            }
+            try {
+                PmemRegion.factory(Path.of(args[0])).open(2, BUFFER);
+                System.out.println("opened without llpl");
+            } catch (final RuntimeException e) {
+                System.out.println("exception=" + e.getClass().getName() + " message=" + e.getMessage());
+            }
+        }
     }
 
     /**

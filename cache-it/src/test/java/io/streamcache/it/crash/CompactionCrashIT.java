@@ -4,7 +4,7 @@ import io.streamcache.core.cache.BlockCache;
 import io.streamcache.segmentstore.ReadResult;
 import io.streamcache.segmentstore.SegmentInfo;
 import io.streamcache.segmentstore.SegmentStore;
-import io.streamcache.segmentstore.log.LogFileDescriptor;
+import io.streamcache.segmentstore.internal.log.LogFileDescriptor;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;

@@ -1,11 +1,16 @@
 package io.streamcache.segmentstore.eviction;
 
+import io.streamcache.segmentstore.internal.eviction.EvictionScan;
+import io.streamcache.segmentstore.internal.eviction.EvictionSource;
+import io.streamcache.segmentstore.internal.eviction.ManagerHooks;
+import io.streamcache.segmentstore.internal.eviction.PromotionTarget;
+import io.streamcache.segmentstore.internal.eviction.ReadPins;
 import io.streamcache.core.CacheClosedException;
 import io.streamcache.core.CacheConfigurationException;
 import io.streamcache.core.cache.BlockCache;
 import io.streamcache.core.cache.CacheFullHandler;
 import io.streamcache.core.cache.CacheStats;
-import io.streamcache.segmentstore.index.ReadIndexEntry;
+import io.streamcache.segmentstore.internal.index.ReadIndexEntry;
 import org.jctools.queues.MpmcArrayQueue;
 import org.jctools.queues.MpscArrayQueue;
 import org.slf4j.Logger;
@@ -90,6 +95,43 @@ import java.util.concurrent.locks.ReentrantLock;
  * a pinned entry is never evicted, so a count that only grows is a reader that does not release.
  */
 public final class CacheManager implements AutoCloseable {
+    static {
+        ManagerHooks.Access.install(manager -> manager.hooks);
+    }
+
+    /** The store's side of this manager, out of the public API (see {@link ManagerHooks}). */
+    private final ManagerHooks hooks = new ManagerHooks() {
+        @Override
+        public void register(final EvictionSource source) {
+            CacheManager.this.register(source);
+        }
+
+        @Override
+        public void unregister(final EvictionSource source) {
+            CacheManager.this.unregister(source);
+        }
+
+        @Override
+        public int generation() {
+            return CacheManager.this.generation();
+        }
+
+        @Override
+        public void recordUse(final String segment, final ReadIndexEntry entry) {
+            CacheManager.this.recordUse(segment, entry);
+        }
+
+        @Override
+        public void recordTierRead(final PromotionTarget owner, final ReadIndexEntry entry) {
+            CacheManager.this.recordTierRead(owner, entry);
+        }
+
+        @Override
+        public ReadPins readPins() {
+            return CacheManager.this.readPins();
+        }
+    };
+
     private static final Logger LOG = LoggerFactory.getLogger(CacheManager.class);
     /** How soon the manager's thread looks at the promotion queue again when it could not drain it. */
     private static final long PROMOTION_RETRY_NANOS = TimeUnit.MICROSECONDS.toNanos(100);
@@ -198,14 +240,14 @@ public final class CacheManager implements AutoCloseable {
     /**
      * Adds a source whose entries passes may evict. Idempotent.
      */
-    public void register(final EvictionSource source) {
+    private void register(final EvictionSource source) {
         sources.addIfAbsent(Objects.requireNonNull(source, "source"));
     }
 
     /**
      * Removes a source; waits for a running pass to finish, so once this returns no pass scans it.
      */
-    public void unregister(final EvictionSource source) {
+    private void unregister(final EvictionSource source) {
         sources.remove(source);
         passLock.lock();
         passLock.unlock();
@@ -222,7 +264,7 @@ public final class CacheManager implements AutoCloseable {
      * Records a use of an entry through the policy, with the current generation. For the data
      * path: call under the segment's lock; allocates nothing.
      */
-    public void recordUse(final String segment, final ReadIndexEntry entry) {
+    private void recordUse(final String segment, final ReadIndexEntry entry) {
         policy.recordUse(segment, entry, generation.get());
     }
 
@@ -534,7 +576,7 @@ public final class CacheManager implements AutoCloseable {
      * @param owner the entry's segment, which the promotion will lock.
      * @param entry the entry read.
      */
-    public void recordTierRead(final PromotionTarget owner, final ReadIndexEntry entry) {
+    private void recordTierRead(final PromotionTarget owner, final ReadIndexEntry entry) {
         if (promoteAfterReads == 0 || entry.countTierRead() < promoteAfterReads) {
             return;
         }
@@ -753,7 +795,7 @@ public final class CacheManager implements AutoCloseable {
      * @return the reads pinning this manager's entries: counts and leak tracking (the segment
      *         store's reads count themselves there); callable from any thread.
      */
-    public ReadPins readPins() {
+    private ReadPins readPins() {
         return readPins;
     }
 

@@ -1,5 +1,6 @@
 package io.streamcache.segmentstore.eviction;
 
+import io.streamcache.segmentstore.internal.eviction.ReadPins;
 /**
  * JMX view of a {@link CacheManager}, registered as
  * {@code io.streamcache:type=CacheManager,name=<manager name>}: callable from any thread;

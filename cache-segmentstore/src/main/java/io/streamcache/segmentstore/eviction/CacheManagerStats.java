@@ -1,5 +1,6 @@
 package io.streamcache.segmentstore.eviction;
 
+import io.streamcache.segmentstore.internal.eviction.ReadPins;
 import java.util.List;
 
 /**

@@ -1,6 +1,5 @@
 package io.streamcache.segmentstore.eviction;
 
-import io.streamcache.segmentstore.index.ReadIndexEntry;
 
 /**
  * Chooses which read-index entries a {@link CacheManager} evicts: {@link #recordUse} is called
@@ -36,7 +35,7 @@ public interface EvictionPolicy {
      * @param entry      the entry used.
      * @param generation the manager's current generation.
      */
-    default void recordUse(final String segment, final ReadIndexEntry entry, final int generation) {
+    default void recordUse(final String segment, final CachedEntry entry, final int generation) {
         entry.generation(generation);
     }
 
@@ -53,7 +52,7 @@ public interface EvictionPolicy {
      * @param segment name of the entry's segment.
      * @param entry   an entry that could be evicted now.
      */
-    void survey(String segment, ReadIndexEntry entry);
+    void survey(String segment, CachedEntry entry);
 
     /**
      * Moves the cut-off one step toward entries that are dearer to lose.
@@ -67,5 +66,5 @@ public interface EvictionPolicy {
      * @param entry   an entry that could be evicted now.
      * @return whether the entry lies behind the current cut-off and should be evicted.
      */
-    boolean select(String segment, ReadIndexEntry entry);
+    boolean select(String segment, CachedEntry entry);
 }

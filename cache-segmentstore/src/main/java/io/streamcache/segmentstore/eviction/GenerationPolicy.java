@@ -1,6 +1,5 @@
 package io.streamcache.segmentstore.eviction;
 
-import io.streamcache.segmentstore.index.ReadIndexEntry;
 
 import java.util.Arrays;
 
@@ -19,6 +18,10 @@ import java.util.Arrays;
  * <p>Generations are compared by their difference from the current one, so the counter may wrap.
  */
 public final class GenerationPolicy implements EvictionPolicy {
+    /** A policy with no state: the generation stamp in each entry is all it keeps. */
+    public GenerationPolicy() {
+    }
+
     private static final int INITIAL_CAPACITY = 64;
 
     /** Ages surveyed ({@code generation - current}, all negative), sorted and deduplicated by the first {@link #advance()}. */
@@ -39,7 +42,7 @@ public final class GenerationPolicy implements EvictionPolicy {
     }
 
     @Override
-    public void survey(final String segment, final ReadIndexEntry entry) {
+    public void survey(final String segment, final CachedEntry entry) {
         final int age = entry.generation() - current;
         if (age >= 0 || (ageCount > 0 && ages[ageCount - 1] == age)) {
             return;
@@ -71,7 +74,7 @@ public final class GenerationPolicy implements EvictionPolicy {
     }
 
     @Override
-    public boolean select(final String segment, final ReadIndexEntry entry) {
+    public boolean select(final String segment, final CachedEntry entry) {
         final int age = entry.generation() - current;
         return age < 0 && age <= cutoffAge;
     }

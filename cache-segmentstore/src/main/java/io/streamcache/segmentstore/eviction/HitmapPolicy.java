@@ -1,6 +1,5 @@
 package io.streamcache.segmentstore.eviction;
 
-import io.streamcache.segmentstore.index.ReadIndexEntry;
 import org.jctools.queues.MpscArrayQueue;
 import org.jctools.queues.SpmcArrayQueue;
 
@@ -146,7 +145,7 @@ public final class HitmapPolicy implements EvictionPolicy, AutoCloseable {
     // ------------------------------------------------------------------------------------------
 
     @Override
-    public void recordUse(final String segment, final ReadIndexEntry entry, final int generation) {
+    public void recordUse(final String segment, final CachedEntry entry, final int generation) {
         entry.generation(generation);
         final Slot slot = free.relaxedPoll();
         if (slot == null) {
@@ -358,7 +357,7 @@ public final class HitmapPolicy implements EvictionPolicy, AutoCloseable {
     }
 
     @Override
-    public void survey(final String segment, final ReadIndexEntry entry) {
+    public void survey(final String segment, final CachedEntry entry) {
         final int age = entry.generation() - current;
         if (age >= 0) {
             return;
@@ -394,12 +393,12 @@ public final class HitmapPolicy implements EvictionPolicy, AutoCloseable {
     }
 
     @Override
-    public boolean select(final String segment, final ReadIndexEntry entry) {
+    public boolean select(final String segment, final CachedEntry entry) {
         final int age = entry.generation() - current;
         return age < 0 && rank(segment, entry, age) <= cutoff;
     }
 
-    private long rank(final String segment, final ReadIndexEntry entry, final int age) {
+    private long rank(final String segment, final CachedEntry entry, final int age) {
         return ((long) zone(segment, entry.offset()) << 32) | ((long) age + Integer.MAX_VALUE + 1L);
     }
 

@@ -1,6 +1,5 @@
 package io.streamcache.segmentstore.eviction;
 
-import io.streamcache.segmentstore.index.ReadIndexEntry;
 
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
@@ -306,7 +305,7 @@ public final class ReaderAwarePolicy implements EvictionPolicy {
     }
 
     @Override
-    public void survey(final String segment, final ReadIndexEntry entry) {
+    public void survey(final String segment, final CachedEntry entry) {
         View view = view(segment);
         if (view == null) {
             // A segment the policy has not seen yet: remember it (its tail, its exposure).
@@ -354,7 +353,7 @@ public final class ReaderAwarePolicy implements EvictionPolicy {
     }
 
     @Override
-    public boolean select(final String segment, final ReadIndexEntry entry) {
+    public boolean select(final String segment, final CachedEntry entry) {
         final int age = entry.generation() - current;
         return age < 0 && rank(view(segment), entry, age) <= cutoff;
     }
@@ -363,7 +362,7 @@ public final class ReaderAwarePolicy implements EvictionPolicy {
      * The rank of an entry in the current pass: lower ranks are evicted first. The top byte is the
      * class (no expected reuse, expected re-reads, ahead), the rest orders within the class.
      */
-    long rank(final View view, final ReadIndexEntry entry, final int age) {
+    long rank(final View view, final CachedEntry entry, final int age) {
         final long byAge = (long) age + Integer.MAX_VALUE + 1L;
         if (view == null) {
             return (RANK_NO_REUSE << RANK_SHIFT) | (1L << NOT_PASSED_SHIFT) | byAge;

@@ -1,13 +1,16 @@
 package io.streamcache.segmentstore.log;
 
+import io.streamcache.segmentstore.internal.log.AggregatingWriter;
+import io.streamcache.segmentstore.internal.log.FileChannelLogFile;
+import io.streamcache.segmentstore.internal.log.LogRecordDescriptor;
 import io.streamcache.core.CacheConfigurationException;
 
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Objects;
 
-import static io.streamcache.segmentstore.log.LogFileDescriptor.FIRST_RECORD_POSITION;
-import static io.streamcache.segmentstore.log.LogFileDescriptor.PAGE_LENGTH;
+import static io.streamcache.segmentstore.internal.log.LogFileDescriptor.FIRST_RECORD_POSITION;
+import static io.streamcache.segmentstore.internal.log.LogFileDescriptor.PAGE_LENGTH;
 
 /**
  * Settings of a durable log (its directory, files and aggregating writer); an immutable value,
@@ -215,7 +218,7 @@ public final class LogConfig {
     /**
      * @return bytes of the writer's batch buffer: a batch plus a carried tail of less than a page.
      */
-    int bufferCapacity() {
+    public int bufferCapacity() {
         return batchLength + PAGE_LENGTH;
     }
 

@@ -1,5 +1,6 @@
 package io.streamcache.segmentstore.log;
 
+import io.streamcache.segmentstore.internal.log.AggregatingWriter;
 /**
  * A request failed because the log's disk failed (the cause: an {@link java.io.IOException},
  * such as {@code No space left on device}), or was rejected because the log has been failed

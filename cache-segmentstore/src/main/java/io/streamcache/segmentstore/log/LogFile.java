@@ -1,5 +1,7 @@
 package io.streamcache.segmentstore.log;
 
+import io.streamcache.segmentstore.internal.log.FileChannelLogFile;
+import io.streamcache.segmentstore.internal.log.LogFileDescriptor;
 import java.io.Closeable;
 import java.io.IOException;
 import java.nio.ByteBuffer;

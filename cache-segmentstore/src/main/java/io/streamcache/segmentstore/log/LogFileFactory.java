@@ -1,5 +1,6 @@
 package io.streamcache.segmentstore.log;
 
+import io.streamcache.segmentstore.internal.log.FileChannelLogFile;
 import java.io.IOException;
 import java.nio.file.Path;
 

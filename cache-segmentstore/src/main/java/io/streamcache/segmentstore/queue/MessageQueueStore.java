@@ -1,5 +1,6 @@
 package io.streamcache.segmentstore.queue;
 
+import io.streamcache.segmentstore.internal.StoreInternals;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.streamcache.core.CacheClosedException;
@@ -11,7 +12,7 @@ import io.streamcache.segmentstore.SegmentNameException;
 import io.streamcache.segmentstore.SegmentNames;
 import io.streamcache.segmentstore.SegmentStore;
 import io.streamcache.segmentstore.log.LogConfig;
-import io.streamcache.segmentstore.log.recovery.LocationIndex;
+import io.streamcache.segmentstore.internal.log.recovery.LocationIndex;
 
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
@@ -370,7 +371,7 @@ public final class MessageQueueStore implements AutoCloseable {
         }
 
         static MessageQueue rebuild(final SegmentStore store, final String segment) {
-            final LocationIndex locations = store.locations(segment);
+            final LocationIndex locations = StoreInternals.locations(store, segment);
             final long length = store.info(segment).length();
             if (locations == null) {
                 throw new IllegalStateException("segment=" + segment + " has no location index: the message boundaries cannot be "

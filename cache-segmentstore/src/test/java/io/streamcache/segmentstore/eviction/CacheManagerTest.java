@@ -6,7 +6,7 @@ import io.streamcache.segmentstore.ReadResult;
 import io.streamcache.segmentstore.ReadStatus;
 import io.streamcache.segmentstore.SegmentStore;
 import io.streamcache.segmentstore.TestSegments;
-import io.streamcache.segmentstore.index.ReadIndexEntry;
+import io.streamcache.segmentstore.internal.index.ReadIndexEntry;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -264,7 +264,7 @@ class CacheManagerTest {
             }
 
             @Override
-            public void survey(final String segment, final ReadIndexEntry entry) {
+            public void survey(final String segment, final CachedEntry entry) {
                 generations.survey(segment, entry);
             }
 
@@ -274,7 +274,7 @@ class CacheManagerTest {
             }
 
             @Override
-            public boolean select(final String segment, final ReadIndexEntry entry) {
+            public boolean select(final String segment, final CachedEntry entry) {
                 return generations.select(segment, entry);
             }
         };

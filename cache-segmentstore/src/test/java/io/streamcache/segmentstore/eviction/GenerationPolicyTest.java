@@ -1,6 +1,6 @@
 package io.streamcache.segmentstore.eviction;
 
-import io.streamcache.segmentstore.index.ReadIndexEntry;
+import io.streamcache.segmentstore.internal.index.ReadIndexEntry;
 import org.junit.jupiter.api.Test;
 
 import java.util.ArrayList;

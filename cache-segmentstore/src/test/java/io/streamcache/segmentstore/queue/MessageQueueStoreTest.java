@@ -1,5 +1,6 @@
 package io.streamcache.segmentstore.queue;
 
+import io.streamcache.segmentstore.internal.StoreInternals;
 import io.streamcache.core.cache.BlockCache;
 import io.streamcache.segmentstore.SegmentStore;
 import io.streamcache.segmentstore.log.LogConfig;
@@ -222,7 +223,7 @@ class MessageQueueStoreTest {
     @Test
     void shouldLeaveNoTraceOfAFailedAppend() {
         try (MessageQueueStore queues = MessageQueueStore.open(config(), 8L << 20)) {
-            final int maxAppendLength = queues.segmentStore().logWriter().maxAppendLength();
+            final int maxAppendLength = StoreInternals.logWriter(queues.segmentStore()).maxAppendLength();
             final ByteBuffer tooLong = ByteBuffer.allocate(maxAppendLength + 1);
             assertThrows(io.streamcache.segmentstore.SegmentAppendTooLongException.class, () -> queues.append("big", 0, tooLong));
             final String longTopic = "t".repeat(io.streamcache.segmentstore.SegmentNames.MAX_NAME_LENGTH);

@@ -1,5 +1,6 @@
 package io.streamcache.segmentstore.log.compaction;
 
+import io.streamcache.segmentstore.internal.log.compaction.Compactor;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.concurrent.ThreadFactory;

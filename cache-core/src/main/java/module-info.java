@@ -1,0 +1,24 @@
+/**
+ * streamcache's block cache: fixed-size blocks in off-heap memory regions (direct memory, a
+ * memory-mapped file, PMEM), chained into entries, in tiers.
+ *
+ * <p>Exported: {@code io.streamcache.core} (the exception hierarchy and the thread roles),
+ * {@code io.streamcache.core.cache} (the cache, its handler, statistics and MBean) and
+ * {@code io.streamcache.core.memory} (the memory regions). Everything else is internal and may
+ * change in any release; {@code docs/api.md} lists the exported types.
+ */
+module io.streamcache.core {
+    requires transitive io.netty.buffer;
+    requires io.netty.common;
+    requires org.agrona.core;
+    requires org.jctools.core;
+    requires org.slf4j;
+    requires static llpl;
+    requires java.management;
+    requires jdk.management;
+    requires jdk.unsupported;
+
+    exports io.streamcache.core;
+    exports io.streamcache.core.cache;
+    exports io.streamcache.core.memory;
+}

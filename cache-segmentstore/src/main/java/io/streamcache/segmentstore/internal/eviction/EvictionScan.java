@@ -1,0 +1,64 @@
+package io.streamcache.segmentstore.internal.eviction;
+
+import io.streamcache.segmentstore.eviction.CacheManager;
+import io.streamcache.segmentstore.internal.index.ReadIndexEntry;
+
+/**
+ * One walk of a {@link EvictionSource}'s evictable entries, driven by the {@link CacheManager}:
+ * called on the scanning thread only, with the lock of the entry's segment held.
+ */
+public interface EvictionScan {
+    /** {@link #action}: leave the entry where it is. */
+    int KEEP = -1;
+    /** {@link #action}: evict the entry (free its cache entry, set its address to 0). */
+    int EVICT = -2;
+
+    /**
+     * Offers an entry that may be evicted now: cached, durable, unpinned, not being appended to.
+     * Must not block or call into the source.
+     *
+     * @param segment name of the entry's segment.
+     * @param entry   the entry; its fields must not be changed.
+     * @return {@code true} to have the source evict it now (free its cache entry and set its
+     *         address to {@link ReadIndexEntry#NULL_ADDRESS}).
+     */
+    boolean select(String segment, ReadIndexEntry entry);
+
+    /**
+     * @return whether the scan has what it needs: the source stops offering entries.
+     */
+    boolean isDone();
+
+    /**
+     * Decides what to do with an entry that may be evicted or moved now; the source acts on the
+     * answer under the segment's lock. Must not block or call into the source. The default
+     * evicts what {@link #select} selects.
+     *
+     * @param segment name of the entry's segment.
+     * @param entry   the entry; its fields must not be changed.
+     * @return {@link #KEEP}, {@link #EVICT}, or a tier index {@code >= 0}: relocate the entry's
+     *         cache entry into that tier of a tiered cache ({@code BlockCache.relocate}) and
+     *         update its address; then {@link #relocated} or {@link #relocationFailed} is called.
+     */
+    default int action(final String segment, final ReadIndexEntry entry) {
+        return select(segment, entry) ? EVICT : KEEP;
+    }
+
+    /**
+     * Called after the source relocated an entry as {@link #action} asked, under the segment's lock.
+     *
+     * @param fromTier the tier of the entry's last block before the move.
+     */
+    default void relocated(final String segment, final ReadIndexEntry entry, final int fromTier) {
+    }
+
+    /**
+     * Called when a relocation {@link #action} asked for failed because the target tier had no
+     * room; the entry is unchanged.
+     *
+     * @return {@link #EVICT} to evict the entry instead, or {@link #KEEP}.
+     */
+    default int relocationFailed(final String segment, final ReadIndexEntry entry, final int targetTier) {
+        return KEEP;
+    }
+}

@@ -1,0 +1,87 @@
+package io.streamcache.segmentstore.internal.eviction;
+
+import io.streamcache.segmentstore.eviction.CacheManager;
+import io.streamcache.segmentstore.internal.index.ReadIndexEntry;
+import java.util.function.Function;
+
+/**
+ * The side of a {@link CacheManager} that only the segment store uses: the sources it scans,
+ * the uses and tier reads the data path records, the read pins. Kept out of the manager's
+ * public API (a broker never calls these; a wrong call would corrupt the manager's view).
+ *
+ * <p><b>Threading:</b> as the manager's methods of the same names: {@link #recordUse} and
+ * {@link #recordTierRead} are for the data path under the entry's segment lock and allocate
+ * nothing; the rest may be called from any thread.
+ */
+public interface ManagerHooks {
+    /**
+     * @param manager a cache manager.
+     * @return its hooks (the same object every time).
+     */
+    static ManagerHooks of(final CacheManager manager) {
+        return Access.get().apply(manager);
+    }
+
+    /** @param source a source whose entries the manager's passes scan from now on. */
+    void register(EvictionSource source);
+
+    /** @param source a source no longer scanned (no-op if it was not registered). */
+    void unregister(EvictionSource source);
+
+    /** @return the manager's current generation. */
+    int generation();
+
+    /**
+     * Records a use of an entry through the manager's policy.
+     *
+     * @param segment the entry's segment.
+     * @param entry   the entry used.
+     */
+    void recordUse(String segment, ReadIndexEntry entry);
+
+    /**
+     * Records a read of an entry cached in a slower tier (a promotion candidate).
+     *
+     * @param owner the entry's segment.
+     * @param entry the entry read.
+     */
+    void recordTierRead(PromotionTarget owner, ReadIndexEntry entry);
+
+    /** @return the manager's read pins (counts and leak tracking). */
+    ReadPins readPins();
+
+    /**
+     * How {@link #of} reaches into a manager: {@link CacheManager}'s class initializer installs
+     * the function, once.
+     */
+    final class Access {
+        private static volatile Function<CacheManager, ManagerHooks> access;
+
+        private Access() {
+        }
+
+        /**
+         * @param function returns a manager's hooks; installed once by {@link CacheManager}.
+         * @throws IllegalStateException if already installed.
+         */
+        public static synchronized void install(final Function<CacheManager, ManagerHooks> function) {
+            if (access != null) {
+                throw new IllegalStateException("ManagerHooks access already installed");
+            }
+            access = function;
+        }
+
+        static Function<CacheManager, ManagerHooks> get() {
+            Function<CacheManager, ManagerHooks> function = access;
+            if (function == null) {
+                try {
+                    Class.forName(CacheManager.class.getName(), true, CacheManager.class.getClassLoader());
+                } catch (final ClassNotFoundException e) {
+                    throw new IllegalStateException(e);
+                }
+                function = access;
+            }
+            return function;
+        }
+    }
+}

@@ -1,0 +1,887 @@
+package io.streamcache.segmentstore.internal.log.recovery;
+
+import io.streamcache.segmentstore.log.CorruptionPolicy;
+import io.streamcache.segmentstore.log.LogCorruptedException;
+import io.streamcache.segmentstore.internal.log.CleanMark;
+import io.streamcache.segmentstore.internal.log.LogFileDescriptor;
+import io.streamcache.segmentstore.internal.log.LogRecordDescriptor;
+import org.agrona.collections.Int2ObjectHashMap;
+import org.agrona.concurrent.UnsafeBuffer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.channels.FileChannel;
+import java.nio.file.DirectoryStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.IdentityHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.TreeMap;
+
+import static io.streamcache.segmentstore.internal.log.LogFileDescriptor.FIRST_RECORD_POSITION;
+import static io.streamcache.segmentstore.internal.log.LogFileDescriptor.PAGE_LENGTH;
+
+/**
+ * Rebuilds the segments and their location indexes from a log directory, cuts a torn tail, and
+ * tells the writer where to resume; one thread, once per open ({@link #recover()}).
+ *
+ * <h2>Procedure</h2>
+ * <ol>
+ *   <li><b>List</b> the files {@code log-<16 hex>.log} in number order. Numbers may have gaps:
+ *       any file but the tail may be deleted once its data are dead.</li>
+ *   <li><b>Find the tail</b>, from the newest file back: the newest file that holds any valid
+ *       record. Newer files that hold none (spares, a roll cut short) are removed.</li>
+ *   <li><b>Replay</b> the files oldest first with a {@link LogScanner}. The oldest file's
+ *       SNAPSHOT (its first record) is the starting segment table. Each later file's SNAPSHOT
+ *       is <em>checked</em> against the table replayed so far if the file follows the previous
+ *       one, and <em>re-synchronizes</em> the table across a gap (deleted files) otherwise:
+ *       segments absent from it were deleted, new ones created, and a segment whose logged
+ *       length jumps forward has its location index restarted there (the bytes in between
+ *       were in the deleted files, so they must be dead by the end, which step 5 checks). Then
+ *       the records, in log order:
+ *       <pre>
+ *  CREATE    id not live, name not live           new segment [0, 0)
+ *  DATA      live, not sealed, offset == length   length += LENGTH; location indexed
+ *  SEAL      live, offset == length               sealed (again: idempotent)
+ *  TRUNCATE  live, offset &lt;= length              start = max(start, offset); locations dropped
+ *  DELETE    live                                 deleted; its id and name may be created again
+ *       </pre>
+ *       A record that breaks a rule (a DATA record whose offset is not the segment's length,
+ *       for one) validated, so it is not torn: it is corruption at that record.</li>
+ *   <li><b>Judge the end of each file</b> ({@link ScanEnd}): a file before the tail must end
+ *       at its end, with zeros, or with stale bytes at a page boundary; the tail may also end
+ *       {@link ScanEnd#TORN}. Anything else is corruption (see the policy).</li>
+ *   <li><b>Check</b> that every live segment's bytes from its start offset are in the files.</li>
+ *   <li><b>Cut the tail</b> at its first invalid byte (unless {@link Builder#readOnly}):
+ *       if that is inside a page, a PADDING record fills the page from it, so the records before
+ *       it in the page stay and a later scan steps over the torn bytes; then zeros from the
+ *       next page boundary (the resume position) to the end of every valid record and nonzero
+ *       page the scan found after the cut ({@link LogFileScan#zeroEnd()}), and to FILE_LENGTH if
+ *       the file is shorter; then a force. A valid record left after the resume position could
+ *       otherwise chain onto what the writer writes next. Files after the tail are deleted,
+ *       newest first, and the directory forced.</li>
+ * </ol>
+ *
+ * <h2>Corruption policy</h2>
+ * A torn tail is expected after a crash: the records of a write that was not forced were never
+ * acknowledged, and cutting them loses nothing promised. Bytes that cannot be a torn write
+ * (invalid bytes before later valid records beyond the torn-write window, invalid bytes inside a
+ * page of a file that is not the tail, a misplaced or inconsistent record, a SNAPSHOT that
+ * contradicts the records before it, a bad header before the tail) mean acknowledged data may
+ * be gone. By default ({@link CorruptionPolicy#FAIL}) recovery then throws a
+ * {@link LogCorruptedException} naming the file and position, and changes nothing on disk. With
+ * {@link CorruptionPolicy#TRUNCATE} it cuts the log there like a torn tail instead: the file of
+ * the corruption becomes the tail (or is removed if nothing before the corruption is left in
+ * it), later files are deleted, and the exception is reported in {@link RecoveredLog#truncation()}.
+ * Missing bytes of a live segment (its start offset before what the files hold: a file deleted
+ * while it held live data) always throw: no cut can mend them.
+ *
+ * <h2>Clean close, file lengths, epochs</h2>
+ * With a valid clean-close mark ({@link io.streamcache.segmentstore.internal.log.CleanMark}) nothing is
+ * taken for a torn write: the tail must be the mark's file and end at its position, or the log
+ * is corrupt. A file shorter than its header's FILE_LENGTH is corrupt at position=its size. A
+ * file whose header EPOCH is lower than an earlier file's always fails (two writers). A torn tail
+ * that is cut is logged at WARN and counted ({@link RecoveredLog#tornTailBytes()}); under
+ * {@link CorruptionPolicy#FAIL_ON_TORN_TAIL} it fails instead.
+ *
+ * <h2>What the writer must guarantee</h2>
+ * Every write starts and ends on a page boundary (the last records of a write are followed by
+ * PADDING to the boundary, in every file, also the one rolled away from); a write is issued only
+ * after the previous one was forced, or the torn-write window covers all the writes in flight
+ * ({@link Builder#tornWriteWindow}: set it to the largest write plus a page); a new file has a
+ * valid header before records go into it, and its first record is a SNAPSHOT
+ * ({@link SnapshotCodec}) of the table exactly as the records before it leave it; location
+ * indexes are fed in log order.
+ */
+public final class LogRecovery {
+    private static final Logger LOG = LoggerFactory.getLogger(LogRecovery.class);
+
+    private final Path directory;
+    private final CorruptionPolicy corruptionPolicy;
+    private final boolean readOnly;
+    private final long tornWriteWindow;
+    private final int chunkLength;
+
+    private LogRecovery(final Builder builder) {
+        this.directory = builder.directory;
+        this.corruptionPolicy = builder.corruptionPolicy;
+        this.readOnly = builder.readOnly;
+        this.tornWriteWindow = builder.tornWriteWindow;
+        this.chunkLength = builder.chunkLength;
+    }
+
+    /**
+     * @param directory the log directory.
+     * @return a builder with the defaults: {@link CorruptionPolicy#FAIL}, repairs on, an 8 MiB
+     *         torn-write window, 1 MiB reads.
+     */
+    public static Builder builder(final Path directory) {
+        return new Builder(directory);
+    }
+
+    /**
+     * Runs recovery.
+     *
+     * @throws LogCorruptedException under {@link CorruptionPolicy#FAIL} if the log is corrupt;
+     *                               always if a live segment's bytes are missing.
+     * @throws IOException           if the directory or a file cannot be read or repaired.
+     */
+    public RecoveredLog recover() throws IOException {
+        final List<Long> numbers = listFileNumbers();
+        // Written by a clean close, removed when a writer opens: with it, the log must end exactly there.
+        final CleanMark mark = CleanMark.read(directory);
+        final LogScanner scanner = new LogScanner(chunkLength, tornWriteWindow);
+        final List<Path> removed = new ArrayList<>();
+        LogCorruptedException truncation = null;
+        long bytesRead = 0;
+
+        final int usable = numbers.size();
+        int tail = usable - 1;
+        final List<Long> emptyTrailing = new ArrayList<>();
+        while (tail >= 0) {
+            final long number = numbers.get(tail);
+            try (FileChannel channel = FileChannel.open(path(number), StandardOpenOption.READ)) {
+                if (scanner.hasSnapshot(channel, number)) {
+                    break;
+                }
+                final LogFileScan scan = scanner.scan(channel, number, record -> true);
+                bytesRead += scan.bytesRead();
+                if (scan.hasRecords()) {
+                    break;
+                }
+            }
+            emptyTrailing.add(number);
+            tail--;
+        }
+
+        final Replay replay = new Replay();
+        final List<LogFileScan> scans = new ArrayList<>();
+        long maxEpoch = -1;
+        long maxEpochFile = 0;
+        int removeFrom = tail + 1;
+        for (int i = 0; i <= tail; i++) {
+            final long number = numbers.get(i);
+            final Path path = path(number);
+            final LogFileScan scan;
+            try (FileChannel channel = FileChannel.open(path, StandardOpenOption.READ)) {
+                replay.beginFile(number, path, i == 0 ? SnapshotMode.APPLY
+                    : numbers.get(i) == numbers.get(i - 1) + 1 ? SnapshotMode.CHECK : SnapshotMode.RESYNC);
+                scan = scanner.scan(channel, number, replay);
+            }
+            bytesRead += scan.bytesRead();
+            if (scan.epoch() >= 0 && scan.epoch() < maxEpoch) {
+                // Written by a writer that had lost its lock to a later one: two writers' records
+                // may be interleaved in the files, and no cut can separate them, so this always fails.
+                throw new LogCorruptedException(path, number, 0, "EPOCH=" + scan.epoch() + " is lower than EPOCH=" + maxEpoch
+                    + " of fileNumber=" + maxEpochFile + " before it: the file was written by a writer that had lost the"
+                    + " directory's lock to a later one (two writers on one log); no corruptionPolicy recovers this");
+            }
+            if (scan.epoch() > maxEpoch) {
+                maxEpoch = scan.epoch();
+                maxEpochFile = number;
+            }
+            final ScanEnd end = scan.end();
+            // A file shorter than its header says lost bytes: the writer creates files whole.
+            final boolean shortFile = scan.fileLength() > 0 && scan.size() < scan.fileLength();
+            final boolean fine = !shortFile && (end == ScanEnd.END_OF_FILE || end == ScanEnd.ZEROS || end == ScanEnd.STALE
+                || (i == tail && end == ScanEnd.TORN && mark == null)) && (i == tail || scan.endPosition() > FIRST_RECORD_POSITION);
+            if (fine) {
+                scans.add(scan);
+                replay.endFile();
+                continue;
+            }
+            final LogCorruptedException e = replay.failure != null ? replay.failure
+                : shortFile ? new LogCorruptedException(path, number, scan.size(), "the file ends at size=" + scan.size()
+                    + ", before its header's FILE_LENGTH=" + scan.fileLength() + " (the writer creates files whole: bytes were lost)")
+                : i == tail && end == ScanEnd.TORN ? new LogCorruptedException(path, number, scan.endPosition(), scan.reason()
+                    + "; the log was closed cleanly (" + CleanMark.FILE_NAME + " mark), so this is damage, not a torn write")
+                : new LogCorruptedException(path, number, scan.endPosition(), describe(scan, i < tail));
+            if (corruptionPolicy != CorruptionPolicy.TRUNCATE) {
+                throw e;
+            }
+            truncation = e;
+            scans.add(scan);
+            removeFrom = i + 1;
+            replay.endFile();
+            break;
+        }
+        // A tail that keeps no record (cut at or before its SNAPSHOT) goes: the file before it is the tail.
+        while (!scans.isEmpty() && scans.get(scans.size() - 1).end() != ScanEnd.END_OF_FILE
+            && scans.get(scans.size() - 1).endPosition() <= FIRST_RECORD_POSITION) {
+            scans.remove(scans.size() - 1);
+            replay.fileEnds.remove(replay.fileEnds.size() - 1);
+            removeFrom = scans.size();
+        }
+        if (mark != null && truncation == null) {
+            final LogCorruptedException e = checkCleanEnd(mark, scans.isEmpty() ? null : scans.get(scans.size() - 1));
+            if (e != null) {
+                if (corruptionPolicy != CorruptionPolicy.TRUNCATE) {
+                    throw e;
+                }
+                truncation = e;
+            }
+        }
+        if (truncation != null) {
+            LOG.warn("Log {} cut at the corruption, later data lost: {}", directory, truncation.getMessage());
+        }
+
+        final List<RecoveredSegment> segments = scans.isEmpty() ? List.of() : replay.finish();
+
+        for (int i = numbers.size() - 1; i >= removeFrom; i--) {
+            removed.add(path(numbers.get(i)));
+        }
+        if (!emptyTrailing.isEmpty()) {
+            LOG.info("Log {}: removing {} trailing file(s) holding no record: {}", directory, emptyTrailing.size(), emptyTrailing);
+        }
+
+        final LogFileScan tailScan = scans.isEmpty() ? null : scans.get(scans.size() - 1);
+        long resumePosition = 0;
+        long tailFileNumber = 0;
+        long tailFileLength = 0;
+        long tailEndPosition = 0;
+        long tailZeroEnd = 0;
+        long tornBytes = 0;
+        if (tailScan != null) {
+            tailFileNumber = tailScan.fileNumber();
+            tailFileLength = tailScan.fileLength();
+            tailEndPosition = Math.min(tailScan.endPosition(), tailFileLength);
+            resumePosition = Math.min(tailScan.resumePosition(), tailFileLength);
+            tailZeroEnd = needsCut(tailScan) ? Math.min(tailScan.zeroEnd(), tailFileLength) : resumePosition;
+            // A write cut short (TORN), or invalid bytes at a page boundary with something to zero
+            // after them (STALE: the torn first page of a write, or a recycled file's old bytes).
+            if (tailScan.end() == ScanEnd.TORN || (tailScan.end() == ScanEnd.STALE && tailZeroEnd > resumePosition)) {
+                final Path tailPath = path(tailFileNumber);
+                tornBytes = Math.max(tailZeroEnd, resumePosition) - tailEndPosition;
+                if (corruptionPolicy == CorruptionPolicy.FAIL_ON_TORN_TAIL) {
+                    throw new LogCorruptedException(tailPath, tailFileNumber, tailEndPosition, "torn tail (" + tailScan.reason()
+                        + "), bytes=" + tornBytes + " would be cut; corruptionPolicy=" + corruptionPolicy + " makes a torn tail an error");
+                }
+                LOG.warn("Log {}: torn tail in {} at position={}: cutting bytes={} (an unacknowledged write cut short, no clean-close"
+                    + " mark): {}", directory, tailPath, tailEndPosition, tornBytes, tailScan.reason());
+            }
+            if (!readOnly) {
+                cutTail(tailScan, tailZeroEnd);
+            }
+        }
+        if (!readOnly) {
+            for (final Path path : removed) {
+                Files.deleteIfExists(path);
+            }
+            if (!removed.isEmpty()) {
+                forceDirectory();
+            }
+        }
+
+        final List<RecoveredFile> files = recoveredFiles(scans, segments, replay.fileEnds);
+        final long nextFileNumber = tailScan != null ? tailFileNumber + 1 : numbers.isEmpty() ? 1 : numbers.get(0);
+        return new RecoveredLog(segments, files, removed, tailFileNumber, tailFileLength, tailEndPosition, resumePosition,
+            tailZeroEnd, nextFileNumber, replay.maxSegmentId + 1, truncation, bytesRead, mark != null, tornBytes);
+    }
+
+    /**
+     * @return null if the log ends where the clean-close mark says, else the corruption: the
+     *         mark's file is missing or holds less than it did.
+     */
+    private LogCorruptedException checkCleanEnd(final CleanMark mark, final LogFileScan tailScan) {
+        final long tailNumber = tailScan == null ? 0 : tailScan.fileNumber();
+        final long tailResume = tailScan == null ? 0 : Math.min(tailScan.resumePosition(), tailScan.fileLength());
+        if (tailNumber == mark.fileNumber() && tailResume == mark.endPosition()) {
+            return null;
+        }
+        if (mark.fileNumber() == 0) {
+            return new LogCorruptedException(path(tailNumber), tailNumber, FIRST_RECORD_POSITION, "the log was closed cleanly with no"
+                + " file written (" + CleanMark.FILE_NAME + " mark epoch=" + mark.epoch() + "), but this file holds records");
+        }
+        if (tailNumber == mark.fileNumber()) {
+            return new LogCorruptedException(path(tailNumber), tailNumber, tailScan.endPosition(), "the records end at position="
+                + tailScan.endPosition() + " (" + tailScan.end() + (tailScan.reason() != null ? ": " + tailScan.reason() : "")
+                + "), but the log was closed cleanly ending at endPosition=" + mark.endPosition() + " (" + CleanMark.FILE_NAME
+                + " mark epoch=" + mark.epoch() + "): acknowledged records are damaged or missing");
+        }
+        return new LogCorruptedException(path(mark.fileNumber()), mark.fileNumber(), 0, "the log was closed cleanly ending in"
+            + " fileNumber=" + mark.fileNumber() + " at endPosition=" + mark.endPosition() + " (" + CleanMark.FILE_NAME + " mark epoch="
+            + mark.epoch() + "), but the last file holding records is fileNumber=" + tailNumber + (Files.exists(path(mark.fileNumber()))
+            ? ": this file's records are damaged or missing" : ": this file is missing"));
+    }
+
+    private static String describe(final LogFileScan scan, final boolean beforeTail) {
+        if (scan.end() == ScanEnd.BAD_HEADER) {
+            return "bad header: " + scan.reason();
+        }
+        if (beforeTail && scan.endPosition() <= FIRST_RECORD_POSITION) {
+            return "the file holds no record (" + scan.reason() + "), but later files do";
+        }
+        if (beforeTail && scan.end() == ScanEnd.TORN) {
+            return scan.reason() + "; in a file before the tail (later files hold records), so not a write cut short";
+        }
+        return scan.reason();
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // Files
+    // ------------------------------------------------------------------------------------------
+
+    private List<Long> listFileNumbers() throws IOException {
+        final List<Long> numbers = new ArrayList<>();
+        try (DirectoryStream<Path> stream = Files.newDirectoryStream(directory, "log-*.log")) {
+            for (final Path path : stream) {
+                final long number = LogFileDescriptor.fileNumber(path.getFileName().toString());
+                if (number >= 0 && Files.isRegularFile(path)) {
+                    numbers.add(number);
+                }
+            }
+        }
+        numbers.sort(Long::compareUnsigned);
+        return numbers;
+    }
+
+    private Path path(final long fileNumber) {
+        return directory.resolve(LogFileDescriptor.fileName(fileNumber));
+    }
+
+    private static boolean needsCut(final LogFileScan scan) {
+        return scan.end() != ScanEnd.END_OF_FILE && scan.end() != ScanEnd.ZEROS;
+    }
+
+    /**
+     * Makes the tail end cleanly at its resume position: padding over the torn rest of the page,
+     * zeros over everything a later scan could take for records, the file back to FILE_LENGTH.
+     */
+    private void cutTail(final LogFileScan scan, final long zeroEnd) throws IOException {
+        final long fileLength = scan.fileLength();
+        final long end = scan.endPosition();
+        final long resume = scan.resumePosition();
+        final boolean pad = needsCut(scan) && (end & (PAGE_LENGTH - 1)) != 0 && end < fileLength;
+        final boolean extend = scan.size() < fileLength;
+        if (!pad && zeroEnd <= resume && !extend) {
+            return;
+        }
+        final Path path = path(scan.fileNumber());
+        final ByteBuffer zeros = ByteBuffer.allocateDirect(chunkLength);
+        try (FileChannel channel = FileChannel.open(path, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
+            if (pad) {
+                final int gap = (int) (resume - end);
+                final ByteBuffer padding = ByteBuffer.allocateDirect(gap).order(ByteOrder.LITTLE_ENDIAN);
+                LogRecordDescriptor.putPadding(new UnsafeBuffer(padding), 0, gap);
+                writeFully(channel, padding, end);
+            }
+            writeZeros(channel, zeros, resume, zeroEnd);
+            if (extend) {
+                writeZeros(channel, zeros, Math.max(resume, Math.min(scan.size(), fileLength)) & ~(long) (PAGE_LENGTH - 1),
+                    fileLength);
+            }
+            channel.force(true);
+        }
+        LOG.info("Log {}: tail cut at position={} ({}: {}), writing resumes at position={}", path, end, scan.end(),
+            scan.reason(), resume);
+    }
+
+    private static void writeZeros(final FileChannel channel, final ByteBuffer zeros, final long from, final long to)
+        throws IOException {
+        for (long position = from; position < to; ) {
+            final int n = (int) Math.min(zeros.capacity(), to - position);
+            zeros.clear().limit(n);
+            writeFully(channel, zeros, position);
+            position += n;
+        }
+    }
+
+    private static void writeFully(final FileChannel channel, final ByteBuffer buffer, final long position) throws IOException {
+        long at = position;
+        while (buffer.hasRemaining()) {
+            at += channel.write(buffer, at);
+        }
+    }
+
+    private void forceDirectory() {
+        try (FileChannel channel = FileChannel.open(directory, StandardOpenOption.READ)) {
+            channel.force(true);
+        } catch (final IOException | UnsupportedOperationException e) {
+            LOG.debug("Cannot force directory {}: {}", directory, e.toString());
+        }
+    }
+
+    private List<RecoveredFile> recoveredFiles(final List<LogFileScan> scans, final List<RecoveredSegment> segments,
+                                               final List<Map<SegmentState, long[]>> fileEnds) {
+        final Map<Long, long[]> live = new HashMap<>();
+        for (final RecoveredSegment segment : segments) {
+            if (segment.deleted()) {
+                continue;
+            }
+            final long start = segment.startOffset();
+            segment.locations().forEach((offset, length, fileNumber, position) -> {
+                final long liveLength = offset + length - Math.max(offset, start);
+                if (liveLength > 0) {
+                    live.computeIfAbsent(fileNumber, n -> new long[1])[0] += liveLength;
+                }
+            });
+        }
+        final List<RecoveredFile> files = new ArrayList<>(scans.size());
+        for (int i = 0; i < scans.size(); i++) {
+            final LogFileScan scan = scans.get(i);
+            final Map<Integer, Long> dataEnds = new HashMap<>();
+            for (final Map.Entry<SegmentState, long[]> entry : fileEnds.get(i).entrySet()) {
+                if (!entry.getKey().deleted) {
+                    dataEnds.put(entry.getKey().id, entry.getValue()[0]);
+                }
+            }
+            final long[] liveLength = live.get(scan.fileNumber());
+            files.add(new RecoveredFile(scan.fileNumber(), path(scan.fileNumber()), scan.fileLength(), scan.end(),
+                scan.endPosition(), scan.recordCount(), scan.dataLength(), liveLength == null ? 0 : liveLength[0], dataEnds));
+        }
+        return files;
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // Replay
+    // ------------------------------------------------------------------------------------------
+
+    /** What a file's SNAPSHOT does to the table. */
+    private enum SnapshotMode {
+        /** The oldest file: the table starts from it. */
+        APPLY,
+        /** A file right after the previous one: it must equal the table replayed so far. */
+        CHECK,
+        /** A file after a gap: the table re-synchronizes to it. */
+        RESYNC
+    }
+
+    /** One segment while replaying. */
+    private static final class SegmentState {
+        final int id;
+        final String name;
+        long loggedFrom;
+        long loggedFromFile;
+        LocationIndex locations;
+        long start;
+        long length;
+        boolean sealed;
+        boolean deleted;
+        /**
+         * Locations the index cannot take in log order, by offset: compaction copies of bytes
+         * before {@link #loggedFrom} (their original's file is gone), and the records a RESYNC
+         * took out of the index; {@code {length, fileNumber, position}}. Null until needed.
+         */
+        TreeMap<Long, long[]> below;
+
+        SegmentState(final int id, final String name, final long start, final long length, final boolean sealed,
+                     final long fileNumber) {
+            this.id = id;
+            this.name = name;
+            this.start = start;
+            this.length = length;
+            this.sealed = sealed;
+            this.loggedFrom = length;
+            this.loggedFromFile = fileNumber;
+            this.locations = new LocationIndex(length);
+        }
+    }
+
+    /**
+     * Applies the records to the segment table; under {@link CorruptionPolicy#FAIL} throws at the
+     * first record that breaks a rule, else stops the scan there and keeps the exception.
+     */
+    private final class Replay implements LogRecordVisitor {
+        private final Int2ObjectHashMap<SegmentState> byId = new Int2ObjectHashMap<>();
+        private final Map<String, SegmentState> liveByName = new HashMap<>();
+        private final List<SnapshotCodec.Entry> snapshotEntries = new ArrayList<>();
+        /** Per file replayed, in order: each segment's DATA end offset in it. */
+        final List<Map<SegmentState, long[]>> fileEnds = new ArrayList<>();
+        private Map<SegmentState, long[]> currentEnds;
+        private long fileNumber;
+        private Path path;
+        private SnapshotMode snapshotMode;
+        private long maxSegmentId = 0;
+        private String snapshotProblem;
+        LogCorruptedException failure;
+
+        void beginFile(final long fileNumber, final Path path, final SnapshotMode snapshotMode) {
+            this.fileNumber = fileNumber;
+            this.path = path;
+            this.snapshotMode = snapshotMode;
+            this.currentEnds = new IdentityHashMap<>();
+        }
+
+        void endFile() {
+            fileEnds.add(currentEnds);
+        }
+
+        @Override
+        public boolean onRecord(final LogRecordView record) {
+            final String problem = apply(record);
+            if (problem == null) {
+                return true;
+            }
+            failure = new LogCorruptedException(path, fileNumber, record.position(), problem);
+            if (corruptionPolicy != CorruptionPolicy.TRUNCATE) {
+                throw failure;
+            }
+            return false;
+        }
+
+        private String apply(final LogRecordView record) {
+            final int id = record.segmentId();
+            final long offset = record.segmentOffset();
+            final SegmentState segment = byId.get(id);
+            final boolean live = segment != null && !segment.deleted;
+            switch (record.type()) {
+                case LogRecordDescriptor.TYPE_SNAPSHOT:
+                    return snapshot(record);
+                case LogRecordDescriptor.TYPE_CREATE: {
+                    if (live) {
+                        return "CREATE of segmentId=" + Integer.toUnsignedString(id) + ", which exists (name=" + segment.name + ")";
+                    }
+                    final String name = record.payloadAsString();
+                    final SegmentState other = liveByName.get(name);
+                    if (other != null) {
+                        return "CREATE of segmentId=" + Integer.toUnsignedString(id) + " name=" + name + ", a name segmentId="
+                            + Integer.toUnsignedString(other.id) + " holds";
+                    }
+                    put(new SegmentState(id, name, 0, 0, false, fileNumber));
+                    return null;
+                }
+                case LogRecordDescriptor.TYPE_DATA: {
+                    if (record.isCopy()) {
+                        return copy(record, segment, live);
+                    }
+                    if (!live) {
+                        return "DATA of segmentId=" + Integer.toUnsignedString(id) + (segment == null ? ", never created"
+                            : ", deleted");
+                    }
+                    if (segment.sealed) {
+                        return "DATA of segmentId=" + Integer.toUnsignedString(id) + " name=" + segment.name + " after its SEAL";
+                    }
+                    if (offset != segment.length) {
+                        return "DATA of segmentId=" + Integer.toUnsignedString(id) + " name=" + segment.name + " at offset=" + offset
+                            + ", but its length=" + segment.length + " (offsets must be contiguous)";
+                    }
+                    if (record.length() > 0) {
+                        segment.locations.addOwned(offset, record.length(), fileNumber, record.position());
+                        segment.length += record.length();
+                        long[] end = currentEnds.get(segment);
+                        if (end == null) {
+                            end = new long[1];
+                            currentEnds.put(segment, end);
+                        }
+                        end[0] = segment.length;
+                    }
+                    return null;
+                }
+                case LogRecordDescriptor.TYPE_SEAL: {
+                    if (!live) {
+                        return "SEAL of segmentId=" + Integer.toUnsignedString(id) + ", which is not live";
+                    }
+                    if (offset != segment.length) {
+                        return "SEAL of segmentId=" + Integer.toUnsignedString(id) + " name=" + segment.name + " at length=" + offset
+                            + ", but its length=" + segment.length;
+                    }
+                    segment.sealed = true;
+                    return null;
+                }
+                case LogRecordDescriptor.TYPE_TRUNCATE: {
+                    if (!live) {
+                        return "TRUNCATE of segmentId=" + Integer.toUnsignedString(id) + ", which is not live";
+                    }
+                    if (offset > segment.length) {
+                        return "TRUNCATE of segmentId=" + Integer.toUnsignedString(id) + " name=" + segment.name + " to offset="
+                            + offset + ", past its length=" + segment.length;
+                    }
+                    if (offset > segment.start) {
+                        segment.start = offset;
+                        segment.locations.truncateOwned(offset);
+                    }
+                    return null;
+                }
+                case LogRecordDescriptor.TYPE_DELETE: {
+                    if (!live) {
+                        return "DELETE of segmentId=" + Integer.toUnsignedString(id) + ", which is not live";
+                    }
+                    delete(segment);
+                    return null;
+                }
+                default:
+                    return "unexpected record type=" + record.type();
+            }
+        }
+
+        /**
+         * A compaction copy: the segment's bytes at the copy's offset are read from the copy from
+         * now on (the newest copy wins); it does not extend the segment. A copy of a segment that
+         * is not live or of bytes truncated away is dead and ignored (the writer may write a copy
+         * after a DELETE or TRUNCATE that was not durable yet when it took the copy).
+         */
+        private String copy(final LogRecordView record, final SegmentState segment, final boolean live) {
+            if (!live) {
+                return null;
+            }
+            final long offset = record.segmentOffset();
+            final int length = record.length();
+            final long end = offset + length;
+            if (length <= 0 || end > segment.length) {
+                return "copied DATA of segmentId=" + Integer.toUnsignedString(segment.id) + " name=" + segment.name + " at offset="
+                    + offset + " length=" + length + ", but its length=" + segment.length + " (a copy holds bytes the segment has)";
+            }
+            if (end <= segment.start) {
+                return null;
+            }
+            if (!segment.locations.relocateOwned(offset, length, fileNumber, record.position())) {
+                if (segment.below == null) {
+                    segment.below = new TreeMap<>();
+                }
+                segment.below.put(offset, new long[] {length, fileNumber, record.position()});
+            }
+            long[] fileEnd = currentEnds.get(segment);
+            if (fileEnd == null) {
+                fileEnd = new long[1];
+                currentEnds.put(segment, fileEnd);
+            }
+            fileEnd[0] = Math.max(fileEnd[0], end);
+            return null;
+        }
+
+        private String snapshot(final LogRecordView record) {
+            snapshotEntries.clear();
+            try {
+                SnapshotCodec.decode(record.payload(), record.length(),
+                    (id, sealed, start, length, name) -> snapshotEntries.add(new SnapshotCodec.Entry(id, sealed, start, length, name)));
+            } catch (final IllegalArgumentException e) {
+                return "malformed SNAPSHOT: " + e.getMessage();
+            }
+            final Map<Integer, SnapshotCodec.Entry> byEntryId = new HashMap<>();
+            final Map<String, SnapshotCodec.Entry> byEntryName = new HashMap<>();
+            for (final SnapshotCodec.Entry entry : snapshotEntries) {
+                if (byEntryId.put(entry.segmentId(), entry) != null) {
+                    return "SNAPSHOT lists segmentId=" + Integer.toUnsignedString(entry.segmentId()) + " twice";
+                }
+                if (byEntryName.put(entry.name(), entry) != null) {
+                    return "SNAPSHOT lists name=" + entry.name() + " twice";
+                }
+            }
+            return switch (snapshotMode) {
+                case APPLY -> {
+                    for (final SnapshotCodec.Entry entry : snapshotEntries) {
+                        put(new SegmentState(entry.segmentId(), entry.name(), entry.startOffset(), entry.length(), entry.sealed(),
+                            fileNumber));
+                    }
+                    yield null;
+                }
+                case CHECK -> check(byEntryId);
+                case RESYNC -> resync(byEntryId);
+            };
+        }
+
+        /**
+         * @return null if the SNAPSHOT lists exactly the live segments as replayed, else the first difference.
+         */
+        private String check(final Map<Integer, SnapshotCodec.Entry> entries) {
+            for (final SegmentState segment : liveByName.values()) {
+                final SnapshotCodec.Entry entry = entries.get(segment.id);
+                if (entry == null) {
+                    return "SNAPSHOT misses segmentId=" + Integer.toUnsignedString(segment.id) + " name=" + segment.name
+                        + ", which the records before it leave live";
+                }
+                if (!entry.name().equals(segment.name) || entry.startOffset() != segment.start || entry.length() != segment.length
+                    || entry.sealed() != segment.sealed) {
+                    return "SNAPSHOT lists " + entry + ", but the records before it leave segmentId="
+                        + Integer.toUnsignedString(segment.id) + " name=" + segment.name + " startOffset=" + segment.start
+                        + " length=" + segment.length + " sealed=" + segment.sealed;
+                }
+            }
+            if (entries.size() != liveByName.size()) {
+                for (final SnapshotCodec.Entry entry : entries.values()) {
+                    final SegmentState segment = byId.get(entry.segmentId());
+                    if (segment == null || segment.deleted) {
+                        return "SNAPSHOT lists " + entry + ", which the records before it do not leave live";
+                    }
+                }
+            }
+            return null;
+        }
+
+        /**
+         * Takes the SNAPSHOT of a file after deleted ones as the table.
+         */
+        private String resync(final Map<Integer, SnapshotCodec.Entry> entries) {
+            for (final SnapshotCodec.Entry entry : snapshotEntries) {
+                final SegmentState segment = byId.get(entry.segmentId());
+                if (segment != null && !segment.deleted && entry.name().equals(segment.name)
+                    && (entry.length() < segment.length || entry.startOffset() < segment.start || (segment.sealed && !entry.sealed()))) {
+                    return "SNAPSHOT lists " + entry + ", behind what the records before it leave: segmentId="
+                        + Integer.toUnsignedString(segment.id) + " startOffset=" + segment.start + " length=" + segment.length
+                        + " sealed=" + segment.sealed;
+                }
+            }
+            // Checked: now apply, so that a cut here leaves the table as the files before left it.
+            for (final SegmentState segment : new ArrayList<>(liveByName.values())) {
+                final SnapshotCodec.Entry entry = entries.get(segment.id);
+                if (entry == null || !entry.name().equals(segment.name)) {
+                    delete(segment);
+                }
+            }
+            for (final SnapshotCodec.Entry entry : snapshotEntries) {
+                final SegmentState segment = byId.get(entry.segmentId());
+                if (segment == null || segment.deleted) {
+                    put(new SegmentState(entry.segmentId(), entry.name(), entry.startOffset(), entry.length(), entry.sealed(),
+                        fileNumber));
+                    continue;
+                }
+                if (entry.length() > segment.length) {
+                    // Keep what the index held: compaction copies may fill the gap up to the new start.
+                    final SegmentState kept = segment;
+                    segment.locations.forEach((offset, length, file, position) -> {
+                        if (kept.below == null) {
+                            kept.below = new TreeMap<>();
+                        }
+                        kept.below.put(offset, new long[] {length, file, position});
+                    });
+                    segment.locations = new LocationIndex(entry.length());
+                    segment.loggedFrom = entry.length();
+                    segment.loggedFromFile = fileNumber;
+                    segment.length = entry.length();
+                }
+                if (entry.startOffset() > segment.start) {
+                    segment.start = entry.startOffset();
+                    segment.locations.truncateOwned(entry.startOffset());
+                }
+                segment.sealed = entry.sealed();
+            }
+            return null;
+        }
+
+        private void put(final SegmentState segment) {
+            byId.put(segment.id, segment);
+            liveByName.put(segment.name, segment);
+            maxSegmentId = Math.max(maxSegmentId, Integer.toUnsignedLong(segment.id));
+        }
+
+        private void delete(final SegmentState segment) {
+            segment.deleted = true;
+            segment.locations.clear();
+            segment.below = null;
+            liveByName.remove(segment.name, segment);
+        }
+
+        /**
+         * Prepends to a segment's index the records before {@code loggedFrom} that compaction
+         * copies (or files before a RESYNC) hold, if they cover {@code [start, loggedFrom)} without a
+         * gap; otherwise leaves the segment as it is (the caller reports the missing bytes).
+         */
+        private void fillFromBelow(final SegmentState segment) {
+            final Map.Entry<Long, long[]> first = segment.below.floorEntry(segment.start);
+            if (first == null || first.getKey() + first.getValue()[0] <= segment.start) {
+                return;
+            }
+            final LocationIndex index = new LocationIndex(first.getKey());
+            long at = first.getKey();
+            while (at < segment.loggedFrom) {
+                final long[] location = segment.below.get(at);
+                if (location == null) {
+                    return;
+                }
+                index.addOwned(at, (int) location[0], location[1], location[2]);
+                at += location[0];
+            }
+            if (at != segment.loggedFrom) {
+                return;
+            }
+            segment.locations.forEach(index::addOwned);
+            index.truncateOwned(segment.start);
+            segment.locations = index;
+            segment.loggedFrom = first.getKey();
+            segment.below = null;
+        }
+
+        List<RecoveredSegment> finish() {
+            final List<SegmentState> states = new ArrayList<>(byId.values());
+            states.sort((a, b) -> Integer.compareUnsigned(a.id, b.id));
+            final List<RecoveredSegment> segments = new ArrayList<>(states.size());
+            for (final SegmentState segment : states) {
+                if (!segment.deleted && segment.start < segment.loggedFrom && segment.below != null) {
+                    fillFromBelow(segment);
+                }
+                if (!segment.deleted && segment.start < segment.loggedFrom) {
+                    throw new LogCorruptedException(path(segment.loggedFromFile), segment.loggedFromFile, FIRST_RECORD_POSITION,
+                        "segmentId=" + Integer.toUnsignedString(segment.id) + " name=" + segment.name + " holds offsets from startOffset="
+                            + segment.start + ", but the log holds its bytes only from offset=" + segment.loggedFrom
+                            + " (this file's SNAPSHOT; the files before it are gone): a file was deleted while its data were live");
+                }
+                segment.locations.trimToSize();
+                segments.add(new RecoveredSegment(segment.id, segment.name, segment.start, segment.length, segment.sealed,
+                    segment.deleted, segment.loggedFrom, segment.locations));
+            }
+            return segments;
+        }
+    }
+
+    /**
+     * Configures a {@link LogRecovery}. Not thread-safe; use from one thread.
+     */
+    public static final class Builder {
+        private final Path directory;
+        private CorruptionPolicy corruptionPolicy = CorruptionPolicy.FAIL;
+        private boolean readOnly;
+        private long tornWriteWindow = LogScanner.TORN_WRITE_WINDOW_DEFAULT;
+        private int chunkLength = LogScanner.CHUNK_LENGTH_DEFAULT;
+
+        private Builder(final Path directory) {
+            this.directory = Objects.requireNonNull(directory, "directory");
+        }
+
+        /**
+         * @param corruptionPolicy what to do on corruption before the tail; {@link CorruptionPolicy#FAIL} by default.
+         */
+        public Builder corruptionPolicy(final CorruptionPolicy corruptionPolicy) {
+            this.corruptionPolicy = Objects.requireNonNull(corruptionPolicy, "corruptionPolicy");
+            return this;
+        }
+
+        /**
+         * @param readOnly if true, change nothing on disk (no cut, no removal): the result says what
+         *                 would have been done. False by default.
+         */
+        public Builder readOnly(final boolean readOnly) {
+            this.readOnly = readOnly;
+            return this;
+        }
+
+        /**
+         * @param tornWriteWindow the most bytes a crash can leave half-written: the writer's
+         *                        largest write times its writes in flight (see {@link LogScanner});
+         *                        8 MiB by default.
+         */
+        public Builder tornWriteWindow(final long tornWriteWindow) {
+            this.tornWriteWindow = tornWriteWindow;
+            return this;
+        }
+
+        /**
+         * @param chunkLength bytes per read, a multiple of 4 KiB of at least 16 KiB; 1 MiB by default.
+         */
+        public Builder chunkLength(final int chunkLength) {
+            this.chunkLength = chunkLength;
+            return this;
+        }
+
+        /**
+         * @throws IllegalArgumentException if a setting is out of range.
+         */
+        public LogRecovery build() {
+            if (chunkLength < 4 * PAGE_LENGTH || (chunkLength & (PAGE_LENGTH - 1)) != 0) {
+                throw new IllegalArgumentException("chunkLength=" + chunkLength + " must be a multiple of " + PAGE_LENGTH
+                    + " and at least " + 4 * PAGE_LENGTH);
+            }
+            if (tornWriteWindow < 0) {
+                throw new IllegalArgumentException("tornWriteWindow=" + tornWriteWindow + " must be >= 0");
+            }
+            return new LogRecovery(this);
+        }
+    }
+}
