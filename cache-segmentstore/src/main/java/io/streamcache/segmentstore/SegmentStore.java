@@ -455,6 +455,7 @@ public final class SegmentStore implements AutoCloseable {
         return append(name, expectedOffset, Unpooled.wrappedBuffer(data));
     }
 
+    /** An append at {@code expectedOffset}, or wherever the segment ends if it is {@link #ANY_OFFSET}. */
     private long appendAt(final String name, final long expectedOffset, final ByteBuf data) {
         Objects.requireNonNull(data, "data");
         return mutations.append(name, expectedOffset, data);
@@ -979,6 +980,7 @@ public final class SegmentStore implements AutoCloseable {
         return readThrough != null ? readThrough.historicalReader() : null;
     }
 
+    @Override
     public String toString() {
         return "SegmentStore{name=" + name + ", cache=" + cache.name() + ", segments=" + table.count()
             + ", maxIndexEntryLength=" + maxIndexEntryLength + ", appendsDurable=" + appendsDurable
@@ -986,9 +988,10 @@ public final class SegmentStore implements AutoCloseable {
     }
 
     // ------------------------------------------------------------------------------------------
-    // Argument checks
+    // Machinery
     // ------------------------------------------------------------------------------------------
 
+    /** For tests in this package: the segment object, or null. */
     Segment segmentOrNull(final String name) {
         return table.segmentOrNull(name);
     }
@@ -1019,7 +1022,6 @@ public final class SegmentStore implements AutoCloseable {
             return Long.MAX_VALUE;
         }
     }
-
 
     /**
      * Configures and builds a {@link SegmentStore}. Not thread-safe; use from one thread.
