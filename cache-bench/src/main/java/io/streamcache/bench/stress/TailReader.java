@@ -121,6 +121,17 @@ final class TailReader implements Runnable {
                     }
                 }
             }
+            // A last look at what was appended since this reader's last read, so that a short run
+            // (fewer operations than one scheduling slice) still checks the bytes it wrote.
+            for (int i = 0; i < followed.length; i++) {
+                try (ReadResult result = run.store.read(followed[i].name, positions[i], MAX_READ_LENGTH)) {
+                    if (result.length() > 0 && !run.verify(followed[i], result, reader)) {
+                        return;
+                    }
+                } catch (final Exception e) {
+                    skipIfTruncated(i, e);
+                }
+            }
         } catch (final InterruptedException e) {
             Thread.currentThread().interrupt();
         } catch (final Exception e) {
