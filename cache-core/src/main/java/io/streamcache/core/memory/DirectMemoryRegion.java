@@ -177,6 +177,14 @@ public final class DirectMemoryRegion extends BufferArrayRegion {
                 + available + " of MaxDirectMemorySize=" + max + " are available: raise -XX:MaxDirectMemorySize, "
                 + "lower the cache capacity, or use a mapped-file region");
         }
+        // Within the JVM's limit but beyond the container's, the kernel would kill the process
+        // while the pages are first written, with no message: refuse now and say what to set.
+        final long used = usedDirectMemory();
+        final String refusal = ContainerMemory.system().check(needed + used, "a direct memory region of " + needed
+            + " bytes (with " + used + " bytes of direct memory already in use)");
+        if (refusal != null) {
+            throw new CacheConfigurationException(refusal);
+        }
     }
 
     @Override
