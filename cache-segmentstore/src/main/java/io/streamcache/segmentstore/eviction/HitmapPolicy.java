@@ -1,9 +1,11 @@
 package io.streamcache.segmentstore.eviction;
 
+import io.streamcache.core.StreamcacheThreads;
 import org.jctools.queues.MpscArrayQueue;
 import org.jctools.queues.SpmcArrayQueue;
 
 import java.util.Arrays;
+import java.util.Objects;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
@@ -14,19 +16,13 @@ import java.util.concurrent.locks.ReentrantLock;
  * counters, updated off the data path, aged by rolling compaction; eviction takes the coldest
  * zone first.
  *
- * <h2>Layout</h2>
- * {@code M} levels of bit arrays, level {@code m} holding {@code level0Bits << m} bits (an
- * inverted pyramid: each level twice the size of the one below). A key (segment and entry start
- * offset, hashed to 64 bits) is <em>marked</em> in a level if all {@code N} of its bits there are
- * set; the {@code N} bit indexes are {@code (h1 + i * h2) mod size}, i = 0..N-1. A use marks the
- * key in the lowest level where it is not yet marked, so the number of consecutive marked levels
- * from level 0, the key's <em>zone</em>, approximates its use count, up to {@code M}.
- *
- * <h2>Rolling compaction</h2>
- * After every {@code compactionPeriod} applied uses, level 0 is dropped, every level {@code m}
- * is folded into the size of level {@code m-1} by OR-ing its two halves (the indexes are taken
- * modulo a power of two, so the fold keeps every mark) and becomes level {@code m-1}, and the
- * top level starts empty: every count drops by one. Folding reuses the arrays: no allocation.
+ * <h2>Structure</h2>
+ * The counters are a {@link Hitmap}: {@code M} levels of bit arrays, each twice the size of the
+ * one below; a use marks its key (segment and entry start offset, hashed) in the lowest level
+ * where it is not yet marked, so the key's <em>zone</em> (consecutive marked levels from level 0)
+ * approximates its use count, up to {@code M}. After every {@code compactionPeriod} applied uses
+ * a rolling compaction drops every count by one. The layout and the fold are described there.
+ * This class owns the queue of uses, the updater and the ranking of a pass.
  *
  * <h2>Thread model</h2>
  * <ul>
@@ -36,7 +32,7 @@ import java.util.concurrent.locks.ReentrantLock;
  *       it and offers it to a jctools {@code MpscArrayQueue}. No allocation, no lock, no
  *       blocking; when the pool is empty the use is dropped and counted ({@link #drops()}).</li>
  *   <li>{@link #drain()}: the single consumer; applies queued hashes to the Hitmap and runs
- *       compactions. Called by the updater thread ({@link #startUpdater}), by the pass
+ *       compactions. Called by the updater thread ({@link #startUpdater(StreamcacheThreads, String, long)}), by the pass
  *       ({@link #beginPass} drains first) or by a simulator that wants determinism. Every access
  *       to the bit arrays holds a private lock, so these callers may overlap.</li>
  *   <li>{@link #beginPass}, {@link #survey}, {@link #advance}, {@link #select}: the cache
@@ -59,8 +55,8 @@ public final class HitmapPolicy implements EvictionPolicy, AutoCloseable {
     private final int levels;
     private final int hashFunctions;
     private final long compactionPeriod;
-    private final long[][] bits;
-    private final long[] masks;
+    /** The counters; every access holds {@link #lock}. */
+    private final Hitmap hitmap;
     private final ReentrantLock lock = new ReentrantLock();
     private final SpmcArrayQueue<Slot> free;
     private final MpscArrayQueue<Slot> pending;
@@ -110,13 +106,7 @@ public final class HitmapPolicy implements EvictionPolicy, AutoCloseable {
         this.levels = levels;
         this.hashFunctions = hashFunctions;
         this.compactionPeriod = compactionPeriod;
-        this.bits = new long[levels][];
-        this.masks = new long[levels];
-        for (int m = 0; m < levels; m++) {
-            final long size = (long) level0Bits << m;
-            bits[m] = new long[(int) (size >>> 6)];
-            masks[m] = size - 1;
-        }
+        this.hitmap = new Hitmap(levels, level0Bits, hashFunctions);
         free = new SpmcArrayQueue<>(queueCapacity);
         pending = new MpscArrayQueue<>(queueCapacity);
         final int slots = free.capacity();
@@ -189,7 +179,7 @@ public final class HitmapPolicy implements EvictionPolicy, AutoCloseable {
             while ((slot = pending.poll()) != null) {
                 final long hash = slot.hash;
                 free.offer(slot);
-                mark(hash);
+                hitmap.mark(hash);
                 count++;
                 applied++;
                 if (++appliedSinceCompaction >= compactionPeriod) {
@@ -203,21 +193,40 @@ public final class HitmapPolicy implements EvictionPolicy, AutoCloseable {
     }
 
     /**
-     * Starts a daemon thread that drains the queue, parking {@code idleNanos} when it is empty.
-     * At most once; {@link #close()} stops it.
+     * Starts the updater with the default threads: a daemon thread named
+     * {@code streamcache-hitmap-updater-<name>} that drains the queue, parking {@code idleNanos}
+     * when it is empty. At most once; {@link #close()} stops it.
+     *
+     * @param name      the policy's name in the thread's name.
+     * @param idleNanos how long the updater parks when the queue is empty.
      */
-    public synchronized void startUpdater(final String name, final long idleNanos) {
+    public void startUpdater(final String name, final long idleNanos) {
+        startUpdater(StreamcacheThreads.defaults(), name, idleNanos);
+    }
+
+    /**
+     * Starts the updater: a thread of role {@link StreamcacheThreads.Role#HITMAP_UPDATER} from
+     * {@code threads} (pass the store's or the manager's) that drains the queue, parking
+     * {@code idleNanos} when it is empty. At most once; {@link #close()} stops it.
+     *
+     * @param threads   creates the thread (owner: {@code name}).
+     * @param name      the policy's name, the thread's owner.
+     * @param idleNanos how long the updater parks when the queue is empty.
+     * @throws IllegalStateException if the updater was started already or the policy is closed.
+     */
+    public synchronized void startUpdater(final StreamcacheThreads threads, final String name, final long idleNanos) {
+        Objects.requireNonNull(threads, "threads");
+        Objects.requireNonNull(name, "name");
         if (updater != null || closed) {
             throw new IllegalStateException("updater already started or policy closed");
         }
-        final Thread thread = new Thread(() -> {
+        final Thread thread = threads.newThread(StreamcacheThreads.Role.HITMAP_UPDATER, name, () -> {
             while (!closed) {
                 if (drain() == 0) {
                     LockSupport.parkNanos(this, idleNanos);
                 }
             }
-        }, name);
-        thread.setDaemon(true);
+        });
         updater = thread;
         thread.start();
     }
@@ -249,48 +258,9 @@ public final class HitmapPolicy implements EvictionPolicy, AutoCloseable {
     }
 
     private void compactLocked() {
-        // Ascending, in place: old level 0 is dropped first, so its array takes folded level 1;
-        // old level 1 was just folded, so its array takes folded level 2; and so on. Each level
-        // keeps an array of its own size.
-        for (int m = 1; m < levels; m++) {
-            final long[] upper = bits[m];
-            final long[] lower = bits[m - 1];
-            final int half = upper.length >>> 1;
-            for (int w = 0; w < half; w++) {
-                lower[w] = upper[w] | upper[w + half];
-            }
-        }
-        Arrays.fill(bits[levels - 1], 0L);
+        hitmap.compact();
         appliedSinceCompaction = 0;
         compactions++;
-    }
-
-    private void mark(final long hash) {
-        final long h1 = hash;
-        final long h2 = (hash >>> 32) | 1L;
-        for (int m = 0; m < levels; m++) {
-            if (!markedIn(m, h1, h2)) {
-                final long[] level = bits[m];
-                final long mask = masks[m];
-                for (int i = 0; i < hashFunctions; i++) {
-                    final long bit = (h1 + i * h2) & mask;
-                    level[(int) (bit >>> 6)] |= 1L << bit;
-                }
-                return;
-            }
-        }
-    }
-
-    private boolean markedIn(final int m, final long h1, final long h2) {
-        final long[] level = bits[m];
-        final long mask = masks[m];
-        for (int i = 0; i < hashFunctions; i++) {
-            final long bit = (h1 + i * h2) & mask;
-            if ((level[(int) (bit >>> 6)] & (1L << bit)) == 0) {
-                return false;
-            }
-        }
-        return true;
     }
 
     /**
@@ -299,14 +269,9 @@ public final class HitmapPolicy implements EvictionPolicy, AutoCloseable {
      */
     public int zone(final String segment, final long offset) {
         final long hash = hash(segment, offset);
-        final long h2 = (hash >>> 32) | 1L;
         lock.lock();
         try {
-            int m = 0;
-            while (m < levels && markedIn(m, hash, h2)) {
-                m++;
-            }
-            return m;
+            return hitmap.zone(hash);
         } finally {
             lock.unlock();
         }

@@ -1,5 +1,6 @@
 package io.streamcache.segmentstore.eviction;
 
+import io.streamcache.segmentstore.eviction.ReaderRegistry.SegmentReaders;
 
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
@@ -7,9 +8,6 @@ import java.util.Arrays;
 import java.util.HashMap;
 import java.util.Iterator;
 import java.util.Map;
-import java.util.Objects;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ConcurrentLinkedQueue;
 
 /**
  * Eviction that knows where the readers of each segment are, approximating Belady's optimal
@@ -19,7 +17,8 @@ import java.util.concurrent.ConcurrentLinkedQueue;
  * <ul>
  *   <li>{@link #register(String, long)} and {@link Reader#close()}: any thread, at any time
  *       (a broker calls them when a client opens or ends a read); they allocate and synchronize
- *       on the segment's reader set, never on the data path of other segments.</li>
+ *       on the segment's reader set, never on the data path of other segments. The reader sets
+ *       are kept by a {@link ReaderRegistry}; this class owns the pass and what it learns.</li>
  *   <li>{@link Reader#position(long)}: the reader's own thread (one writer per handle), on the
  *       data path; a release store into the handle, no allocation, no lock. The pass reads it
  *       with an acquire load, so it sees a recent position, not necessarily the latest.</li>
@@ -93,13 +92,10 @@ public final class ReaderAwarePolicy implements EvictionPolicy {
         }
     }
 
-    private final ConcurrentHashMap<String, SegmentReaders> segments = new ConcurrentHashMap<>();
-    /** Re-read sessions that ended since the last pass: (start distance, bytes read). */
-    private final ConcurrentLinkedQueue<long[]> endedSessions = new ConcurrentLinkedQueue<>();
+    /** The readers of every segment and the ended re-read sessions (any thread). */
+    private final ReaderRegistry registry = new ReaderRegistry();
     private final int rereadGenerations;
     private final int popularityHalfLife;
-    /** The generation of the latest pass; read by registering threads. */
-    private volatile int latestGeneration;
 
     // Pass state: confined to the pass.
     private final ReuseModel model;
@@ -163,34 +159,7 @@ public final class ReaderAwarePolicy implements EvictionPolicy {
      * @return the reader's handle: update its position as it reads, close it when done.
      */
     public Reader register(final String segment, final long position) {
-        Objects.requireNonNull(segment, "segment");
-        checkPosition(position);
-        while (true) {
-            final SegmentReaders set = segments.computeIfAbsent(segment, name -> new SegmentReaders(this, name));
-            synchronized (set) {
-                if (set.removed) {
-                    continue;
-                }
-                long reached = set.frontier;
-                for (final Reader other : set.readers) {
-                    reached = Math.max(reached, other.position());
-                }
-                final long tail = Math.max(reached, set.tail);
-                final boolean reread = position < tail;
-                final Reader reader = new Reader(set, position, reread ? tail - position : 0, reread);
-                if (position < reached) {
-                    set.rereadGeneration = latestGeneration;
-                    set.reread = true;
-                }
-                if (reread) {
-                    set.pendingRereads++;
-                }
-                final Reader[] readers = Arrays.copyOf(set.readers, set.readers.length + 1);
-                readers[readers.length - 1] = reader;
-                set.readers = readers;
-                return reader;
-            }
-        }
+        return registry.register(segment, position);
     }
 
     /**
@@ -199,25 +168,14 @@ public final class ReaderAwarePolicy implements EvictionPolicy {
      * Any thread.
      */
     public void forget(final String segment) {
-        final SegmentReaders set = segments.remove(segment);
-        if (set != null) {
-            synchronized (set) {
-                set.removed = true;
-                for (final Reader reader : set.readers) {
-                    reader.closed = true;
-                    reader.ended();
-                }
-                set.readers = new Reader[0];
-            }
-        }
+        registry.forget(segment);
     }
 
     /**
      * @return how many open readers the segment has now (any thread; for tests and metrics).
      */
     public int readerCount(final String segment) {
-        final SegmentReaders set = segments.get(segment);
-        return set == null ? 0 : set.readers.length;
+        return registry.readerCount(segment);
     }
 
     /** @return the (decayed) number of ended re-read sessions the passes learned from; for tests. */
@@ -232,7 +190,7 @@ public final class ReaderAwarePolicy implements EvictionPolicy {
     @Override
     public void beginPass(final int currentGeneration) {
         current = currentGeneration;
-        latestGeneration = currentGeneration;
+        registry.latestGeneration = currentGeneration;
         rankCount = 0;
         nextRank = 0;
         sorted = false;
@@ -241,7 +199,7 @@ public final class ReaderAwarePolicy implements EvictionPolicy {
         lastView = null;
         views.clear();
         learn(currentGeneration);
-        final Iterator<SegmentReaders> it = segments.values().iterator();
+        final Iterator<SegmentReaders> it = registry.segments.values().iterator();
         while (it.hasNext()) {
             final SegmentReaders set = it.next();
             final Reader[] readers = set.readers;
@@ -265,11 +223,11 @@ public final class ReaderAwarePolicy implements EvictionPolicy {
         passed = true;
         lastPassGeneration = currentGeneration;
         model.age(elapsed);
-        for (long[] s = endedSessions.poll(); s != null; s = endedSessions.poll()) {
+        for (long[] s = registry.endedSessions.poll(); s != null; s = registry.endedSessions.poll()) {
             model.session(s[0], s[1]);
         }
         final double decay = model.decay(elapsed);
-        for (final SegmentReaders set : segments.values()) {
+        for (final SegmentReaders set : registry.segments.values()) {
             final int rereads;
             synchronized (set) {
                 rereads = set.pendingRereads;
@@ -309,7 +267,7 @@ public final class ReaderAwarePolicy implements EvictionPolicy {
         View view = view(segment);
         if (view == null) {
             // A segment the policy has not seen yet: remember it (its tail, its exposure).
-            final SegmentReaders set = segments.computeIfAbsent(segment, name -> new SegmentReaders(this, name));
+            final SegmentReaders set = registry.readersOf(segment);
             view = view(set, set.readers);
             views.put(segment, view);
             lastView = view;
@@ -415,7 +373,7 @@ public final class ReaderAwarePolicy implements EvictionPolicy {
         return found;
     }
 
-    private static void checkPosition(final long position) {
+    static void checkPosition(final long position) {
         if (position < 0) {
             throw new IllegalArgumentException("position=" + position + " must be >= 0");
         }
@@ -423,40 +381,8 @@ public final class ReaderAwarePolicy implements EvictionPolicy {
 
     @Override
     public String toString() {
-        return "ReaderAwarePolicy{current=" + current + ", segments=" + segments.size()
+        return "ReaderAwarePolicy{current=" + current + ", segments=" + registry.segments.size()
             + ", surveyed=" + rankCount + ", cutoff=0x" + Long.toHexString(cutoff) + ", " + model + '}';
-    }
-
-    /**
-     * What the policy knows of one segment: its readers (the array is copied on change, under the
-     * set's monitor), its tail as far as seen, and its history of re-reads.
-     */
-    private static final class SegmentReaders {
-        final String segment;
-        volatile Reader[] readers = new Reader[0];
-        /** The farthest position a closed reader reached; under the monitor. */
-        long frontier;
-        volatile boolean reread;
-        volatile int rereadGeneration;
-        /** Set when the set left the map; registering threads retry with a new set. */
-        boolean removed;
-        /** Re-read registrations since the last pass; under the monitor. */
-        int pendingRereads;
-        /** The farthest entry end a pass surveyed: the tail as far as the policy knows; written by the pass. */
-        volatile long tail;
-        // Confined to the pass.
-        boolean learned;
-        double count;
-        int bucket;
-        int lengthBucket;
-        int seenGeneration;
-
-        private final ReaderAwarePolicy policy;
-
-        SegmentReaders(final ReaderAwarePolicy policy, final String segment) {
-            this.policy = policy;
-            this.segment = segment;
-        }
     }
 
     /** The pass's snapshot of one segment. */
@@ -491,7 +417,7 @@ public final class ReaderAwarePolicy implements EvictionPolicy {
         private long position;
         private volatile boolean closed;
 
-        private Reader(final SegmentReaders set, final long position, final long startDistance, final boolean reread) {
+        Reader(final SegmentReaders set, final long position, final long startDistance, final boolean reread) {
             this.set = set;
             this.start = position;
             this.startDistance = startDistance;
@@ -553,10 +479,16 @@ public final class ReaderAwarePolicy implements EvictionPolicy {
             }
         }
 
+        /** The reader's segment was forgotten: the reader is closed, its session ended. */
+        void forgotten() {
+            closed = true;
+            ended();
+        }
+
         /** A re-read session ended: what it read teaches the model (at the next pass). */
         private void ended() {
             if (reread) {
-                set.policy.endedSessions.add(new long[] {startDistance, position() - start});
+                set.registry.endedSessions.add(new long[] {startDistance, position() - start});
             }
         }
 

@@ -6,7 +6,7 @@ import io.streamcache.segmentstore.internal.index.ReadIndexEntry;
 /**
  * The owner of read-index entries (a segment) as the {@link CacheManager}'s promotion sees it:
  * the data path queues an entry read often from a slower tier together with its owner
- * ({@link CacheManager#recordTierRead}), and the manager later asks the owner to move it.
+ * ({@link ManagerHooks#recordTierRead}), and the manager later asks the owner to move it.
  */
 public interface PromotionTarget {
     /**

@@ -12,7 +12,7 @@ import java.util.concurrent.atomic.LongAdder;
 /**
  * The read results that pin a {@link CacheManager}'s entries, counted, and tracked for leaks:
  * thread-safe (the counts are {@link LongAdder}s: no lock and nothing allocated when a read
- * counts itself). One per manager ({@link CacheManager#readPins()}); the segment store's reads
+ * counts itself). One per manager ({@link ManagerHooks#readPins()}); the segment store's reads
  * count themselves here, and {@link CacheManager#stats()} reports the counts.
  *
  * <p>A result that holds pins counts in {@link #pinnedResults()} (and its entries in

@@ -1,0 +1,428 @@
+package io.streamcache.segmentstore.eviction;
+
+import io.streamcache.core.CacheClosedException;
+import io.streamcache.core.cache.BlockCache;
+import io.streamcache.core.cache.CacheStats;
+import io.streamcache.segmentstore.internal.eviction.EvictionScan;
+import io.streamcache.segmentstore.internal.eviction.EvictionSource;
+import io.streamcache.segmentstore.internal.index.ReadIndexEntry;
+
+import java.util.Objects;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * The eviction and demotion passes of a {@link CacheManager}: the registered
+ * {@link EvictionSource sources}, the pass lock, the scans a pass drives over the sources, and
+ * the pass counters (runs, evictions, busy skips, the admission threshold).
+ *
+ * <h2>How a pass works</h2>
+ * A pass frees blocks until the cache is back at its target utilization (and at least a given
+ * number of blocks, for an allocation that found the cache full). Over a cache of one tier it
+ * asks the {@link EvictionPolicy} to survey the evictable entries of every source (the
+ * {@link SurveyScan}), then moves the policy's cut-off one step at a time (oldest generations
+ * first, for the default {@link GenerationPolicy}) and scans the sources again, evicting what
+ * lies behind the cut-off (the {@link EvictScan}), until enough blocks are freed or the policy
+ * has no step left. Evicting is {@code cache.delete(address)} and setting the entry's address to
+ * {@link ReadIndexEntry#NULL_ADDRESS}, done by the source under the segment's lock.
+ *
+ * <p>Over a tiered cache a pass works from the slowest tier up ({@link #tieredPass}): the last
+ * tier evicts down to its target, then every other tier over its target demotes the entries the
+ * policy selects among that tier's entries into the next tier, which the step before made room
+ * in. The {@link TierAdmission admission policy} decides which selected entries the next tier
+ * takes (with {@link TierAdmission#auto()}, from the size histogram the survey fills); the
+ * others, and those the next tier has no room for, are evicted ({@link TierScan}).
+ *
+ * <h2>Threading</h2>
+ * Thread-safe. One pass runs at a time, under the pass lock: {@link #passNow} takes it (waiting
+ * for a running pass); the full-cache handler ({@link ManagerFullHandler}) takes it only with
+ * {@link #tryLock()} and calls {@link #passLocked} while holding it. The scans, the policy's
+ * pass state, the histogram and the counters are written only under the lock; the counters are
+ * volatile or {@link TierCounters adders} so that {@code stats()} reads them from any thread.
+ * {@link #register} is lock-free; {@link #unregister} waits for a running pass.
+ */
+final class EvictionPasses {
+    private final BlockCache cache;
+    private final EvictionPolicy policy;
+    /** The manager's generation counter (shared with the manager, which advances it). */
+    private final AtomicInteger generation;
+    private final double targetUtilization;
+    private final int blockLength;
+    private final int tierCount;
+    /** Target utilization of each tier: passes demote (or, in the last tier, evict) down to it. */
+    private final double[] tierTargets;
+    private final TierAdmission admission;
+    private final TierCounters tiers;
+    private final CopyOnWriteArrayList<EvictionSource> sources = new CopyOnWriteArrayList<>();
+
+    private final ReentrantLock passLock = new ReentrantLock();
+    private final SurveyScan survey = new SurveyScan();
+    private final EvictScan evict = new EvictScan();
+    private final TierScan tierScan = new TierScan();
+    private final SizeHistogram histogram = new SizeHistogram();
+
+    /** The last threshold {@link TierAdmission#auto()} computed (or the fixed one); written under the pass lock. */
+    private volatile int admissionThreshold;
+
+    // Written under passLock only; volatile for stats() readers.
+    private volatile long runs;
+    private volatile long evictions;
+    private volatile long evictedBytes;
+    private volatile long busySkips;
+
+    /**
+     * @param cache             the managed cache.
+     * @param policy            chooses what to evict or demote.
+     * @param generation        the manager's generation counter.
+     * @param targetUtilization the cache's target (a one-tier cache).
+     * @param tierTargets       every tier's target.
+     * @param admission         which demoted entries a slower tier takes.
+     * @param tiers             the per-tier counters this class adds to.
+     */
+    EvictionPasses(final BlockCache cache, final EvictionPolicy policy, final AtomicInteger generation,
+                   final double targetUtilization, final double[] tierTargets, final TierAdmission admission,
+                   final TierCounters tiers) {
+        this.cache = cache;
+        this.policy = policy;
+        this.generation = generation;
+        this.targetUtilization = targetUtilization;
+        this.blockLength = cache.blockLength();
+        this.tierCount = cache.tierCount();
+        this.tierTargets = tierTargets;
+        this.admission = admission;
+        this.admissionThreshold = admission.maxLength();
+        this.tiers = tiers;
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // Sources
+    // ------------------------------------------------------------------------------------------
+
+    /**
+     * Adds a source whose entries passes may evict. Idempotent.
+     */
+    void register(final EvictionSource source) {
+        sources.addIfAbsent(Objects.requireNonNull(source, "source"));
+    }
+
+    /**
+     * Removes a source; waits for a running pass to finish, so once this returns no pass scans it.
+     */
+    void unregister(final EvictionSource source) {
+        sources.remove(source);
+        passLock.lock();
+        passLock.unlock();
+    }
+
+    int sourceCount() {
+        return sources.size();
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // The pass lock
+    // ------------------------------------------------------------------------------------------
+
+    /**
+     * Runs one pass on the calling thread, waiting for a pass running on another thread.
+     *
+     * @param target  the target utilization, or NaN for the configured one(s).
+     * @param advance whether to advance the generation first (under the lock).
+     * @return blocks freed.
+     */
+    long passNow(final double target, final boolean advance) {
+        passLock.lock();
+        try {
+            if (advance) {
+                generation.incrementAndGet();
+            }
+            return passLocked(target, 0);
+        } finally {
+            passLock.unlock();
+        }
+    }
+
+    /** @return whether the calling thread now holds the pass lock (no pass was running). */
+    boolean tryLock() {
+        return passLock.tryLock();
+    }
+
+    /** Releases the pass lock taken with {@link #tryLock()}. */
+    void unlock() {
+        passLock.unlock();
+    }
+
+    /**
+     * Waits at most {@code nanos} for the pass another thread is running to end.
+     *
+     * @throws InterruptedException if the waiting thread is interrupted.
+     */
+    void awaitRunningPass(final long nanos) throws InterruptedException {
+        if (passLock.tryLock(nanos, TimeUnit.NANOSECONDS)) {
+            passLock.unlock();
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // Passes
+    // ------------------------------------------------------------------------------------------
+
+    /**
+     * One pass; the caller holds the pass lock.
+     *
+     * @param target        the target utilization, or NaN for the configured one(s).
+     * @param minimumBlocks blocks to free even if the cache is at or under the target.
+     * @return blocks freed.
+     * @throws CacheClosedException if the cache is closed.
+     */
+    long passLocked(final double target, final long minimumBlocks) {
+        runs = runs + 1;
+        if (cache.isClosed()) {
+            throw new CacheClosedException("cache " + cache.name() + " is closed");
+        }
+        if (tierCount > 1) {
+            return tieredPass(target, minimumBlocks);
+        }
+        final double utilization = Double.isNaN(target) ? targetUtilization : target;
+        final CacheStats stats = cache.stats();
+        final long targetBlocks = (long) Math.floor(utilization * stats.blockCount());
+        final long wanted = Math.max(stats.usedBlockCount() - targetBlocks, minimumBlocks);
+        if (wanted <= 0 || sources.isEmpty()) {
+            return 0;
+        }
+        long busy = 0;
+        policy.beginPass(generation.get());
+        for (final EvictionSource source : sources) {
+            busy += source.scan(survey);
+        }
+        evict.reset(wanted);
+        while (!evict.isDone() && policy.advance()) {
+            for (final EvictionSource source : sources) {
+                busy += source.scan(evict);
+                if (evict.isDone()) {
+                    break;
+                }
+            }
+        }
+        evictions = evictions + evict.entries;
+        evictedBytes = evictedBytes + evict.bytes;
+        busySkips = busySkips + busy;
+        tiers.evictions[0].add(evict.entries);
+        return evict.blocks;
+    }
+
+    /**
+     * A pass over a tiered cache: evicts from the last tier down to its target (and at least
+     * {@code minimumBlocks}), then, from the second-slowest tier up to tier 0, demotes out of
+     * each tier over its target into the next one, so that every demotion finds the room the
+     * step before made. The caller holds the pass lock.
+     *
+     * @return blocks freed (evicted or moved out of their tier).
+     */
+    private long tieredPass(final double target, final long minimumBlocks) {
+        final int last = tierCount - 1;
+        long freed = tierStep(last, Double.isNaN(target) ? tierTargets[last] : target, minimumBlocks, false);
+        for (int tier = last - 1; tier >= 0; tier--) {
+            freed += tierStep(tier, Double.isNaN(target) ? tierTargets[tier] : target, 0, true);
+        }
+        return freed;
+    }
+
+    /**
+     * One tier's part of a pass: surveys the entries of the tier, then moves the policy's cut-off
+     * and evicts (last tier) or demotes (other tiers, subject to the admission policy) what it
+     * selects until the tier is back at its target.
+     */
+    private long tierStep(final int tier, final double target, final long minimumBlocks, final boolean demote) {
+        final long blocks = cache.tierBlocks(tier);
+        final long wanted = Math.max(cache.tierUsedBlocks(tier) - (long) Math.floor(target * blocks), minimumBlocks);
+        if (wanted <= 0 || sources.isEmpty()) {
+            return 0;
+        }
+        long busy = 0;
+        policy.beginPass(generation.get());
+        histogram.clear();
+        tierScan.reset(tier, demote, wanted);
+        for (final EvictionSource source : sources) {
+            busy += source.scan(tierScan);
+        }
+        if (demote) {
+            admissionThreshold = switch (admission.kind()) {
+                case ALL, SIZE_THRESHOLD -> admission.maxLength();
+                case AUTO -> histogram.threshold((long) Math.floor(tierTargets[tier] * blocks)
+                    + (long) Math.floor(tierTargets[tier + 1] * cache.tierBlocks(tier + 1)));
+            };
+        }
+        tierScan.select(admissionThreshold);
+        while (!tierScan.isDone() && policy.advance()) {
+            for (final EvictionSource source : sources) {
+                busy += source.scan(tierScan);
+                if (tierScan.isDone()) {
+                    break;
+                }
+            }
+        }
+        busySkips = busySkips + busy;
+        return tierScan.blocks;
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // Counters (any thread)
+    // ------------------------------------------------------------------------------------------
+
+    long runs() {
+        return runs;
+    }
+
+    long evictions() {
+        return evictions;
+    }
+
+    long evictedBytes() {
+        return evictedBytes;
+    }
+
+    long busySkips() {
+        return busySkips;
+    }
+
+    int admissionThreshold() {
+        return admissionThreshold;
+    }
+
+    private long blocksOf(final int length) {
+        return length == 0 ? 1 : ((length - 1) / blockLength) + 1L;
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // Scans
+    // ------------------------------------------------------------------------------------------
+
+    /**
+     * The scan of one tier's step: first the survey (offers the tier's entries to the policy and
+     * fills the size histogram), then the selection (evicts, demotes, or refuses admission).
+     */
+    private final class TierScan implements EvictionScan {
+        private int tier;
+        private boolean demote;
+        private boolean surveying;
+        private int threshold;
+        private long wanted;
+        private long blocks;
+
+        void reset(final int tier, final boolean demote, final long wanted) {
+            this.tier = tier;
+            this.demote = demote;
+            this.wanted = wanted;
+            this.blocks = 0;
+            this.surveying = true;
+        }
+
+        void select(final int threshold) {
+            this.threshold = threshold;
+            this.surveying = false;
+        }
+
+        @Override
+        public int action(final String segment, final ReadIndexEntry entry) {
+            final int entryTier = cache.tierOf(entry.address());
+            if (surveying) {
+                if (entryTier == tier) {
+                    policy.survey(segment, entry);
+                }
+                if (demote && (entryTier == tier || entryTier == tier + 1)) {
+                    histogram.add(entry.length(), blocksOf(entry.length()));
+                }
+                return KEEP;
+            }
+            if (entryTier != tier || !policy.select(segment, entry)) {
+                return KEEP;
+            }
+            if (!demote) {
+                evicted(entry);
+                return EVICT;
+            }
+            if (entry.length() > threshold) {
+                tiers.rejections[tier].increment();
+                evicted(entry);
+                return EVICT;
+            }
+            return tier + 1;
+        }
+
+        private void evicted(final ReadIndexEntry entry) {
+            blocks += blocksOf(entry.length());
+            evictions = evictions + 1;
+            evictedBytes = evictedBytes + entry.length();
+            tiers.evictions[tier].increment();
+        }
+
+        @Override
+        public void relocated(final String segment, final ReadIndexEntry entry, final int fromTier) {
+            blocks += blocksOf(entry.length());
+            tiers.demotions[fromTier].increment();
+        }
+
+        @Override
+        public int relocationFailed(final String segment, final ReadIndexEntry entry, final int targetTier) {
+            evicted(entry);
+            return EVICT;
+        }
+
+        @Override
+        public boolean select(final String segment, final ReadIndexEntry entry) {
+            return action(segment, entry) == EVICT;
+        }
+
+        @Override
+        public boolean isDone() {
+            return !surveying && blocks >= wanted;
+        }
+    }
+
+    /** The survey: offers every evictable entry to the policy, evicts none. */
+    private final class SurveyScan implements EvictionScan {
+        @Override
+        public boolean select(final String segment, final ReadIndexEntry entry) {
+            policy.survey(segment, entry);
+            return false;
+        }
+
+        @Override
+        public boolean isDone() {
+            return false;
+        }
+    }
+
+    /** One step of the cut-off: evicts what the policy selects until enough blocks are freed. */
+    private final class EvictScan implements EvictionScan {
+        private long wanted;
+        private long blocks;
+        private long entries;
+        private long bytes;
+
+        void reset(final long wanted) {
+            this.wanted = wanted;
+            blocks = 0;
+            entries = 0;
+            bytes = 0;
+        }
+
+        @Override
+        public boolean select(final String segment, final ReadIndexEntry entry) {
+            if (!policy.select(segment, entry)) {
+                return false;
+            }
+            blocks += blocksOf(entry.length());
+            entries++;
+            bytes += entry.length();
+            return true;
+        }
+
+        @Override
+        public boolean isDone() {
+            return blocks >= wanted;
+        }
+    }
+}
