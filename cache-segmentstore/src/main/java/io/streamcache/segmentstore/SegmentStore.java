@@ -1285,7 +1285,9 @@ public final class SegmentStore implements AutoCloseable {
                 ownsManager = false;
                 return withCompaction(new SegmentStore(this));
             }
-            final CacheManager built = (managerBuilder != null ? managerBuilder : CacheManager.builder(cache)).build();
+            // A manager the store builds from scratch takes the store's threads; a builder the caller
+            // passed keeps whatever threads the caller gave it.
+            final CacheManager built = (managerBuilder != null ? managerBuilder : CacheManager.builder(cache).threads(threads)).build();
             checkSameCache(built, true);
             manager = built;
             ownsManager = true;
