@@ -322,6 +322,8 @@ public final class SegmentStore implements AutoCloseable {
     private final AtomicInteger nextSegmentId = new AtomicInteger(1);
     private final LogDirectory logDirectory;
     private final AggregatingWriter writer;
+    /** Applies the log's outcomes; passed with every request (one object, nothing allocated per append). */
+    private final LogCommits logCommits = new LogCommits();
     private final LongAdder uncachedCommitBytes = new LongAdder();
     /** With a log: each live segment's location index, by id; fed by {@link LocationFeed}. */
     private final ConcurrentHashMap<Integer, LocationIndex> locations = new ConcurrentHashMap<>();
@@ -395,7 +397,7 @@ public final class SegmentStore implements AutoCloseable {
                 });
             }
             this.logDirectory = directory;
-            this.writer = AggregatingWriter.start(directory, new LogCommits(), new LocationFeed(builder.logListener), recovered);
+            this.writer = AggregatingWriter.start(directory, new LocationFeed(builder.logListener), recovered);
         } catch (final IOException e) {
             abandon(directory, writerLock);
             throw new LogException("could not open the log in " + builder.log.directory() + ": " + e.getMessage(), e);
@@ -498,7 +500,7 @@ public final class SegmentStore implements AutoCloseable {
             segmentsById.put(segment.id, segment);
             try {
                 final long epoch = writer.healthyEpoch();
-                request = writer.create(epoch, segment.id, segment.name, segment);
+                request = writer.create(epoch, segment.id, segment.name, segment, logCommits);
                 segment.inFlight++;
                 segment.inFlightEpoch = epoch;
             } catch (final RuntimeException e) {
@@ -696,7 +698,7 @@ public final class SegmentStore implements AutoCloseable {
                     + offset);
             }
             final long epoch = admit(segment);
-            final LogRequest request = writer.append(epoch, segment.id, offset, data, segment);
+            final LogRequest request = writer.append(epoch, segment.id, offset, data, segment, logCommits);
             segment.reservedLength = offset + length;
             segment.inFlight++;
             segment.inFlightEpoch = epoch;
@@ -1133,7 +1135,7 @@ public final class SegmentStore implements AutoCloseable {
                 request = segment.sealRequest;
             } else {
                 final long epoch = admit(segment);
-                request = writer.seal(epoch, segment.id, segment.reservedLength, segment);
+                request = writer.seal(epoch, segment.id, segment.reservedLength, segment, logCommits);
                 segment.sealRequest = request;
                 segment.inFlight++;
                 segment.inFlightEpoch = epoch;
@@ -1181,7 +1183,7 @@ public final class SegmentStore implements AutoCloseable {
                 return;
             }
             final long epoch = admit(segment);
-            request = writer.truncate(epoch, segment.id, offset, segment);
+            request = writer.truncate(epoch, segment.id, offset, segment, logCommits);
             segment.inFlight++;
             segment.inFlightEpoch = epoch;
         } finally {
@@ -1216,7 +1218,7 @@ public final class SegmentStore implements AutoCloseable {
         try {
             checkLogged(segment);
             final long epoch = admit(segment);
-            request = writer.delete(epoch, segment.id, segment);
+            request = writer.delete(epoch, segment.id, segment, logCommits);
             segment.deleting = true;
             segment.inFlight++;
             segment.inFlightEpoch = epoch;

@@ -5,6 +5,7 @@ import io.streamcache.segmentstore.log.LogFile;
 import io.streamcache.segmentstore.log.LogFileFactory;
 import io.streamcache.segmentstore.log.LogLockedException;
 import io.streamcache.core.CacheClosedException;
+import io.streamcache.core.StreamcacheThreads;
 import org.agrona.BufferUtil;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.slf4j.Logger;
@@ -235,15 +236,15 @@ public final class LogDirectory implements AutoCloseable {
     // ------------------------------------------------------------------------------------------
 
     /**
-     * Starts the background thread (spares and retirement). Idempotent.
+     * Starts the background thread (spares and retirement), created by {@code threads} (role
+     * {@code LOG_FILES}). Idempotent.
      */
-    void start() {
+    void start(final StreamcacheThreads threads) {
         synchronized (lock) {
             if (thread != null || closed) {
                 return;
             }
-            thread = new Thread(this::runBackground, "streamcache-log-files-" + name);
-            thread.setDaemon(true);
+            thread = threads.newThread(StreamcacheThreads.Role.LOG_FILES, name, this::runBackground);
             thread.start();
         }
     }

@@ -48,7 +48,7 @@ class AggregatingWriterConcurrencyTest {
         final WriterStats stats;
         try (LogDirectory logDirectory = LogDirectory.open(LogConfig.builder(directory).fileLength(4 << 20).batchLength(512 << 10)
                  .alignment(alignment).build());
-             AggregatingWriter writer = AggregatingWriter.start(logDirectory, LogCommitHandler.NONE, listener, new RecoveredState())) {
+             AggregatingWriter writer = AggregatingWriter.start(logDirectory, listener, new RecoveredState())) {
             final CyclicBarrier start = new CyclicBarrier(PRODUCERS);
             final List<Thread> threads = new ArrayList<>();
             for (int p = 1; p <= PRODUCERS; p++) {

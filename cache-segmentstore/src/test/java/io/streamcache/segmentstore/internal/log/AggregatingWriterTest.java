@@ -42,7 +42,7 @@ class AggregatingWriterTest {
     Path directory;
 
     private static AggregatingWriter start(final LogDirectory logDirectory, final LogRecordListener listener) throws Exception {
-        return AggregatingWriter.start(logDirectory, LogCommitHandler.NONE, listener, new RecoveredState());
+        return AggregatingWriter.start(logDirectory, listener, new RecoveredState());
     }
 
     // ------------------------------------------------------------------------------------------
@@ -494,7 +494,7 @@ class AggregatingWriterTest {
         assertEquals(1, recovered.segments().size());
         assertEquals(offset, recovered.segments().get(0).length());
         try (LogDirectory logDirectory = LogDirectory.open(config);
-             AggregatingWriter writer = AggregatingWriter.start(logDirectory, LogCommitHandler.NONE, LogRecordListener.NONE, recovered)) {
+             AggregatingWriter writer = AggregatingWriter.start(logDirectory, LogRecordListener.NONE, recovered)) {
             final long epoch = writer.healthyEpoch();
             for (int i = 0; i < 3; i++) {
                 writer.append(epoch, 1, offset, data(1, offset, 50), null).join();
