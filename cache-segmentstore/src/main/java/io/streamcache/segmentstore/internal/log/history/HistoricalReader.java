@@ -4,6 +4,7 @@ import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.streamcache.core.CacheClosedException;
 import io.streamcache.segmentstore.internal.log.LogFileDescriptor;
+import io.streamcache.segmentstore.internal.log.LogRecordCodec;
 import io.streamcache.segmentstore.internal.log.LogRecordDescriptor;
 import io.streamcache.segmentstore.internal.log.recovery.LocationIndex;
 import io.streamcache.segmentstore.internal.log.recovery.LocationList;
@@ -50,7 +51,7 @@ import static io.streamcache.segmentstore.internal.log.LogRecordDescriptor.HEADE
  *    |             and all the gaps of the range together &lt;= what keeps its reads &lt;= 1.5 x its bytes
  *    | per span: one positional read, from the first record's header to the last record's end,
  *    |             into a pooled direct buffer
- *    | per record: check MAGIC, TYPE = DATA, LENGTH, SEGMENT_ID, SEGMENT_OFFSET, CRC; copy the
+ *    | per record: LogRecordCodec checks MAGIC, FLAGS, TYPE = DATA, LENGTH, SEGMENT_ID, SEGMENT_OFFSET, CRC; copy the
  *    |             part inside the range into the range's heap buffer
  *    | sink.fill(7, 1 MiB, bytes)                   once: the store puts the bytes back in its cache
  *    v complete every caller's future with the same read-only LogRange
@@ -356,22 +357,19 @@ public final class HistoricalReader implements AutoCloseable {
         final long offset = list.offset(k);
         final int length = list.length(k);
         final int index = (int) (position - spanStart);
-        final short magic = buffer.getShort(index + LogRecordDescriptor.MAGIC_OFFSET);
-        final byte type = buffer.get(index + LogRecordDescriptor.TYPE_OFFSET);
-        final int recordLength = buffer.getInt(index + LogRecordDescriptor.LENGTH_OFFSET);
-        final int recordSegment = buffer.getInt(index + LogRecordDescriptor.SEGMENT_ID_OFFSET);
-        final long recordOffset = buffer.getLong(index + LogRecordDescriptor.SEGMENT_OFFSET_OFFSET);
-        final int storedCrc = buffer.getInt(index + LogRecordDescriptor.CRC_OFFSET);
-        if (magic != LogRecordDescriptor.MAGIC || type != LogRecordDescriptor.TYPE_DATA || recordLength != length
-            || recordSegment != segmentId || recordOffset != offset) {
+        if (LogRecordCodec.checkData(buffer, index, segmentId, offset, length) != null) {
+            final short magic = buffer.getShort(index + LogRecordDescriptor.MAGIC_OFFSET);
             throw new LogCorruptedException(files.path(fileNumber), fileNumber, position, "expected DATA of segmentId="
                 + Integer.toUnsignedString(segmentId) + " offset=" + offset + " length=" + length + ", found magic=0x"
-                + Integer.toHexString(magic & 0xFFFF) + " type=" + type + " segmentId=" + Integer.toUnsignedString(recordSegment)
-                + " offset=" + recordOffset + " length=" + Integer.toUnsignedString(recordLength));
+                + Integer.toHexString(magic & 0xFFFF) + " type=" + buffer.get(index + LogRecordDescriptor.TYPE_OFFSET) + " flags="
+                + buffer.get(index + LogRecordDescriptor.FLAGS_OFFSET) + " segmentId="
+                + Integer.toUnsignedString(buffer.getInt(index + LogRecordDescriptor.SEGMENT_ID_OFFSET)) + " offset="
+                + buffer.getLong(index + LogRecordDescriptor.SEGMENT_OFFSET_OFFSET) + " length="
+                + Integer.toUnsignedString(buffer.getInt(index + LogRecordDescriptor.LENGTH_OFFSET)));
         }
-        final int crc = LogRecordDescriptor.crc(context.crc, fileNumber, buffer, index, length);
+        final boolean crcMatches = LogRecordCodec.crcMatches(context.crc, fileNumber, buffer, index, length);
         buffer.clear();
-        if (crc != storedCrc) {
+        if (!crcMatches) {
             throw new LogCorruptedException(files.path(fileNumber), fileNumber, position, "CRC mismatch in DATA of segmentId="
                 + Integer.toUnsignedString(segmentId) + " offset=" + offset + " length=" + length);
         }
