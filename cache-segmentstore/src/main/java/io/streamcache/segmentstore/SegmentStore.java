@@ -26,13 +26,14 @@ import io.streamcache.segmentstore.internal.log.LogRecordListener;
 import io.streamcache.segmentstore.log.compaction.CompactionConfig;
 import io.streamcache.segmentstore.internal.log.compaction.Compactor;
 import io.streamcache.segmentstore.internal.log.LogRequest;
-import io.streamcache.segmentstore.internal.log.RecoveredState;
-import io.streamcache.segmentstore.internal.log.RecoveryHook;
 import io.streamcache.segmentstore.internal.log.history.HistoricalReader;
 import io.streamcache.segmentstore.internal.log.history.LogFileChannels;
 import io.streamcache.segmentstore.internal.log.history.LogRange;
 import io.streamcache.segmentstore.log.CorruptionPolicy;
 import io.streamcache.segmentstore.internal.log.recovery.LocationIndex;
+import io.streamcache.segmentstore.internal.log.recovery.RecoveredLog;
+import io.streamcache.segmentstore.internal.log.recovery.RecoveredSegment;
+import io.streamcache.segmentstore.internal.log.recovery.RecoveryHook;
 import io.streamcache.segmentstore.internal.log.recovery.ScanningRecoveryHook;
 
 import java.io.IOException;
@@ -228,7 +229,7 @@ import java.util.concurrent.atomic.LongAdder;
  * with a {@link ScanningRecoveryHook} (its class comment gives the procedure step by step; the
  * corruption policy is {@link Builder#logCorruptionPolicy(CorruptionPolicy)}), or with the
  * {@link RecoveryHook} given to the builder: each segment comes back with its bounds and seal,
- * its bytes NOT_CACHED gaps ({@link RecoveredState#segment}), and appends continue at its
+ * its bytes NOT_CACHED gaps ({@link RecoveredLog#liveSegments()}), and appends continue at its
  * length. Records can be followed as they become durable with a
  * {@link Builder#logListener(LogRecordListener) listener}.
  *
@@ -384,10 +385,7 @@ public final class SegmentStore implements AutoCloseable {
                 scanning.scan(builder.log);
             }
             directory = LogDirectory.open(builder.log, writerLock);
-            final RecoveredState recovered = new RecoveredState();
-            if (directory.fileNumbers().length > 0) {
-                hook.recover(directory, recovered);
-            }
+            final RecoveredLog recovered = directory.fileNumbers().length > 0 ? hook.recover(directory) : RecoveredLog.empty();
             restore(recovered);
             if (hook instanceof ScanningRecoveryHook scanning) {
                 scanning.locations().forEach((id, index) -> {
@@ -431,9 +429,9 @@ public final class SegmentStore implements AutoCloseable {
     /**
      * Creates the recovered segments, their bytes NOT_CACHED gaps; new segments take ids above theirs.
      */
-    private void restore(final RecoveredState recovered) {
-        for (final RecoveredState.SegmentState state : recovered.segments()) {
-            final Segment segment = new Segment(state.segmentId(), state.name(), cache, manager, maxIndexEntryLength, true, fillTier);
+    private void restore(final RecoveredLog recovered) {
+        for (final RecoveredSegment state : recovered.liveSegments()) {
+            final Segment segment = new Segment(state.id(), state.name(), cache, manager, maxIndexEntryLength, true, fillTier);
             segment.lock.lock();
             try {
                 segment.restoreLocked(state.startOffset(), state.length(), state.sealed());
@@ -443,9 +441,9 @@ public final class SegmentStore implements AutoCloseable {
             if (segments.putIfAbsent(state.name(), segment) != null) {
                 throw new CacheConfigurationException("recovery restored two segments named " + state.name());
             }
-            segmentsById.put(state.segmentId(), segment);
+            segmentsById.put(state.id(), segment);
         }
-        nextSegmentId.set(recovered.nextSegmentId());
+        nextSegmentId.set((int) Math.min(Integer.MAX_VALUE, recovered.nextSegmentId()));
     }
 
     /**

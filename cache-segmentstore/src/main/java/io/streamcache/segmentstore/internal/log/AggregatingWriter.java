@@ -3,6 +3,9 @@ package io.streamcache.segmentstore.internal.log;
 import io.netty.buffer.ByteBuf;
 import io.streamcache.core.CacheClosedException;
 import io.streamcache.core.StreamcacheThreads;
+import io.streamcache.segmentstore.internal.log.recovery.RecoveredFile;
+import io.streamcache.segmentstore.internal.log.recovery.RecoveredLog;
+import io.streamcache.segmentstore.internal.log.recovery.RecoveredSegment;
 import io.streamcache.segmentstore.log.LogConfig;
 import io.streamcache.segmentstore.log.LogFailedException;
 import io.streamcache.segmentstore.log.LogWriterMXBean;
@@ -71,7 +74,7 @@ import static io.streamcache.segmentstore.internal.log.LogRecordDescriptor.TYPE_
  * completes what the request carries. Batching, alignment and disk errors are described in
  * {@link BatchWriter}, the batch buffer and long appends in {@link RecordBatch}, files in
  * {@link LogRoller}, completion in {@link Completer}. The threads are created through the
- * {@link StreamcacheThreads} given to {@link #start(LogDirectory, LogRecordListener, RecoveredState, StreamcacheThreads)}
+ * {@link StreamcacheThreads} given to {@link #start(LogDirectory, LogRecordListener, RecoveredLog, StreamcacheThreads)}
  * (roles {@code LOG_WRITER}, {@code LOG_COMPLETER}, and {@code LOG_FILES} for the directory).
  *
  * <h2>Disk errors</h2>
@@ -114,7 +117,7 @@ public final class AggregatingWriter implements AutoCloseable {
     private final ObjectName objectName;
     private boolean closeCalled;
 
-    private AggregatingWriter(final LogDirectory directory, final LogRecordListener listener, final RecoveredState recovered,
+    private AggregatingWriter(final LogDirectory directory, final LogRecordListener listener, final RecoveredLog recovered,
                               final StreamcacheThreads threads) throws IOException {
         final LogConfig config = directory.config();
         this.name = directory.name();
@@ -127,15 +130,15 @@ public final class AggregatingWriter implements AutoCloseable {
         this.writer = new BatchWriter(name, config, queue, batch, files, completer, counters, threads);
 
         final LogSegmentTable table = files.table();
-        for (final RecoveredState.SegmentState segment : recovered.segments()) {
-            table.restore(segment.segmentId(), segment.name(), segment.startOffset(), segment.length(), segment.sealed());
+        for (final RecoveredSegment segment : recovered.liveSegments()) {
+            table.restore(segment.id(), segment.name(), segment.startOffset(), segment.length(), segment.sealed());
         }
-        recovered.files().forEach((number, data) -> {
-            table.file(number);
-            data.forEach((segment, end) -> table.fileData(number, segment, end));
-        });
+        for (final RecoveredFile file : recovered.files()) {
+            table.file(file.fileNumber());
+            file.dataEnds().forEach((segment, end) -> table.fileData(file.fileNumber(), segment, end));
+        }
         if (recovered.hasTail()) {
-            files.resume(recovered.tailFileNumber(), recovered.tailPosition());
+            files.resume(recovered.tailFileNumber(), recovered.tailEndPosition());
         } else {
             files.roll();
         }
@@ -155,21 +158,22 @@ public final class AggregatingWriter implements AutoCloseable {
      * {@code threads}, and the writer's MBean is registered (if the config says so).
      *
      * @param listener  observes durable records, on the writer thread.
-     * @param recovered the state to start from (segments for the snapshots, files, tail).
+     * @param recovered the state to start from: its live segments (for the snapshots), its files'
+     *                  data ends, its tail.
      * @param threads   creates the writer, completion and directory threads.
      * @throws IOException if the first file cannot be created or the tail cannot be rewritten.
      */
     public static AggregatingWriter start(final LogDirectory directory, final LogRecordListener listener,
-                                          final RecoveredState recovered, final StreamcacheThreads threads) throws IOException {
+                                          final RecoveredLog recovered, final StreamcacheThreads threads) throws IOException {
         return new AggregatingWriter(directory, listener, recovered, Objects.requireNonNull(threads, "threads"));
     }
 
     /**
-     * {@link #start(LogDirectory, LogRecordListener, RecoveredState, StreamcacheThreads)} with
+     * {@link #start(LogDirectory, LogRecordListener, RecoveredLog, StreamcacheThreads)} with
      * {@link StreamcacheThreads#defaults()}.
      */
     public static AggregatingWriter start(final LogDirectory directory, final LogRecordListener listener,
-                                          final RecoveredState recovered) throws IOException {
+                                          final RecoveredLog recovered) throws IOException {
         return start(directory, listener, recovered, StreamcacheThreads.defaults());
     }
 
@@ -178,7 +182,7 @@ public final class AggregatingWriter implements AutoCloseable {
      * futures (and the handlers given with the requests) alone report the outcomes.
      */
     public static AggregatingWriter start(final LogDirectory directory) throws IOException {
-        return start(directory, LogRecordListener.NONE, new RecoveredState());
+        return start(directory, LogRecordListener.NONE, RecoveredLog.empty());
     }
 
     // ------------------------------------------------------------------------------------------

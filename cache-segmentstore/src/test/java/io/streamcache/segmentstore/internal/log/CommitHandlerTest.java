@@ -1,5 +1,6 @@
 package io.streamcache.segmentstore.internal.log;
 
+import io.streamcache.segmentstore.internal.log.recovery.RecoveredLog;
 import io.streamcache.core.StreamcacheThreads;
 import io.streamcache.segmentstore.log.LogWriterMXBean;
 import org.junit.jupiter.api.Test;
@@ -65,7 +66,7 @@ class CommitHandlerTest {
             return StreamcacheThreads.defaults().newThread(role, "handler-test-" + owner, task);
         };
         try (LogDirectory logDirectory = LogDirectory.open(TestLogs.small(directory).build());
-             AggregatingWriter writer = AggregatingWriter.start(logDirectory, LogRecordListener.NONE, new RecoveredState(), threads)) {
+             AggregatingWriter writer = AggregatingWriter.start(logDirectory, LogRecordListener.NONE, RecoveredLog.empty(), threads)) {
             final long epoch = writer.healthyEpoch();
             writer.create(epoch, 1, "one", null, a).get(10, TimeUnit.SECONDS);
             writer.create(epoch, 2, "two", null, b).get(10, TimeUnit.SECONDS);
