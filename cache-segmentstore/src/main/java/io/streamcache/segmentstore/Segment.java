@@ -21,7 +21,8 @@ import java.util.concurrent.locks.ReentrantLock;
 /**
  * One segment: its bounds, its read index and its waiting reads, all guarded by {@link #lock};
  * every method but the constructor expects the caller to hold it (the methods named
- * {@code ...Locked}, and the scan) except {@link #timeout(Waiter)}, which takes it.
+ * {@code ...Locked}, and the scan) except {@link #read(long, int)}, {@link #promote} and a
+ * waiter's timeout, which take it.
  *
  * <p>See {@link SegmentStore} for the design; this class holds the per-segment algorithms.
  *
@@ -97,6 +98,8 @@ final class Segment implements PromotionTarget {
     boolean deleting;
     private PriorityQueue<Waiter> waiters;
     private long waiterSequence;
+    /** Every waiter's timeout: made once per segment, so a waiter allocates nothing for it. */
+    private final Consumer<Waiter> timeouts = this::timeout;
 
     Segment(final int id, final String name, final BlockCache cache, final CacheManager manager, final int maxEntryLength,
             final boolean appendsDurable, final int fillTier) {
@@ -401,6 +404,18 @@ final class Segment implements PromotionTarget {
             }
         }
         return state;
+    }
+
+    /**
+     * {@link #readLocked} under the segment's lock, taken and released here.
+     */
+    ReadResult read(final long offset, final int maxLength) {
+        lock.lock();
+        try {
+            return readLocked(offset, maxLength);
+        } finally {
+            lock.unlock();
+        }
     }
 
     /**
@@ -725,7 +740,7 @@ final class Segment implements PromotionTarget {
     // ------------------------------------------------------------------------------------------
 
     Waiter newWaiter(final long offset, final int maxLength) {
-        return new Waiter(this, offset, maxLength, waiterSequence++);
+        return new Waiter(timeouts, offset, maxLength, waiterSequence++);
     }
 
     void addWaiter(final Waiter waiter) {
@@ -763,8 +778,11 @@ final class Segment implements PromotionTarget {
         return waiters == null ? 0 : waiters.size();
     }
 
-    /** A waiter's timeout fired: completes it with {@link ReadStatus#TIMED_OUT} if it still waits. */
-    void timeout(final Waiter waiter) {
+    /**
+     * A waiter's timeout fired (on the store's timeout thread; takes the lock): completes it
+     * with {@link ReadStatus#TIMED_OUT} if it still waits.
+     */
+    private void timeout(final Waiter waiter) {
         final boolean removed;
         lock.lock();
         try {

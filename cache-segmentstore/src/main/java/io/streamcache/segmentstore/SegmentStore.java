@@ -1,60 +1,42 @@
 package io.streamcache.segmentstore;
 
-import io.streamcache.segmentstore.internal.StoreInternals;
-import io.streamcache.segmentstore.internal.eviction.ManagerHooks;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.util.IllegalReferenceCountException;
 import io.streamcache.core.CacheClosedException;
 import io.streamcache.core.CacheConfigurationException;
 import io.streamcache.core.StreamcacheException;
+import io.streamcache.core.StreamcacheThreads;
 import io.streamcache.core.cache.BlockCache;
+import io.streamcache.segmentstore.internal.StoreInternals;
+import io.streamcache.segmentstore.internal.eviction.ManagerHooks;
 import io.streamcache.segmentstore.eviction.CacheManager;
-import io.streamcache.segmentstore.internal.eviction.EvictionScan;
 import io.streamcache.segmentstore.internal.eviction.EvictionSource;
 import io.streamcache.segmentstore.internal.index.AvlReadIndex;
 import io.streamcache.segmentstore.internal.index.ReadIndexEntry;
 import io.streamcache.segmentstore.internal.log.AggregatingWriter;
-import io.streamcache.segmentstore.internal.log.LogCommitHandler;
 import io.streamcache.segmentstore.log.LogConfig;
 import io.streamcache.segmentstore.internal.log.LogDirectory;
 import io.streamcache.segmentstore.log.LogException;
 import io.streamcache.segmentstore.log.LogFailedException;
-import io.streamcache.segmentstore.internal.log.LogLock;
-import io.streamcache.segmentstore.internal.log.LogRecordDescriptor;
 import io.streamcache.segmentstore.internal.log.LogRecordListener;
 import io.streamcache.segmentstore.log.compaction.CompactionConfig;
 import io.streamcache.segmentstore.internal.log.compaction.Compactor;
-import io.streamcache.segmentstore.internal.log.LogRequest;
 import io.streamcache.segmentstore.internal.log.history.HistoricalReader;
-import io.streamcache.segmentstore.internal.log.history.LogFileChannels;
-import io.streamcache.segmentstore.internal.log.history.LogRange;
 import io.streamcache.segmentstore.log.CorruptionPolicy;
 import io.streamcache.segmentstore.internal.log.recovery.LocationIndex;
 import io.streamcache.segmentstore.internal.log.recovery.RecoveredLog;
-import io.streamcache.segmentstore.internal.log.recovery.RecoveredSegment;
 import io.streamcache.segmentstore.internal.log.recovery.RecoveryHook;
 import io.streamcache.segmentstore.internal.log.recovery.ScanningRecoveryHook;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ReadOnlyBufferException;
-import java.nio.file.Files;
-import java.nio.file.NoSuchFileException;
 import java.time.Duration;
-import java.util.Collections;
 import java.util.Objects;
 import java.util.Set;
-import java.util.TreeSet;
-import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.ScheduledThreadPoolExecutor;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.LongAdder;
 
 /**
  * Append-only byte streams (segments) held in a {@link BlockCache} through one read index per
@@ -166,9 +148,10 @@ import java.util.concurrent.atomic.LongAdder;
  * with every other such waiter, in offset order, and after unlocking completes each with a
  * fresh read, in that order; {@link #seal} completes every waiter with
  * {@link ReadStatus#SEALED_END}; {@link #delete} fails them with a
- * {@link SegmentNotFoundException}; a waiter's timeout, scheduled on the store's single shared
- * scheduler thread, completes it with {@link ReadStatus#TIMED_OUT}. Futures complete on the
- * thread that appends, seals, deletes, or on the scheduler thread: dependent actions that do
+ * {@link SegmentNotFoundException}; a waiter's timeout, scheduled on the store's one
+ * read-timeouts thread (made by the builder's {@link Builder#threads threads}), completes it
+ * with {@link ReadStatus#TIMED_OUT}. Futures complete on the thread that appends, seals,
+ * deletes, or on the timeout thread: dependent actions that do
  * real work should use the {@code ...Async} variants. Truncation cannot reach a waiter (it
  * cannot move past {@code length}, and waiters wait at or past it).
  *
@@ -247,10 +230,11 @@ import java.util.concurrent.atomic.LongAdder;
  *    |                                                    in the background (a catch-up reader's
  *    |                                                    next call finds it cached)
  *    |-- NOT_CACHED at offset:
- *    |     historicalReader.read(id, locations, offset)    range [x - x % R, + R), R = 1 MiB by
- *    |       | concurrent misses on the range join one read  default (readThroughRangeLength)
- *    |       | records read, validated (CRC), copied
- *    |       | sink: fill(segment, range)              back into the cache, clipped to length
+ *    |     historicalReader.read(id, locations, offset, L)  range [x - x % R, + L): R = 1 MiB by
+ *    |       | concurrent misses on the range join one read   default (readThroughRangeLength),
+ *    |       | records read, validated (CRC), copied          L = R, or up to 8 R for a reader
+ *    |       | sink: fill(segment, range)                     going on where the last load ended
+ *    |       |   back into the cache, clipped to length       (readThroughMaxReadAhead)
  *    |     r = read(name, offset, maxLength)           now cached
  *    |     still NOT_CACHED (the cache could not take it): a read-only view of the range's
  *    v     heap bytes, pinning nothing
@@ -259,11 +243,22 @@ import java.util.concurrent.atomic.LongAdder;
  * range and hits the cache in between; the bytes a range brings in are ordinary durable entries,
  * evicted again by the cache manager when cold.
  *
+ * <h2>Structure</h2>
+ * This class is the facade: it checks the arguments and hands each call on; most of its length
+ * is the contract above and on each method. The segments live in a {@code SegmentTable} (the
+ * table by name, every change applied in memory at once, the eviction walk); with a log, a
+ * {@code DurableSegmentTable} decorates it (each change logged first, then applied to the table
+ * by its {@code LogCommits} once durable) and the facade sends the changes there. A
+ * {@code WaitingReads} queues tail reads and times them out, a {@code ReadThrough} loads from the
+ * log what the cache does not hold, a {@code LogLocations} follows where each segment's records
+ * are, and a {@code LogOpening} recovers the log while the store is built. The per-segment
+ * algorithms are {@code Segment}'s.
+ *
  * <h2>Lifecycle</h2>
  * The store does not own the cache: close the store, then the cache (closing them the other
  * way round frees nothing twice, but the views of unreleased results die with the cache). {@link #close()} deletes
  * every segment (freeing its unpinned entries), fails the waiting reads with a
- * {@link CacheClosedException}, stops the scheduler and closes an owned manager.
+ * {@link CacheClosedException}, stops the timeout thread and closes an owned manager.
  */
 public final class SegmentStore implements AutoCloseable {
     static {
@@ -307,143 +302,77 @@ public final class SegmentStore implements AutoCloseable {
 
     private static final AtomicInteger INSTANCES = new AtomicInteger();
     /** The expected offset of an unconditional append: wherever the segment ends. */
-    private static final long ANY_OFFSET = -1;
+    private static final long ANY_OFFSET = SegmentMutations.ANY_OFFSET;
 
     private final BlockCache cache;
     private final CacheManager manager;
-    private final ManagerHooks managerHooks;
     private final boolean ownsManager;
     private final int maxIndexEntryLength;
-    private final int fillTier;
     private final boolean appendsDurable;
     private final String name;
-    private final ConcurrentHashMap<String, Segment> segments = new ConcurrentHashMap<>();
-    private final ScheduledThreadPoolExecutor scheduler;
-    private final EvictionSource evictionSource = new StoreEvictionSource();
-    private final AtomicInteger nextSegmentId = new AtomicInteger(1);
+    /** Creates the store's threads; for the builders of the parts that start threads. */
+    private final StreamcacheThreads threads;
+    private final WaitingReads waiting;
+    /** The segments, in memory. */
+    private final SegmentTable table;
+    /** Where the changes go: the table, or, with a log, the durable layer over it. */
+    private final SegmentMutations mutations;
+    /** With a log: the durable layer (the writer, the commits); else null. */
+    private final DurableSegmentTable durable;
     private final LogDirectory logDirectory;
-    private final AggregatingWriter writer;
-    /** Applies the log's outcomes; passed with every request (one object, nothing allocated per append). */
-    private final LogCommits logCommits = new LogCommits();
-    private final LongAdder uncachedCommitBytes = new LongAdder();
-    /** With a log: each live segment's location index, by id; fed by {@link LocationFeed}. */
-    private final ConcurrentHashMap<Integer, LocationIndex> locations = new ConcurrentHashMap<>();
+    /** With a log: each live segment's location index, by id; else null. */
+    private final LogLocations locations;
+    /** With a log: reads of what the cache does not hold; else null. */
+    private final ReadThrough readThrough;
     /** With a log and {@link Builder#compaction}: retention and compaction; set once after construction. */
     private volatile Compactor compactor;
-    /** With a log: the live segments by id, for the historical reader's fills. */
-    private final ConcurrentHashMap<Integer, Segment> segmentsById = new ConcurrentHashMap<>();
-    private final LogFileChannels logChannels;
-    private final HistoricalReader historicalReader;
-    /** The longest load from the log a sequential reader's read-ahead grows to. */
-    private final int readThroughMaxReadAhead;
-    private volatile boolean closed;
 
     private SegmentStore(final Builder builder) {
         this.cache = builder.cache;
         this.maxIndexEntryLength = builder.maxIndexEntryLength;
-        this.fillTier = builder.fillTier;
         this.appendsDurable = builder.appendsDurable;
         this.name = builder.name != null ? builder.name : "segment-store-" + INSTANCES.incrementAndGet();
-        this.scheduler = new ScheduledThreadPoolExecutor(1, runnable -> {
-            final Thread thread = new Thread(runnable, "streamcache-read-timeouts-" + name);
-            thread.setDaemon(true);
-            return thread;
-        });
-        scheduler.setRemoveOnCancelPolicy(true);
-        scheduler.setExecuteExistingDelayedTasksAfterShutdownPolicy(false);
+        this.threads = builder.threads;
+        this.waiting = new WaitingReads(name, threads);
         this.manager = builder.manager;
-        this.managerHooks = ManagerHooks.of(builder.manager);
         this.ownsManager = builder.ownsManager;
-        this.readThroughMaxReadAhead = builder.readThroughMaxReadAhead != -1 ? builder.readThroughMaxReadAhead
-            : (int) Math.min(1 << 30, 8L * builder.readThroughRangeLength);
-        managerHooks.register(evictionSource);
+        this.table = new SegmentTable(name, cache, manager, maxIndexEntryLength, builder.fillTier, appendsDurable, waiting);
+        ManagerHooks.of(manager).register(table.evictionSource());
         if (builder.log == null) {
+            this.mutations = table;
+            this.durable = null;
             this.logDirectory = null;
-            this.writer = null;
-            this.logChannels = null;
-            this.historicalReader = null;
+            this.locations = null;
+            this.readThrough = null;
             return;
         }
-        this.logChannels = new LogFileChannels(builder.log.directory());
-        this.historicalReader = HistoricalReader.builder(logChannels)
-            .rangeLength(builder.readThroughRangeLength)
-            .maxReadGap(builder.readThroughMaxGap)
-            .threads(builder.readThroughThreads)
-            .sink(this::fillFromLog)
-            .name(name)
-            .build();
-        LogDirectory directory = null;
-        LogLock writerLock = null;
+        this.locations = new LogLocations();
+        final int maxReadAhead = builder.readThroughMaxReadAhead != -1 ? builder.readThroughMaxReadAhead
+            : (int) Math.min(1 << 30, 8L * builder.readThroughRangeLength);
+        this.readThrough = new ReadThrough(table, manager, locations, builder.log.directory(), builder.readThroughRangeLength,
+            builder.readThroughMaxGap, builder.readThroughThreads, maxReadAhead, name, threads);
+        final LogOpening opening = new LogOpening(builder.log, builder.logRecovery, builder.logCorruptionPolicy);
         try {
-            // One writer per directory: locked before recovery reads or repairs anything.
-            writerLock = LogLock.acquire(builder.log.directory());
-            final RecoveryHook hook = builder.logRecovery != null ? builder.logRecovery
-                : new ScanningRecoveryHook(builder.logCorruptionPolicy);
-            if (hook instanceof ScanningRecoveryHook scanning && scanning.recoveredLog() == null
-                && Files.isDirectory(builder.log.directory())) {
-                // Before the directory opens: the scan cuts the tail and deletes files.
-                scanning.scan(builder.log);
-            }
-            directory = LogDirectory.open(builder.log, writerLock);
-            final RecoveredLog recovered = directory.fileNumbers().length > 0 ? hook.recover(directory) : RecoveredLog.empty();
-            restore(recovered);
-            if (hook instanceof ScanningRecoveryHook scanning) {
-                scanning.locations().forEach((id, index) -> {
-                    if (segmentsById.containsKey(id)) {
-                        locations.put(id, index);
-                    }
-                });
-            }
-            this.logDirectory = directory;
-            this.writer = AggregatingWriter.start(directory, new LocationFeed(builder.logListener), recovered);
+            final RecoveredLog recovered = opening.open(table, locations);
+            this.logDirectory = opening.directory();
+            this.durable = new DurableSegmentTable(table, waiting, logDirectory,
+                locations.feed(builder.logListener, table, readThrough.channels()), recovered, threads);
+            this.mutations = durable;
         } catch (final IOException e) {
-            abandon(directory, writerLock);
+            abandon(opening);
             throw new LogException("could not open the log in " + builder.log.directory() + ": " + e.getMessage(), e);
         } catch (final RuntimeException | Error e) {
-            abandon(directory, writerLock);
+            abandon(opening);
             throw e;
         }
     }
 
     /** Undoes a constructor that failed to open the log. */
-    private void abandon(final LogDirectory directory, final LogLock writerLock) {
-        managerHooks.unregister(evictionSource);
-        scheduler.shutdownNow();
-        closeHistory();
-        for (final Segment segment : segments.values()) {
-            segment.lock.lock();
-            try {
-                segment.deleteLocked(true);
-            } finally {
-                segment.lock.unlock();
-            }
-        }
-        segments.clear();
-        if (directory != null) {
-            directory.close();
-        } else if (writerLock != null) {
-            writerLock.close();
-        }
-    }
-
-    /**
-     * Creates the recovered segments, their bytes NOT_CACHED gaps; new segments take ids above theirs.
-     */
-    private void restore(final RecoveredLog recovered) {
-        for (final RecoveredSegment state : recovered.liveSegments()) {
-            final Segment segment = new Segment(state.id(), state.name(), cache, manager, maxIndexEntryLength, true, fillTier);
-            segment.lock.lock();
-            try {
-                segment.restoreLocked(state.startOffset(), state.length(), state.sealed());
-            } finally {
-                segment.lock.unlock();
-            }
-            if (segments.putIfAbsent(state.name(), segment) != null) {
-                throw new CacheConfigurationException("recovery restored two segments named " + state.name());
-            }
-            segmentsById.put(state.id(), segment);
-        }
-        nextSegmentId.set((int) Math.min(Integer.MAX_VALUE, recovered.nextSegmentId()));
+    private void abandon(final LogOpening opening) {
+        table.abandon();
+        waiting.shutdown();
+        readThrough.close();
+        opening.abandon();
     }
 
     /**
@@ -470,47 +399,8 @@ public final class SegmentStore implements AutoCloseable {
     public void create(final String name) {
         Objects.requireNonNull(name, "name");
         SegmentNames.check(name);
-        ensureOpen();
-        final Segment segment = new Segment(nextSegmentId.getAndIncrement(), name, cache, manager, maxIndexEntryLength, appendsDurable, fillTier);
-        if (writer != null) {
-            createLogged(segment);
-        } else if (segments.putIfAbsent(name, segment) != null) {
-            throw new SegmentExistsException(name);
-        }
-        if (closed) {
-            deleteSegment(segment, true);
-            segments.remove(name, segment);
-            ensureOpen();
-        }
-    }
-
-    /**
-     * The CREATE goes to the log under the new segment's lock, taken before the segment is
-     * published, so no append of it can be queued before its CREATE.
-     */
-    private void createLogged(final Segment segment) {
-        final LogRequest request;
-        segment.lock.lock();
-        try {
-            if (segments.putIfAbsent(segment.name, segment) != null) {
-                throw new SegmentExistsException(segment.name);
-            }
-            segmentsById.put(segment.id, segment);
-            try {
-                final long epoch = writer.healthyEpoch();
-                request = writer.create(epoch, segment.id, segment.name, segment, logCommits);
-                segment.inFlight++;
-                segment.inFlightEpoch = epoch;
-            } catch (final RuntimeException e) {
-                segments.remove(segment.name, segment);
-                segmentsById.remove(segment.id, segment);
-                segment.deleteLocked(false);
-                throw e;
-            }
-        } finally {
-            segment.lock.unlock();
-        }
-        await(request);
+        table.ensureOpen();
+        mutations.create(name);
     }
 
     /**
@@ -568,24 +458,7 @@ public final class SegmentStore implements AutoCloseable {
     /** An append at {@code expectedOffset}, or wherever the segment ends if it is {@link #ANY_OFFSET}. */
     private long appendAt(final String name, final long expectedOffset, final ByteBuf data) {
         Objects.requireNonNull(data, "data");
-        if (writer != null) {
-            return await(appendAsyncAt(name, expectedOffset, data));
-        }
-        final Segment segment = segment(name);
-        final long offset;
-        final Waiter woken;
-        segment.lock.lock();
-        try {
-            checkLength(segment, expectedOffset, segment.length);
-            offset = segment.appendLocked(data);
-            woken = segment.takeWaiters(segment.length);
-        } finally {
-            segment.lock.unlock();
-        }
-        if (woken != null) {
-            complete(segment, woken);
-        }
-        return offset;
+        return mutations.append(name, expectedOffset, data);
     }
 
     /**
@@ -663,49 +536,7 @@ public final class SegmentStore implements AutoCloseable {
     private CompletableFuture<Long> appendAsyncAt(final String name, final long expectedOffset, final ByteBuf data) {
         Objects.requireNonNull(name, "name");
         Objects.requireNonNull(data, "data");
-        if (writer == null) {
-            try {
-                return CompletableFuture.completedFuture(appendAt(name, expectedOffset, data));
-            } catch (final StreamcacheException e) {
-                return CompletableFuture.failedFuture(e);
-            }
-        }
-        final int length = data.readableBytes();
-        if (length > writer.maxAppendLength()) {
-            throw new SegmentAppendTooLongException(name, length, writer.maxAppendLength());
-        }
-        final Segment segment;
-        try {
-            segment = segment(name);
-        } catch (final StreamcacheException e) {
-            return CompletableFuture.failedFuture(e);
-        }
-        segment.lock.lock();
-        try {
-            checkLogged(segment);
-            if (segment.sealed || segment.sealRequest != null) {
-                throw new SegmentSealedException(name, segment.reservedLength);
-            }
-            checkLength(segment, expectedOffset, segment.reservedLength);
-            final long offset = segment.reservedLength;
-            if (length == 0) {
-                return CompletableFuture.completedFuture(offset);
-            }
-            if (length > Long.MAX_VALUE - offset) {
-                throw new IllegalArgumentException("length=" + length + " would take segment=" + name + " past Long.MAX_VALUE, offset="
-                    + offset);
-            }
-            final long epoch = admit(segment);
-            final LogRequest request = writer.append(epoch, segment.id, offset, data, segment, logCommits);
-            segment.reservedLength = offset + length;
-            segment.inFlight++;
-            segment.inFlightEpoch = epoch;
-            return request;
-        } catch (final StreamcacheException e) {
-            return CompletableFuture.failedFuture(e);
-        } finally {
-            segment.lock.unlock();
-        }
+        return mutations.appendAsync(name, expectedOffset, data);
     }
 
     /**
@@ -742,16 +573,11 @@ public final class SegmentStore implements AutoCloseable {
     public long fill(final String name, final long offset, final ByteBuf data) {
         checkOffset(offset);
         Objects.requireNonNull(data, "data");
-        final Segment segment = segment(name);
-        if (writer != null) {
+        final Segment segment = table.segment(name);
+        if (durable != null) {
             throw new SegmentFillRefusedException(name, offset);
         }
-        segment.lock.lock();
-        try {
-            return segment.fillLocked(offset, data);
-        } finally {
-            segment.lock.unlock();
-        }
+        return table.fill(segment, offset, data);
     }
 
     /**
@@ -768,17 +594,7 @@ public final class SegmentStore implements AutoCloseable {
      */
     public ReadResult read(final String name, final long offset, final int maxLength) {
         checkRead(offset, maxLength);
-        final Segment segment = segment(name);
-        return read(segment, offset, maxLength);
-    }
-
-    private ReadResult read(final Segment segment, final long offset, final int maxLength) {
-        segment.lock.lock();
-        try {
-            return segment.readLocked(offset, maxLength);
-        } finally {
-            segment.lock.unlock();
-        }
+        return table.segment(name).read(offset, maxLength);
     }
 
     /**
@@ -824,13 +640,7 @@ public final class SegmentStore implements AutoCloseable {
         if (destination.refCnt() == 0) {
             throw new IllegalReferenceCountException("destination has been released (refCnt=0)");
         }
-        final Segment segment = segment(name);
-        segment.lock.lock();
-        try {
-            return segment.copyLocked(offset, destination, null);
-        } finally {
-            segment.lock.unlock();
-        }
+        return table.copy(name, offset, destination, null);
     }
 
     /**
@@ -854,13 +664,7 @@ public final class SegmentStore implements AutoCloseable {
         if (destination.isReadOnly()) {
             throw new ReadOnlyBufferException();
         }
-        final Segment segment = segment(name);
-        segment.lock.lock();
-        try {
-            return segment.copyLocked(offset, null, destination);
-        } finally {
-            segment.lock.unlock();
-        }
+        return table.copy(name, offset, null, destination);
     }
 
     /**
@@ -889,120 +693,14 @@ public final class SegmentStore implements AutoCloseable {
         Objects.requireNonNull(name, "name");
         final Segment segment;
         try {
-            segment = segment(name);
+            segment = table.segment(name);
+            if (readThrough == null) {
+                return CompletableFuture.completedFuture(segment.read(offset, maxLength));
+            }
         } catch (final StreamcacheException e) {
             return CompletableFuture.failedFuture(e);
         }
-        return readThrough(segment, offset, maxLength, false);
-    }
-
-    private CompletableFuture<ReadResult> readThrough(final Segment segment, final long offset, final int maxLength, final boolean retry) {
-        final ReadResult first;
-        try {
-            first = read(segment, offset, maxLength);
-        } catch (final StreamcacheException e) {
-            return CompletableFuture.failedFuture(e);
-        }
-        if (first.status() != ReadStatus.NOT_CACHED || historicalReader == null) {
-            return CompletableFuture.completedFuture(first);
-        }
-        final LocationIndex index = locations.get(segment.id);
-        if (index == null) {
-            return CompletableFuture.completedFuture(first);
-        }
-        if (first.length() > 0) {
-            // Prefetch what follows; the bytes go into the cache through the sink.
-            historicalReader.read(segment.id, index, first.nextOffset());
-            return CompletableFuture.completedFuture(first);
-        }
-        first.close();
-        final int length = segment.readAhead(historicalReader.rangeLength(), readThroughMaxReadAhead).lengthFor(offset);
-        final CompletableFuture<ReadResult> loaded = historicalReader.read(segment.id, index, offset, length,
-                () -> stillMissing(segment, offset))
-            .thenApply(range -> afterLoad(segment, range, offset, maxLength));
-        return retry ? loaded : loaded.exceptionallyCompose(failure -> afterFailedLoad(segment, offset, maxLength, failure));
-    }
-
-    /**
-     * A load that failed because a log file it read is gone was racing a truncation: the log
-     * deletes a file once truncation left it no live record, and a range (aligned down) may have
-     * located records just before the new start. Reads again, once: a read before the new start
-     * offset then fails with {@link SegmentTruncatedException}, one after it locates live records
-     * only. Any other failure is the caller's.
-     */
-    private CompletableFuture<ReadResult> afterFailedLoad(final Segment segment, final long offset, final int maxLength, final Throwable failure) {
-        final Throwable cause = failure instanceof CompletionException && failure.getCause() != null ? failure.getCause() : failure;
-        for (Throwable t = cause; t != null; t = t.getCause()) {
-            if (t instanceof NoSuchFileException) {
-                return readThrough(segment, offset, maxLength, true);
-            }
-        }
-        return CompletableFuture.failedFuture(cause);
-    }
-
-    /**
-     * @return whether a read at {@code offset} still misses the cache (for a read-through about
-     *         to read its range: another reader's read may have filled it since).
-     */
-    private boolean stillMissing(final Segment segment, final long offset) {
-        try (ReadResult probe = read(segment, offset, 1)) {
-            return probe.status() == ReadStatus.NOT_CACHED && probe.length() == 0;
-        }
-    }
-
-    /**
-     * The second read of a read-through, once {@code range} was loaded (and, unless it failed,
-     * filled into the cache): from the cache, or from the range's bytes if the cache holds none.
-     */
-    private ReadResult afterLoad(final Segment segment, final LogRange range, final long offset, final int maxLength) {
-        final ReadResult again = read(segment, offset, maxLength);
-        if (again.status() != ReadStatus.NOT_CACHED || again.length() > 0 || !range.contains(offset)) {
-            return again;
-        }
-        again.close();
-        final long length;
-        final boolean sealed;
-        segment.lock.lock();
-        try {
-            length = segment.length;
-            sealed = segment.sealed;
-        } finally {
-            segment.lock.unlock();
-        }
-        final long end = Math.min(Math.min(range.endOffset(), length), offset + maxLength);
-        if (end <= offset) {
-            return read(segment, offset, maxLength);
-        }
-        final ReadStatus status = end == offset + maxLength ? ReadStatus.MAX_LENGTH
-            : end == length ? (sealed ? ReadStatus.SEALED_END : ReadStatus.END_OF_DATA)
-            : ReadStatus.NOT_CACHED;
-        final ByteBuf view = range.data(offset).slice(0, (int) (end - offset));
-        return ReadResult.unpinned(segment.name, offset, view, status, managerHooks.readPins());
-    }
-
-    /**
-     * The historical reader's sink: puts a range read from the log back into the cache, clipped
-     * to the segment's committed length (the location index learns of a record just before its
-     * append is committed). Throws what {@link Segment#fillLocked} throws (a full cache); the
-     * reader keeps it as the range's fill failure.
-     */
-    private void fillFromLog(final int segmentId, final long offset, final ByteBuf data) {
-        final Segment segment = segmentsById.get(segmentId);
-        if (segment == null) {
-            return;
-        }
-        segment.lock.lock();
-        try {
-            if (segment.deleted) {
-                return;
-            }
-            final long end = Math.min(offset + data.readableBytes(), segment.length);
-            if (end > offset) {
-                segment.fillLocked(offset, data.slice(data.readerIndex(), (int) (end - offset)));
-            }
-        } finally {
-            segment.lock.unlock();
-        }
+        return readThrough.read(segment, offset, maxLength);
     }
 
     /**
@@ -1029,7 +727,7 @@ public final class SegmentStore implements AutoCloseable {
      */
     public CompletableFuture<ReadResult> readAsync(final String name, final long offset, final int maxLength, final Duration timeout) {
         return readOrWait(name, offset, maxLength, timeout).thenCompose(result -> {
-            if (result.length() > 0 || result.status() != ReadStatus.NOT_CACHED || historicalReader == null) {
+            if (result.length() > 0 || result.status() != ReadStatus.NOT_CACHED || readThrough == null) {
                 return CompletableFuture.completedFuture(result);
             }
             result.close();
@@ -1049,7 +747,7 @@ public final class SegmentStore implements AutoCloseable {
      *       than {@code offset}; the waiters an append reaches complete in offset order;</li>
      *   <li>with {@link ReadStatus#SEALED_END} and no data when the segment is sealed;</li>
      *   <li>with {@link ReadStatus#TIMED_OUT} and no data after {@code timeout} (a status, not an
-     *       exception), on the store's scheduler thread;</li>
+     *       exception), on the store's timeout thread;</li>
      *   <li>exceptionally with {@link SegmentNotFoundException} if the segment does not exist or
      *       is deleted meanwhile, {@link SegmentTruncatedException} if {@code offset} is before its
      *       start, {@link CacheClosedException} if the store closes meanwhile.</li>
@@ -1072,26 +770,11 @@ public final class SegmentStore implements AutoCloseable {
         final long timeoutNanos = saturatedNanos(timeout);
         final Segment segment;
         try {
-            segment = segment(name);
+            segment = table.segment(name);
         } catch (final SegmentNotFoundException | CacheClosedException e) {
             return CompletableFuture.failedFuture(e);
         }
-        segment.lock.lock();
-        try {
-            if (offset < segment.length || segment.sealed || timeoutNanos == 0 || segment.deleted || offset < segment.startOffset) {
-                return CompletableFuture.completedFuture(segment.readLocked(offset, maxLength));
-            }
-            final Waiter waiter = segment.newWaiter(offset, maxLength);
-            waiter.timeoutTask = scheduler.schedule(waiter, timeoutNanos, TimeUnit.NANOSECONDS);
-            segment.addWaiter(waiter);
-            return waiter.future;
-        } catch (final SegmentException | CacheClosedException e) {
-            return CompletableFuture.failedFuture(e);
-        } catch (final RejectedExecutionException e) {
-            return CompletableFuture.failedFuture(new CacheClosedException("segment store " + this.name + " is closed"));
-        } finally {
-            segment.lock.unlock();
-        }
+        return waiting.readOrWait(segment, offset, maxLength, timeoutNanos);
     }
 
     /**
@@ -1102,46 +785,7 @@ public final class SegmentStore implements AutoCloseable {
      * @throws SegmentNotFoundException if no such segment exists.
      */
     public long seal(final String name) {
-        final Segment segment = segment(name);
-        if (writer != null) {
-            return sealLogged(segment);
-        }
-        final Waiter woken;
-        final long length;
-        segment.lock.lock();
-        try {
-            woken = segment.sealLocked();
-            length = segment.length;
-        } finally {
-            segment.lock.unlock();
-        }
-        if (woken != null) {
-            complete(segment, woken);
-        }
-        return length;
-    }
-
-    private long sealLogged(final Segment segment) {
-        final LogRequest request;
-        segment.lock.lock();
-        try {
-            checkLogged(segment);
-            if (segment.sealed) {
-                return segment.length;
-            }
-            if (segment.sealRequest != null) {
-                request = segment.sealRequest;
-            } else {
-                final long epoch = admit(segment);
-                request = writer.seal(epoch, segment.id, segment.reservedLength, segment, logCommits);
-                segment.sealRequest = request;
-                segment.inFlight++;
-                segment.inFlightEpoch = epoch;
-            }
-        } finally {
-            segment.lock.unlock();
-        }
-        return await(request);
+        return mutations.seal(name);
     }
 
     /**
@@ -1155,39 +799,7 @@ public final class SegmentStore implements AutoCloseable {
      */
     public void truncate(final String name, final long offset) {
         checkOffset(offset);
-        final Segment segment = segment(name);
-        if (writer != null) {
-            truncateLogged(segment, offset);
-            return;
-        }
-        segment.lock.lock();
-        try {
-            segment.truncateLocked(offset);
-        } finally {
-            segment.lock.unlock();
-        }
-    }
-
-    private void truncateLogged(final Segment segment, final long offset) {
-        final LogRequest request;
-        segment.lock.lock();
-        try {
-            checkLogged(segment);
-            if (offset > segment.length) {
-                throw new IllegalArgumentException("offset=" + offset + " is past length=" + segment.length + " of segment="
-                    + segment.name);
-            }
-            if (offset <= segment.startOffset) {
-                return;
-            }
-            final long epoch = admit(segment);
-            request = writer.truncate(epoch, segment.id, offset, segment, logCommits);
-            segment.inFlight++;
-            segment.inFlightEpoch = epoch;
-        } finally {
-            segment.lock.unlock();
-        }
-        await(request);
+        mutations.truncate(name, offset);
     }
 
     /**
@@ -1198,32 +810,8 @@ public final class SegmentStore implements AutoCloseable {
      */
     public void delete(final String name) {
         Objects.requireNonNull(name, "name");
-        ensureOpen();
-        if (writer != null) {
-            deleteLogged(segment(name));
-            return;
-        }
-        final Segment segment = segments.remove(name);
-        if (segment == null) {
-            throw new SegmentNotFoundException(name, "does not exist");
-        }
-        deleteSegment(segment, false);
-    }
-
-    private void deleteLogged(final Segment segment) {
-        final LogRequest request;
-        segment.lock.lock();
-        try {
-            checkLogged(segment);
-            final long epoch = admit(segment);
-            request = writer.delete(epoch, segment.id, segment, logCommits);
-            segment.deleting = true;
-            segment.inFlight++;
-            segment.inFlightEpoch = epoch;
-        } finally {
-            segment.lock.unlock();
-        }
-        await(request);
+        table.ensureOpen();
+        mutations.delete(name);
     }
 
     /**
@@ -1236,13 +824,7 @@ public final class SegmentStore implements AutoCloseable {
      */
     public void markDurable(final String name, final long offset) {
         checkOffset(offset);
-        final Segment segment = segment(name);
-        segment.lock.lock();
-        try {
-            segment.markDurableLocked(offset);
-        } finally {
-            segment.lock.unlock();
-        }
+        table.markDurable(name, offset);
     }
 
     /**
@@ -1250,27 +832,21 @@ public final class SegmentStore implements AutoCloseable {
      * @throws SegmentNotFoundException if no such segment exists.
      */
     public SegmentInfo info(final String name) {
-        final Segment segment = segment(name);
-        segment.lock.lock();
-        try {
-            return segment.infoLocked();
-        } finally {
-            segment.lock.unlock();
-        }
+        return table.info(name);
     }
 
     /**
      * @return whether a segment of that name exists now.
      */
     public boolean exists(final String name) {
-        return segments.containsKey(Objects.requireNonNull(name, "name"));
+        return table.exists(Objects.requireNonNull(name, "name"));
     }
 
     /**
      * @return how many segments exist now.
      */
     public int segmentCount() {
-        return segments.size();
+        return table.count();
     }
 
     // ------------------------------------------------------------------------------------------
@@ -1306,7 +882,7 @@ public final class SegmentStore implements AutoCloseable {
      *         (the cache bounds it).
      */
     public int maxAppendLength() {
-        return writer != null ? writer.maxAppendLength() : Integer.MAX_VALUE;
+        return durable != null ? durable.writer().maxAppendLength() : Integer.MAX_VALUE;
     }
 
     /**
@@ -1320,7 +896,7 @@ public final class SegmentStore implements AutoCloseable {
      * @return the log's writer (stats, {@link AggregatingWriter#recover()}), or null without a log.
      */
     AggregatingWriter logWriter() {
-        return writer;
+        return durable != null ? durable.writer() : null;
     }
 
     /**
@@ -1328,70 +904,53 @@ public final class SegmentStore implements AutoCloseable {
      *         NOT_CACHED gaps, since the store was built.
      */
     public long uncachedCommitBytes() {
-        return uncachedCommitBytes.sum();
+        return durable != null ? durable.uncachedCommitBytes() : 0;
     }
 
     /**
      * Deletes every segment (pinned entries are freed at their last release), fails the waiting
-     * reads with {@link CacheClosedException}, stops the timeout scheduler, and closes the cache
+     * reads with {@link CacheClosedException}, stops the timeout thread, and closes the cache
      * manager if the store built it. The cache stays open. Idempotent; operations after it throw
      * {@link CacheClosedException}.
      */
     @Override
     public void close() {
-        synchronized (this) {
-            if (closed) {
-                return;
-            }
-            closed = true;
+        if (!table.markClosed()) {
+            return;
         }
         final Compactor running = compactor;
         if (running != null) {
             // Before the writer: its copies and truncates go through the writer.
             running.close();
         }
+        final AggregatingWriter writer = logWriter();
         if (writer != null) {
             // Writes and completes what was submitted: the commits still find their segments.
             writer.close();
         }
-        managerHooks.unregister(evictionSource);
-        for (final Segment segment : segments.values()) {
-            segments.remove(segment.name, segment);
-            deleteSegment(segment, true);
-        }
-        scheduler.shutdownNow();
+        table.deleteAll();
+        waiting.shutdown();
         if (ownsManager) {
             manager.close();
         }
-        closeHistory();
+        if (readThrough != null) {
+            readThrough.close();
+        }
         if (logDirectory != null) {
             // After the writer: marks the close clean if it finished cleanly, then unlocks.
             logDirectory.close(writer);
         }
     }
 
-    private void closeHistory() {
-        if (historicalReader != null) {
-            historicalReader.close();
-        }
-        if (logChannels != null) {
-            try {
-                logChannels.close();
-            } catch (final IOException e) {
-                // Read-only channels: nothing is lost; the store closes anyway.
-            }
-        }
-    }
-
     public boolean isClosed() {
-        return closed;
+        return table.isClosed();
     }
 
     /**
      * @return the names of the live segments now: a snapshot, sorted.
      */
     public Set<String> segmentNames() {
-        return Collections.unmodifiableSet(new TreeSet<>(segments.keySet()));
+        return table.names();
     }
 
     /**
@@ -1402,7 +961,8 @@ public final class SegmentStore implements AutoCloseable {
      * @throws SegmentNotFoundException if no such segment exists.
      */
     LocationIndex locations(final String name) {
-        return locations.get(segment(name).id);
+        final Segment segment = table.segment(name);
+        return locations != null ? locations.get(segment.id) : null;
     }
 
     /**
@@ -1417,12 +977,12 @@ public final class SegmentStore implements AutoCloseable {
      * @return with a log, the reader {@link #readThrough} loads ranges with (for its statistics); else null.
      */
     HistoricalReader historicalReader() {
-        return historicalReader;
+        return readThrough != null ? readThrough.historicalReader() : null;
     }
 
     @Override
     public String toString() {
-        return "SegmentStore{name=" + name + ", cache=" + cache.name() + ", segments=" + segments.size()
+        return "SegmentStore{name=" + name + ", cache=" + cache.name() + ", segments=" + table.count()
             + ", maxIndexEntryLength=" + maxIndexEntryLength + ", appendsDurable=" + appendsDurable
             + (logDirectory != null ? ", log=" + logDirectory.path() : "") + '}';
     }
@@ -1431,207 +991,14 @@ public final class SegmentStore implements AutoCloseable {
     // Machinery
     // ------------------------------------------------------------------------------------------
 
-    /**
-     * @return the live segment named {@code name}: a lock-free map lookup.
-     */
-    private Segment segment(final String name) {
-        Objects.requireNonNull(name, "name");
-        ensureOpen();
-        final Segment segment = segments.get(name);
-        if (segment == null) {
-            throw new SegmentNotFoundException(name, "does not exist");
-        }
-        return segment;
-    }
-
     /** For tests in this package: the segment object, or null. */
     Segment segmentOrNull(final String name) {
-        return segments.get(name);
-    }
-
-    private void deleteSegment(final Segment segment, final boolean storeClosed) {
-        final Waiter waiters;
-        segment.lock.lock();
-        try {
-            waiters = segment.deleteLocked(storeClosed);
-        } finally {
-            segment.lock.unlock();
-        }
-        for (Waiter waiter = waiters; waiter != null; ) {
-            final Waiter next = waiter.next;
-            waiter.next = null;
-            waiter.cancelTimeout();
-            waiter.future.completeExceptionally(storeClosed
-                ? new CacheClosedException("segment store " + name + " is closed (segment=" + segment.name + ")")
-                : new SegmentNotFoundException(segment.name, "was deleted while a read waited at offset=" + waiter.offset));
-            waiter = next;
-        }
-    }
-
-    /**
-     * Completes waiters taken out of a segment's queue, in their (offset) order, each with a
-     * fresh read; a result nobody takes (the future was cancelled) is released.
-     */
-    private void complete(final Segment segment, final Waiter head) {
-        for (Waiter waiter = head; waiter != null; ) {
-            final Waiter next = waiter.next;
-            waiter.next = null;
-            waiter.cancelTimeout();
-            final ReadResult result;
-            try {
-                result = read(segment, waiter.offset, waiter.maxLength);
-            } catch (final RuntimeException e) {
-                waiter.future.completeExceptionally(e);
-                waiter = next;
-                continue;
-            }
-            if (!waiter.future.complete(result)) {
-                result.close();
-            }
-            waiter = next;
-        }
-    }
-
-    private void ensureOpen() {
-        if (closed) {
-            throw new CacheClosedException("segment store " + name + " is closed");
-        }
-    }
-
-    /**
-     * With a log: the segment is live and not being deleted.
-     */
-    private static void checkLogged(final Segment segment) {
-        segment.checkLive();
-        if (segment.deleting) {
-            throw new SegmentNotFoundException(segment.name, "is being deleted");
-        }
-    }
-
-    /**
-     * With a log: the writer's epoch to submit in, if it accepts requests and the segment has
-     * none in flight from an earlier epoch (their failures give offsets back, which must happen
-     * before new offsets are reserved). The caller holds the segment's lock.
-     */
-    private long admit(final Segment segment) {
-        final long epoch = writer.healthyEpoch();
-        if (segment.inFlight > 0 && segment.inFlightEpoch != epoch) {
-            throw new LogFailedException("segment=" + segment.name + " still has " + segment.inFlight
-                + " log requests in flight from before the log failed; retry once they have failed", writer.lastFailure());
-        }
-        return epoch;
-    }
-
-    /**
-     * Waits for a log request; rethrows its failure (a {@link LogFailedException} wrapped anew,
-     * so the stack shows the waiting caller).
-     */
-    private static long await(final CompletableFuture<Long> request) {
-        try {
-            return request.join();
-        } catch (final CompletionException e) {
-            final Throwable cause = e.getCause();
-            if (cause instanceof LogFailedException) {
-                throw new LogFailedException(cause.getMessage(), cause.getCause() != null ? cause.getCause() : cause);
-            }
-            if (cause instanceof RuntimeException) {
-                throw (RuntimeException) cause;
-            }
-            if (cause instanceof Error) {
-                throw (Error) cause;
-            }
-            throw e;
-        } catch (final CancellationException e) {
-            throw new CacheClosedException("log request cancelled: " + e.getMessage());
-        }
-    }
-
-    /**
-     * Follows the records as they become durable into the location indexes (before their
-     * requests commit, on the writer's thread), closes the read channel of a retired file, and
-     * passes everything on to the listener given to the builder. Never throws: an index that
-     * cannot take a record is dropped (its segment's evicted bytes then stay NOT_CACHED).
-     */
-    private final class LocationFeed implements LogRecordListener {
-        private final LogRecordListener next;
-
-        LocationFeed(final LogRecordListener next) {
-            this.next = next;
-        }
-
-        @Override
-        public void onRecord(final byte type, final int segmentId, final long segmentOffset, final int length,
-                             final long fileNumber, final long position) {
-            try {
-                switch (type) {
-                    case LogRecordDescriptor.TYPE_CREATE -> locations.put(segmentId, new LocationIndex(0));
-                    case LogRecordDescriptor.TYPE_DATA -> {
-                        final LocationIndex index = locations.get(segmentId);
-                        if (index != null) {
-                            index.add(segmentOffset, length, fileNumber, position);
-                        }
-                    }
-                    case LogRecordDescriptor.TYPE_TRUNCATE -> {
-                        final LocationIndex index = locations.get(segmentId);
-                        if (index != null) {
-                            index.truncate(segmentOffset);
-                        }
-                    }
-                    case LogRecordDescriptor.TYPE_DELETE -> {
-                        final LocationIndex index = locations.remove(segmentId);
-                        if (index != null) {
-                            index.clear();
-                        }
-                        segmentsById.remove(segmentId);
-                    }
-                    default -> {
-                    }
-                }
-            } catch (final RuntimeException e) {
-                locations.remove(segmentId);
-            }
-            next.onRecord(type, segmentId, segmentOffset, length, fileNumber, position);
-        }
-
-        @Override
-        public void onCopy(final int segmentId, final long segmentOffset, final int length, final long fileNumber,
-                           final long position) {
-            try {
-                final LocationIndex index = locations.get(segmentId);
-                if (index != null) {
-                    index.relocate(segmentOffset, length, fileNumber, position);
-                }
-            } catch (final RuntimeException e) {
-                locations.remove(segmentId);
-            }
-            next.onCopy(segmentId, segmentOffset, length, fileNumber, position);
-        }
-
-        @Override
-        public void onFileRetired(final long fileNumber) {
-            try {
-                logChannels.close(fileNumber);
-            } catch (final IOException e) {
-                // A read-only channel: nothing to lose; the file goes anyway.
-            }
-            next.onFileRetired(fileNumber);
-        }
+        return table.segmentOrNull(name);
     }
 
     private static void checkExpectedOffset(final long expectedOffset) {
         if (expectedOffset < 0) {
             throw new IllegalArgumentException("expectedOffset=" + expectedOffset + " must be >= 0");
-        }
-    }
-
-    /** A conditional append's check, under the segment's lock. */
-    private static void checkLength(final Segment segment, final long expectedOffset, final long length) {
-        if (expectedOffset != ANY_OFFSET && expectedOffset != length) {
-            segment.checkLive();
-            if (segment.sealed) {
-                throw new SegmentSealedException(segment.name, length);
-            }
-            throw new SegmentLengthMismatchException(segment.name, expectedOffset, length);
         }
     }
 
@@ -1653,132 +1020,6 @@ public final class SegmentStore implements AutoCloseable {
             return duration.toNanos();
         } catch (final ArithmeticException e) {
             return Long.MAX_VALUE;
-        }
-    }
-
-    /**
-     * Applies the log's outcomes to the segments: on the writer's completion thread, in log
-     * order. Takes the segment's lock; never waits for the writer.
-     */
-    private final class LogCommits implements LogCommitHandler {
-        @Override
-        public void committed(final LogRequest request) {
-            final Segment segment = (Segment) request.attachment();
-            Waiter woken = null;
-            boolean deleted = false;
-            segment.lock.lock();
-            try {
-                segment.inFlight--;
-                if (segment.deleted) {
-                    return;
-                }
-                switch (request.type()) {
-                    case LogRecordDescriptor.TYPE_DATA:
-                        if (request.segmentOffset() != segment.length) {
-                            throw new IllegalStateException("durable append at offset=" + request.segmentOffset() + " but segment="
-                                + segment.name + " has length=" + segment.length);
-                        }
-                        if (!segment.commitLocked(request.data())) {
-                            uncachedCommitBytes.add(request.length());
-                        }
-                        woken = segment.takeWaiters(segment.length);
-                        break;
-                    case LogRecordDescriptor.TYPE_SEAL:
-                        segment.sealRequest = null;
-                        woken = segment.sealLocked();
-                        break;
-                    case LogRecordDescriptor.TYPE_TRUNCATE:
-                        segment.truncateLocked(request.segmentOffset());
-                        break;
-                    case LogRecordDescriptor.TYPE_DELETE:
-                        deleted = true;
-                        break;
-                    default:
-                        break;
-                }
-            } finally {
-                segment.lock.unlock();
-            }
-            if (woken != null) {
-                complete(segment, woken);
-            }
-            if (deleted) {
-                segments.remove(segment.name, segment);
-                deleteSegment(segment, false);
-            }
-        }
-
-        @Override
-        public void failed(final LogRequest request, final Throwable cause) {
-            final Segment segment = (Segment) request.attachment();
-            boolean remove = false;
-            segment.lock.lock();
-            try {
-                segment.inFlight--;
-                switch (request.type()) {
-                    case LogRecordDescriptor.TYPE_DATA:
-                        // Every later request of the segment fails too (same epoch, later in the log).
-                        if (segment.reservedLength > request.segmentOffset()) {
-                            segment.reservedLength = request.segmentOffset();
-                        }
-                        break;
-                    case LogRecordDescriptor.TYPE_CREATE:
-                        remove = !segment.deleted;
-                        break;
-                    case LogRecordDescriptor.TYPE_SEAL:
-                        segment.sealRequest = null;
-                        break;
-                    case LogRecordDescriptor.TYPE_DELETE:
-                        segment.deleting = false;
-                        break;
-                    default:
-                        break;
-                }
-            } finally {
-                segment.lock.unlock();
-            }
-            if (remove) {
-                segments.remove(segment.name, segment);
-                deleteSegment(segment, false);
-            }
-        }
-    }
-
-    /**
-     * The store as the cache manager sees it: walks the segments, taking each lock with
-     * {@code tryLock} (never blocking: see {@link EvictionSource}).
-     */
-    private final class StoreEvictionSource implements EvictionSource {
-        @Override
-        public int scan(final EvictionScan scan) {
-            int busy = 0;
-            for (final Segment segment : segments.values()) {
-                if (scan.isDone()) {
-                    break;
-                }
-                long from = 0;
-                while (from >= 0 && !scan.isDone()) {
-                    if (!segment.lock.tryLock()) {
-                        busy++;
-                        break;
-                    }
-                    try {
-                        from = segment.scanLocked(scan, from);
-                    } finally {
-                        segment.lock.unlock();
-                    }
-                    if (from >= 0) {
-                        // A reader or appender waits: let it in between two relocations.
-                        Thread.yield();
-                    }
-                }
-            }
-            return busy;
-        }
-
-        @Override
-        public String toString() {
-            return "StoreEvictionSource{store=" + name + '}';
         }
     }
 
@@ -1807,6 +1048,7 @@ public final class SegmentStore implements AutoCloseable {
         private int readThroughMaxReadAhead = -1;
         private int readThroughThreads = HistoricalReader.THREADS_DEFAULT;
         private CompactionConfig compaction;
+        private StreamcacheThreads threads = StreamcacheThreads.defaults();
 
         private Builder(final BlockCache cache) {
             this.cache = Objects.requireNonNull(cache, "cache");
@@ -1968,6 +1210,17 @@ public final class SegmentStore implements AutoCloseable {
             return this;
         }
 
+        /**
+         * @param threads creates the threads the store starts (the read-timeouts thread, role
+         *                {@link StreamcacheThreads.Role#READ_TIMEOUTS}); by default
+         *                {@link StreamcacheThreads#defaults()}. The roles are listed in
+         *                {@code docs/threads.md}.
+         */
+        public Builder threads(final StreamcacheThreads threads) {
+            this.threads = Objects.requireNonNull(threads, "threads");
+            return this;
+        }
+
         private void checkSameCache(final CacheManager candidate, final boolean owned) {
             if (candidate.cache() != cache) {
                 if (owned) {
@@ -1986,7 +1239,7 @@ public final class SegmentStore implements AutoCloseable {
          */
         private SegmentStore withCompaction(final SegmentStore store) {
             if (compaction != null) {
-                store.compactor = Compactor.start(store, compaction);
+                store.compactor = Compactor.start(store, compaction, store.threads);
             }
             return store;
         }

@@ -3,6 +3,7 @@ package io.streamcache.segmentstore;
 import java.util.Comparator;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ScheduledFuture;
+import java.util.function.Consumer;
 
 /**
  * A read waiting for bytes at {@link #offset} of a segment: its fields other than the future
@@ -10,6 +11,10 @@ import java.util.concurrent.ScheduledFuture;
  * waiter out of the segment's queue (an append, a seal, a delete, or the timeout task).
  * Runs as its own timeout task, so a waiting read allocates nothing more for its timeout than
  * the scheduler's task wrapper.
+ *
+ * <p>A waiter knows nothing of the queue that holds it: its timeout hands it to
+ * {@link #onTimeout}, which the segment gives it (one per segment, made with the segment), so
+ * the dependency runs one way, from {@code Segment} to {@code Waiter}.
  */
 final class Waiter implements Runnable {
     /** Queue order: by offset, then by arrival. */
@@ -18,7 +23,8 @@ final class Waiter implements Runnable {
         return byOffset != 0 ? byOffset : Long.compare(a.sequence, b.sequence);
     };
 
-    final Segment segment;
+    /** Takes this waiter out of its queue and completes it, if it still waits: the segment's. */
+    private final Consumer<? super Waiter> onTimeout;
     final long offset;
     final int maxLength;
     final long sequence;
@@ -28,8 +34,12 @@ final class Waiter implements Runnable {
     /** Links the waiters taken out of the queue together, in offset order. */
     Waiter next;
 
-    Waiter(final Segment segment, final long offset, final int maxLength, final long sequence) {
-        this.segment = segment;
+    /**
+     * @param onTimeout what the timeout runs, on the store's timeout thread: the queue's owner
+     *                  takes the waiter out if it still waits and completes it.
+     */
+    Waiter(final Consumer<? super Waiter> onTimeout, final long offset, final int maxLength, final long sequence) {
+        this.onTimeout = onTimeout;
         this.offset = offset;
         this.maxLength = maxLength;
         this.sequence = sequence;
@@ -38,7 +48,7 @@ final class Waiter implements Runnable {
     /** The timeout: runs on the store's scheduler thread. */
     @Override
     public void run() {
-        segment.timeout(this);
+        onTimeout.accept(this);
     }
 
     /** Cancels the timeout task; call after taking the waiter out of the queue. */
@@ -51,6 +61,6 @@ final class Waiter implements Runnable {
 
     @Override
     public String toString() {
-        return "Waiter{segment=" + segment.name + ", offset=" + offset + ", maxLength=" + maxLength + '}';
+        return "Waiter{offset=" + offset + ", maxLength=" + maxLength + '}';
     }
 }

@@ -17,8 +17,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * A waiting read on its own: the order of a segment's queue of waiters (by offset, then by
- * arrival) and the cancellation of its timeout. Its timeout itself ({@link Waiter#run()}) is the
- * segment's and is tested with it (WaitingReadTest).
+ * arrival) and the cancellation of its timeout. What its timeout does ({@link Waiter#run()} hands
+ * the waiter to the segment's timeout) is the segment's and is tested with it (WaitingReadTest).
  */
 class WaiterTest {
     private static Waiter waiter(final long offset, final long sequence) {
@@ -63,6 +63,15 @@ class WaiterTest {
         assertEquals(512, w.maxLength);
         assertEquals(9, w.sequence);
         assertFalse(w.future.isDone());
+    }
+
+    @Test
+    void shouldHandItselfToItsTimeoutWhenRunAndNothingElse() {
+        final List<Waiter> timedOut = new ArrayList<>();
+        final Waiter w = new Waiter(timedOut::add, 64, 10, 0);
+        w.run();
+        assertEquals(List.of(w), timedOut);
+        assertFalse(w.future.isDone(), "the owner of the queue completes it, not the waiter");
     }
 
     @Test

@@ -1,0 +1,154 @@
+package io.streamcache.bench.jmh;
+
+import io.streamcache.bench.mq.MqMessages;
+import io.streamcache.segmentstore.log.LogConfig;
+import io.streamcache.segmentstore.queue.MessageQueueStore;
+import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.BenchmarkMode;
+import org.openjdk.jmh.annotations.Fork;
+import org.openjdk.jmh.annotations.Level;
+import org.openjdk.jmh.annotations.Measurement;
+import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Param;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.Setup;
+import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.TearDown;
+import org.openjdk.jmh.annotations.Threads;
+import org.openjdk.jmh.annotations.Warmup;
+import org.openjdk.jmh.infra.Blackhole;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Comparator;
+import java.util.Map;
+import java.util.SplittableRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.stream.Stream;
+
+/**
+ * The message-queue facade in JMH form (the CLI form, {@code mq}, runs the whole contest
+ * workload): 8 threads append messages of 100 B to 17 KB to random queues of their own, each
+ * append durable before it returns; and 8 threads read the last {@code fetch} messages of one
+ * of 64 queues with {@code getRange}. Queues are created by their first append, as in the
+ * contest. Throughput in operations per second; {@code -prof gc} shows the facade's
+ * allocation per message.
+ *
+ * <pre>
+ *   java -jar streamcache-bench.jar jmh MessageQueueBenchmark -prof gc
+ * </pre>
+ * The log lives under {@code java.io.tmpdir} (set {@code -Djava.io.tmpdir} to the disk to measure).
+ */
+@BenchmarkMode(Mode.Throughput)
+@OutputTimeUnit(TimeUnit.SECONDS)
+@Fork(value = 2, jvmArgsAppend = {"-Xms2g", "-Xmx2g", "-XX:MaxDirectMemorySize=2g"})
+@Warmup(iterations = 3, time = 2)
+@Measurement(iterations = 5, time = 2)
+@State(Scope.Benchmark)
+public class MessageQueueBenchmark {
+    private static final int THREADS = 8;
+    private static final int MIN = 100;
+    private static final int MAX = 17 * 1024;
+
+    @Param({"10000"})
+    public int queues;
+
+    @Param({"30"})
+    public int fetch;
+
+    private Path directory;
+    private MessageQueueStore mq;
+    private final AtomicInteger threadIds = new AtomicInteger();
+
+    /** One thread's queues (global queue g belongs to thread g % THREADS) and message buffer. */
+    @State(Scope.Thread)
+    public static class Producer {
+        int thread;
+        long[] counts;
+        SplittableRandom random;
+        ByteBuffer message;
+
+        @Setup(Level.Trial)
+        public void setUp(final MessageQueueBenchmark b) {
+            thread = b.threadIds.getAndIncrement() % THREADS;
+            counts = new long[(b.queues - thread + THREADS - 1) / THREADS];
+            random = new SplittableRandom(thread);
+            message = ByteBuffer.allocateDirect(MAX);
+        }
+    }
+
+    @Setup(Level.Trial)
+    public void setUp() throws IOException {
+        directory = Files.createTempDirectory("mq-bench");
+        mq = MessageQueueStore.open(LogConfig.builder(directory.resolve("log")).build(), 1L << 30);
+        // The readers' queues: the first 64 hold fetch messages each (written by 8 threads,
+        // so that the forces overlap).
+        final Thread[] writers = new Thread[THREADS];
+        for (int t = 0; t < THREADS; t++) {
+            final int first = t;
+            writers[t] = new Thread(() -> {
+                final ByteBuffer m = ByteBuffer.allocateDirect(MAX);
+                for (int q = first; q < Math.min(queues, 64); q += THREADS) {
+                    for (int i = 0; i < fetch; i++) {
+                        m.clear();
+                        MqMessages.fill(m, q, i, MqMessages.length(q, i, MIN, MAX));
+                        m.flip();
+                        mq.append(topic(q), q, m);
+                    }
+                }
+            });
+            writers[t].start();
+        }
+        for (final Thread w : writers) {
+            try {
+                w.join();
+            } catch (final InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IllegalStateException(e);
+            }
+        }
+    }
+
+    @TearDown(Level.Trial)
+    public void tearDown() throws IOException {
+        mq.close();
+        try (Stream<Path> paths = Files.walk(directory)) {
+            for (final Path p : paths.sorted(Comparator.reverseOrder()).toList()) {
+                Files.delete(p);
+            }
+        }
+    }
+
+    /** One durable append of a 100 B - 17 KB message to a random queue of this thread's. */
+    @Benchmark
+    @Threads(THREADS)
+    public long append(final Producer p) {
+        final int local = p.random.nextInt(p.counts.length);
+        final int queue = p.thread + local * THREADS;
+        final long index = p.counts[local];
+        p.message.clear();
+        MqMessages.fill(p.message, queue, index, MqMessages.length(queue, index, MIN, MAX));
+        p.message.flip();
+        final long got = mq.append(topic(queue), queue, p.message);
+        p.counts[local] = got + 1;
+        return got;
+    }
+
+    /** getRange of the last {@code fetch} messages of one of the first 64 queues. */
+    @Benchmark
+    @Threads(THREADS)
+    public void getRangeTail(final Producer p, final Blackhole bh) {
+        final int queue = p.random.nextInt(Math.min(queues, 64));
+        final long count = mq.messageCount(topic(queue), queue);
+        final Map<Integer, ByteBuffer> got = mq.getRange(topic(queue), queue, Math.max(0, count - fetch), fetch);
+        bh.consume(got);
+    }
+
+    private static String topic(final int queue) {
+        return "topic" + queue % 100;
+    }
+}

@@ -1,0 +1,207 @@
+package io.streamcache.bench.scale;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import io.streamcache.core.cache.BlockCache;
+import io.streamcache.segmentstore.SegmentStore;
+import io.streamcache.segmentstore.log.LogConfig;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+
+/**
+ * How long a durable store takes to open after its writer was killed (SIGKILL), and after a
+ * clean close, against the log's size and number of segments; and how long after {@code build()}
+ * returns the first append is acknowledged.
+ *
+ * <pre>
+ *   java -cp streamcache-bench.jar io.streamcache.bench.scale.OpenTime --dir /var/tmp/open \
+ *        [--bytes 1g] [--segments 10000] [--append 4k] [--threads 8] [--cache 512m] [--repeats 3]
+ * </pre>
+ * A child JVM creates the segments, appends {@code --bytes} round-robin over them from
+ * {@code --threads} threads (every append acknowledged, i.e. forced), prints how far it got,
+ * and is killed with SIGKILL while it goes on appending. This JVM then builds a cache of
+ * {@code --cache} bytes and opens the store on the directory (the crash recovery), appends once,
+ * closes it cleanly, and opens it {@code --repeats} times more (the clean path). Prints each
+ * time; the directory is emptied first and at the end.
+ */
+public final class OpenTime {
+    private OpenTime() {
+    }
+
+    public static void main(final String[] args) throws Exception {
+        Path dir = null;
+        long bytes = 1L << 30;
+        int segments = 10_000;
+        int append = 4096;
+        int threads = 8;
+        long cache = 512L << 20;
+        int repeats = 3;
+        for (int i = 0; i + 1 < args.length; i += 2) {
+            final String v = args[i + 1];
+            switch (args[i]) {
+                case "--dir" -> dir = Path.of(v);
+                case "--bytes" -> bytes = size(v);
+                case "--segments" -> segments = Integer.parseInt(v);
+                case "--append" -> append = (int) size(v);
+                case "--threads" -> threads = Integer.parseInt(v);
+                case "--cache" -> cache = size(v);
+                case "--repeats" -> repeats = Integer.parseInt(v);
+                default -> throw new IllegalArgumentException("unknown flag " + args[i]);
+            }
+        }
+        if (dir == null) {
+            throw new IllegalArgumentException("--dir is required (it is emptied)");
+        }
+        clean(dir);
+        final Path log = dir.resolve("log");
+        final long written = writeAndKill(log, bytes, segments, append, threads);
+        final long onDisk = du(log);
+        System.out.printf(Locale.ROOT, "log: %,d segments, %,d bytes acknowledged before the kill, %,d bytes on disk%n", segments,
+            written, onDisk);
+
+        final long buildStart = System.nanoTime();
+        try (BlockCache c = BlockCache.builder().capacity(cache).registerMBean(false).build()) {
+            final double build = (System.nanoTime() - buildStart) / 1e9;
+            final double[] crash = open(c, log, segments);
+            System.out.printf(Locale.ROOT, "cache build %.3f s; after SIGKILL: open %.3f s, first append acknowledged %.3f s later%n",
+                build, crash[0], crash[1]);
+            final double[] clean = new double[repeats];
+            for (int r = 0; r < repeats; r++) {
+                clean[r] = open(c, log, segments)[0];
+            }
+            Arrays.sort(clean);
+            if (repeats > 0) {
+                System.out.printf(Locale.ROOT, "after a clean close: open median %.3f s [%.3f, %.3f] over %d%n", clean[repeats / 2],
+                    clean[0], clean[repeats - 1], repeats);
+            }
+            System.out.printf(Locale.ROOT, "{\"segments\":%d,\"bytes\":%d,\"crash_open_s\":%.3f,\"first_append_s\":%.3f,"
+                + "\"clean_open_s\":%.3f,\"cache_build_s\":%.3f}%n", segments, onDisk, crash[0], crash[1],
+                repeats > 0 ? clean[repeats / 2] : Double.NaN, build);
+        }
+        clean(dir);
+    }
+
+    /** Opens the store, appends once, closes it; returns {open seconds, first-append seconds}. */
+    private static double[] open(final BlockCache cache, final Path log, final int segments) {
+        final long start = System.nanoTime();
+        try (SegmentStore store = SegmentStore.builder(cache).log(LogConfig.builder(log).build()).build()) {
+            final long opened = System.nanoTime();
+            if (store.segmentCount() != segments) {
+                throw new IllegalStateException("recovered " + store.segmentCount() + " segments, expected " + segments);
+            }
+            store.append("s-0", Unpooled.wrappedBuffer(new byte[100]));
+            final long appended = System.nanoTime();
+            return new double[] {(opened - start) / 1e9, (appended - opened) / 1e9};
+        }
+    }
+
+    private static long writeAndKill(final Path log, final long bytes, final int segments, final int append, final int threads)
+        throws IOException, InterruptedException {
+        final List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+            "-Xmx1g", "-XX:MaxDirectMemorySize=1g", "-cp", System.getProperty("java.class.path"), Writer.class.getName(),
+            log.toString(), Long.toString(bytes), Integer.toString(segments), Integer.toString(append), Integer.toString(threads)));
+        final Process child = new ProcessBuilder(command).redirectErrorStream(true).start();
+        long written = -1;
+        try (BufferedReader in = new BufferedReader(new InputStreamReader(child.getInputStream(), StandardCharsets.UTF_8))) {
+            String line;
+            while ((line = in.readLine()) != null) {
+                if (line.startsWith("WRITTEN ")) {
+                    written = Long.parseLong(line.substring(8).trim());
+                    break;
+                }
+                System.out.println("child: " + line);
+            }
+            child.destroyForcibly();
+            child.waitFor(30, TimeUnit.SECONDS);
+        }
+        if (written < 0) {
+            throw new IllegalStateException("the writer exited before writing; exit status " + child.exitValue());
+        }
+        return written;
+    }
+
+    /** The child: writes, says how much, and keeps appending until it is killed. */
+    public static final class Writer {
+        private Writer() {
+        }
+
+        public static void main(final String[] args) throws Exception {
+            final Path log = Path.of(args[0]);
+            final long bytes = Long.parseLong(args[1]);
+            final int segments = Integer.parseInt(args[2]);
+            final int append = Integer.parseInt(args[3]);
+            final int threads = Integer.parseInt(args[4]);
+            final BlockCache cache = BlockCache.builder().capacity(256L << 20).registerMBean(false).build();
+            final SegmentStore store = SegmentStore.builder(cache).log(LogConfig.builder(log).build()).build();
+            final long perThread = bytes / threads;
+            final Thread[] workers = new Thread[threads];
+            final Thread[] tails = new Thread[threads];
+            for (int t = 0; t < threads; t++) {
+                final int first = t;
+                workers[t] = new Thread(() -> {
+                    for (int s = first; s < segments; s += threads) {
+                        store.create("s-" + s);
+                    }
+                    final ByteBuf data = Unpooled.directBuffer(append).writeZero(append);
+                    long done = 0;
+                    for (int s = first; done < perThread; s = s + threads < segments ? s + threads : first) {
+                        store.append("s-" + s, data.duplicate());
+                        done += append;
+                    }
+                });
+                tails[t] = new Thread(() -> {
+                    final ByteBuf data = Unpooled.directBuffer(append).writeZero(append);
+                    for (int s = first; ; s = s + threads < segments ? s + threads : first) {
+                        store.append("s-" + s, data.duplicate());
+                    }
+                });
+                tails[t].setDaemon(true);
+                workers[t].start();
+            }
+            for (final Thread w : workers) {
+                w.join();
+            }
+            System.out.println("WRITTEN " + perThread / append * append * threads);
+            System.out.flush();
+            for (final Thread t : tails) {
+                t.start();
+            }
+            Thread.sleep(Long.MAX_VALUE);
+        }
+    }
+
+    private static long du(final Path dir) throws IOException {
+        try (Stream<Path> files = Files.walk(dir)) {
+            return files.filter(Files::isRegularFile).mapToLong(p -> p.toFile().length()).sum();
+        }
+    }
+
+    private static void clean(final Path dir) throws IOException {
+        if (!Files.exists(dir)) {
+            return;
+        }
+        try (Stream<Path> paths = Files.walk(dir)) {
+            for (final Path p : paths.sorted((a, b) -> b.getNameCount() - a.getNameCount()).toList()) {
+                Files.delete(p);
+            }
+        }
+    }
+
+    private static long size(final String v) {
+        final String s = v.trim().toLowerCase(Locale.ROOT);
+        final char unit = s.charAt(s.length() - 1);
+        final long m = unit == 'k' ? 1L << 10 : unit == 'm' ? 1L << 20 : unit == 'g' ? 1L << 30 : 1;
+        return Long.parseLong(m == 1 ? s : s.substring(0, s.length() - 1)) * m;
+    }
+}

@@ -1,0 +1,75 @@
+package io.streamcache.bench.mq;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+class MqBenchTest {
+    @TempDir
+    Path directory;
+
+    @Test
+    void shouldRoundTripEveryLengthAndDetectEachKindOfDamage() {
+        final ByteBuffer buffer = ByteBuffer.allocate(200);
+        for (int length = MqMessages.HEADER; length <= 120; length++) {
+            buffer.clear();
+            MqMessages.fill(buffer, 7, length * 3L, length);
+            buffer.flip();
+            assertNull(MqMessages.check(buffer, 7, length * 3L, length), "length " + length);
+            assertNotNull(MqMessages.check(buffer, 8, length * 3L, length), "another queue");
+            assertNotNull(MqMessages.check(buffer, 7, length * 3L + 1, length), "another index");
+            for (int at = 0; at < length; at += 5) {
+                final byte b = buffer.get(at);
+                buffer.put(at, (byte) (b ^ 0x10));
+                assertNotNull(MqMessages.check(buffer, 7, length * 3L, length), "flipped byte " + at + " of " + length);
+                buffer.put(at, b);
+            }
+        }
+    }
+
+    @Test
+    void shouldDrawLengthsInsideTheRange() {
+        int shortest = Integer.MAX_VALUE;
+        int longest = 0;
+        for (long i = 0; i < 10_000; i++) {
+            final int length = MqMessages.length((int) (i % 13), i, 100, 17 * 1024);
+            shortest = Math.min(shortest, length);
+            longest = Math.max(longest, length);
+        }
+        assertTrue(shortest >= 100 && shortest < 200, "shortest " + shortest);
+        assertTrue(longest <= 17 * 1024 && longest > 17 * 1024 - 100, "longest " + longest);
+    }
+
+    @Test
+    @Timeout(120)
+    void shouldRunBothPhasesReopenAndCheckEveryMessage() throws Exception {
+        final ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+        final int status = MqBench.run(new String[] {"--dir", directory.resolve("mq").toString(), "--threads", "4",
+            "--topics", "5", "--queues", "500", "--phase1", "8m", "--phase2", "4m", "--cache", "64m", "--batch", "256k",
+            "--max", "4k"}, new PrintStream(bytes, true, StandardCharsets.UTF_8));
+        final String out = bytes.toString(StandardCharsets.UTF_8);
+        assertEquals(0, status, out);
+        assertTrue(out.contains("every queue's count checked"), out);
+        assertTrue(out.contains("\"phase1_MBps\""), out);
+    }
+
+    @Test
+    void shouldRefuseBadArgumentsByName() throws Exception {
+        final ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+        final int status = MqBench.run(new String[] {"--dir", directory.toString(), "--min", "8"},
+            new PrintStream(bytes, true, StandardCharsets.UTF_8));
+        assertEquals(2, status);
+        assertTrue(bytes.toString(StandardCharsets.UTF_8).contains("min=8"), bytes.toString(StandardCharsets.UTF_8));
+    }
+}

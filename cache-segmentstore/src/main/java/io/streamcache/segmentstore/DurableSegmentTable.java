@@ -1,0 +1,388 @@
+package io.streamcache.segmentstore;
+
+import io.netty.buffer.ByteBuf;
+import io.streamcache.core.CacheClosedException;
+import io.streamcache.core.StreamcacheException;
+import io.streamcache.core.StreamcacheThreads;
+import io.streamcache.segmentstore.internal.log.AggregatingWriter;
+import io.streamcache.segmentstore.internal.log.LogCommitHandler;
+import io.streamcache.segmentstore.internal.log.LogDirectory;
+import io.streamcache.segmentstore.internal.log.LogRecordDescriptor;
+import io.streamcache.segmentstore.internal.log.LogRecordListener;
+import io.streamcache.segmentstore.internal.log.LogRequest;
+import io.streamcache.segmentstore.internal.log.recovery.RecoveredLog;
+import io.streamcache.segmentstore.log.LogFailedException;
+
+import java.io.IOException;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.LongAdder;
+
+/**
+ * The durability layer of a store with a log: decorates the in-memory {@link SegmentTable}, so
+ * that every change goes to the log first (write-ahead, through the {@link AggregatingWriter}
+ * it starts and owns) and is applied to the table only once durable ({@link LogCommits}, on the
+ * writer's completion thread, in log order). See <em>Durable appends</em> in
+ * {@link SegmentStore}'s class comment for the flow and the contract.
+ *
+ * <pre>
+ *  producer (segment lock held)                       completion thread (in log order)
+ *    check (live, not sealing, not deleting,            LogCommits.committed(request):
+ *      expected offset), admit (writer epoch)             segment lock: apply to the table
+ *    reserve the offset, writer.append/seal/...           (append / gap, seal, truncate, delete)
+ *    inFlight++                                           unlock; complete woken reads
+ *  unlock; return (or wait for) the request     --&gt;     the request's future completes
+ * </pre>
+ *
+ * <p><b>Threading:</b> thread-safe. A request is admitted and queued under its segment's lock,
+ * so a segment's records reach the log in the order their offsets were reserved; the segment
+ * fields this layer owns ({@code reservedLength}, {@code inFlight}, {@code inFlightEpoch},
+ * {@code sealRequest}, {@code deleting}) are guarded by that lock too. The synchronous
+ * operations wait for their request's future with no lock held; the completion thread takes
+ * segment locks but never waits for a producer.
+ */
+final class DurableSegmentTable implements SegmentMutations {
+    private final SegmentTable table;
+    private final WaitingReads waiting;
+    private final AggregatingWriter writer;
+    /** Applies the log's outcomes; passed with every request (one object, nothing allocated per append). */
+    private final LogCommits logCommits = new LogCommits();
+    /** The table's live segments by name (a durable DELETE or a failed CREATE removes one). */
+    private final ConcurrentHashMap<String, Segment> segments;
+    private final ConcurrentHashMap<Integer, Segment> segmentsById;
+    private final LongAdder uncachedCommitBytes = new LongAdder();
+
+    /**
+     * Starts the writer over {@code directory}, after recovery restored {@code recovered} into
+     * the table.
+     *
+     * @param feed told of every record once durable (the location indexes, then the builder's listener).
+     */
+    DurableSegmentTable(final SegmentTable table, final WaitingReads waiting, final LogDirectory directory,
+                        final LogRecordListener feed, final RecoveredLog recovered, final StreamcacheThreads threads)
+        throws IOException {
+        this.table = table;
+        this.waiting = waiting;
+        this.segments = table.segments;
+        this.segmentsById = table.segmentsById;
+        this.writer = AggregatingWriter.start(directory, feed, recovered, threads);
+    }
+
+    AggregatingWriter writer() {
+        return writer;
+    }
+
+    /**
+     * @return bytes of durable appends that could not enter the cache (it was full) and became
+     *         NOT_CACHED gaps.
+     */
+    long uncachedCommitBytes() {
+        return uncachedCommitBytes.sum();
+    }
+
+    @Override
+    public void create(final String name) {
+        final Segment segment = table.newSegment(name);
+        createLogged(segment);
+        table.undoIfClosed(segment);
+    }
+
+    /**
+     * The CREATE goes to the log under the new segment's lock, taken before the segment is
+     * published, so no append of it can be queued before its CREATE.
+     */
+    private void createLogged(final Segment segment) {
+        final LogRequest request;
+        segment.lock.lock();
+        try {
+            if (segments.putIfAbsent(segment.name, segment) != null) {
+                throw new SegmentExistsException(segment.name);
+            }
+            segmentsById.put(segment.id, segment);
+            try {
+                final long epoch = writer.healthyEpoch();
+                request = writer.create(epoch, segment.id, segment.name, segment, logCommits);
+                segment.inFlight++;
+                segment.inFlightEpoch = epoch;
+            } catch (final RuntimeException e) {
+                segments.remove(segment.name, segment);
+                segmentsById.remove(segment.id, segment);
+                segment.deleteLocked(false);
+                throw e;
+            }
+        } finally {
+            segment.lock.unlock();
+        }
+        await(request);
+    }
+
+    @Override
+    public long append(final String name, final long expectedOffset, final ByteBuf data) {
+        return await(appendAsync(name, expectedOffset, data));
+    }
+
+    @Override
+    public CompletableFuture<Long> appendAsync(final String name, final long expectedOffset, final ByteBuf data) {
+        final int length = data.readableBytes();
+        if (length > writer.maxAppendLength()) {
+            throw new SegmentAppendTooLongException(name, length, writer.maxAppendLength());
+        }
+        final Segment segment;
+        try {
+            segment = table.segment(name);
+        } catch (final StreamcacheException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+        segment.lock.lock();
+        try {
+            checkLogged(segment);
+            if (segment.sealed || segment.sealRequest != null) {
+                throw new SegmentSealedException(name, segment.reservedLength);
+            }
+            SegmentTable.checkLength(segment, expectedOffset, segment.reservedLength);
+            final long offset = segment.reservedLength;
+            if (length == 0) {
+                return CompletableFuture.completedFuture(offset);
+            }
+            if (length > Long.MAX_VALUE - offset) {
+                throw new IllegalArgumentException("length=" + length + " would take segment=" + name + " past Long.MAX_VALUE, offset="
+                    + offset);
+            }
+            final long epoch = admit(segment);
+            final LogRequest request = writer.append(epoch, segment.id, offset, data, segment, logCommits);
+            segment.reservedLength = offset + length;
+            segment.inFlight++;
+            segment.inFlightEpoch = epoch;
+            return request;
+        } catch (final StreamcacheException e) {
+            return CompletableFuture.failedFuture(e);
+        } finally {
+            segment.lock.unlock();
+        }
+    }
+
+    @Override
+    public long seal(final String name) {
+        return sealLogged(table.segment(name));
+    }
+
+    private long sealLogged(final Segment segment) {
+        final LogRequest request;
+        segment.lock.lock();
+        try {
+            checkLogged(segment);
+            if (segment.sealed) {
+                return segment.length;
+            }
+            if (segment.sealRequest != null) {
+                request = segment.sealRequest;
+            } else {
+                final long epoch = admit(segment);
+                request = writer.seal(epoch, segment.id, segment.reservedLength, segment, logCommits);
+                segment.sealRequest = request;
+                segment.inFlight++;
+                segment.inFlightEpoch = epoch;
+            }
+        } finally {
+            segment.lock.unlock();
+        }
+        return await(request);
+    }
+
+    @Override
+    public void truncate(final String name, final long offset) {
+        truncateLogged(table.segment(name), offset);
+    }
+
+    private void truncateLogged(final Segment segment, final long offset) {
+        final LogRequest request;
+        segment.lock.lock();
+        try {
+            checkLogged(segment);
+            if (offset > segment.length) {
+                throw new IllegalArgumentException("offset=" + offset + " is past length=" + segment.length + " of segment="
+                    + segment.name);
+            }
+            if (offset <= segment.startOffset) {
+                return;
+            }
+            final long epoch = admit(segment);
+            request = writer.truncate(epoch, segment.id, offset, segment, logCommits);
+            segment.inFlight++;
+            segment.inFlightEpoch = epoch;
+        } finally {
+            segment.lock.unlock();
+        }
+        await(request);
+    }
+
+    @Override
+    public void delete(final String name) {
+        table.ensureOpen();
+        deleteLogged(table.segment(name));
+    }
+
+    private void deleteLogged(final Segment segment) {
+        final LogRequest request;
+        segment.lock.lock();
+        try {
+            checkLogged(segment);
+            final long epoch = admit(segment);
+            request = writer.delete(epoch, segment.id, segment, logCommits);
+            segment.deleting = true;
+            segment.inFlight++;
+            segment.inFlightEpoch = epoch;
+        } finally {
+            segment.lock.unlock();
+        }
+        await(request);
+    }
+
+    /**
+     * With a log: the segment is live and not being deleted.
+     */
+    private static void checkLogged(final Segment segment) {
+        segment.checkLive();
+        if (segment.deleting) {
+            throw new SegmentNotFoundException(segment.name, "is being deleted");
+        }
+    }
+
+    /**
+     * With a log: the writer's epoch to submit in, if it accepts requests and the segment has
+     * none in flight from an earlier epoch (their failures give offsets back, which must happen
+     * before new offsets are reserved). The caller holds the segment's lock.
+     */
+    private long admit(final Segment segment) {
+        final long epoch = writer.healthyEpoch();
+        if (segment.inFlight > 0 && segment.inFlightEpoch != epoch) {
+            throw new LogFailedException("segment=" + segment.name + " still has " + segment.inFlight
+                + " log requests in flight from before the log failed; retry once they have failed", writer.lastFailure());
+        }
+        return epoch;
+    }
+
+    /**
+     * Waits for a log request; rethrows its failure (a {@link LogFailedException} wrapped anew,
+     * so the stack shows the waiting caller).
+     */
+    private static long await(final CompletableFuture<Long> request) {
+        try {
+            return request.join();
+        } catch (final CompletionException e) {
+            final Throwable cause = e.getCause();
+            if (cause instanceof LogFailedException) {
+                throw new LogFailedException(cause.getMessage(), cause.getCause() != null ? cause.getCause() : cause);
+            }
+            if (cause instanceof RuntimeException) {
+                throw (RuntimeException) cause;
+            }
+            if (cause instanceof Error) {
+                throw (Error) cause;
+            }
+            throw e;
+        } catch (final CancellationException e) {
+            throw new CacheClosedException("log request cancelled: " + e.getMessage());
+        }
+    }
+
+    /** For {@link LogCommits}: completes the waiters a commit took out of the queue. */
+    private void complete(final Segment segment, final Waiter woken) {
+        waiting.complete(segment, woken);
+    }
+
+    /** For {@link LogCommits}: deletes a segment already out of the table by name. */
+    private void deleteSegment(final Segment segment, final boolean storeClosed) {
+        table.deleteSegment(segment, storeClosed);
+    }
+
+    /**
+     * Applies the log's outcomes to the segments: on the writer's completion thread, in log
+     * order. Takes the segment's lock; never waits for the writer.
+     */
+    private final class LogCommits implements LogCommitHandler {
+        @Override
+        public void committed(final LogRequest request) {
+            final Segment segment = (Segment) request.attachment();
+            Waiter woken = null;
+            boolean deleted = false;
+            segment.lock.lock();
+            try {
+                segment.inFlight--;
+                if (segment.deleted) {
+                    return;
+                }
+                switch (request.type()) {
+                    case LogRecordDescriptor.TYPE_DATA:
+                        if (request.segmentOffset() != segment.length) {
+                            throw new IllegalStateException("durable append at offset=" + request.segmentOffset() + " but segment="
+                                + segment.name + " has length=" + segment.length);
+                        }
+                        if (!segment.commitLocked(request.data())) {
+                            uncachedCommitBytes.add(request.length());
+                        }
+                        woken = segment.takeWaiters(segment.length);
+                        break;
+                    case LogRecordDescriptor.TYPE_SEAL:
+                        segment.sealRequest = null;
+                        woken = segment.sealLocked();
+                        break;
+                    case LogRecordDescriptor.TYPE_TRUNCATE:
+                        segment.truncateLocked(request.segmentOffset());
+                        break;
+                    case LogRecordDescriptor.TYPE_DELETE:
+                        deleted = true;
+                        break;
+                    default:
+                        break;
+                }
+            } finally {
+                segment.lock.unlock();
+            }
+            if (woken != null) {
+                complete(segment, woken);
+            }
+            if (deleted) {
+                segments.remove(segment.name, segment);
+                deleteSegment(segment, false);
+            }
+        }
+
+        @Override
+        public void failed(final LogRequest request, final Throwable cause) {
+            final Segment segment = (Segment) request.attachment();
+            boolean remove = false;
+            segment.lock.lock();
+            try {
+                segment.inFlight--;
+                switch (request.type()) {
+                    case LogRecordDescriptor.TYPE_DATA:
+                        // Every later request of the segment fails too (same epoch, later in the log).
+                        if (segment.reservedLength > request.segmentOffset()) {
+                            segment.reservedLength = request.segmentOffset();
+                        }
+                        break;
+                    case LogRecordDescriptor.TYPE_CREATE:
+                        remove = !segment.deleted;
+                        break;
+                    case LogRecordDescriptor.TYPE_SEAL:
+                        segment.sealRequest = null;
+                        break;
+                    case LogRecordDescriptor.TYPE_DELETE:
+                        segment.deleting = false;
+                        break;
+                    default:
+                        break;
+                }
+            } finally {
+                segment.lock.unlock();
+            }
+            if (remove) {
+                segments.remove(segment.name, segment);
+                deleteSegment(segment, false);
+            }
+        }
+    }
+}

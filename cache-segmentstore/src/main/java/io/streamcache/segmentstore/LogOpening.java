@@ -1,0 +1,87 @@
+package io.streamcache.segmentstore;
+
+import io.streamcache.segmentstore.internal.log.LogDirectory;
+import io.streamcache.segmentstore.internal.log.LogLock;
+import io.streamcache.segmentstore.internal.log.recovery.RecoveredLog;
+import io.streamcache.segmentstore.internal.log.recovery.RecoveryHook;
+import io.streamcache.segmentstore.internal.log.recovery.ScanningRecoveryHook;
+import io.streamcache.segmentstore.log.CorruptionPolicy;
+import io.streamcache.segmentstore.log.LogConfig;
+
+import java.io.IOException;
+import java.nio.file.Files;
+
+/**
+ * The recovery wiring of a store with a log, run once while the store is built: locks the log
+ * directory for this store's writer, recovers what its files hold, restores the segments into
+ * the {@link SegmentTable} (their bytes NOT_CACHED gaps) and their location indexes into the
+ * {@link LogLocations}, and hands the open directory and the recovered state on to the writer
+ * ({@link DurableSegmentTable}).
+ * <pre>
+ *  LogLock.acquire(directory)                 one writer per directory, before anything is read
+ *  hook = the builder's, or a ScanningRecoveryHook(corruption policy)
+ *  scanning hook: scan(log)                   before the directory opens: cuts a torn tail,
+ *                                             deletes dead files
+ *  LogDirectory.open(log, lock)
+ *  hook.recover(directory, recovered)         if the directory holds files
+ *  table.restore(recovered)                   segments, bounds, seals; ids continue above theirs
+ *  locations.adopt(scanning.locations())      where the restored bytes are in the files
+ * </pre>
+ * If anything fails, {@link #abandon()} closes what was opened (the directory, else the lock).
+ *
+ * <p><b>Threading:</b> confined to the thread building the store.
+ */
+final class LogOpening {
+    private final LogConfig log;
+    private final RecoveryHook hook;
+    private LogLock writerLock;
+    private LogDirectory directory;
+
+    /**
+     * @param hook the builder's recovery hook, or null for a {@link ScanningRecoveryHook} with
+     *             {@code corruptionPolicy}.
+     */
+    LogOpening(final LogConfig log, final RecoveryHook hook, final CorruptionPolicy corruptionPolicy) {
+        this.log = log;
+        this.hook = hook != null ? hook : new ScanningRecoveryHook(corruptionPolicy);
+    }
+
+    /**
+     * Locks and opens the directory and restores what it holds into {@code table} and
+     * {@code locations}.
+     *
+     * @return what the writer continues from.
+     */
+    RecoveredLog open(final SegmentTable table, final LogLocations locations) throws IOException {
+        // One writer per directory: locked before recovery reads or repairs anything.
+        writerLock = LogLock.acquire(log.directory());
+        if (hook instanceof ScanningRecoveryHook scanning && scanning.recoveredLog() == null
+            && Files.isDirectory(log.directory())) {
+            // Before the directory opens: the scan cuts the tail and deletes files.
+            scanning.scan(log);
+        }
+        directory = LogDirectory.open(log, writerLock);
+        final RecoveredLog recovered = directory.fileNumbers().length > 0 ? hook.recover(directory) : RecoveredLog.empty();
+        table.restore(recovered);
+        if (hook instanceof ScanningRecoveryHook scanning) {
+            locations.adopt(scanning.locations(), table);
+        }
+        return recovered;
+    }
+
+    /**
+     * @return the directory {@link #open} opened.
+     */
+    LogDirectory directory() {
+        return directory;
+    }
+
+    /** Closes what {@link #open} opened, after it (or the writer's start) failed. */
+    void abandon() {
+        if (directory != null) {
+            directory.close();
+        } else if (writerLock != null) {
+            writerLock.close();
+        }
+    }
+}

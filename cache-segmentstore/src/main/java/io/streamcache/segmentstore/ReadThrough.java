@@ -1,0 +1,197 @@
+package io.streamcache.segmentstore;
+
+import io.netty.buffer.ByteBuf;
+import io.streamcache.core.StreamcacheException;
+import io.streamcache.core.StreamcacheThreads;
+import io.streamcache.segmentstore.eviction.CacheManager;
+import io.streamcache.segmentstore.internal.eviction.ManagerHooks;
+import io.streamcache.segmentstore.internal.log.history.HistoricalReader;
+import io.streamcache.segmentstore.internal.log.history.LogFileChannels;
+import io.streamcache.segmentstore.internal.log.history.LogRange;
+import io.streamcache.segmentstore.internal.log.recovery.LocationIndex;
+
+import java.io.IOException;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+
+/**
+ * With a log: reads that go to the log for bytes the cache does not hold (evicted, or restored
+ * by recovery as NOT_CACHED gaps), through a {@link HistoricalReader} it owns over the log
+ * files' read channels, and puts what it read back into the cache ({@link #fillFromLog}, the
+ * reader's sink). The flow is drawn under <em>Read-through</em> in {@link SegmentStore}'s class
+ * comment, the public contract. A miss loads the historical reader's range length, or more for
+ * a reader going on where the segment's last load ended ({@link SequentialReadAhead}, up to
+ * {@code maxReadAhead}); a miss after some cached data loads the next range in the background.
+ *
+ * <p><b>Threading:</b> thread-safe. A read takes the segment's lock for each cache read (never
+ * across a load); the loads run on the historical reader's threads (or on the first missing
+ * caller's, with 0 threads), and so do the fills and the futures' completions.
+ */
+final class ReadThrough {
+    private final SegmentTable table;
+    private final ManagerHooks managerHooks;
+    private final LogLocations locations;
+    private final LogFileChannels logChannels;
+    private final HistoricalReader historicalReader;
+    /** The longest load from the log a sequential reader's read-ahead grows to. */
+    private final int maxReadAhead;
+
+    /**
+     * Opens read channels on the log directory lazily and builds the historical reader (its
+     * threads start with it).
+     */
+    ReadThrough(final SegmentTable table, final CacheManager manager, final LogLocations locations, final Path directory,
+                final int rangeLength, final int maxGap, final int threads, final int maxReadAhead, final String storeName,
+                final StreamcacheThreads streamcacheThreads) {
+        this.table = table;
+        this.managerHooks = ManagerHooks.of(manager);
+        this.locations = locations;
+        this.maxReadAhead = maxReadAhead;
+        this.logChannels = new LogFileChannels(directory);
+        this.historicalReader = HistoricalReader.builder(logChannels)
+            .rangeLength(rangeLength)
+            .maxReadGap(maxGap)
+            .threads(threads)
+            .streamcacheThreads(streamcacheThreads)
+            .sink(this::fillFromLog)
+            .name(storeName)
+            .build();
+    }
+
+    HistoricalReader historicalReader() {
+        return historicalReader;
+    }
+
+    /** The log files' read channels (the location feed closes a retired file's). */
+    LogFileChannels channels() {
+        return logChannels;
+    }
+
+    /**
+     * Reads from the cache, else from the log: see {@link SegmentStore#readThrough}.
+     */
+    CompletableFuture<ReadResult> read(final Segment segment, final long offset, final int maxLength) {
+        return readThrough(segment, offset, maxLength, false);
+    }
+
+    private CompletableFuture<ReadResult> readThrough(final Segment segment, final long offset, final int maxLength, final boolean retry) {
+        final ReadResult first;
+        try {
+            first = segment.read(offset, maxLength);
+        } catch (final StreamcacheException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+        if (first.status() != ReadStatus.NOT_CACHED) {
+            return CompletableFuture.completedFuture(first);
+        }
+        final LocationIndex index = locations.get(segment.id);
+        if (index == null) {
+            return CompletableFuture.completedFuture(first);
+        }
+        if (first.length() > 0) {
+            // Prefetch what follows; the bytes go into the cache through the sink.
+            historicalReader.read(segment.id, index, first.nextOffset());
+            return CompletableFuture.completedFuture(first);
+        }
+        first.close();
+        final int length = segment.readAhead(historicalReader.rangeLength(), maxReadAhead).lengthFor(offset);
+        final CompletableFuture<ReadResult> loaded = historicalReader.read(segment.id, index, offset, length,
+                () -> stillMissing(segment, offset))
+            .thenApply(range -> afterLoad(segment, range, offset, maxLength));
+        return retry ? loaded : loaded.exceptionallyCompose(failure -> afterFailedLoad(segment, offset, maxLength, failure));
+    }
+
+    /**
+     * A load that failed because a log file it read is gone was racing a truncation: the log
+     * deletes a file once truncation left it no live record, and a range (aligned down) may have
+     * located records just before the new start. Reads again, once: a read before the new start
+     * offset then fails with {@link SegmentTruncatedException}, one after it locates live records
+     * only. Any other failure is the caller's.
+     */
+    private CompletableFuture<ReadResult> afterFailedLoad(final Segment segment, final long offset, final int maxLength, final Throwable failure) {
+        final Throwable cause = failure instanceof CompletionException && failure.getCause() != null ? failure.getCause() : failure;
+        for (Throwable t = cause; t != null; t = t.getCause()) {
+            if (t instanceof NoSuchFileException) {
+                return readThrough(segment, offset, maxLength, true);
+            }
+        }
+        return CompletableFuture.failedFuture(cause);
+    }
+
+    /**
+     * @return whether a read at {@code offset} still misses the cache (for a read-through about
+     *         to read its range: another reader's read may have filled it since).
+     */
+    private static boolean stillMissing(final Segment segment, final long offset) {
+        try (ReadResult probe = segment.read(offset, 1)) {
+            return probe.status() == ReadStatus.NOT_CACHED && probe.length() == 0;
+        }
+    }
+
+    /**
+     * The second read of a read-through, once {@code range} was loaded (and, unless it failed,
+     * filled into the cache): from the cache, or from the range's bytes if the cache holds none.
+     */
+    private ReadResult afterLoad(final Segment segment, final LogRange range, final long offset, final int maxLength) {
+        final ReadResult again = segment.read(offset, maxLength);
+        if (again.status() != ReadStatus.NOT_CACHED || again.length() > 0 || !range.contains(offset)) {
+            return again;
+        }
+        again.close();
+        final long length;
+        final boolean sealed;
+        segment.lock.lock();
+        try {
+            length = segment.length;
+            sealed = segment.sealed;
+        } finally {
+            segment.lock.unlock();
+        }
+        final long end = Math.min(Math.min(range.endOffset(), length), offset + maxLength);
+        if (end <= offset) {
+            return segment.read(offset, maxLength);
+        }
+        final ReadStatus status = end == offset + maxLength ? ReadStatus.MAX_LENGTH
+            : end == length ? (sealed ? ReadStatus.SEALED_END : ReadStatus.END_OF_DATA)
+            : ReadStatus.NOT_CACHED;
+        final ByteBuf view = range.data(offset).slice(0, (int) (end - offset));
+        return ReadResult.unpinned(segment.name, offset, view, status, managerHooks.readPins());
+    }
+
+    /**
+     * The historical reader's sink: puts a range read from the log back into the cache, clipped
+     * to the segment's committed length (the location index learns of a record just before its
+     * append is committed). Throws what {@link Segment#fillLocked} throws (a full cache); the
+     * reader keeps it as the range's fill failure.
+     */
+    private void fillFromLog(final int segmentId, final long offset, final ByteBuf data) {
+        final Segment segment = table.segmentById(segmentId);
+        if (segment == null) {
+            return;
+        }
+        segment.lock.lock();
+        try {
+            if (segment.deleted) {
+                return;
+            }
+            final long end = Math.min(offset + data.readableBytes(), segment.length);
+            if (end > offset) {
+                segment.fillLocked(offset, data.slice(data.readerIndex(), (int) (end - offset)));
+            }
+        } finally {
+            segment.lock.unlock();
+        }
+    }
+
+    /** Stops the historical reader and closes the read channels. */
+    void close() {
+        historicalReader.close();
+        try {
+            logChannels.close();
+        } catch (final IOException e) {
+            // Read-only channels: nothing is lost; the store closes anyway.
+        }
+    }
+}

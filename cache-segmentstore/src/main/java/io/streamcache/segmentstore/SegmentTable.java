@@ -1,0 +1,402 @@
+package io.streamcache.segmentstore;
+
+import io.netty.buffer.ByteBuf;
+import io.streamcache.core.CacheClosedException;
+import io.streamcache.core.CacheConfigurationException;
+import io.streamcache.core.StreamcacheException;
+import io.streamcache.core.cache.BlockCache;
+import io.streamcache.segmentstore.eviction.CacheManager;
+import io.streamcache.segmentstore.internal.eviction.EvictionScan;
+import io.streamcache.segmentstore.internal.eviction.EvictionSource;
+import io.streamcache.segmentstore.internal.eviction.ManagerHooks;
+import io.streamcache.segmentstore.internal.log.recovery.RecoveredLog;
+import io.streamcache.segmentstore.internal.log.recovery.RecoveredSegment;
+
+import java.nio.ByteBuffer;
+import java.util.Collections;
+import java.util.Objects;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * A store's segments in memory: the table of live segments by name (and, with a log, by id), and
+ * every operation applied to them at once (the {@link SegmentMutations} of a store without a
+ * log, and what {@link DurableSegmentTable} applies once the log holds a change), the reads,
+ * fills and bounds, and the walk the cache manager evicts through. The algorithms on one
+ * segment are {@link Segment}'s; see {@link SegmentStore} for the design (append and read paths,
+ * pinning, eviction).
+ *
+ * <p><b>Threading:</b> thread-safe. The table is a {@link ConcurrentHashMap}: a lookup is
+ * lock-free and allocates nothing; every operation on a segment takes that segment's lock, and
+ * operations on different segments have no lock in common. Waiters an operation takes out of a
+ * segment's queue are completed after it released the lock ({@link WaitingReads}). The eviction
+ * walk takes each segment's lock with {@code tryLock} (see {@link EvictionSource}).
+ */
+final class SegmentTable implements SegmentMutations {
+    private final String storeName;
+    private final BlockCache cache;
+    private final CacheManager manager;
+    private final ManagerHooks managerHooks;
+    private final int maxIndexEntryLength;
+    private final int fillTier;
+    private final boolean appendsDurable;
+    private final WaitingReads waiting;
+    /** The live segments by name. */
+    final ConcurrentHashMap<String, Segment> segments = new ConcurrentHashMap<>();
+    /** With a log: the live segments by id, for the historical reader's fills. */
+    final ConcurrentHashMap<Integer, Segment> segmentsById = new ConcurrentHashMap<>();
+    private final AtomicInteger nextSegmentId = new AtomicInteger(1);
+    private final EvictionSource evictionSource = new StoreEvictionSource();
+    private volatile boolean closed;
+
+    SegmentTable(final String storeName, final BlockCache cache, final CacheManager manager, final int maxIndexEntryLength,
+                 final int fillTier, final boolean appendsDurable, final WaitingReads waiting) {
+        this.storeName = storeName;
+        this.cache = cache;
+        this.manager = manager;
+        this.managerHooks = ManagerHooks.of(manager);
+        this.maxIndexEntryLength = maxIndexEntryLength;
+        this.fillTier = fillTier;
+        this.appendsDurable = appendsDurable;
+        this.waiting = waiting;
+    }
+
+    /**
+     * @return what the cache manager walks to evict this table's entries (the store registers it).
+     */
+    EvictionSource evictionSource() {
+        return evictionSource;
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // The table
+    // ------------------------------------------------------------------------------------------
+
+    /**
+     * @return a new segment, not in the table yet, with the next id.
+     */
+    Segment newSegment(final String name) {
+        return new Segment(nextSegmentId.getAndIncrement(), name, cache, manager, maxIndexEntryLength, appendsDurable, fillTier);
+    }
+
+    /**
+     * @return the live segment named {@code name}: a lock-free map lookup.
+     * @throws SegmentNotFoundException if there is none.
+     * @throws CacheClosedException     if the store is closed.
+     */
+    Segment segment(final String name) {
+        Objects.requireNonNull(name, "name");
+        ensureOpen();
+        final Segment segment = segments.get(name);
+        if (segment == null) {
+            throw new SegmentNotFoundException(name, "does not exist");
+        }
+        return segment;
+    }
+
+    /** The segment object, or null (for tests). */
+    Segment segmentOrNull(final String name) {
+        return segments.get(name);
+    }
+
+    /** With a log: the segment whose records carry {@code id}, or null. */
+    Segment segmentById(final int id) {
+        return segmentsById.get(id);
+    }
+
+    /** With a log: forgets a segment's id once its DELETE is durable. */
+    void forgetId(final int id) {
+        segmentsById.remove(id);
+    }
+
+    boolean exists(final String name) {
+        return segments.containsKey(name);
+    }
+
+    int count() {
+        return segments.size();
+    }
+
+    /**
+     * @return the names of the live segments now: a snapshot, sorted.
+     */
+    Set<String> names() {
+        return Collections.unmodifiableSet(new TreeSet<>(segments.keySet()));
+    }
+
+    /**
+     * Creates the recovered segments, their bytes NOT_CACHED gaps; new segments take ids above theirs.
+     */
+    void restore(final RecoveredLog recovered) {
+        for (final RecoveredSegment state : recovered.liveSegments()) {
+            final Segment segment = new Segment(state.id(), state.name(), cache, manager, maxIndexEntryLength, true, fillTier);
+            segment.lock.lock();
+            try {
+                segment.restoreLocked(state.startOffset(), state.length(), state.sealed());
+            } finally {
+                segment.lock.unlock();
+            }
+            if (segments.putIfAbsent(state.name(), segment) != null) {
+                throw new CacheConfigurationException("recovery restored two segments named " + state.name());
+            }
+            segmentsById.put(state.id(), segment);
+        }
+        nextSegmentId.set((int) Math.min(Integer.MAX_VALUE, recovered.nextSegmentId()));
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // Operations in memory
+    // ------------------------------------------------------------------------------------------
+
+    @Override
+    public void create(final String name) {
+        final Segment segment = newSegment(name);
+        if (segments.putIfAbsent(name, segment) != null) {
+            throw new SegmentExistsException(name);
+        }
+        undoIfClosed(segment);
+    }
+
+    /**
+     * A segment created while the store closed (the close may have missed it) is deleted again,
+     * and the creation fails with a {@link CacheClosedException}.
+     */
+    void undoIfClosed(final Segment segment) {
+        if (closed) {
+            deleteSegment(segment, true);
+            segments.remove(segment.name, segment);
+            ensureOpen();
+        }
+    }
+
+    @Override
+    public long append(final String name, final long expectedOffset, final ByteBuf data) {
+        final Segment segment = segment(name);
+        final long offset;
+        final Waiter woken;
+        segment.lock.lock();
+        try {
+            checkLength(segment, expectedOffset, segment.length);
+            offset = segment.appendLocked(data);
+            woken = segment.takeWaiters(segment.length);
+        } finally {
+            segment.lock.unlock();
+        }
+        if (woken != null) {
+            waiting.complete(segment, woken);
+        }
+        return offset;
+    }
+
+    @Override
+    public CompletableFuture<Long> appendAsync(final String name, final long expectedOffset, final ByteBuf data) {
+        try {
+            return CompletableFuture.completedFuture(append(name, expectedOffset, data));
+        } catch (final StreamcacheException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+    }
+
+    @Override
+    public long seal(final String name) {
+        final Segment segment = segment(name);
+        final Waiter woken;
+        final long length;
+        segment.lock.lock();
+        try {
+            woken = segment.sealLocked();
+            length = segment.length;
+        } finally {
+            segment.lock.unlock();
+        }
+        if (woken != null) {
+            waiting.complete(segment, woken);
+        }
+        return length;
+    }
+
+    @Override
+    public void truncate(final String name, final long offset) {
+        final Segment segment = segment(name);
+        segment.lock.lock();
+        try {
+            segment.truncateLocked(offset);
+        } finally {
+            segment.lock.unlock();
+        }
+    }
+
+    @Override
+    public void delete(final String name) {
+        ensureOpen();
+        final Segment segment = segments.remove(name);
+        if (segment == null) {
+            throw new SegmentNotFoundException(name, "does not exist");
+        }
+        deleteSegment(segment, false);
+    }
+
+    /**
+     * Marks a segment (out of the table, or about to leave it) deleted, retires its entries and
+     * fails its waiting reads.
+     */
+    void deleteSegment(final Segment segment, final boolean storeClosed) {
+        final Waiter waiters;
+        segment.lock.lock();
+        try {
+            waiters = segment.deleteLocked(storeClosed);
+        } finally {
+            segment.lock.unlock();
+        }
+        if (waiters != null) {
+            waiting.fail(segment, waiters, storeClosed);
+        }
+    }
+
+    long fill(final Segment segment, final long offset, final ByteBuf data) {
+        segment.lock.lock();
+        try {
+            return segment.fillLocked(offset, data);
+        } finally {
+            segment.lock.unlock();
+        }
+    }
+
+    void markDurable(final String name, final long offset) {
+        final Segment segment = segment(name);
+        segment.lock.lock();
+        try {
+            segment.markDurableLocked(offset);
+        } finally {
+            segment.lock.unlock();
+        }
+    }
+
+    SegmentInfo info(final String name) {
+        final Segment segment = segment(name);
+        segment.lock.lock();
+        try {
+            return segment.infoLocked();
+        } finally {
+            segment.lock.unlock();
+        }
+    }
+
+    /**
+     * The copying read: into {@code destination} from its writer index, or, if it is null, into
+     * {@code nioDestination} from its position (see {@link Segment#copyLocked}).
+     */
+    ReadStatus copy(final String name, final long offset, final ByteBuf destination, final ByteBuffer nioDestination) {
+        final Segment segment = segment(name);
+        segment.lock.lock();
+        try {
+            return segment.copyLocked(offset, destination, nioDestination);
+        } finally {
+            segment.lock.unlock();
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // Lifecycle
+    // ------------------------------------------------------------------------------------------
+
+    /**
+     * @return true if this call closed the table (operations then throw {@link CacheClosedException}),
+     *         false if it was closed already.
+     */
+    synchronized boolean markClosed() {
+        if (closed) {
+            return false;
+        }
+        closed = true;
+        return true;
+    }
+
+    boolean isClosed() {
+        return closed;
+    }
+
+    void ensureOpen() {
+        if (closed) {
+            throw new CacheClosedException("segment store " + storeName + " is closed");
+        }
+    }
+
+    /**
+     * Stops eviction through this table, then deletes every segment (pinned entries are freed at
+     * their last release), failing the waiting reads with a {@link CacheClosedException}.
+     */
+    void deleteAll() {
+        managerHooks.unregister(evictionSource);
+        for (final Segment segment : segments.values()) {
+            segments.remove(segment.name, segment);
+            deleteSegment(segment, true);
+        }
+    }
+
+    /** Undoes a store's construction that failed: no reads wait yet. */
+    void abandon() {
+        managerHooks.unregister(evictionSource);
+        for (final Segment segment : segments.values()) {
+            segment.lock.lock();
+            try {
+                segment.deleteLocked(true);
+            } finally {
+                segment.lock.unlock();
+            }
+        }
+        segments.clear();
+    }
+
+    /** A conditional append's check, under the segment's lock. */
+    static void checkLength(final Segment segment, final long expectedOffset, final long length) {
+        if (expectedOffset != ANY_OFFSET && expectedOffset != length) {
+            segment.checkLive();
+            if (segment.sealed) {
+                throw new SegmentSealedException(segment.name, length);
+            }
+            throw new SegmentLengthMismatchException(segment.name, expectedOffset, length);
+        }
+    }
+
+    /**
+     * The store as the cache manager sees it: walks the segments, taking each lock with
+     * {@code tryLock} (never blocking: see {@link EvictionSource}).
+     */
+    private final class StoreEvictionSource implements EvictionSource {
+        @Override
+        public int scan(final EvictionScan scan) {
+            int busy = 0;
+            for (final Segment segment : segments.values()) {
+                if (scan.isDone()) {
+                    break;
+                }
+                long from = 0;
+                while (from >= 0 && !scan.isDone()) {
+                    if (!segment.lock.tryLock()) {
+                        busy++;
+                        break;
+                    }
+                    try {
+                        from = segment.scanLocked(scan, from);
+                    } finally {
+                        segment.lock.unlock();
+                    }
+                    if (from >= 0) {
+                        // A reader or appender waits: let it in between two relocations.
+                        Thread.yield();
+                    }
+                }
+            }
+            return busy;
+        }
+
+        @Override
+        public String toString() {
+            return "StoreEvictionSource{store=" + storeName + '}';
+        }
+    }
+}

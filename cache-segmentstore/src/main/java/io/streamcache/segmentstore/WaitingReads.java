@@ -1,0 +1,112 @@
+package io.streamcache.segmentstore;
+
+import io.streamcache.core.CacheClosedException;
+import io.streamcache.core.StreamcacheThreads;
+
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * A store's waiting reads: queues a read at or past the end of an unsealed segment in that
+ * segment (its queue is the segment's, under its lock), times it out on the store's one
+ * {@link StreamcacheThreads.Role#READ_TIMEOUTS read-timeouts} thread, and completes the waiters a
+ * segment hands out (an append reached them, a seal, a delete, the store closing). See
+ * <em>Waiting reads</em> in {@link SegmentStore}'s class comment for the contract.
+ *
+ * <p><b>Threading:</b> thread-safe. {@link #readOrWait} takes the segment's lock;
+ * {@link #complete} and {@link #fail} are called with no lock held, by the thread that took the
+ * waiters out of the queue (appending, committing, sealing, deleting), and complete the futures
+ * on it: a woken waiter's fresh read takes the segment's lock again, after the appender released
+ * it (see the design note in {@link SegmentStore}). A timeout runs on the timeout thread and
+ * goes to the segment ({@link Waiter}); the thread is created through the
+ * {@link StreamcacheThreads} the store was given, on the first waiting read.
+ */
+final class WaitingReads {
+    private final String storeName;
+    private final ScheduledThreadPoolExecutor scheduler;
+
+    /**
+     * @param storeName the store's name, in the timeout thread's name and in messages.
+     * @param threads   creates the timeout thread (role {@link StreamcacheThreads.Role#READ_TIMEOUTS}).
+     */
+    WaitingReads(final String storeName, final StreamcacheThreads threads) {
+        this.storeName = storeName;
+        this.scheduler = new ScheduledThreadPoolExecutor(1, threads.factory(StreamcacheThreads.Role.READ_TIMEOUTS, storeName));
+        scheduler.setRemoveOnCancelPolicy(true);
+        scheduler.setExecuteExistingDelayedTasksAfterShutdownPolicy(false);
+    }
+
+    /**
+     * Reads at once if bytes are available (or the segment is sealed, or {@code timeoutNanos} is
+     * 0), else queues a waiter in the segment with its timeout scheduled: see
+     * {@link SegmentStore#readOrWait}. Takes the segment's lock.
+     *
+     * @param timeoutNanos the wait, at least 0.
+     */
+    CompletableFuture<ReadResult> readOrWait(final Segment segment, final long offset, final int maxLength, final long timeoutNanos) {
+        segment.lock.lock();
+        try {
+            if (offset < segment.length || segment.sealed || timeoutNanos == 0 || segment.deleted || offset < segment.startOffset) {
+                return CompletableFuture.completedFuture(segment.readLocked(offset, maxLength));
+            }
+            final Waiter waiter = segment.newWaiter(offset, maxLength);
+            waiter.timeoutTask = scheduler.schedule(waiter, timeoutNanos, TimeUnit.NANOSECONDS);
+            segment.addWaiter(waiter);
+            return waiter.future;
+        } catch (final SegmentException | CacheClosedException e) {
+            return CompletableFuture.failedFuture(e);
+        } catch (final RejectedExecutionException e) {
+            return CompletableFuture.failedFuture(new CacheClosedException("segment store " + storeName + " is closed"));
+        } finally {
+            segment.lock.unlock();
+        }
+    }
+
+    /**
+     * Completes waiters taken out of a segment's queue, in their (offset) order, each with a
+     * fresh read; a result nobody takes (the future was cancelled) is released. The caller holds
+     * no lock.
+     */
+    void complete(final Segment segment, final Waiter head) {
+        for (Waiter waiter = head; waiter != null; ) {
+            final Waiter next = waiter.next;
+            waiter.next = null;
+            waiter.cancelTimeout();
+            final ReadResult result;
+            try {
+                result = segment.read(waiter.offset, waiter.maxLength);
+            } catch (final RuntimeException e) {
+                waiter.future.completeExceptionally(e);
+                waiter = next;
+                continue;
+            }
+            if (!waiter.future.complete(result)) {
+                result.close();
+            }
+            waiter = next;
+        }
+    }
+
+    /**
+     * Fails the waiters of a deleted segment: with a {@link CacheClosedException} if the store is
+     * closing, else with a {@link SegmentNotFoundException}. The caller holds no lock.
+     */
+    void fail(final Segment segment, final Waiter head, final boolean storeClosed) {
+        for (Waiter waiter = head; waiter != null; ) {
+            final Waiter next = waiter.next;
+            waiter.next = null;
+            waiter.cancelTimeout();
+            waiter.future.completeExceptionally(storeClosed
+                ? new CacheClosedException("segment store " + storeName + " is closed (segment=" + segment.name + ")")
+                : new SegmentNotFoundException(segment.name, "was deleted while a read waited at offset=" + waiter.offset));
+            waiter = next;
+        }
+    }
+
+    /** Stops the timeout thread; a read that would wait from now on fails with a {@link CacheClosedException}. */
+    void shutdown() {
+        scheduler.shutdownNow();
+    }
+}
