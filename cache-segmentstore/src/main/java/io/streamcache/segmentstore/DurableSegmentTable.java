@@ -3,13 +3,14 @@ package io.streamcache.segmentstore;
 import io.netty.buffer.ByteBuf;
 import io.streamcache.core.CacheClosedException;
 import io.streamcache.core.StreamcacheException;
+import io.streamcache.core.StreamcacheThreads;
 import io.streamcache.segmentstore.internal.log.AggregatingWriter;
 import io.streamcache.segmentstore.internal.log.LogCommitHandler;
 import io.streamcache.segmentstore.internal.log.LogDirectory;
 import io.streamcache.segmentstore.internal.log.LogRecordDescriptor;
 import io.streamcache.segmentstore.internal.log.LogRecordListener;
 import io.streamcache.segmentstore.internal.log.LogRequest;
-import io.streamcache.segmentstore.internal.log.RecoveredState;
+import io.streamcache.segmentstore.internal.log.recovery.RecoveredLog;
 import io.streamcache.segmentstore.log.LogFailedException;
 
 import java.io.IOException;
@@ -46,6 +47,8 @@ final class DurableSegmentTable implements SegmentMutations {
     private final SegmentTable table;
     private final WaitingReads waiting;
     private final AggregatingWriter writer;
+    /** Applies the log's outcomes; passed with every request (one object, nothing allocated per append). */
+    private final LogCommits logCommits = new LogCommits();
     /** The table's live segments by name (a durable DELETE or a failed CREATE removes one). */
     private final ConcurrentHashMap<String, Segment> segments;
     private final ConcurrentHashMap<Integer, Segment> segmentsById;
@@ -58,12 +61,13 @@ final class DurableSegmentTable implements SegmentMutations {
      * @param feed told of every record once durable (the location indexes, then the builder's listener).
      */
     DurableSegmentTable(final SegmentTable table, final WaitingReads waiting, final LogDirectory directory,
-                        final LogRecordListener feed, final RecoveredState recovered) throws IOException {
+                        final LogRecordListener feed, final RecoveredLog recovered, final StreamcacheThreads threads)
+        throws IOException {
         this.table = table;
         this.waiting = waiting;
         this.segments = table.segments;
         this.segmentsById = table.segmentsById;
-        this.writer = AggregatingWriter.start(directory, new LogCommits(), feed, recovered);
+        this.writer = AggregatingWriter.start(directory, feed, recovered, threads);
     }
 
     AggregatingWriter writer() {
@@ -99,7 +103,7 @@ final class DurableSegmentTable implements SegmentMutations {
             segmentsById.put(segment.id, segment);
             try {
                 final long epoch = writer.healthyEpoch();
-                request = writer.create(epoch, segment.id, segment.name, segment);
+                request = writer.create(epoch, segment.id, segment.name, segment, logCommits);
                 segment.inFlight++;
                 segment.inFlightEpoch = epoch;
             } catch (final RuntimeException e) {
@@ -147,7 +151,7 @@ final class DurableSegmentTable implements SegmentMutations {
                     + offset);
             }
             final long epoch = admit(segment);
-            final LogRequest request = writer.append(epoch, segment.id, offset, data, segment);
+            final LogRequest request = writer.append(epoch, segment.id, offset, data, segment, logCommits);
             segment.reservedLength = offset + length;
             segment.inFlight++;
             segment.inFlightEpoch = epoch;
@@ -176,7 +180,7 @@ final class DurableSegmentTable implements SegmentMutations {
                 request = segment.sealRequest;
             } else {
                 final long epoch = admit(segment);
-                request = writer.seal(epoch, segment.id, segment.reservedLength, segment);
+                request = writer.seal(epoch, segment.id, segment.reservedLength, segment, logCommits);
                 segment.sealRequest = request;
                 segment.inFlight++;
                 segment.inFlightEpoch = epoch;
@@ -205,7 +209,7 @@ final class DurableSegmentTable implements SegmentMutations {
                 return;
             }
             final long epoch = admit(segment);
-            request = writer.truncate(epoch, segment.id, offset, segment);
+            request = writer.truncate(epoch, segment.id, offset, segment, logCommits);
             segment.inFlight++;
             segment.inFlightEpoch = epoch;
         } finally {
@@ -226,7 +230,7 @@ final class DurableSegmentTable implements SegmentMutations {
         try {
             checkLogged(segment);
             final long epoch = admit(segment);
-            request = writer.delete(epoch, segment.id, segment);
+            request = writer.delete(epoch, segment.id, segment, logCommits);
             segment.deleting = true;
             segment.inFlight++;
             segment.inFlightEpoch = epoch;

@@ -2,8 +2,8 @@ package io.streamcache.segmentstore;
 
 import io.streamcache.segmentstore.internal.log.LogDirectory;
 import io.streamcache.segmentstore.internal.log.LogLock;
-import io.streamcache.segmentstore.internal.log.RecoveredState;
-import io.streamcache.segmentstore.internal.log.RecoveryHook;
+import io.streamcache.segmentstore.internal.log.recovery.RecoveredLog;
+import io.streamcache.segmentstore.internal.log.recovery.RecoveryHook;
 import io.streamcache.segmentstore.internal.log.recovery.ScanningRecoveryHook;
 import io.streamcache.segmentstore.log.CorruptionPolicy;
 import io.streamcache.segmentstore.log.LogConfig;
@@ -52,7 +52,7 @@ final class LogOpening {
      *
      * @return what the writer continues from.
      */
-    RecoveredState open(final SegmentTable table, final LogLocations locations) throws IOException {
+    RecoveredLog open(final SegmentTable table, final LogLocations locations) throws IOException {
         // One writer per directory: locked before recovery reads or repairs anything.
         writerLock = LogLock.acquire(log.directory());
         if (hook instanceof ScanningRecoveryHook scanning && scanning.recoveredLog() == null
@@ -61,10 +61,7 @@ final class LogOpening {
             scanning.scan(log);
         }
         directory = LogDirectory.open(log, writerLock);
-        final RecoveredState recovered = new RecoveredState();
-        if (directory.fileNumbers().length > 0) {
-            hook.recover(directory, recovered);
-        }
+        final RecoveredLog recovered = directory.fileNumbers().length > 0 ? hook.recover(directory) : RecoveredLog.empty();
         table.restore(recovered);
         if (hook instanceof ScanningRecoveryHook scanning) {
             locations.adopt(scanning.locations(), table);

@@ -2,6 +2,7 @@ package io.streamcache.segmentstore;
 
 import io.netty.buffer.ByteBuf;
 import io.streamcache.core.StreamcacheException;
+import io.streamcache.core.StreamcacheThreads;
 import io.streamcache.segmentstore.eviction.CacheManager;
 import io.streamcache.segmentstore.internal.eviction.ManagerHooks;
 import io.streamcache.segmentstore.internal.log.history.HistoricalReader;
@@ -42,7 +43,8 @@ final class ReadThrough {
      * threads start with it).
      */
     ReadThrough(final SegmentTable table, final CacheManager manager, final LogLocations locations, final Path directory,
-                final int rangeLength, final int maxGap, final int threads, final int maxReadAhead, final String storeName) {
+                final int rangeLength, final int maxGap, final int threads, final int maxReadAhead, final String storeName,
+                final StreamcacheThreads streamcacheThreads) {
         this.table = table;
         this.managerHooks = ManagerHooks.of(manager);
         this.locations = locations;
@@ -52,6 +54,7 @@ final class ReadThrough {
             .rangeLength(rangeLength)
             .maxReadGap(maxGap)
             .threads(threads)
+            .streamcacheThreads(streamcacheThreads)
             .sink(this::fillFromLog)
             .name(storeName)
             .build();

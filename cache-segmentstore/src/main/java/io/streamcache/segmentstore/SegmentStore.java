@@ -22,11 +22,11 @@ import io.streamcache.segmentstore.log.LogFailedException;
 import io.streamcache.segmentstore.internal.log.LogRecordListener;
 import io.streamcache.segmentstore.log.compaction.CompactionConfig;
 import io.streamcache.segmentstore.internal.log.compaction.Compactor;
-import io.streamcache.segmentstore.internal.log.RecoveredState;
-import io.streamcache.segmentstore.internal.log.RecoveryHook;
 import io.streamcache.segmentstore.internal.log.history.HistoricalReader;
 import io.streamcache.segmentstore.log.CorruptionPolicy;
 import io.streamcache.segmentstore.internal.log.recovery.LocationIndex;
+import io.streamcache.segmentstore.internal.log.recovery.RecoveredLog;
+import io.streamcache.segmentstore.internal.log.recovery.RecoveryHook;
 import io.streamcache.segmentstore.internal.log.recovery.ScanningRecoveryHook;
 
 import java.io.IOException;
@@ -212,7 +212,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  * with a {@link ScanningRecoveryHook} (its class comment gives the procedure step by step; the
  * corruption policy is {@link Builder#logCorruptionPolicy(CorruptionPolicy)}), or with the
  * {@link RecoveryHook} given to the builder: each segment comes back with its bounds and seal,
- * its bytes NOT_CACHED gaps ({@link RecoveredState#segment}), and appends continue at its
+ * its bytes NOT_CACHED gaps ({@link RecoveredLog#liveSegments()}), and appends continue at its
  * length. Records can be followed as they become durable with a
  * {@link Builder#logListener(LogRecordListener) listener}.
  *
@@ -350,13 +350,13 @@ public final class SegmentStore implements AutoCloseable {
         final int maxReadAhead = builder.readThroughMaxReadAhead != -1 ? builder.readThroughMaxReadAhead
             : (int) Math.min(1 << 30, 8L * builder.readThroughRangeLength);
         this.readThrough = new ReadThrough(table, manager, locations, builder.log.directory(), builder.readThroughRangeLength,
-            builder.readThroughMaxGap, builder.readThroughThreads, maxReadAhead, name);
+            builder.readThroughMaxGap, builder.readThroughThreads, maxReadAhead, name, threads);
         final LogOpening opening = new LogOpening(builder.log, builder.logRecovery, builder.logCorruptionPolicy);
         try {
-            final RecoveredState recovered = opening.open(table, locations);
+            final RecoveredLog recovered = opening.open(table, locations);
             this.logDirectory = opening.directory();
             this.durable = new DurableSegmentTable(table, waiting, logDirectory,
-                locations.feed(builder.logListener, table, readThrough.channels()), recovered);
+                locations.feed(builder.logListener, table, readThrough.channels()), recovered, threads);
             this.mutations = durable;
         } catch (final IOException e) {
             abandon(opening);
@@ -1239,7 +1239,7 @@ public final class SegmentStore implements AutoCloseable {
          */
         private SegmentStore withCompaction(final SegmentStore store) {
             if (compaction != null) {
-                store.compactor = Compactor.start(store, compaction);
+                store.compactor = Compactor.start(store, compaction, store.threads);
             }
             return store;
         }

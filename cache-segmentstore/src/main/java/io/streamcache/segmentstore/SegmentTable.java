@@ -9,7 +9,8 @@ import io.streamcache.segmentstore.eviction.CacheManager;
 import io.streamcache.segmentstore.internal.eviction.EvictionScan;
 import io.streamcache.segmentstore.internal.eviction.EvictionSource;
 import io.streamcache.segmentstore.internal.eviction.ManagerHooks;
-import io.streamcache.segmentstore.internal.log.RecoveredState;
+import io.streamcache.segmentstore.internal.log.recovery.RecoveredLog;
+import io.streamcache.segmentstore.internal.log.recovery.RecoveredSegment;
 
 import java.nio.ByteBuffer;
 import java.util.Collections;
@@ -129,9 +130,9 @@ final class SegmentTable implements SegmentMutations {
     /**
      * Creates the recovered segments, their bytes NOT_CACHED gaps; new segments take ids above theirs.
      */
-    void restore(final RecoveredState recovered) {
-        for (final RecoveredState.SegmentState state : recovered.segments()) {
-            final Segment segment = new Segment(state.segmentId(), state.name(), cache, manager, maxIndexEntryLength, true, fillTier);
+    void restore(final RecoveredLog recovered) {
+        for (final RecoveredSegment state : recovered.liveSegments()) {
+            final Segment segment = new Segment(state.id(), state.name(), cache, manager, maxIndexEntryLength, true, fillTier);
             segment.lock.lock();
             try {
                 segment.restoreLocked(state.startOffset(), state.length(), state.sealed());
@@ -141,9 +142,9 @@ final class SegmentTable implements SegmentMutations {
             if (segments.putIfAbsent(state.name(), segment) != null) {
                 throw new CacheConfigurationException("recovery restored two segments named " + state.name());
             }
-            segmentsById.put(state.segmentId(), segment);
+            segmentsById.put(state.id(), segment);
         }
-        nextSegmentId.set(recovered.nextSegmentId());
+        nextSegmentId.set((int) Math.min(Integer.MAX_VALUE, recovered.nextSegmentId()));
     }
 
     // ------------------------------------------------------------------------------------------

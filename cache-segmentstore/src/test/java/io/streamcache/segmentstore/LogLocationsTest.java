@@ -5,7 +5,7 @@ import io.streamcache.core.cache.BlockCache;
 import io.streamcache.segmentstore.eviction.CacheManager;
 import io.streamcache.segmentstore.internal.log.LogRecordDescriptor;
 import io.streamcache.segmentstore.internal.log.LogRecordListener;
-import io.streamcache.segmentstore.internal.log.RecoveredState;
+import io.streamcache.segmentstore.internal.log.recovery.RecoveredLog;
 import io.streamcache.segmentstore.internal.log.history.LogFileChannels;
 import io.streamcache.segmentstore.internal.log.recovery.LocationIndex;
 import org.junit.jupiter.api.AfterEach;
@@ -66,8 +66,7 @@ class LogLocationsTest {
         waiting = new WaitingReads("locations", StreamcacheThreads.defaults());
         table = new SegmentTable("locations", cache, manager, 1000, 0, true, waiting);
         channels = new LogFileChannels(directory);
-        final RecoveredState recovered = new RecoveredState();
-        recovered.segment(7, "seven", 0, 100, false);
+        final RecoveredLog recovered = RecoveredLog.builder().segment(7, "seven", 0, 100, false).build();
         table.restore(recovered);
     }
 

@@ -5,7 +5,7 @@ import io.streamcache.core.CacheConfigurationException;
 import io.streamcache.core.StreamcacheThreads;
 import io.streamcache.core.cache.BlockCache;
 import io.streamcache.segmentstore.eviction.CacheManager;
-import io.streamcache.segmentstore.internal.log.RecoveredState;
+import io.streamcache.segmentstore.internal.log.recovery.RecoveredLog;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -69,8 +69,7 @@ class SegmentTableTest {
 
     @Test
     void shouldRestoreRecoveredSegmentsAsGapsAndGiveNewSegmentsHigherIds() {
-        final RecoveredState recovered = new RecoveredState();
-        recovered.segment(4, "four", 10, 300, true);
+        final RecoveredLog recovered = RecoveredLog.builder().segment(4, "four", 10, 300, true).build();
         table.restore(recovered);
         final Segment four = table.segment("four");
         assertEquals(four, table.segmentById(4));
@@ -87,9 +86,7 @@ class SegmentTableTest {
 
     @Test
     void shouldRefuseARecoveryThatRestoresOneNameTwice() {
-        final RecoveredState recovered = new RecoveredState();
-        recovered.segment(1, "same", 0, 0, false);
-        recovered.segment(2, "same", 0, 0, false);
+        final RecoveredLog recovered = RecoveredLog.builder().segment(1, "same", 0, 0, false).segment(2, "same", 0, 0, false).build();
         final CacheConfigurationException e = assertThrows(CacheConfigurationException.class, () -> table.restore(recovered));
         assertTrue(e.getMessage().contains("same"), e.getMessage());
     }

@@ -4,7 +4,7 @@ import io.streamcache.segmentstore.SegmentStore;
 import io.streamcache.segmentstore.internal.log.AggregatingWriter;
 import io.streamcache.segmentstore.internal.log.LogDirectory;
 import io.streamcache.segmentstore.internal.log.LogRecordListener;
-import io.streamcache.segmentstore.internal.log.RecoveryHook;
+import io.streamcache.segmentstore.internal.log.recovery.RecoveryHook;
 import io.streamcache.segmentstore.internal.log.compaction.Compactor;
 import io.streamcache.segmentstore.internal.log.history.HistoricalReader;
 import io.streamcache.segmentstore.internal.log.recovery.LocationIndex;

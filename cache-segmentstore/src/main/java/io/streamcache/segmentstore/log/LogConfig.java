@@ -78,6 +78,7 @@ public final class LogConfig {
     private final Duration retryInterval;
     private final LogFileFactory fileFactory;
     private final String name;
+    private final boolean registerMBeans;
 
     private LogConfig(final Builder builder) {
         this.directory = builder.directory;
@@ -98,6 +99,7 @@ public final class LogConfig {
             : (int) Math.min(MAX_APPEND_LENGTH_DEFAULT, maxAppendLengthFor(builder.fileLength));
         this.fileFactory = builder.fileFactory != null ? builder.fileFactory : FileChannelLogFile.factory(builder.directIo);
         this.name = builder.name;
+        this.registerMBeans = builder.registerMBeans;
     }
 
     /**
@@ -127,6 +129,7 @@ public final class LogConfig {
         builder.retryInterval = retryInterval;
         builder.fileFactory = fileFactory;
         builder.name = name;
+        builder.registerMBeans = registerMBeans;
         return builder;
     }
 
@@ -216,6 +219,14 @@ public final class LogConfig {
     }
 
     /**
+     * @return whether the log registers its MBeans (writer, directory, historical reads) with the
+     *         platform MBean server; true by default.
+     */
+    public boolean registerMBeans() {
+        return registerMBeans;
+    }
+
+    /**
      * @return bytes of the writer's batch buffer: a batch plus a carried tail of less than a page.
      */
     public int bufferCapacity() {
@@ -252,6 +263,7 @@ public final class LogConfig {
         private Duration retryInterval = RETRY_INTERVAL_DEFAULT;
         private LogFileFactory fileFactory;
         private String name;
+        private boolean registerMBeans = true;
 
         private Builder(final Path directory) {
             this.directory = Objects.requireNonNull(directory, "directory");
@@ -400,6 +412,17 @@ public final class LogConfig {
          */
         public Builder name(final String name) {
             this.name = Objects.requireNonNull(name, "name");
+            return this;
+        }
+
+        /**
+         * @param registerMBeans whether the log registers its MBeans ({@link LogWriterMXBean},
+         *                       {@link LogDirectoryMXBean}, {@link HistoricalReadMXBean}) as
+         *                       {@code io.streamcache:type=LogWriter|LogDirectory|HistoricalReads,name=...};
+         *                       true by default.
+         */
+        public Builder registerMBeans(final boolean registerMBeans) {
+            this.registerMBeans = registerMBeans;
             return this;
         }
 

@@ -1,11 +1,15 @@
 package io.streamcache.segmentstore.internal.log;
 
 /**
- * Applies the aggregating writer's outcomes to the state the log protects: called on the
- * writer's single completion thread, one request at a time, in the order the requests were
- * submitted, each before its future completes. The segment store implements it: a durable append
- * enters the cache and the read index, a durable seal seals, a failed append gives its offsets
- * back.
+ * Applies an aggregating writer's outcome to the state the log protects, for the requests it is
+ * given with: a submitter passes one with each request ({@link AggregatingWriter#append(long, int,
+ * long, io.netty.buffer.ByteBuf, Object, LogCommitHandler)} and the other submitting methods), and
+ * the writer's completion thread calls it for that request, in the order the requests were
+ * submitted, each before the request's future completes. The writer holds no handler of its own:
+ * completion flows one way, from the writer to what the request carries. The segment store passes
+ * one long-lived handler with every request (so nothing is allocated for it per append): a
+ * durable append enters the cache and the read index, a durable seal seals, a failed append gives
+ * its offsets back.
  *
  * <p>An implementation may take locks a producer holds while it submits (producers never wait
  * for the completion thread), must not wait for other requests of the same writer, and should

@@ -1,15 +1,19 @@
 package io.streamcache.segmentstore.internal.log;
 
 import io.streamcache.segmentstore.log.LogConfig;
+import io.streamcache.segmentstore.log.LogDirectoryMXBean;
+import io.streamcache.segmentstore.log.LogDirectoryStats;
 import io.streamcache.segmentstore.log.LogFile;
 import io.streamcache.segmentstore.log.LogFileFactory;
 import io.streamcache.segmentstore.log.LogLockedException;
 import io.streamcache.core.CacheClosedException;
+import io.streamcache.core.StreamcacheThreads;
 import org.agrona.BufferUtil;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import javax.management.ObjectName;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
@@ -90,6 +94,8 @@ public final class LogDirectory implements AutoCloseable {
     private IOException spareError;
     private Thread thread;
     private boolean closed;
+    /** The MBean's name once {@link #start} registered it; unregistered at close. */
+    private ObjectName objectName;
 
     private final LongAdder filesCreated = new LongAdder();
     private final LongAdder filesRecycled = new LongAdder();
@@ -235,16 +241,19 @@ public final class LogDirectory implements AutoCloseable {
     // ------------------------------------------------------------------------------------------
 
     /**
-     * Starts the background thread (spares and retirement). Idempotent.
+     * Starts the background thread (spares and retirement), created by {@code threads} (role
+     * {@code LOG_FILES}). Idempotent.
      */
-    void start() {
+    void start(final StreamcacheThreads threads) {
         synchronized (lock) {
             if (thread != null || closed) {
                 return;
             }
-            thread = new Thread(this::runBackground, "streamcache-log-files-" + name);
-            thread.setDaemon(true);
+            thread = threads.newThread(StreamcacheThreads.Role.LOG_FILES, name, this::runBackground);
             thread.start();
+            if (config.registerMBeans()) {
+                objectName = LogMBeans.register("LogDirectory", name, new MXBeanAdapter(this));
+            }
         }
     }
 
@@ -568,8 +577,23 @@ public final class LogDirectory implements AutoCloseable {
     }
 
     /**
-     * Stops the background thread (after the file work it is doing), deletes the spares and
-     * closes the read channels. Call after the writer is closed. Idempotent.
+     * @return the files now and the counters since open.
+     */
+    public LogDirectoryStats stats() {
+        final int fileCount;
+        final int spareCount;
+        synchronized (lock) {
+            fileCount = files.size();
+            spareCount = spares.size();
+        }
+        return new LogDirectoryStats(fileCount, (fileCount + (long) spareCount) * config.fileLength(), spareCount, epoch(),
+            filesCreated.sum(), filesRecycled.sum(), filesDeleted.sum(), bytesPreWritten.sum());
+    }
+
+    /**
+     * Stops the background thread (after the file work it is doing), deletes the spares,
+     * closes the read channels and unregisters the MBean. Call after the writer is closed.
+     * Idempotent.
      */
     @Override
     public void close() {
@@ -614,6 +638,12 @@ public final class LogDirectory implements AutoCloseable {
         for (final Long number : readers.keySet()) {
             closeReader(number);
         }
+        final ObjectName registered;
+        synchronized (lock) {
+            registered = objectName;
+            objectName = null;
+        }
+        LogMBeans.unregister(registered);
     }
 
     /**
@@ -693,6 +723,65 @@ public final class LogDirectory implements AutoCloseable {
             file.close();
         } catch (final IOException e) {
             LOG.debug("closing {} failed", file.path(), e);
+        }
+    }
+
+    /** The directory's MBean: each attribute reads a fresh {@link LogDirectoryStats}. */
+    private static final class MXBeanAdapter implements LogDirectoryMXBean {
+        private final LogDirectory directory;
+
+        MXBeanAdapter(final LogDirectory directory) {
+            this.directory = directory;
+        }
+
+        @Override
+        public String getName() {
+            return directory.name;
+        }
+
+        @Override
+        public String getPath() {
+            return directory.path.toString();
+        }
+
+        @Override
+        public int getFiles() {
+            return directory.stats().files();
+        }
+
+        @Override
+        public long getBytes() {
+            return directory.stats().bytes();
+        }
+
+        @Override
+        public int getPreparedFiles() {
+            return directory.stats().preparedFiles();
+        }
+
+        @Override
+        public long getLockEpoch() {
+            return directory.epoch();
+        }
+
+        @Override
+        public long getFilesCreated() {
+            return directory.filesCreated();
+        }
+
+        @Override
+        public long getFilesRecycled() {
+            return directory.filesRecycled();
+        }
+
+        @Override
+        public long getFilesDeleted() {
+            return directory.filesDeleted();
+        }
+
+        @Override
+        public long getBytesPreWritten() {
+            return directory.bytesPreWritten();
         }
     }
 }

@@ -12,8 +12,9 @@ import java.util.concurrent.CompletableFuture;
  * One request to the {@link AggregatingWriter}, which is also its future: created by a producer
  * thread, handed to the writer thread through the request queue (whose offer publishes the
  * producer's plain writes), then to the completion thread, which applies it through the
- * {@link LogCommitHandler} and completes it. The accessors may be read on any thread after the
- * request is submitted; the fields without accessors belong to the writer and completion threads.
+ * {@link LogCommitHandler} it carries (set by whoever submitted it) and completes it. The
+ * accessors may be read on any thread after the request is submitted; the fields without
+ * accessors belong to the writer and completion threads.
  *
  * <p>The future completes with the request's {@link #segmentOffset()} once its record is in the
  * log as the {@link DurabilityPolicy} defines it (forced, by default), or exceptionally with a
@@ -49,6 +50,8 @@ public final class LogRequest extends CompletableFuture<Long> {
     private final long segmentOffset;
     private final byte[] name;
     private final Object attachment;
+    /** Applies the outcome on the completion thread before the future completes. */
+    private final LogCommitHandler handler;
     /** The data of a DATA request; dropped once the request completes. */
     private ByteBuf data;
     private final int length;
@@ -69,7 +72,13 @@ public final class LogRequest extends CompletableFuture<Long> {
 
     LogRequest(final byte type, final int segmentId, final long segmentOffset, final ByteBuf data, final byte[] name,
                final Object attachment, final long epoch) {
+        this(type, segmentId, segmentOffset, data, name, attachment, LogCommitHandler.NONE, epoch);
+    }
+
+    LogRequest(final byte type, final int segmentId, final long segmentOffset, final ByteBuf data, final byte[] name,
+               final Object attachment, final LogCommitHandler handler, final long epoch) {
         this.type = type;
+        this.handler = handler;
         this.segmentId = segmentId;
         this.segmentOffset = segmentOffset;
         this.data = data;
@@ -127,6 +136,19 @@ public final class LogRequest extends CompletableFuture<Long> {
      */
     public Object attachment() {
         return attachment;
+    }
+
+    /**
+     * @return what applies the outcome on the completion thread ({@link LogCommitHandler#NONE}
+     *         if the submitter gave none).
+     */
+    LogCommitHandler handler() {
+        return handler;
+    }
+
+    /** @return a request that tells the completion thread to stop (also the hand-off list's stub). */
+    static LogRequest stop() {
+        return new LogRequest(TYPE_STOP, 0, 0, null, null, null, 0);
     }
 
     LogRequest handoffNextAcquire() {

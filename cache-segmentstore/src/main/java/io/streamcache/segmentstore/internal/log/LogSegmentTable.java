@@ -18,7 +18,9 @@ import java.nio.charset.StandardCharsets;
  * created and not deleted, their start (truncation) offsets, their lengths (end of their last
  * DATA record) and seals. A store's own view differs from it while requests are in flight
  * (offsets reserved, not yet written), which is why the writer keeps this table rather than ask
- * the store at roll time.
+ * the store at roll time. It is seeded once from the recovered state (the recovery package's
+ * {@code RecoveredLog}, the one model of what recovery found) and then only advanced by durable
+ * records: the writer's running table, with allocation-free maps, not a second model of it.
  *
  * <p>Per file it keeps the highest data end offset per segment; a file other than the current
  * one is dead once every segment with data in it is deleted or truncated at or past that offset

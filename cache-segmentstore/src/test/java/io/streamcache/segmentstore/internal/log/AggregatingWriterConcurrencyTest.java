@@ -1,5 +1,6 @@
 package io.streamcache.segmentstore.internal.log;
 
+import io.streamcache.segmentstore.internal.log.recovery.RecoveredLog;
 import io.streamcache.segmentstore.log.AlignmentPolicy;
 import io.streamcache.segmentstore.log.LogConfig;
 import io.streamcache.segmentstore.log.WriterStats;
@@ -48,7 +49,7 @@ class AggregatingWriterConcurrencyTest {
         final WriterStats stats;
         try (LogDirectory logDirectory = LogDirectory.open(LogConfig.builder(directory).fileLength(4 << 20).batchLength(512 << 10)
                  .alignment(alignment).build());
-             AggregatingWriter writer = AggregatingWriter.start(logDirectory, LogCommitHandler.NONE, listener, new RecoveredState())) {
+             AggregatingWriter writer = AggregatingWriter.start(logDirectory, listener, RecoveredLog.empty())) {
             final CyclicBarrier start = new CyclicBarrier(PRODUCERS);
             final List<Thread> threads = new ArrayList<>();
             for (int p = 1; p <= PRODUCERS; p++) {

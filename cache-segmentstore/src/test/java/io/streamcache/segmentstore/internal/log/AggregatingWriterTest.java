@@ -1,5 +1,6 @@
 package io.streamcache.segmentstore.internal.log;
 
+import io.streamcache.segmentstore.internal.log.recovery.RecoveredLog;
 import io.streamcache.segmentstore.log.AlignmentPolicy;
 import io.streamcache.segmentstore.log.LogConfig;
 import io.streamcache.segmentstore.log.WriterStats;
@@ -42,7 +43,7 @@ class AggregatingWriterTest {
     Path directory;
 
     private static AggregatingWriter start(final LogDirectory logDirectory, final LogRecordListener listener) throws Exception {
-        return AggregatingWriter.start(logDirectory, LogCommitHandler.NONE, listener, new RecoveredState());
+        return AggregatingWriter.start(logDirectory, listener, RecoveredLog.empty());
     }
 
     // ------------------------------------------------------------------------------------------
@@ -484,17 +485,17 @@ class AggregatingWriterTest {
             }
         }
         // Garbage after the tail, as a torn batch could leave: a valid-looking record of the same file.
-        final RecoveredState recovered = TestLogs.recover(directory);
+        final RecoveredLog recovered = TestLogs.recover(directory);
         final Path last = LogDirectoryFiles.path(directory, recovered.tailFileNumber());
         final byte[] junk = new byte[3 * PAGE_LENGTH];
         new Random(3).nextBytes(junk);
         try (java.nio.channels.FileChannel channel = java.nio.channels.FileChannel.open(last, java.nio.file.StandardOpenOption.WRITE)) {
-            channel.write(ByteBuffer.wrap(junk), (recovered.tailPosition() & -PAGE_LENGTH) + PAGE_LENGTH);
+            channel.write(ByteBuffer.wrap(junk), (recovered.tailEndPosition() & -PAGE_LENGTH) + PAGE_LENGTH);
         }
         assertEquals(1, recovered.segments().size());
         assertEquals(offset, recovered.segments().get(0).length());
         try (LogDirectory logDirectory = LogDirectory.open(config);
-             AggregatingWriter writer = AggregatingWriter.start(logDirectory, LogCommitHandler.NONE, LogRecordListener.NONE, recovered)) {
+             AggregatingWriter writer = AggregatingWriter.start(logDirectory, LogRecordListener.NONE, recovered)) {
             final long epoch = writer.healthyEpoch();
             for (int i = 0; i < 3; i++) {
                 writer.append(epoch, 1, offset, data(1, offset, 50), null).join();

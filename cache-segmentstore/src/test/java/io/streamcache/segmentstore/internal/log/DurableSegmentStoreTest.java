@@ -1,5 +1,8 @@
 package io.streamcache.segmentstore.internal.log;
 
+import io.streamcache.segmentstore.internal.log.recovery.RecoveryHook;
+import io.streamcache.segmentstore.internal.log.recovery.RecoveredSegment;
+import io.streamcache.segmentstore.internal.log.recovery.RecoveredLog;
 import io.streamcache.segmentstore.internal.StoreInternals;
 import io.streamcache.segmentstore.log.LogConfig;
 import io.streamcache.segmentstore.log.LogFailedException;
@@ -307,7 +310,7 @@ class DurableSegmentStoreTest {
             assertEquals(new SegmentInfo("b", 0, 700, 700, true), scanned.info("b"));
         }
 
-        final SegmentStore second = store(cache, config, (files, log) -> TestLogs.recoverInto(files.path(), log));
+        final SegmentStore second = store(cache, config, files -> TestLogs.recover(files.path()));
         assertEquals(new SegmentInfo("a", 3000, a, a, false), second.info("a"));
         assertEquals(new SegmentInfo("b", 0, 700, 700, true), second.info("b"));
         try (ReadResult result = second.read("a", 3000, 100)) {
@@ -319,21 +322,21 @@ class DurableSegmentStoreTest {
         second.append("c", data("c", 0, 10));
         second.close();
 
-        final RecoveredState again = TestLogs.recover(directory);
+        final RecoveredLog again = TestLogs.recover(directory);
         assertEquals(3, again.segments().size());
-        final java.util.Map<String, RecoveredState.SegmentState> byName = new java.util.TreeMap<>();
+        final java.util.Map<String, RecoveredSegment> byName = new java.util.TreeMap<>();
         again.segments().forEach(s -> byName.put(s.name(), s));
         assertEquals(a + 100, byName.get("a").length());
-        assertTrue(byName.get("c").segmentId() > Math.max(byName.get("a").segmentId(), byName.get("b").segmentId()));
+        assertTrue(byName.get("c").id() > Math.max(byName.get("a").id(), byName.get("b").id()));
         final List<Ack> acks = new ArrayList<>();
         for (long at = 3000; at < a; at += 1500) {
-            acks.add(new Ack(byName.get("a").segmentId(), at, 1500));
+            acks.add(new Ack(byName.get("a").id(), at, 1500));
         }
         final java.util.Map<Integer, java.util.TreeMap<Long, byte[]>> logged = TestLogs.data(TestLogScanner.records(directory));
         for (final Ack ack : acks) {
             assertArrayEquals(bytes("a", ack.offset(), ack.length()), logged.get(ack.segment()).get(ack.offset()));
         }
-        assertArrayEquals(bytes("a", a, 100), logged.get(byName.get("a").segmentId()).get(a));
+        assertArrayEquals(bytes("a", a, 100), logged.get(byName.get("a").id()).get(a));
         TestLogs.assertWellFormed(directory);
     }
 

@@ -1,12 +1,12 @@
 package io.streamcache.segmentstore.internal.log;
 
+import io.streamcache.segmentstore.log.HistoricalReadStats;
 import io.streamcache.segmentstore.internal.StoreInternals;
 import io.streamcache.segmentstore.log.LogConfig;
 import io.streamcache.core.cache.BlockCache;
 import io.streamcache.segmentstore.ReadResult;
 import io.streamcache.segmentstore.SegmentStore;
 import io.streamcache.segmentstore.TestSegments;
-import io.streamcache.segmentstore.internal.log.history.HistoricalReader;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -70,7 +70,7 @@ class ReadAmplificationTest {
                 }
             }
             assertArrayEquals(TestSegments.pattern(0, 0, (int) end), out);
-            final HistoricalReader.Stats stats = StoreInternals.historicalReader(store).stats();
+            final HistoricalReadStats stats = StoreInternals.historicalReader(store).stats();
             return new long[] {end, stats.fileReads(), stats.bytesRead()};
         }
     }
@@ -128,7 +128,7 @@ class ReadAmplificationTest {
                     at = result.nextOffset();
                 }
             }
-            final HistoricalReader.Stats stats = StoreInternals.historicalReader(store).stats();
+            final HistoricalReadStats stats = StoreInternals.historicalReader(store).stats();
             return new long[] {end, stats.fileReads(), stats.bytesRead(), stats.loads()};
         }
     }

@@ -1,5 +1,6 @@
 package io.streamcache.segmentstore.internal.log;
 
+import io.streamcache.segmentstore.log.HistoricalReadStats;
 import io.streamcache.segmentstore.internal.StoreInternals;
 import io.netty.buffer.Unpooled;
 import io.streamcache.core.cache.BlockCache;
@@ -10,7 +11,6 @@ import io.streamcache.segmentstore.ReadStatus;
 import io.streamcache.segmentstore.SegmentStore;
 import io.streamcache.segmentstore.TestSegments;
 import io.streamcache.segmentstore.TestSegments.EntryView;
-import io.streamcache.segmentstore.internal.log.history.HistoricalReader;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.Timeout;
@@ -114,7 +114,7 @@ class ReadThroughTest {
         }
         assertArrayEquals(TestSegments.pattern(7, 0, (int) LENGTH), read);
         assertEquals(reads, cachedReads, "what was read through is cached from then on");
-        final HistoricalReader.Stats stats = StoreInternals.historicalReader(store).stats();
+        final HistoricalReadStats stats = StoreInternals.historicalReader(store).stats();
         assertEquals((LENGTH + RANGE - 1) / RANGE, stats.loads(), "one load per range: " + stats);
         try (ReadResult result = store.readThrough("s", LENGTH - 10, 100).get(10, TimeUnit.SECONDS)) {
             assertEquals(ReadStatus.END_OF_DATA, result.status());

@@ -338,7 +338,7 @@ class ScanningRecoveryTest {
         final LogConfig never = TestLogs.small(root).durability(DurabilityPolicy.NEVER).build();
         assertTrue(ScanningRecoveryHook.tornWriteWindow(never) >= never.fileLength());
         final ScanningRecoveryHook hook = new ScanningRecoveryHook(CorruptionPolicy.FAIL);
-        assertThrows(IllegalStateException.class, () -> hook.recover(null, new RecoveredState()), "scan first");
+        assertThrows(IllegalStateException.class, () -> hook.recover(null), "scan first");
     }
 
     @Test

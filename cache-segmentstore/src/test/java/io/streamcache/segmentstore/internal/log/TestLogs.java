@@ -1,5 +1,6 @@
 package io.streamcache.segmentstore.internal.log;
 
+import io.streamcache.segmentstore.internal.log.recovery.RecoveredLog;
 import io.streamcache.segmentstore.log.LogConfig;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
@@ -158,19 +159,12 @@ final class TestLogs {
     }
 
     /**
-     * @return a RecoveredState rebuilt by scanning the directory (the test's own small recovery:
-     *         segments from the last SNAPSHOT and the records after it, tail of the last file).
+     * @return a recovered log rebuilt by scanning the directory (the test's own small recovery:
+     *         segments from the last SNAPSHOT and the records after it, tail of the last file),
+     *         built by hand: also a {@code RecoveryHook} for the store tests.
      */
-    static RecoveredState recover(final Path directory) throws IOException {
-        final RecoveredState log = new RecoveredState();
-        recoverInto(directory, log);
-        return log;
-    }
-
-    /**
-     * Fills {@code log} as {@link #recover(Path)} does: a {@link RecoveryHook} for the store tests.
-     */
-    static void recoverInto(final Path directory, final RecoveredState log) throws IOException {
+    static RecoveredLog recover(final Path directory) throws IOException {
+        final RecoveredLog.Builder log = RecoveredLog.builder();
         final Map<Integer, long[]> bounds = new TreeMap<>();
         final Map<Integer, String> names = new TreeMap<>();
         final Map<Integer, Boolean> sealed = new TreeMap<>();
@@ -223,6 +217,7 @@ final class TestLogs {
         if (lastFile > 0) {
             log.tail(lastFile, tail);
         }
+        return log.build();
     }
 
     static void readSnapshot(final byte[] payload, final Map<Integer, long[]> bounds, final Map<Integer, String> names,

@@ -1,5 +1,6 @@
 package io.streamcache.segmentstore.internal.log.compaction;
 
+import io.streamcache.core.StreamcacheThreads;
 import io.streamcache.segmentstore.internal.StoreInternals;
 import io.streamcache.segmentstore.log.compaction.CompactionConfig;
 import io.streamcache.segmentstore.log.compaction.RetentionPolicy;
@@ -33,7 +34,6 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.locks.LockSupport;
 import java.util.zip.CRC32C;
@@ -80,7 +80,6 @@ import static io.streamcache.segmentstore.internal.log.LogRecordDescriptor.HEADE
  */
 public final class Compactor implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(Compactor.class);
-    private static final AtomicInteger THREADS = new AtomicInteger();
     /** Copies in flight before the compactor waits for them. */
     private static final long IN_FLIGHT_BYTES = 4L << 20;
     private static final long WAIT_SLICE_MILLIS = 100;
@@ -111,7 +110,7 @@ public final class Compactor implements AutoCloseable {
     private final LongAdder failures = new LongAdder();
     private volatile Throwable lastFailure;
 
-    private Compactor(final SegmentStore store, final CompactionConfig config) {
+    private Compactor(final SegmentStore store, final CompactionConfig config, final StreamcacheThreads threads) {
         this.store = Objects.requireNonNull(store, "store");
         this.config = Objects.requireNonNull(config, "config");
         this.writer = StoreInternals.logWriter(store);
@@ -121,11 +120,9 @@ public final class Compactor implements AutoCloseable {
         }
         this.slack = config.slackLength() > 0 ? config.slackLength() : CompactionConfig.SLACK_DEFAULT_FILES * directory.fileLength();
         if (config.background()) {
-            final ThreadFactory factory = config.threadFactory() != null ? config.threadFactory() : runnable -> {
-                final Thread t = new Thread(runnable, "streamcache-compactor-" + store.name() + "-" + THREADS.incrementAndGet());
-                t.setDaemon(true);
-                return t;
-            };
+            // The config's own factory, if it names one, wins over the store's threads.
+            final ThreadFactory factory = config.threadFactory() != null ? config.threadFactory()
+                : threads.factory(StreamcacheThreads.Role.COMPACTOR, store.name());
             this.thread = factory.newThread(this::runBackground);
         } else {
             this.thread = null;
@@ -141,7 +138,15 @@ public final class Compactor implements AutoCloseable {
      * @throws IllegalArgumentException if the store has no log.
      */
     public static Compactor start(final SegmentStore store, final CompactionConfig config) {
-        final Compactor compactor = new Compactor(store, config);
+        return start(store, config, StreamcacheThreads.defaults());
+    }
+
+    /**
+     * {@link #start(SegmentStore, CompactionConfig)} with the background thread created by
+     * {@code threads} (role {@code COMPACTOR}) unless the config names a thread factory of its own.
+     */
+    public static Compactor start(final SegmentStore store, final CompactionConfig config, final StreamcacheThreads threads) {
+        final Compactor compactor = new Compactor(store, config, Objects.requireNonNull(threads, "threads"));
         if (compactor.thread != null) {
             compactor.thread.start();
         }

@@ -3,12 +3,18 @@ package io.streamcache.segmentstore.internal.log.history;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.streamcache.core.CacheClosedException;
+import io.streamcache.core.StreamcacheThreads;
+import io.streamcache.segmentstore.internal.log.LogMBeans;
 import io.streamcache.segmentstore.internal.log.LogFileDescriptor;
+import io.streamcache.segmentstore.internal.log.LogRecordCodec;
 import io.streamcache.segmentstore.internal.log.LogRecordDescriptor;
 import io.streamcache.segmentstore.internal.log.recovery.LocationIndex;
 import io.streamcache.segmentstore.internal.log.recovery.LocationList;
+import io.streamcache.segmentstore.log.HistoricalReadMXBean;
+import io.streamcache.segmentstore.log.HistoricalReadStats;
 import io.streamcache.segmentstore.log.LogCorruptedException;
 
+import javax.management.ObjectName;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
@@ -21,9 +27,10 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.Executor;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
+import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.BooleanSupplier;
@@ -50,14 +57,15 @@ import static io.streamcache.segmentstore.internal.log.LogRecordDescriptor.HEADE
  *    |             and all the gaps of the range together &lt;= what keeps its reads &lt;= 1.5 x its bytes
  *    | per span: one positional read, from the first record's header to the last record's end,
  *    |             into a pooled direct buffer
- *    | per record: check MAGIC, TYPE = DATA, LENGTH, SEGMENT_ID, SEGMENT_OFFSET, CRC; copy the
+ *    | per record: LogRecordCodec checks MAGIC, FLAGS, TYPE = DATA, LENGTH, SEGMENT_ID, SEGMENT_OFFSET, CRC; copy the
  *    |             part inside the range into the range's heap buffer
  *    | sink.fill(7, 1 MiB, bytes)                   once: the store puts the bytes back in its cache
  *    v complete every caller's future with the same read-only LogRange
  * </pre>
  *
  * <h2>Threads</h2>
- * Reads run on a small pool the reader owns ({@link #THREADS_DEFAULT} daemon threads), on an
+ * Reads run on a small pool the reader owns ({@link #THREADS_DEFAULT} threads, created through
+ * the builder's {@link StreamcacheThreads}, role {@code LOG_READER}), on an
  * executor given to the builder, or, with {@code threads(0)}, on the thread of the caller that
  * misses first (its {@link #read} returns a completed future; callers that join it wait on the
  * future without reading). Futures complete on the reading thread: dependent actions that do
@@ -97,7 +105,7 @@ public final class HistoricalReader implements AutoCloseable {
     private final int maxReadGap;
     private final int scratchLength;
     private final Executor executor;
-    private final ExecutorService ownedExecutor;
+    private final ThreadPoolExecutor ownedExecutor;
     private final RangeSink sink;
     private final String name;
     private final ConcurrentHashMap<Key, CompletableFuture<LogRange>> inFlight = new ConcurrentHashMap<>();
@@ -111,6 +119,8 @@ public final class HistoricalReader implements AutoCloseable {
     private final LongAdder failures = new LongAdder();
     private final LongAdder fillFailures = new LongAdder();
     private volatile boolean closed;
+    /** The MBean's name, if registered; unregistered at close. */
+    private final ObjectName objectName;
 
     private HistoricalReader(final Builder builder) {
         this.files = builder.files;
@@ -124,17 +134,15 @@ public final class HistoricalReader implements AutoCloseable {
             this.executor = builder.executor;
             this.ownedExecutor = null;
         } else if (builder.threads > 0) {
-            final AtomicInteger threadCount = new AtomicInteger();
-            this.ownedExecutor = Executors.newFixedThreadPool(builder.threads, runnable -> {
-                final Thread thread = new Thread(runnable, "streamcache-log-reader-" + name + "-" + threadCount.incrementAndGet());
-                thread.setDaemon(true);
-                return thread;
-            });
+            // As Executors.newFixedThreadPool, with the threads of role LOG_READER from the builder's StreamcacheThreads.
+            this.ownedExecutor = new ThreadPoolExecutor(builder.threads, builder.threads, 0L, TimeUnit.MILLISECONDS,
+                new LinkedBlockingQueue<>(), builder.streamcacheThreads.factory(StreamcacheThreads.Role.LOG_READER, name));
             this.executor = ownedExecutor;
         } else {
             this.executor = null;
             this.ownedExecutor = null;
         }
+        this.objectName = builder.registerMBean ? LogMBeans.register("HistoricalReads", name, new MXBeanAdapter(this)) : null;
     }
 
     /**
@@ -356,22 +364,19 @@ public final class HistoricalReader implements AutoCloseable {
         final long offset = list.offset(k);
         final int length = list.length(k);
         final int index = (int) (position - spanStart);
-        final short magic = buffer.getShort(index + LogRecordDescriptor.MAGIC_OFFSET);
-        final byte type = buffer.get(index + LogRecordDescriptor.TYPE_OFFSET);
-        final int recordLength = buffer.getInt(index + LogRecordDescriptor.LENGTH_OFFSET);
-        final int recordSegment = buffer.getInt(index + LogRecordDescriptor.SEGMENT_ID_OFFSET);
-        final long recordOffset = buffer.getLong(index + LogRecordDescriptor.SEGMENT_OFFSET_OFFSET);
-        final int storedCrc = buffer.getInt(index + LogRecordDescriptor.CRC_OFFSET);
-        if (magic != LogRecordDescriptor.MAGIC || type != LogRecordDescriptor.TYPE_DATA || recordLength != length
-            || recordSegment != segmentId || recordOffset != offset) {
+        if (LogRecordCodec.checkData(buffer, index, segmentId, offset, length) != null) {
+            final short magic = buffer.getShort(index + LogRecordDescriptor.MAGIC_OFFSET);
             throw new LogCorruptedException(files.path(fileNumber), fileNumber, position, "expected DATA of segmentId="
                 + Integer.toUnsignedString(segmentId) + " offset=" + offset + " length=" + length + ", found magic=0x"
-                + Integer.toHexString(magic & 0xFFFF) + " type=" + type + " segmentId=" + Integer.toUnsignedString(recordSegment)
-                + " offset=" + recordOffset + " length=" + Integer.toUnsignedString(recordLength));
+                + Integer.toHexString(magic & 0xFFFF) + " type=" + buffer.get(index + LogRecordDescriptor.TYPE_OFFSET) + " flags="
+                + buffer.get(index + LogRecordDescriptor.FLAGS_OFFSET) + " segmentId="
+                + Integer.toUnsignedString(buffer.getInt(index + LogRecordDescriptor.SEGMENT_ID_OFFSET)) + " offset="
+                + buffer.getLong(index + LogRecordDescriptor.SEGMENT_OFFSET_OFFSET) + " length="
+                + Integer.toUnsignedString(buffer.getInt(index + LogRecordDescriptor.LENGTH_OFFSET)));
         }
-        final int crc = LogRecordDescriptor.crc(context.crc, fileNumber, buffer, index, length);
+        final boolean crcMatches = LogRecordCodec.crcMatches(context.crc, fileNumber, buffer, index, length);
         buffer.clear();
-        if (crc != storedCrc) {
+        if (!crcMatches) {
             throw new LogCorruptedException(files.path(fileNumber), fileNumber, position, "CRC mismatch in DATA of segmentId="
                 + Integer.toUnsignedString(segmentId) + " offset=" + offset + " length=" + length);
         }
@@ -421,8 +426,9 @@ public final class HistoricalReader implements AutoCloseable {
     /**
      * @return the counters so far.
      */
-    public Stats stats() {
-        return new Stats(loads.sum(), joins.sum(), fileReads.sum(), bytesRead.sum(), failures.sum(), fillFailures.sum(), cachedMeanwhile.sum());
+    public HistoricalReadStats stats() {
+        return new HistoricalReadStats(loads.sum(), joins.sum(), fileReads.sum(), bytesRead.sum(), failures.sum(), fillFailures.sum(),
+            cachedMeanwhile.sum(), inFlight.size(), ownedExecutor != null ? ownedExecutor.getQueue().size() : 0);
     }
 
     /**
@@ -441,7 +447,8 @@ public final class HistoricalReader implements AutoCloseable {
     }
 
     /**
-     * Refuses new reads; lets the reads in flight finish; stops the owned threads. Idempotent.
+     * Refuses new reads; lets the reads in flight finish; stops the owned threads; unregisters
+     * the MBean. Idempotent.
      */
     @Override
     public void close() {
@@ -449,6 +456,7 @@ public final class HistoricalReader implements AutoCloseable {
         if (ownedExecutor != null) {
             ownedExecutor.shutdown();
         }
+        LogMBeans.unregister(objectName);
     }
 
     public boolean isClosed() {
@@ -459,21 +467,6 @@ public final class HistoricalReader implements AutoCloseable {
     public String toString() {
         return "HistoricalReader{name=" + name + ", rangeLength=" + rangeLength + ", maxReadGap=" + maxReadGap + ", inFlight="
             + inFlight.size() + ", " + stats() + '}';
-    }
-
-    /**
-     * Counters of a reader; an immutable value.
-     *
-     * @param loads        ranges read (one per distinct in-flight key).
-     * @param joins        calls that joined a read already in flight instead of reading.
-     * @param fileReads    positional reads issued (spans of records).
-     * @param bytesRead    bytes those reads returned.
-     * @param failures     reads that completed exceptionally.
-     * @param fillFailures ranges whose {@link RangeSink} threw.
-     * @param cachedMeanwhile misses found cached when their read would have started: another
-     *                     caller's read of the range had just filled them.
-     */
-    public record Stats(long loads, long joins, long fileReads, long bytesRead, long failures, long fillFailures, long cachedMeanwhile) {
     }
 
     /** A read in flight: the segment's index (by identity) and the range's start. */
@@ -500,6 +493,8 @@ public final class HistoricalReader implements AutoCloseable {
         private int maxReadGap = MAX_READ_GAP_DEFAULT;
         private int threads = THREADS_DEFAULT;
         private Executor executor;
+        private StreamcacheThreads streamcacheThreads = StreamcacheThreads.defaults();
+        private boolean registerMBean = true;
         private RangeSink sink;
         private String name;
 
@@ -530,6 +525,24 @@ public final class HistoricalReader implements AutoCloseable {
          */
         public Builder threads(final int threads) {
             this.threads = threads;
+            return this;
+        }
+
+        /**
+         * @param threads creates the reading threads the reader owns (role {@code LOG_READER});
+         *                {@link StreamcacheThreads#defaults()} if not set.
+         */
+        public Builder streamcacheThreads(final StreamcacheThreads threads) {
+            this.streamcacheThreads = Objects.requireNonNull(threads, "threads");
+            return this;
+        }
+
+        /**
+         * @param registerMBean whether the reader registers its {@link HistoricalReadMXBean} as
+         *                      {@code io.streamcache:type=HistoricalReads,name=<name>}; true by default.
+         */
+        public Builder registerMBean(final boolean registerMBean) {
+            this.registerMBean = registerMBean;
             return this;
         }
 
@@ -571,6 +584,60 @@ public final class HistoricalReader implements AutoCloseable {
                 throw new IllegalArgumentException("threads=" + threads + " must be >= 0");
             }
             return new HistoricalReader(this);
+        }
+    }
+
+    /** The reader's MBean: each attribute reads a fresh {@link HistoricalReadStats}. */
+    private static final class MXBeanAdapter implements HistoricalReadMXBean {
+        private final HistoricalReader reader;
+
+        MXBeanAdapter(final HistoricalReader reader) {
+            this.reader = reader;
+        }
+
+        @Override
+        public String getName() {
+            return reader.name;
+        }
+
+        @Override
+        public long getRangesRead() {
+            return reader.stats().loads();
+        }
+
+        @Override
+        public long getJoins() {
+            return reader.stats().joins();
+        }
+
+        @Override
+        public long getFileReads() {
+            return reader.stats().fileReads();
+        }
+
+        @Override
+        public long getBytesRead() {
+            return reader.stats().bytesRead();
+        }
+
+        @Override
+        public long getFailures() {
+            return reader.stats().failures();
+        }
+
+        @Override
+        public long getFillFailures() {
+            return reader.stats().fillFailures();
+        }
+
+        @Override
+        public int getInFlight() {
+            return reader.stats().inFlight();
+        }
+
+        @Override
+        public int getQueued() {
+            return reader.stats().queued();
         }
     }
 }

@@ -5,7 +5,6 @@ import io.streamcache.segmentstore.log.LogCorruptedException;
 import io.streamcache.segmentstore.internal.log.CleanMark;
 import io.streamcache.segmentstore.internal.log.LogFileDescriptor;
 import io.streamcache.segmentstore.internal.log.LogRecordDescriptor;
-import org.agrona.collections.Int2ObjectHashMap;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -20,11 +19,9 @@ import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import java.util.TreeMap;
 
 import static io.streamcache.segmentstore.internal.log.LogFileDescriptor.FIRST_RECORD_POSITION;
 import static io.streamcache.segmentstore.internal.log.LogFileDescriptor.PAGE_LENGTH;
@@ -39,7 +36,7 @@ import static io.streamcache.segmentstore.internal.log.LogFileDescriptor.PAGE_LE
  *       any file but the tail may be deleted once its data are dead.</li>
  *   <li><b>Find the tail</b>, from the newest file back: the newest file that holds any valid
  *       record. Newer files that hold none (spares, a roll cut short) are removed.</li>
- *   <li><b>Replay</b> the files oldest first with a {@link LogScanner}. The oldest file's
+ *   <li><b>Replay</b> the files oldest first with a {@link LogScanner} into a {@link LogReplay}. The oldest file's
  *       SNAPSHOT (its first record) is the starting segment table. Each later file's SNAPSHOT
  *       is <em>checked</em> against the table replayed so far if the file follows the previous
  *       one, and <em>re-synchronizes</em> the table across a gap (deleted files) otherwise:
@@ -162,7 +159,7 @@ public final class LogRecovery {
             tail--;
         }
 
-        final Replay replay = new Replay();
+        final LogReplay replay = new LogReplay(directory, corruptionPolicy);
         final List<LogFileScan> scans = new ArrayList<>();
         long maxEpoch = -1;
         long maxEpochFile = 0;
@@ -172,8 +169,8 @@ public final class LogRecovery {
             final Path path = path(number);
             final LogFileScan scan;
             try (FileChannel channel = FileChannel.open(path, StandardOpenOption.READ)) {
-                replay.beginFile(number, path, i == 0 ? SnapshotMode.APPLY
-                    : numbers.get(i) == numbers.get(i - 1) + 1 ? SnapshotMode.CHECK : SnapshotMode.RESYNC);
+                replay.beginFile(number, path, i == 0 ? LogReplay.SnapshotMode.APPLY
+                    : numbers.get(i) == numbers.get(i - 1) + 1 ? LogReplay.SnapshotMode.CHECK : LogReplay.SnapshotMode.RESYNC);
                 scan = scanner.scan(channel, number, replay);
             }
             bytesRead += scan.bytesRead();
@@ -410,7 +407,7 @@ public final class LogRecovery {
     }
 
     private List<RecoveredFile> recoveredFiles(final List<LogFileScan> scans, final List<RecoveredSegment> segments,
-                                               final List<Map<SegmentState, long[]>> fileEnds) {
+                                               final List<Map<LogReplay.SegmentState, long[]>> fileEnds) {
         final Map<Long, long[]> live = new HashMap<>();
         for (final RecoveredSegment segment : segments) {
             if (segment.deleted()) {
@@ -428,7 +425,7 @@ public final class LogRecovery {
         for (int i = 0; i < scans.size(); i++) {
             final LogFileScan scan = scans.get(i);
             final Map<Integer, Long> dataEnds = new HashMap<>();
-            for (final Map.Entry<SegmentState, long[]> entry : fileEnds.get(i).entrySet()) {
+            for (final Map.Entry<LogReplay.SegmentState, long[]> entry : fileEnds.get(i).entrySet()) {
                 if (!entry.getKey().deleted) {
                     dataEnds.put(entry.getKey().id, entry.getValue()[0]);
                 }
@@ -438,387 +435,6 @@ public final class LogRecovery {
                 scan.endPosition(), scan.recordCount(), scan.dataLength(), liveLength == null ? 0 : liveLength[0], dataEnds));
         }
         return files;
-    }
-
-    // ------------------------------------------------------------------------------------------
-    // Replay
-    // ------------------------------------------------------------------------------------------
-
-    /** What a file's SNAPSHOT does to the table. */
-    private enum SnapshotMode {
-        /** The oldest file: the table starts from it. */
-        APPLY,
-        /** A file right after the previous one: it must equal the table replayed so far. */
-        CHECK,
-        /** A file after a gap: the table re-synchronizes to it. */
-        RESYNC
-    }
-
-    /** One segment while replaying. */
-    private static final class SegmentState {
-        final int id;
-        final String name;
-        long loggedFrom;
-        long loggedFromFile;
-        LocationIndex locations;
-        long start;
-        long length;
-        boolean sealed;
-        boolean deleted;
-        /**
-         * Locations the index cannot take in log order, by offset: compaction copies of bytes
-         * before {@link #loggedFrom} (their original's file is gone), and the records a RESYNC
-         * took out of the index; {@code {length, fileNumber, position}}. Null until needed.
-         */
-        TreeMap<Long, long[]> below;
-
-        SegmentState(final int id, final String name, final long start, final long length, final boolean sealed,
-                     final long fileNumber) {
-            this.id = id;
-            this.name = name;
-            this.start = start;
-            this.length = length;
-            this.sealed = sealed;
-            this.loggedFrom = length;
-            this.loggedFromFile = fileNumber;
-            this.locations = new LocationIndex(length);
-        }
-    }
-
-    /**
-     * Applies the records to the segment table; under {@link CorruptionPolicy#FAIL} throws at the
-     * first record that breaks a rule, else stops the scan there and keeps the exception.
-     */
-    private final class Replay implements LogRecordVisitor {
-        private final Int2ObjectHashMap<SegmentState> byId = new Int2ObjectHashMap<>();
-        private final Map<String, SegmentState> liveByName = new HashMap<>();
-        private final List<SnapshotCodec.Entry> snapshotEntries = new ArrayList<>();
-        /** Per file replayed, in order: each segment's DATA end offset in it. */
-        final List<Map<SegmentState, long[]>> fileEnds = new ArrayList<>();
-        private Map<SegmentState, long[]> currentEnds;
-        private long fileNumber;
-        private Path path;
-        private SnapshotMode snapshotMode;
-        private long maxSegmentId = 0;
-        private String snapshotProblem;
-        LogCorruptedException failure;
-
-        void beginFile(final long fileNumber, final Path path, final SnapshotMode snapshotMode) {
-            this.fileNumber = fileNumber;
-            this.path = path;
-            this.snapshotMode = snapshotMode;
-            this.currentEnds = new IdentityHashMap<>();
-        }
-
-        void endFile() {
-            fileEnds.add(currentEnds);
-        }
-
-        @Override
-        public boolean onRecord(final LogRecordView record) {
-            final String problem = apply(record);
-            if (problem == null) {
-                return true;
-            }
-            failure = new LogCorruptedException(path, fileNumber, record.position(), problem);
-            if (corruptionPolicy != CorruptionPolicy.TRUNCATE) {
-                throw failure;
-            }
-            return false;
-        }
-
-        private String apply(final LogRecordView record) {
-            final int id = record.segmentId();
-            final long offset = record.segmentOffset();
-            final SegmentState segment = byId.get(id);
-            final boolean live = segment != null && !segment.deleted;
-            switch (record.type()) {
-                case LogRecordDescriptor.TYPE_SNAPSHOT:
-                    return snapshot(record);
-                case LogRecordDescriptor.TYPE_CREATE: {
-                    if (live) {
-                        return "CREATE of segmentId=" + Integer.toUnsignedString(id) + ", which exists (name=" + segment.name + ")";
-                    }
-                    final String name = record.payloadAsString();
-                    final SegmentState other = liveByName.get(name);
-                    if (other != null) {
-                        return "CREATE of segmentId=" + Integer.toUnsignedString(id) + " name=" + name + ", a name segmentId="
-                            + Integer.toUnsignedString(other.id) + " holds";
-                    }
-                    put(new SegmentState(id, name, 0, 0, false, fileNumber));
-                    return null;
-                }
-                case LogRecordDescriptor.TYPE_DATA: {
-                    if (record.isCopy()) {
-                        return copy(record, segment, live);
-                    }
-                    if (!live) {
-                        return "DATA of segmentId=" + Integer.toUnsignedString(id) + (segment == null ? ", never created"
-                            : ", deleted");
-                    }
-                    if (segment.sealed) {
-                        return "DATA of segmentId=" + Integer.toUnsignedString(id) + " name=" + segment.name + " after its SEAL";
-                    }
-                    if (offset != segment.length) {
-                        return "DATA of segmentId=" + Integer.toUnsignedString(id) + " name=" + segment.name + " at offset=" + offset
-                            + ", but its length=" + segment.length + " (offsets must be contiguous)";
-                    }
-                    if (record.length() > 0) {
-                        segment.locations.addOwned(offset, record.length(), fileNumber, record.position());
-                        segment.length += record.length();
-                        long[] end = currentEnds.get(segment);
-                        if (end == null) {
-                            end = new long[1];
-                            currentEnds.put(segment, end);
-                        }
-                        end[0] = segment.length;
-                    }
-                    return null;
-                }
-                case LogRecordDescriptor.TYPE_SEAL: {
-                    if (!live) {
-                        return "SEAL of segmentId=" + Integer.toUnsignedString(id) + ", which is not live";
-                    }
-                    if (offset != segment.length) {
-                        return "SEAL of segmentId=" + Integer.toUnsignedString(id) + " name=" + segment.name + " at length=" + offset
-                            + ", but its length=" + segment.length;
-                    }
-                    segment.sealed = true;
-                    return null;
-                }
-                case LogRecordDescriptor.TYPE_TRUNCATE: {
-                    if (!live) {
-                        return "TRUNCATE of segmentId=" + Integer.toUnsignedString(id) + ", which is not live";
-                    }
-                    if (offset > segment.length) {
-                        return "TRUNCATE of segmentId=" + Integer.toUnsignedString(id) + " name=" + segment.name + " to offset="
-                            + offset + ", past its length=" + segment.length;
-                    }
-                    if (offset > segment.start) {
-                        segment.start = offset;
-                        segment.locations.truncateOwned(offset);
-                    }
-                    return null;
-                }
-                case LogRecordDescriptor.TYPE_DELETE: {
-                    if (!live) {
-                        return "DELETE of segmentId=" + Integer.toUnsignedString(id) + ", which is not live";
-                    }
-                    delete(segment);
-                    return null;
-                }
-                default:
-                    return "unexpected record type=" + record.type();
-            }
-        }
-
-        /**
-         * A compaction copy: the segment's bytes at the copy's offset are read from the copy from
-         * now on (the newest copy wins); it does not extend the segment. A copy of a segment that
-         * is not live or of bytes truncated away is dead and ignored (the writer may write a copy
-         * after a DELETE or TRUNCATE that was not durable yet when it took the copy).
-         */
-        private String copy(final LogRecordView record, final SegmentState segment, final boolean live) {
-            if (!live) {
-                return null;
-            }
-            final long offset = record.segmentOffset();
-            final int length = record.length();
-            final long end = offset + length;
-            if (length <= 0 || end > segment.length) {
-                return "copied DATA of segmentId=" + Integer.toUnsignedString(segment.id) + " name=" + segment.name + " at offset="
-                    + offset + " length=" + length + ", but its length=" + segment.length + " (a copy holds bytes the segment has)";
-            }
-            if (end <= segment.start) {
-                return null;
-            }
-            if (!segment.locations.relocateOwned(offset, length, fileNumber, record.position())) {
-                if (segment.below == null) {
-                    segment.below = new TreeMap<>();
-                }
-                segment.below.put(offset, new long[] {length, fileNumber, record.position()});
-            }
-            long[] fileEnd = currentEnds.get(segment);
-            if (fileEnd == null) {
-                fileEnd = new long[1];
-                currentEnds.put(segment, fileEnd);
-            }
-            fileEnd[0] = Math.max(fileEnd[0], end);
-            return null;
-        }
-
-        private String snapshot(final LogRecordView record) {
-            snapshotEntries.clear();
-            try {
-                SnapshotCodec.decode(record.payload(), record.length(),
-                    (id, sealed, start, length, name) -> snapshotEntries.add(new SnapshotCodec.Entry(id, sealed, start, length, name)));
-            } catch (final IllegalArgumentException e) {
-                return "malformed SNAPSHOT: " + e.getMessage();
-            }
-            final Map<Integer, SnapshotCodec.Entry> byEntryId = new HashMap<>();
-            final Map<String, SnapshotCodec.Entry> byEntryName = new HashMap<>();
-            for (final SnapshotCodec.Entry entry : snapshotEntries) {
-                if (byEntryId.put(entry.segmentId(), entry) != null) {
-                    return "SNAPSHOT lists segmentId=" + Integer.toUnsignedString(entry.segmentId()) + " twice";
-                }
-                if (byEntryName.put(entry.name(), entry) != null) {
-                    return "SNAPSHOT lists name=" + entry.name() + " twice";
-                }
-            }
-            return switch (snapshotMode) {
-                case APPLY -> {
-                    for (final SnapshotCodec.Entry entry : snapshotEntries) {
-                        put(new SegmentState(entry.segmentId(), entry.name(), entry.startOffset(), entry.length(), entry.sealed(),
-                            fileNumber));
-                    }
-                    yield null;
-                }
-                case CHECK -> check(byEntryId);
-                case RESYNC -> resync(byEntryId);
-            };
-        }
-
-        /**
-         * @return null if the SNAPSHOT lists exactly the live segments as replayed, else the first difference.
-         */
-        private String check(final Map<Integer, SnapshotCodec.Entry> entries) {
-            for (final SegmentState segment : liveByName.values()) {
-                final SnapshotCodec.Entry entry = entries.get(segment.id);
-                if (entry == null) {
-                    return "SNAPSHOT misses segmentId=" + Integer.toUnsignedString(segment.id) + " name=" + segment.name
-                        + ", which the records before it leave live";
-                }
-                if (!entry.name().equals(segment.name) || entry.startOffset() != segment.start || entry.length() != segment.length
-                    || entry.sealed() != segment.sealed) {
-                    return "SNAPSHOT lists " + entry + ", but the records before it leave segmentId="
-                        + Integer.toUnsignedString(segment.id) + " name=" + segment.name + " startOffset=" + segment.start
-                        + " length=" + segment.length + " sealed=" + segment.sealed;
-                }
-            }
-            if (entries.size() != liveByName.size()) {
-                for (final SnapshotCodec.Entry entry : entries.values()) {
-                    final SegmentState segment = byId.get(entry.segmentId());
-                    if (segment == null || segment.deleted) {
-                        return "SNAPSHOT lists " + entry + ", which the records before it do not leave live";
-                    }
-                }
-            }
-            return null;
-        }
-
-        /**
-         * Takes the SNAPSHOT of a file after deleted ones as the table.
-         */
-        private String resync(final Map<Integer, SnapshotCodec.Entry> entries) {
-            for (final SnapshotCodec.Entry entry : snapshotEntries) {
-                final SegmentState segment = byId.get(entry.segmentId());
-                if (segment != null && !segment.deleted && entry.name().equals(segment.name)
-                    && (entry.length() < segment.length || entry.startOffset() < segment.start || (segment.sealed && !entry.sealed()))) {
-                    return "SNAPSHOT lists " + entry + ", behind what the records before it leave: segmentId="
-                        + Integer.toUnsignedString(segment.id) + " startOffset=" + segment.start + " length=" + segment.length
-                        + " sealed=" + segment.sealed;
-                }
-            }
-            // Checked: now apply, so that a cut here leaves the table as the files before left it.
-            for (final SegmentState segment : new ArrayList<>(liveByName.values())) {
-                final SnapshotCodec.Entry entry = entries.get(segment.id);
-                if (entry == null || !entry.name().equals(segment.name)) {
-                    delete(segment);
-                }
-            }
-            for (final SnapshotCodec.Entry entry : snapshotEntries) {
-                final SegmentState segment = byId.get(entry.segmentId());
-                if (segment == null || segment.deleted) {
-                    put(new SegmentState(entry.segmentId(), entry.name(), entry.startOffset(), entry.length(), entry.sealed(),
-                        fileNumber));
-                    continue;
-                }
-                if (entry.length() > segment.length) {
-                    // Keep what the index held: compaction copies may fill the gap up to the new start.
-                    final SegmentState kept = segment;
-                    segment.locations.forEach((offset, length, file, position) -> {
-                        if (kept.below == null) {
-                            kept.below = new TreeMap<>();
-                        }
-                        kept.below.put(offset, new long[] {length, file, position});
-                    });
-                    segment.locations = new LocationIndex(entry.length());
-                    segment.loggedFrom = entry.length();
-                    segment.loggedFromFile = fileNumber;
-                    segment.length = entry.length();
-                }
-                if (entry.startOffset() > segment.start) {
-                    segment.start = entry.startOffset();
-                    segment.locations.truncateOwned(entry.startOffset());
-                }
-                segment.sealed = entry.sealed();
-            }
-            return null;
-        }
-
-        private void put(final SegmentState segment) {
-            byId.put(segment.id, segment);
-            liveByName.put(segment.name, segment);
-            maxSegmentId = Math.max(maxSegmentId, Integer.toUnsignedLong(segment.id));
-        }
-
-        private void delete(final SegmentState segment) {
-            segment.deleted = true;
-            segment.locations.clear();
-            segment.below = null;
-            liveByName.remove(segment.name, segment);
-        }
-
-        /**
-         * Prepends to a segment's index the records before {@code loggedFrom} that compaction
-         * copies (or files before a RESYNC) hold, if they cover {@code [start, loggedFrom)} without a
-         * gap; otherwise leaves the segment as it is (the caller reports the missing bytes).
-         */
-        private void fillFromBelow(final SegmentState segment) {
-            final Map.Entry<Long, long[]> first = segment.below.floorEntry(segment.start);
-            if (first == null || first.getKey() + first.getValue()[0] <= segment.start) {
-                return;
-            }
-            final LocationIndex index = new LocationIndex(first.getKey());
-            long at = first.getKey();
-            while (at < segment.loggedFrom) {
-                final long[] location = segment.below.get(at);
-                if (location == null) {
-                    return;
-                }
-                index.addOwned(at, (int) location[0], location[1], location[2]);
-                at += location[0];
-            }
-            if (at != segment.loggedFrom) {
-                return;
-            }
-            segment.locations.forEach(index::addOwned);
-            index.truncateOwned(segment.start);
-            segment.locations = index;
-            segment.loggedFrom = first.getKey();
-            segment.below = null;
-        }
-
-        List<RecoveredSegment> finish() {
-            final List<SegmentState> states = new ArrayList<>(byId.values());
-            states.sort((a, b) -> Integer.compareUnsigned(a.id, b.id));
-            final List<RecoveredSegment> segments = new ArrayList<>(states.size());
-            for (final SegmentState segment : states) {
-                if (!segment.deleted && segment.start < segment.loggedFrom && segment.below != null) {
-                    fillFromBelow(segment);
-                }
-                if (!segment.deleted && segment.start < segment.loggedFrom) {
-                    throw new LogCorruptedException(path(segment.loggedFromFile), segment.loggedFromFile, FIRST_RECORD_POSITION,
-                        "segmentId=" + Integer.toUnsignedString(segment.id) + " name=" + segment.name + " holds offsets from startOffset="
-                            + segment.start + ", but the log holds its bytes only from offset=" + segment.loggedFrom
-                            + " (this file's SNAPSHOT; the files before it are gone): a file was deleted while its data were live");
-                }
-                segment.locations.trimToSize();
-                segments.add(new RecoveredSegment(segment.id, segment.name, segment.start, segment.length, segment.sealed,
-                    segment.deleted, segment.loggedFrom, segment.locations));
-            }
-            return segments;
-        }
     }
 
     /**

@@ -1,6 +1,7 @@
 package io.streamcache.segmentstore.internal.log.recovery;
 
 import io.streamcache.segmentstore.internal.log.LogFileDescriptor;
+import io.streamcache.segmentstore.internal.log.LogRecordCodec;
 import io.streamcache.segmentstore.internal.log.LogRecordDescriptor;
 
 import java.io.IOException;
@@ -23,7 +24,8 @@ import static io.streamcache.segmentstore.internal.log.LogRecordDescriptor.PADDI
  * The header (page 0): FILE_MAGIC, VERSION, PAGE_LENGTH, FILE_NUMBER equal to the number in the
  * file's name, FILE_LENGTH a multiple of the page of at least two pages, the header CRC. Then
  * every record from {@link LogFileDescriptor#FIRST_RECORD_POSITION}, each at the 8-byte-aligned
- * position where the previous one ends:
+ * position where the previous one ends (the record checks are {@link LogRecordCodec}'s, shared
+ * with historical reads; placement is this scanner's):
  * <ul>
  *   <li>MAGIC, FLAGS = 0 (or {@link LogRecordDescriptor#FLAG_COPY} on DATA), a known TYPE;</li>
  *   <li>a PADDING record must start inside a page and end exactly at the next page boundary
@@ -77,15 +79,7 @@ public final class LogScanner {
     private static final int PADDING = 1;
     private static final int INVALID = 2;
 
-    private static final String ZEROS = "zeros where a record should start";
-    private static final String BAD_MAGIC = "MAGIC is not 0x5C10";
-    private static final String BAD_FLAGS = "FLAGS is not 0";
-    private static final String BAD_TYPE = "unknown TYPE";
-    private static final String BAD_PADDING = "PADDING does not end at the next page boundary";
-    private static final String BAD_LENGTH = "LENGTH reaches past the end of the file";
-    private static final String BAD_EMPTY_LENGTH = "LENGTH of a SEAL, TRUNCATE or DELETE is not 0";
-    private static final String BAD_SNAPSHOT_LENGTH = "SNAPSHOT shorter than its COUNT";
-    private static final String BAD_CRC = "CRC mismatch";
+    private static final String BAD_CRC = LogRecordCodec.BAD_CRC;
     /** CRC32C (Castagnoli) polynomial, bit-reflected as java.util.zip.CRC32C computes it. */
     private static final int CRC32C_REFLECTED = 0x82F6_3B78;
     private static final String TRUNCATED = "the file ends inside a record";
@@ -292,51 +286,16 @@ public final class LogScanner {
             return INVALID;
         }
         int index = (int) (position - bufferPosition);
-        final short magic = buffer.getShort(index + LogRecordDescriptor.MAGIC_OFFSET);
+        final String headerProblem = LogRecordCodec.checkHeader(buffer, index, position, limit);
+        if (headerProblem != null) {
+            invalidReason = headerProblem;
+            return INVALID;
+        }
         final byte recordType = buffer.get(index + LogRecordDescriptor.TYPE_OFFSET);
-        final byte flags = buffer.get(index + LogRecordDescriptor.FLAGS_OFFSET);
         final int recordLength = buffer.getInt(index + LogRecordDescriptor.LENGTH_OFFSET);
-        if (magic != LogRecordDescriptor.MAGIC) {
-            invalidReason = magic == 0 && recordType == 0 && flags == 0 && recordLength == 0 ? ZEROS : BAD_MAGIC;
-            return INVALID;
-        }
-        if (flags != 0 && (flags != LogRecordDescriptor.FLAG_COPY || recordType != LogRecordDescriptor.TYPE_DATA)) {
-            invalidReason = BAD_FLAGS;
-            return INVALID;
-        }
         if (recordType == LogRecordDescriptor.TYPE_PADDING) {
-            final long end = nextPage(position);
-            if ((position & PAGE_MASK) == 0 || position + PADDING_HEADER_LENGTH + Integer.toUnsignedLong(recordLength) != end
-                || end > limit) {
-                invalidReason = BAD_PADDING;
-                return INVALID;
-            }
             length = recordLength;
             return PADDING;
-        }
-        if (!LogRecordDescriptor.isKnownType(recordType)) {
-            invalidReason = BAD_TYPE;
-            return INVALID;
-        }
-        if (recordLength < 0 || HEADER_LENGTH + (long) recordLength > limit - position) {
-            invalidReason = BAD_LENGTH;
-            return INVALID;
-        }
-        switch (recordType) {
-            case LogRecordDescriptor.TYPE_SEAL, LogRecordDescriptor.TYPE_TRUNCATE, LogRecordDescriptor.TYPE_DELETE -> {
-                if (recordLength != 0) {
-                    invalidReason = BAD_EMPTY_LENGTH;
-                    return INVALID;
-                }
-            }
-            case LogRecordDescriptor.TYPE_SNAPSHOT -> {
-                if (recordLength < Integer.BYTES) {
-                    invalidReason = BAD_SNAPSHOT_LENGTH;
-                    return INVALID;
-                }
-            }
-            default -> {
-            }
         }
         final int total = HEADER_LENGTH + recordLength;
         final boolean fits = total <= buffer.capacity() - PAGE_LENGTH;
@@ -346,9 +305,9 @@ public final class LogScanner {
                 return INVALID;
             }
             index = (int) (position - bufferPosition);
-            final int computed = LogRecordDescriptor.crc(crc, fileNumber, buffer, index, recordLength);
+            final boolean matches = LogRecordCodec.crcMatches(crc, fileNumber, buffer, index, recordLength);
             buffer.clear();
-            if (computed != buffer.getInt(index + LogRecordDescriptor.CRC_OFFSET)) {
+            if (!matches) {
                 invalidReason = BAD_CRC;
                 return INVALID;
             }
@@ -384,15 +343,8 @@ public final class LogScanner {
      */
     private boolean streamCrcMatches(final long position, final int recordLength) throws IOException {
         int index = (int) (position - bufferPosition);
-        final int stored = buffer.getInt(index + LogRecordDescriptor.CRC_OFFSET);
-        crc.reset();
-        for (int i = 0; i < Long.BYTES; i++) {
-            crc.update((int) (fileNumber >>> (8 * i)) & 0xFF);
-        }
-        buffer.limit(index + LogRecordDescriptor.CRC_OFFSET).position(index);
-        crc.update(buffer);
-        buffer.limit(index + HEADER_LENGTH).position(index + LogRecordDescriptor.SEGMENT_OFFSET_OFFSET);
-        crc.update(buffer);
+        final int stored = LogRecordCodec.storedCrc(buffer, index);
+        LogRecordCodec.startCrc(crc, fileNumber, buffer, index);
         buffer.clear();
         long next = position + HEADER_LENGTH;
         long remaining = recordLength;

@@ -2,15 +2,37 @@ package io.streamcache.segmentstore.internal.log.recovery;
 
 import io.streamcache.segmentstore.log.CorruptionPolicy;
 import io.streamcache.segmentstore.log.LogCorruptedException;
+import io.streamcache.segmentstore.internal.log.LogFileDescriptor;
+import io.streamcache.segmentstore.internal.log.LogRecordDescriptor;
+
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Collections;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.TreeMap;
 
 /**
- * What {@link LogRecovery} rebuilt from a log directory, an immutable value (its location
- * indexes are thread-safe and meant to be handed over): the segments with their location
- * indexes, the files, where the writer resumes, and what was cut or removed.
+ * What recovery found in a log directory, an immutable value (its location indexes are
+ * thread-safe and meant to be handed over): the segments with their location indexes, the files,
+ * where the writer resumes, and what was cut or removed. Built by {@link LogRecovery} from a scan,
+ * or by hand through {@link #builder()} (a {@link RecoveryHook} of its own, tests).
+ *
+ * <h2>The one model of recovered state</h2>
+ * The store re-creates its segments from {@link #liveSegments()} and takes new ids from
+ * {@link #nextSegmentId()}; the aggregating writer seeds its segment table from the same
+ * segments and each file's {@link RecoveredFile#dataEnds()}, and continues the tail
+ * ({@link #hasTail()}). There used to be a second, mutable model for that hand-over
+ * ({@code RecoveredState}) filled from this one field by field: the same segments and data ends
+ * twice, and a place for them to disagree. This class is kept rather than that one because it
+ * is the richer (deleted segments, location indexes, where the log was cut, what was removed:
+ * what recovery reports and its tests check) and immutable. The writer's {@code LogSegmentTable}
+ * is not a third model of it: it is the writer's running table, seeded from this once and then
+ * advanced by every durable record (allocation-free maps, confined to the writer thread), and
+ * LogReplay's per-segment state is the scan's accumulator that becomes the
+ * {@link RecoveredSegment}s.
  *
  * <h2>Resuming</h2>
  * If {@link #tailFileNumber()} is 0 the directory holds no log: the writer creates file
@@ -34,6 +56,7 @@ public final class RecoveredLog {
     private final long bytesRead;
     private final boolean cleanlyClosed;
     private final long tornTailBytes;
+    private final boolean hasTail;
 
     RecoveredLog(final List<RecoveredSegment> segments, final List<RecoveredFile> files, final List<Path> removedFiles,
                  final long tailFileNumber, final long tailFileLength, final long tailEndPosition, final long resumePosition,
@@ -54,6 +77,31 @@ public final class RecoveredLog {
         this.bytesRead = bytesRead;
         this.cleanlyClosed = cleanlyClosed;
         this.tornTailBytes = tornTailBytes;
+        this.hasTail = tailFileNumber > 0 && resumePosition < tailFileLength;
+    }
+
+    /**
+     * @return an empty log: no segment, no file; the writer starts file 1.
+     */
+    public static RecoveredLog empty() {
+        return builder().build();
+    }
+
+    /**
+     * @return a builder for a recovered state made by hand (a recovery hook other than the
+     *         scanning one): segments, files with their data ends, the tail.
+     */
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /**
+     * @return whether the writer continues the tail file at {@link #tailEndPosition()} (it
+     *         rewrites the page holding it); otherwise it starts a new file (there is no log, or
+     *         the tail is full).
+     */
+    public boolean hasTail() {
+        return hasTail;
     }
 
     /**
@@ -215,5 +263,103 @@ public final class RecoveredLog {
             + ", tailZeroEnd=" + tailZeroEnd + ", nextFileNumber=" + nextFileNumber
             + ", nextSegmentId=" + nextSegmentId + ", truncation=" + truncation + ", cleanlyClosed=" + cleanlyClosed
             + ", tornTailBytes=" + tornTailBytes + '}';
+    }
+
+    /**
+     * Builds a {@link RecoveredLog} by hand, for a recovery other than {@link LogRecovery}'s; not
+     * thread-safe. What such a recovery does not know is zero or empty: files have no path, scan
+     * end or counts, only their data ends; segments have empty location indexes.
+     */
+    public static final class Builder {
+        private final Map<Integer, RecoveredSegment> segments = new LinkedHashMap<>();
+        private final TreeMap<Long, Map<Integer, Long>> files = new TreeMap<>();
+        private long tailFileNumber;
+        private long tailPosition;
+        private long nextSegmentId = 1;
+
+        private Builder() {
+        }
+
+        /**
+         * Restores (or replaces) a live segment.
+         *
+         * @throws IllegalArgumentException unless {@code segmentId > 0} and {@code 0 <= startOffset <= length}.
+         */
+        public Builder segment(final int segmentId, final String name, final long startOffset, final long length,
+                               final boolean sealed) {
+            Objects.requireNonNull(name, "name");
+            if (segmentId <= 0 || startOffset < 0 || length < startOffset) {
+                throw new IllegalArgumentException("segmentId=" + segmentId + " startOffset=" + startOffset + " length=" + length
+                    + ": need segmentId > 0 and 0 <= startOffset <= length (segment=" + name + ")");
+            }
+            segments.put(segmentId, new RecoveredSegment(segmentId, name, startOffset, length, sealed, false, startOffset,
+                new LocationIndex(startOffset)));
+            return this;
+        }
+
+        /**
+         * Registers a file that holds records, so the writer may retire it once its data are dead.
+         */
+        public Builder file(final long fileNumber) {
+            files.computeIfAbsent(fileNumber, n -> new LinkedHashMap<>());
+            return this;
+        }
+
+        /**
+         * Records that file {@code fileNumber} holds data of the segment up to {@code endOffset}
+         * (keeps the highest); registers the file.
+         */
+        public Builder fileData(final long fileNumber, final int segmentId, final long endOffset) {
+            files.computeIfAbsent(fileNumber, n -> new LinkedHashMap<>()).merge(segmentId, endOffset, Math::max);
+            return this;
+        }
+
+        /**
+         * Sets where the log continues: {@code position} (8-byte aligned, at least
+         * {@link LogFileDescriptor#FIRST_RECORD_POSITION}) is the end of the last valid record of
+         * file {@code fileNumber}.
+         *
+         * @throws IllegalArgumentException if the file number or position is out of range.
+         */
+        public Builder tail(final long fileNumber, final long position) {
+            if (fileNumber <= 0 || position < LogFileDescriptor.FIRST_RECORD_POSITION
+                || (position & (LogRecordDescriptor.RECORD_ALIGNMENT - 1)) != 0) {
+                throw new IllegalArgumentException("fileNumber=" + fileNumber + " position=" + position + ": need fileNumber > 0 and"
+                    + " an 8-byte aligned position >= " + LogFileDescriptor.FIRST_RECORD_POSITION);
+            }
+            this.tailFileNumber = fileNumber;
+            this.tailPosition = position;
+            return this;
+        }
+
+        /**
+         * Sets the lowest id new segments may take (a recovery knows ids of deleted segments too);
+         * they take ids from the larger of this and the highest segment id + 1.
+         *
+         * @throws IllegalArgumentException if it is not positive.
+         */
+        public Builder nextSegmentId(final long nextSegmentId) {
+            if (nextSegmentId <= 0) {
+                throw new IllegalArgumentException("nextSegmentId=" + nextSegmentId + " must be > 0");
+            }
+            this.nextSegmentId = nextSegmentId;
+            return this;
+        }
+
+        public RecoveredLog build() {
+            long next = nextSegmentId;
+            for (final int id : segments.keySet()) {
+                next = Math.max(next, id + 1L);
+            }
+            final List<RecoveredFile> recoveredFiles = new ArrayList<>();
+            files.forEach((number, ends) -> recoveredFiles.add(new RecoveredFile(number, null, 0, ScanEnd.END_OF_FILE, 0, 0, 0, 0,
+                ends)));
+            final long lastFile = files.isEmpty() ? 0 : files.lastKey();
+            // A hand-made tail is always continued: it is "full" only past Long.MAX_VALUE.
+            final long tailLength = tailFileNumber > 0 ? Long.MAX_VALUE : 0;
+            final long resume = tailFileNumber > 0 ? LogRecordDescriptor.align(tailPosition, LogFileDescriptor.PAGE_LENGTH) : 0;
+            return new RecoveredLog(new ArrayList<>(segments.values()), recoveredFiles, List.of(), tailFileNumber, tailLength,
+                tailPosition, resume, resume, Math.max(tailFileNumber, lastFile) + 1, next, null, 0, false, 0);
+        }
     }
 }

@@ -7,8 +7,6 @@ import io.streamcache.segmentstore.log.LogConfig;
 import io.streamcache.segmentstore.internal.log.LogDirectory;
 import io.streamcache.segmentstore.internal.log.LogFileDescriptor;
 import io.streamcache.segmentstore.internal.log.LogRecordDescriptor;
-import io.streamcache.segmentstore.internal.log.RecoveredState;
-import io.streamcache.segmentstore.internal.log.RecoveryHook;
 
 import java.io.IOException;
 import java.util.Collections;
@@ -19,9 +17,9 @@ import java.util.Objects;
 /**
  * The default {@link RecoveryHook} of a segment store with a log, not thread-safe: used once, on
  * the thread that builds the store ({@link #scan} before the {@link LogDirectory} opens, then
- * {@link #recover}); the location indexes it hands over are thread-safe. It adapts a
- * {@link LogRecovery} scan ({@link RecoveredLog}) to the writer's {@link RecoveredState} and keeps
- * each live segment's {@link LocationIndex} for historical reads.
+ * {@link #recover}); the location indexes it hands over are thread-safe. It runs a
+ * {@link LogRecovery} scan and hands its {@link RecoveredLog} over, keeping each live segment's
+ * {@link LocationIndex} for historical reads.
  *
  * <h2>Recovery procedure</h2>
  * <ol>
@@ -42,14 +40,14 @@ import java.util.Objects;
  *       position under {@link CorruptionPolicy#FAIL} (the default; nothing on disk changes and
  *       the store is not built), or cut the log there under {@link CorruptionPolicy#TRUNCATE}
  *       ({@link RecoveredLog#truncation()} reports it).</li>
- *   <li><b>Segments</b> ({@link #recover}): each live segment goes into the state with
- *       {@code segment(id, name, startOffset, length, sealed)}; the store re-creates it with its
- *       bytes {@code [startOffset, length)} as NOT_CACHED gaps, and new segments take ids from
+ *   <li><b>Segments</b> ({@link #recover} returns the scan's {@link RecoveredLog}): the store
+ *       re-creates each of {@link RecoveredLog#liveSegments()} with its bytes
+ *       {@code [startOffset, length)} as NOT_CACHED gaps, and new segments take ids from
  *       {@link RecoveredLog#nextSegmentId()} (above every id the log ever used, deleted ones
- *       included).</li>
- *   <li><b>Files</b>: every replayed file is registered ({@code file(n)}), with the end of each
- *       segment's data in it ({@code fileData(n, id, end)} from {@link RecoveredFile#dataEnds()}),
- *       so the writer retires a file once all its data are dead.</li>
+ *       included); the writer's segment table starts from the same segments.</li>
+ *   <li><b>Files</b>: the writer registers every replayed file with the end of each segment's
+ *       data in it ({@link RecoveredFile#dataEnds()}), so it retires a file once all its data
+ *       are dead.</li>
  *   <li><b>Tail</b>: the writer continues file {@link RecoveredLog#tailFileNumber()} at
  *       {@link RecoveredLog#tailEndPosition()} (it rewrites the page holding it: the same valid
  *       bytes, then the new records), or rolls to a new file when the tail is full
@@ -113,37 +111,18 @@ public final class ScanningRecoveryHook implements RecoveryHook {
     }
 
     /**
-     * Fills {@code state} from the scan (steps 3 to 5).
-     *
+     * @return the scan's result (steps 3 to 5 read it: {@link RecoveredLog} is what the store and
+     *         the writer start from).
      * @throws IllegalStateException if {@link #scan} was not called first.
      */
     @Override
-    public void recover(final LogDirectory directory, final RecoveredState state) {
+    public RecoveredLog recover(final LogDirectory directory) {
         final RecoveredLog log = recoveredLog;
         if (log == null) {
             throw new IllegalStateException("scan(LogConfig) must run before recover(directory=" + (directory != null ? directory.path() : null)
                 + "): it repairs files, so it runs before the directory opens");
         }
-        fill(log, state);
-    }
-
-    /**
-     * Fills a writer's state from a recovered log.
-     */
-    static void fill(final RecoveredLog log, final RecoveredState state) {
-        for (final RecoveredSegment segment : log.liveSegments()) {
-            state.segment(segment.id(), segment.name(), segment.startOffset(), segment.length(), segment.sealed());
-        }
-        for (final RecoveredFile file : log.files()) {
-            state.file(file.fileNumber());
-            file.dataEnds().forEach((segmentId, end) -> state.fileData(file.fileNumber(), segmentId, end));
-        }
-        if (log.nextSegmentId() > 1) {
-            state.nextSegmentId((int) Math.min(Integer.MAX_VALUE, log.nextSegmentId()));
-        }
-        if (log.tailFileNumber() > 0 && log.resumePosition() < log.tailFileLength()) {
-            state.tail(log.tailFileNumber(), log.tailEndPosition());
-        }
+        return log;
     }
 
     /**

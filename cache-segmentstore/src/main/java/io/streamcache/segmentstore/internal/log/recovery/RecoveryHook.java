@@ -1,17 +1,20 @@
-package io.streamcache.segmentstore.internal.log;
+package io.streamcache.segmentstore.internal.log.recovery;
 
+import io.streamcache.segmentstore.internal.log.AggregatingWriter;
+import io.streamcache.segmentstore.internal.log.LogDirectory;
 import io.streamcache.segmentstore.log.DurabilityPolicy;
 import io.streamcache.segmentstore.log.LogConfig;
+
 import java.io.IOException;
 
 /**
  * Rebuilds a segment store's state from its log directory when the store is built over a
  * directory that holds log files: called once, on the building thread, before the writer starts
  * and before the store is returned. An implementation scans the files, validates the records,
- * restores the segments into {@code state}, registers the files with their data, sets the tail,
- * and may delete files it finds unused (spares left by a crash) with
- * {@link LogDirectory#deleteFile(long)}. (The scanning itself belongs to the
- * {@code log.recovery} package; a hook adapts its result to a {@link RecoveredState}.)
+ * returns the segments, the files with their data and the tail as a {@link RecoveredLog} (the
+ * scanning one, {@link ScanningRecoveryHook}, returns {@link LogRecovery}'s; another builds one
+ * with {@link RecoveredLog#builder()}), and may delete files it finds unused (spares left by a
+ * crash) with {@link LogDirectory#deleteFile(long)}.
  *
  * <p>What it must know about the writer's output (see {@link AggregatingWriter}): a SNAPSHOT
  * record is a complete segment table (a segment absent from it was deleted); a file holding a
@@ -26,8 +29,8 @@ import java.io.IOException;
 public interface RecoveryHook {
     /**
      * @param directory the opened directory (its background thread not started yet).
-     * @param state     receives the recovered state.
+     * @return the recovered state.
      * @throws IOException if the files cannot be read; the store is not built.
      */
-    void recover(LogDirectory directory, RecoveredState state) throws IOException;
+    RecoveredLog recover(LogDirectory directory) throws IOException;
 }

@@ -1,0 +1,551 @@
+package io.streamcache.segmentstore.internal.log;
+
+import io.streamcache.core.CacheClosedException;
+import io.streamcache.core.StreamcacheThreads;
+import io.streamcache.segmentstore.log.AlignmentPolicy;
+import io.streamcache.segmentstore.log.DurabilityPolicy;
+import io.streamcache.segmentstore.log.LogConfig;
+import io.streamcache.segmentstore.log.LogFailedException;
+import org.jctools.queues.MpscArrayQueue;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.IOException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
+
+import static io.streamcache.segmentstore.internal.log.LogFileDescriptor.PAGE_LENGTH;
+import static io.streamcache.segmentstore.internal.log.LogRecordDescriptor.TYPE_DATA;
+import static io.streamcache.segmentstore.internal.log.LogRecordDescriptor.alignedLength;
+
+/**
+ * The aggregating writer's writer thread: drains the request queue into the {@link RecordBatch},
+ * writes and forces batches through the {@link LogRoller}, hands durable or failed requests to
+ * the {@link Completer} in submission order, and runs the failure and recovery state machine.
+ * Its fields are confined to the writer thread, except the volatile ones that producers read
+ * ({@link #state}, {@link #failure}, {@link #closing}, {@link #terminated}, {@link #writerParked})
+ * and the clean end read after the thread is joined.
+ *
+ * <h2>Batches</h2>
+ * The writer drains the queue into the batch buffer until it is empty, the batch holds
+ * {@link LogConfig#batchLength()} bytes, or the oldest record of the batch has waited
+ * {@link LogConfig#maxDelay()} while requests kept coming (checked every 64 requests); then it
+ * writes. It never waits for a batch to fill: when the queue is empty it writes what it has at
+ * once, so a lone producer's append goes out at once and the end of a burst never waits on a
+ * timer. Batches are as large as the load makes them: while one is written and forced, the next
+ * gathers in the queue.
+ * <pre>
+ *  writer thread (one)
+ *   | drain: per request, header + payload copied into the 4 KB-aligned batch buffer, CRC32C
+ *   | queue empty, batch full, or maxDelay passed: pad or cut the tail to a 4 KB boundary
+ *   | pwrite(batch) once; fdatasync once (EVERY_BATCH)
+ *   | durable records: segment table, listener (location index); dead files retired
+ *   | durable requests linked, in order, to the completion list; unpark the completer
+ * </pre>
+ * A cut tail's requests complete with the batch that writes it: the next one if requests are
+ * waiting when the cut write is done (under load they are: they gathered during the force), else
+ * a padded write of the tail at once (the burst is over). {@link AlignmentPolicy#ADAPTIVE} cuts
+ * batches of {@link LogConfig#cutThreshold()} bytes or more and pads smaller ones.
+ *
+ * <h2>Durability and completion</h2>
+ * With {@link DurabilityPolicy#EVERY_BATCH} each batch is forced before any of its requests is
+ * handed off; the completion thread completes requests strictly in submission order, after the
+ * handler each carries applied it (the store puts the data into the cache and the read index
+ * there, so tail readers only ever see durable bytes). A request that writes nothing (a rejection,
+ * a skipped copy, a retire) completes after the requests before it.
+ *
+ * <h2>Disk errors</h2>
+ * An {@link IOException} from a write or a force (a full disk: {@code No space left on device},
+ * an I/O error) fails the requests of the batch and every request not yet written with a
+ * {@link LogFailedException} whose cause is the error, and fails the writer: it rejects new
+ * requests and fails any still queued, until a recovery succeeds. Recovery writes again over the
+ * range the failed write may have touched (zeros after the last acknowledged byte) and forces it,
+ * or retries the file roll that failed; only then does the writer accept requests again, in a new
+ * epoch. The writer runs that recovery by itself every {@link LogConfig#retryInterval()} while it
+ * is failed and idle (logged at INFO from this thread). A request carries the epoch in which it
+ * was admitted; one admitted before a failure fails even if it reaches the writer after a
+ * recovery, so its offsets can be given back and reused. Nothing acknowledged is ever rewritten,
+ * so nothing acknowledged is lost.
+ */
+final class BatchWriter {
+    private static final Logger LOG = LoggerFactory.getLogger(AggregatingWriter.class);
+
+    /** Bit 0 of {@link #state}: the writer is failed. Bits 1..63: the epoch. */
+    static final long FAILED = 1;
+    private static final int DELAY_CHECK_MASK = 63;
+    private static final int IDLE_SPINS = 64;
+    private static final long IDLE_PARK_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
+
+    // ------------------------------------------------------------------------------------------
+    // Settings (immutable)
+    // ------------------------------------------------------------------------------------------
+
+    private final String name;
+    private final MpscArrayQueue<LogRequest> queue;
+    private final RecordBatch batch;
+    private final LogRoller files;
+    private final Completer completer;
+    private final WriterCounters counters;
+    private final int batchLength;
+    private final int cutThreshold;
+    private final AlignmentPolicy alignment;
+    private final DurabilityPolicy.Kind durability;
+    private final long forceIntervalNanos;
+    private final long maxDelayNanos;
+    /** 0: no automatic retry after a failure. */
+    private final long retryIntervalNanos;
+    private final Thread thread;
+
+    // ------------------------------------------------------------------------------------------
+    // Shared with producers
+    // ------------------------------------------------------------------------------------------
+
+    /** Held while the queue is drained for the last time, and by a producer that drains after it. */
+    final Object terminationLock = new Object();
+    /** Epoch &lt;&lt; 1 | FAILED: written by the writer thread, read by producers (volatile). */
+    volatile long state;
+    /** The error that failed the writer; written before {@link #state}, read after it. */
+    volatile LogFailedException failure;
+    volatile boolean closing;
+    /** Set under {@link #terminationLock} once the writer drains no more. */
+    volatile boolean terminated;
+    /** The writer is parked or about to park: a producer that offered must unpark it. Dekker with the queue's index. */
+    volatile boolean writerParked;
+
+    // ------------------------------------------------------------------------------------------
+    // Writer thread
+    // ------------------------------------------------------------------------------------------
+
+    /** A stream position counts every byte written since start: request i completes once the log is durable up to its end. */
+    private long streamBase;
+    private LogRequest pendingHead;
+    private LogRequest pendingTail;
+    /** Bytes from the batch's file position a failed write may have touched: recovery rewrites them. */
+    private int failedExtent;
+    /** When a failed writer retries its recovery by itself next (System.nanoTime()). */
+    private long nextRetryNanos;
+    /** Set by a clean finish (read after joining the writer thread): the last file and the end of its last write; -1 otherwise. */
+    long cleanEndFileNumber = -1;
+    long cleanEndPosition = -1;
+
+    BatchWriter(final String name, final LogConfig config, final MpscArrayQueue<LogRequest> queue, final RecordBatch batch,
+                final LogRoller files, final Completer completer, final WriterCounters counters, final StreamcacheThreads threads) {
+        this.name = name;
+        this.queue = queue;
+        this.batch = batch;
+        this.files = files;
+        this.completer = completer;
+        this.counters = counters;
+        this.batchLength = config.batchLength();
+        this.cutThreshold = config.cutThreshold();
+        this.alignment = config.alignment();
+        this.durability = config.durability().kind();
+        this.forceIntervalNanos = config.durability().interval().toNanos();
+        this.maxDelayNanos = config.maxDelay().toNanos();
+        this.retryIntervalNanos = saturatedNanos(config.retryInterval());
+        this.thread = threads.newThread(StreamcacheThreads.Role.LOG_WRITER, name, this::run);
+    }
+
+    void start() {
+        thread.start();
+    }
+
+    Thread thread() {
+        return thread;
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // Main loop
+    // ------------------------------------------------------------------------------------------
+
+    private void run() {
+        int polls = 0;
+        while (true) {
+            try {
+                final LogRequest request = queue.relaxedPoll();
+                if (request != null) {
+                    accept(request);
+                    if (batch.hasNewRecords() && (batch.used() >= batchLength
+                        || ((++polls & DELAY_CHECK_MASK) == 0 && System.nanoTime() - batch.firstNewNanos() >= maxDelayNanos))) {
+                        writeBatch(false);
+                    }
+                    continue;
+                }
+                polls = 0;
+                if (batch.hasNewRecords()) {
+                    writeBatch(false);
+                    continue;
+                }
+                if (batch.recordCount() > 0 && queueStaysEmpty()) {
+                    // A cut tail and nothing after it: the burst is over, write it padded now.
+                    writeBatch(true);
+                    continue;
+                }
+                if (files.unforced() && System.nanoTime() - files.lastForceNanos() >= forceIntervalNanos) {
+                    files.force();
+                    continue;
+                }
+                if (retryDue()) {
+                    retryRecovery();
+                    continue;
+                }
+                if (closing) {
+                    if (queue.isEmpty()) {
+                        finish();
+                        return;
+                    }
+                    continue;
+                }
+                idle();
+            } catch (final IOException e) {
+                fail(e, null);
+            } catch (final RuntimeException | Error e) {
+                LOG.error("log writer {} hit an unexpected error; it fails its requests until recover()", name, e);
+                fail(new IOException("unexpected error in the log writer: " + e, e), null);
+            }
+        }
+    }
+
+    /** Spins briefly: whether the queue stayed empty. */
+    private boolean queueStaysEmpty() {
+        for (int i = 0; i < IDLE_SPINS; i++) {
+            if (!queue.isEmpty()) {
+                return false;
+            }
+            Thread.onSpinWait();
+        }
+        return true;
+    }
+
+    private void idle() {
+        if (!queueStaysEmpty()) {
+            return;
+        }
+        final long now = System.nanoTime();
+        long timeout = IDLE_PARK_NANOS;
+        if (files.unforced()) {
+            timeout = Math.min(timeout, files.lastForceNanos() + forceIntervalNanos - now);
+        }
+        if (retryIntervalNanos > 0 && (state & FAILED) != 0) {
+            timeout = Math.min(timeout, nextRetryNanos - now);
+        }
+        if (timeout <= 0) {
+            return;
+        }
+        writerParked = true;
+        if (queue.isEmpty() && !closing) {
+            LockSupport.parkNanos(this, timeout);
+        }
+        writerParked = false;
+    }
+
+    private void accept(final LogRequest request) {
+        final byte type = request.type();
+        if (type == LogRequest.TYPE_RECOVER) {
+            recoverNow(request);
+            return;
+        }
+        final long current = state;
+        if ((current & FAILED) != 0 || request.epoch != current >>> 1) {
+            completeInOrder(request, rejection(current));
+            return;
+        }
+        if (type == LogRequest.TYPE_RETIRE) {
+            retireNow(request);
+            return;
+        }
+        if (type == LogRequest.TYPE_COPY && !copyWanted(request)) {
+            counters.copySkipped();
+            completeInOrder(request, null);
+            return;
+        }
+        try {
+            final byte[] nameBytes = request.nameBytes();
+            final boolean data = type == TYPE_DATA || type == LogRequest.TYPE_COPY;
+            final int length = data ? request.length() : nameBytes != null ? nameBytes.length : 0;
+            if (data && (length == 0 || request.data().refCnt() == 0)) {
+                completeInOrder(request, length == 0 ? null
+                    : new IllegalStateException("the data of an append were released before the append completed: " + request));
+                return;
+            }
+            final int aligned = alignedLength(length);
+            if (!files.fits(batch.used(), aligned)) {
+                roll();
+            }
+            if (batch.used() + aligned > batch.capacity()) {
+                writeBatch(false);
+            }
+            if (batch.used() + aligned > batch.capacity()) {
+                // One append longer than a batch: written with what precedes it in one write.
+                batch.growFor(batch.used() + aligned);
+            }
+            batch.put(type, request.segmentId(), request.segmentOffset(), request.data(), nameBytes, length, files.fileNumber(),
+                files.filePosition());
+        } catch (final IOException e) {
+            fail(e, request);
+            return;
+        } catch (final RuntimeException | Error e) {
+            LOG.error("log writer {} hit an unexpected error on {}; it fails its requests until recover()", name, request, e);
+            fail(new IOException("unexpected error in the log writer: " + e, e), request);
+            return;
+        }
+        request.endStream = streamBase + batch.used();
+        appendPending(request);
+    }
+
+    /** Whether a copy's bytes are still live in the durable table: the segment exists and holds them past its start. */
+    private boolean copyWanted(final LogRequest request) {
+        final LogSegmentTable.Entry entry = files.table().segment(request.segmentId());
+        final long end = request.segmentOffset() + request.length();
+        return entry != null && end > entry.start && end <= entry.length;
+    }
+
+    /** Retires a file compaction emptied: forces what was written (the copies), then hands the file over. */
+    private void retireNow(final LogRequest request) {
+        final long number = request.segmentOffset();
+        if (number == files.fileNumber()) {
+            completeInOrder(request, new IllegalArgumentException("fileNumber=" + number + " is the current file of log " + name));
+            return;
+        }
+        try {
+            files.retire(number);
+        } catch (final IOException e) {
+            fail(e, request);
+            return;
+        }
+        completeInOrder(request, null);
+    }
+
+    private LogFailedException rejection(final long current) {
+        final LogFailedException error = failure;
+        if ((current & FAILED) != 0 || error != null) {
+            return error != null ? error : new LogFailedException("log " + name + " is failed", null);
+        }
+        return new LogFailedException("log " + name + ": request admitted in an earlier epoch", null);
+    }
+
+    private void appendPending(final LogRequest request) {
+        request.next = null;
+        if (pendingTail == null) {
+            pendingHead = request;
+        } else {
+            pendingTail.next = request;
+        }
+        pendingTail = request;
+    }
+
+    /**
+     * Completes a request that writes nothing after the requests before it: at once if none is
+     * pending, else with the write that completes them.
+     */
+    private void completeInOrder(final LogRequest request, final Throwable error) {
+        if (pendingHead == null) {
+            completer.handoff(request, error);
+            completer.signal();
+        } else {
+            request.failure = error;
+            request.endStream = streamBase + batch.used();
+            appendPending(request);
+        }
+    }
+
+    private void completePending(final long durableStream) {
+        while (pendingHead != null && pendingHead.endStream <= durableStream) {
+            final LogRequest request = pendingHead;
+            pendingHead = request.next;
+            request.next = null;
+            completer.handoff(request, request.failure);
+        }
+        if (pendingHead == null) {
+            pendingTail = null;
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // Batches and files
+    // ------------------------------------------------------------------------------------------
+
+    /**
+     * Writes the batch's records out: padded to the next 4 KB boundary, or cut at the last one
+     * (the tail carried), per the alignment policy; {@code pad} forces padding.
+     */
+    private void writeBatch(final boolean pad) throws IOException {
+        final int used = batch.used();
+        final boolean cut = !pad && (alignment == AlignmentPolicy.CUT || (alignment == AlignmentPolicy.ADAPTIVE && used >= cutThreshold));
+        final int end = cut ? batch.cutEnd() : batch.padEnd();
+        if (end == 0) {
+            // Cut: less than a page, nothing to write; the records wait for the requests queued
+            // behind them, or are written padded if none are. Padded: an empty batch.
+            return;
+        }
+        failedExtent = Math.max(failedExtent, end);
+        files.write(batch.view(end));
+        if (durability == DurabilityPolicy.Kind.EVERY_BATCH) {
+            files.force();
+        } else if (durability == DurabilityPolicy.Kind.INTERVAL) {
+            if (System.nanoTime() - files.lastForceNanos() >= forceIntervalNanos) {
+                files.force();
+            } else {
+                files.markUnforced();
+            }
+        }
+        failedExtent = 0;
+
+        final long writtenEnd = files.filePosition() + end;
+        final long durableStream = streamBase + end;
+        files.apply(writtenEnd);
+        completePending(durableStream);
+        batch.written(end);
+        files.advance(end);
+        streamBase = durableStream;
+
+        counters.batch(end, batch.takePayloadBytes(), batch.takePaddingBytes());
+        counters.bufferedBytes = batch.used();
+        files.retireIfTruncated();
+        completer.signal();
+    }
+
+    /**
+     * Moves to the next file: writes out the batch (padded), then the roller takes the next file
+     * and writes its SNAPSHOT.
+     */
+    private void roll() throws IOException {
+        if (batch.recordCount() > 0 || pendingHead != null) {
+            writeBatch(true);
+        }
+        files.roll();
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // Failure and recovery
+    // ------------------------------------------------------------------------------------------
+
+    /**
+     * Fails the writer: every pending request, then {@code current}, fails with the error, and
+     * new requests are rejected until a recovery.
+     */
+    private void fail(final IOException cause, final LogRequest current) {
+        final LogFailedException error = new LogFailedException("log " + name + ": writing file " + files.fileNumber()
+            + " at position=" + files.filePosition() + " failed: " + cause.getMessage() + "; the log rejects requests until it"
+            + " recovers (it retries by itself every retryInterval, or call recover())", cause);
+        failure = error;
+        state = (((state >>> 1) + 1) << 1) | FAILED;
+        nextRetryNanos = System.nanoTime() + retryIntervalNanos;
+        for (LogRequest request = pendingHead; request != null; ) {
+            final LogRequest next = request.next;
+            request.next = null;
+            completer.handoff(request, error);
+            request = next;
+        }
+        pendingHead = null;
+        pendingTail = null;
+        if (current != null) {
+            completer.handoff(current, error);
+        }
+        batch.discard();
+        counters.bufferedBytes = batch.used();
+        completer.signal();
+    }
+
+    private void recoverNow(final LogRequest request) {
+        final long current = state;
+        if ((current & FAILED) == 0) {
+            completeInOrder(request, null);
+            return;
+        }
+        try {
+            repair();
+        } catch (final IOException | RuntimeException e) {
+            completer.handoff(request, new LogFailedException("log " + name + ": recover() failed, the log stays failed: " + e, e));
+            completer.signal();
+            return;
+        }
+        state = current & ~FAILED;
+        completer.handoff(request, null);
+        completer.signal();
+    }
+
+    /**
+     * What recovery does before the writer takes requests again: retries the roll that failed, or
+     * rewrites the range the failed write may have touched (the durable prefix, then zeros: never
+     * an acknowledged byte changed, never a request's record left to be read back) and forces it.
+     */
+    private void repair() throws IOException {
+        if (files.rollPending()) {
+            roll();
+        } else {
+            if (failedExtent > 0) {
+                // The failed write's range: the durable prefix (if any), then zeros.
+                files.write(batch.zeroedAfterPrefix(failedExtent));
+            }
+            files.force();
+            failedExtent = 0;
+        }
+    }
+
+    /** Whether a failed writer should retry its recovery by itself now. */
+    private boolean retryDue() {
+        return retryIntervalNanos > 0 && (state & FAILED) != 0 && !closing && System.nanoTime() - nextRetryNanos >= 0;
+    }
+
+    /**
+     * The automatic retry: {@link #repair()} on the writer thread, as a recover request does;
+     * once it succeeds the writer takes requests again (in the epoch the failure began: every
+     * request admitted before it has failed already). Requests are refused until then, so none
+     * waits for it.
+     */
+    private void retryRecovery() {
+        nextRetryNanos = System.nanoTime() + retryIntervalNanos;
+        try {
+            repair();
+        } catch (final IOException | RuntimeException e) {
+            LOG.debug("log {}: retrying after the disk error failed: {}", name, e.toString());
+            return;
+        }
+        state = state & ~FAILED;
+        counters.automaticRecovery();
+        LOG.info("log {}: the disk took the retried write after the error ({}); appends are accepted again", name,
+            failure != null && failure.getCause() != null ? failure.getCause().getMessage() : failure);
+    }
+
+    private static long saturatedNanos(final java.time.Duration duration) {
+        try {
+            return duration.toNanos();
+        } catch (final ArithmeticException e) {
+            return Long.MAX_VALUE;
+        }
+    }
+
+    private void finish() {
+        try {
+            if ((state & FAILED) == 0) {
+                // A resumed tail page not rewritten yet (nothing appended since the open) is
+                // written back padded: resume() zeroed it after the prefix, and a clean mark must
+                // not point past zeros in the middle of a page.
+                if (batch.recordCount() > 0 || pendingHead != null || (batch.used() & (PAGE_LENGTH - 1)) != 0) {
+                    writeBatch(true);
+                }
+                if (files.unforced()) {
+                    files.force();
+                }
+                if ((state & FAILED) == 0 && durability != DurabilityPolicy.Kind.NEVER) {
+                    // Everything written is forced: the directory may mark the close clean.
+                    cleanEndFileNumber = files.fileNumber();
+                    cleanEndPosition = (files.filePosition() + batch.used() + PAGE_LENGTH - 1) & -(long) PAGE_LENGTH;
+                }
+            }
+        } catch (final IOException e) {
+            fail(e, null);
+        }
+        synchronized (terminationLock) {
+            terminated = true;
+            LogRequest request;
+            while ((request = queue.relaxedPoll()) != null) {
+                completer.handoff(request, new CacheClosedException("log writer " + name + " is closed"));
+            }
+        }
+        completer.stop();
+        files.close();
+        counters.bufferedBytes = 0;
+    }
+}

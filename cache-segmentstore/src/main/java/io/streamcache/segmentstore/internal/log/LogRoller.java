@@ -1,0 +1,372 @@
+package io.streamcache.segmentstore.internal.log;
+
+import io.streamcache.segmentstore.log.DurabilityPolicy;
+import io.streamcache.segmentstore.log.LogConfig;
+import io.streamcache.segmentstore.log.LogFile;
+import org.agrona.BufferUtil;
+import org.agrona.collections.LongArrayList;
+import org.agrona.concurrent.UnsafeBuffer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+
+import static io.streamcache.segmentstore.internal.log.LogFileDescriptor.FIRST_RECORD_POSITION;
+import static io.streamcache.segmentstore.internal.log.LogFileDescriptor.PAGE_LENGTH;
+import static io.streamcache.segmentstore.internal.log.LogRecordDescriptor.CRC_OFFSET;
+import static io.streamcache.segmentstore.internal.log.LogRecordDescriptor.HEADER_LENGTH;
+import static io.streamcache.segmentstore.internal.log.LogRecordDescriptor.PADDING_HEADER_LENGTH;
+import static io.streamcache.segmentstore.internal.log.LogRecordDescriptor.TYPE_CREATE;
+import static io.streamcache.segmentstore.internal.log.LogRecordDescriptor.TYPE_DATA;
+import static io.streamcache.segmentstore.internal.log.LogRecordDescriptor.TYPE_DELETE;
+import static io.streamcache.segmentstore.internal.log.LogRecordDescriptor.TYPE_SEAL;
+import static io.streamcache.segmentstore.internal.log.LogRecordDescriptor.TYPE_SNAPSHOT;
+import static io.streamcache.segmentstore.internal.log.LogRecordDescriptor.TYPE_TRUNCATE;
+import static io.streamcache.segmentstore.internal.log.LogRecordDescriptor.align;
+import static io.streamcache.segmentstore.internal.log.LogRecordDescriptor.alignedLength;
+
+/**
+ * The aggregating writer's files: the current file and where the next write goes in it, when it
+ * was last forced, the {@link LogSegmentTable segment table} durable records update, moving to
+ * the next file and retiring dead ones. Confined to the writer thread (the positioning runs on
+ * the starting thread before it starts), except {@link #currentFileNumber()}, readable by any
+ * thread (volatile).
+ *
+ * <h2>Files</h2>
+ * The log is a sequence of files from the {@link LogDirectory}; the first record of each is a
+ * SNAPSHOT of the segment table (the writer's own, which matches the log position exactly),
+ * written and forced when the writer moves to the file. A record that does not fit in the
+ * current file's rest moves the writer to the next file; the rest stays zero. A file other than
+ * the current one whose data are all dead (every segment with data in it deleted, or truncated
+ * past its highest offset there) is retired after the record that killed it is durable.
+ *
+ * <p>Records become part of the segment table and are reported to the {@link LogRecordListener}
+ * as they become durable ({@link #apply}), never before. A page that holds acknowledged data is
+ * never written again, except the page holding a recovered tail ({@link #resume}), rewritten
+ * once with the same bytes and a padding record.
+ */
+final class LogRoller {
+    private static final Logger LOG = LoggerFactory.getLogger(LogRoller.class);
+
+    private final LogDirectory directory;
+    private final LogRecordListener listener;
+    private final WriterCounters counters;
+    private final RecordBatch batch;
+    private final long fileLength;
+    private final int batchLength;
+    private final int maxPayload;
+    private final DurabilityPolicy.Kind durability;
+    private final LogSegmentTable table = new LogSegmentTable();
+    private final LongArrayList deadFiles = new LongArrayList();
+
+    private LogFile file;
+    private long fileNumber;
+    /** File position of the batch buffer's first byte: a multiple of 4 KB. */
+    private long filePosition;
+    private long lastForceNanos;
+    private boolean unforced;
+    /** A roll failed: recovery retries it. */
+    private boolean rollPending;
+    /** A TRUNCATE or DELETE became durable: files may have died. */
+    private boolean truncatedOrDeleted;
+    /** The file records go to now: written by the writer thread, read by compaction. */
+    private volatile long currentFileNumber;
+
+    LogRoller(final LogDirectory directory, final LogRecordListener listener, final WriterCounters counters, final RecordBatch batch) {
+        final LogConfig config = directory.config();
+        this.directory = directory;
+        this.listener = listener;
+        this.counters = counters;
+        this.batch = batch;
+        this.fileLength = config.fileLength();
+        this.batchLength = config.batchLength();
+        this.maxPayload = config.maxAppendLength();
+        this.durability = config.durability().kind();
+        this.lastForceNanos = System.nanoTime();
+    }
+
+    LogSegmentTable table() {
+        return table;
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // Moving to a file
+    // ------------------------------------------------------------------------------------------
+
+    /**
+     * Moves to the next file: takes it from the directory, writes the segment table as its
+     * SNAPSHOT record and forces it. The caller wrote out the batch before (padded): the batch
+     * starts empty in the new file.
+     */
+    void roll() throws IOException {
+        if (unforced && file != null) {
+            // INTERVAL: the file is closed below and never forced again; compaction may retire
+            // the originals of copies it holds once they are written, so force it now.
+            force();
+        }
+        batch.reset();
+        final LogDirectory.NumberedFile next;
+        try {
+            next = directory.nextFile();
+        } catch (final IOException | RuntimeException e) {
+            rollPending = true;
+            throw e;
+        }
+        directory.clearSpareError();
+        final long start;
+        try {
+            start = writeSnapshot(next.file(), next.number());
+        } catch (final IOException | RuntimeException e) {
+            closeQuietly(next.file());
+            directory.retire(next.number());
+            rollPending = true;
+            throw e;
+        }
+        rollPending = false;
+        final LogFile old = file;
+        file = next.file();
+        fileNumber = next.number();
+        filePosition = start;
+        table.currentFile(fileNumber);
+        currentFileNumber = fileNumber;
+        if (old != null) {
+            closeQuietly(old);
+            counters.fileRolled();
+        }
+        retireDeadFiles();
+    }
+
+    /**
+     * Writes the SNAPSHOT record at the head of a new file, padded to a page, and forces it.
+     *
+     * @return where the first batch goes.
+     */
+    private long writeSnapshot(final LogFile target, final long number) throws IOException {
+        final int payload = table.snapshotPayloadLength();
+        final int aligned = alignedLength(payload);
+        final int total = align(aligned, PAGE_LENGTH);
+        if (FIRST_RECORD_POSITION + (long)total + Math.max(batchLength, alignedLength(maxPayload) + PAGE_LENGTH) > fileLength) {
+            throw new IOException("the segment table snapshot of " + total + " bytes (" + table.segmentCount()
+                + " segments) leaves no room for a batch or an append of maxAppendLength=" + maxPayload + " in fileLength="
+                + fileLength + "; configure longer log files");
+        }
+        final ByteBuffer bytes = total <= batch.capacity() ? batch.buffer() : BufferUtil.allocateDirectAligned(total, PAGE_LENGTH);
+        final UnsafeBuffer out = bytes == batch.buffer() ? batch.unsafeBuffer() : new UnsafeBuffer(bytes);
+        LogRecordDescriptor.putHeader(out, 0, TYPE_SNAPSHOT, payload, 0, 0);
+        table.putSnapshot(out, HEADER_LENGTH);
+        if (aligned > HEADER_LENGTH + payload) {
+            out.setMemory(HEADER_LENGTH + payload, aligned - HEADER_LENGTH - payload, (byte)0);
+        }
+        out.putInt(CRC_OFFSET, LogRecordDescriptor.crc(batch.crc(), number, bytes.duplicate(), 0, payload), ByteOrder.LITTLE_ENDIAN);
+        if (total > aligned) {
+            LogRecordDescriptor.putPadding(out, aligned, total - aligned);
+            out.setMemory(aligned + PADDING_HEADER_LENGTH, total - aligned - PADDING_HEADER_LENGTH, (byte)0);
+        }
+        final ByteBuffer view = bytes.duplicate();
+        view.limit(total).position(0);
+        target.write(view, FIRST_RECORD_POSITION);
+        if (durability != DurabilityPolicy.Kind.NEVER) {
+            target.force();
+            counters.force();
+        }
+        return FIRST_RECORD_POSITION + total;
+    }
+
+    /**
+     * Continues the log in file {@code number} after {@code position}: keeps the valid bytes of
+     * the page holding it in the batch (the first batch rewrites that page with them), and
+     * zeros the span a torn batch may have reached after it, forced.
+     */
+    void resume(final long number, final long position) throws IOException {
+        if (position > fileLength) {
+            throw new IOException("recovered tail position=" + position + " is past fileLength=" + fileLength + " of file " + number);
+        }
+        file = directory.openExisting(number);
+        fileNumber = number;
+        currentFileNumber = number;
+        table.currentFile(number);
+        final long page = position & -PAGE_LENGTH;
+        final int prefix = (int)(position - page);
+        filePosition = page;
+        final byte[] prefixBytes = new byte[prefix];
+        if (prefix > 0) {
+            final ByteBuffer head = ByteBuffer.wrap(prefixBytes);
+            final int read = file.read(head, page);
+            if (read != prefix) {
+                throw new IOException("short read of the tail page of file " + number + " at position=" + page + ": " + read + " of "
+                    + prefix + " bytes");
+            }
+        }
+        // A torn write reaches at most one batch, or one long append, past the page.
+        final long tornSpan = Math.max(batch.capacity(), (long)align(alignedLength(maxPayload), PAGE_LENGTH) + PAGE_LENGTH);
+        final long zeroEnd = durability == DurabilityPolicy.Kind.EVERY_BATCH ? Math.min(fileLength, page + tornSpan) : fileLength;
+        batch.resume(file, page, zeroEnd, prefixBytes);
+        file.force();
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // Writing
+    // ------------------------------------------------------------------------------------------
+
+    /**
+     * @return whether a record of {@code aligned} bytes after the batch's {@code used} bytes
+     *         still fits in the current file.
+     */
+    boolean fits(final int used, final int aligned) {
+        return filePosition + used + aligned <= fileLength;
+    }
+
+    /** Writes {@code bytes} at the batch's file position. */
+    void write(final ByteBuffer bytes) throws IOException {
+        file.write(bytes, filePosition);
+    }
+
+    /** The batch's first {@code end} bytes were written: the batch's file position moves past them. */
+    void advance(final int end) {
+        filePosition = filePosition + end;
+    }
+
+    void force() throws IOException {
+        file.force();
+        lastForceNanos = System.nanoTime();
+        unforced = false;
+        counters.force();
+    }
+
+    /** A write was not forced (INTERVAL durability): the next force is due an interval after the last. */
+    void markUnforced() {
+        unforced = true;
+    }
+
+    boolean unforced() {
+        return unforced;
+    }
+
+    long lastForceNanos() {
+        return lastForceNanos;
+    }
+
+    boolean rollPending() {
+        return rollPending;
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // Durable records
+    // ------------------------------------------------------------------------------------------
+
+    /**
+     * The batch's records ending at or before {@code writtenEnd} are in the log: into the table,
+     * to the listener; then forgotten by the batch.
+     */
+    void apply(final long writtenEnd) {
+        final int count = batch.recordCount();
+        int i = 0;
+        for (; i < count; i++) {
+            final int length = batch.length(i);
+            final long position = batch.position(i);
+            if (position + alignedLength(length) > writtenEnd) {
+                break;
+            }
+            final byte type = batch.type(i);
+            final int segment = batch.segment(i);
+            final long offset = batch.offset(i);
+            switch (type) {
+                case TYPE_DATA:
+                    table.data(segment, offset + length);
+                    break;
+                case LogRequest.TYPE_COPY:
+                    table.copy(segment, offset + length);
+                    counters.copied(length);
+                    listener.onCopy(segment, offset, length, fileNumber, position);
+                    continue;
+                case TYPE_CREATE:
+                    table.create(segment, batch.takeName(i));
+                    break;
+                case TYPE_SEAL:
+                    table.seal(segment);
+                    break;
+                case TYPE_TRUNCATE:
+                    table.truncate(segment, offset);
+                    truncatedOrDeleted = true;
+                    break;
+                case TYPE_DELETE:
+                    table.delete(segment);
+                    truncatedOrDeleted = true;
+                    break;
+                default:
+                    break;
+            }
+            listener.onRecord(type, segment, offset, length, fileNumber, position);
+        }
+        batch.dropApplied(i);
+    }
+
+    /** Retires the files a durable TRUNCATE or DELETE killed, if one was applied since the last call. */
+    void retireIfTruncated() {
+        if (truncatedOrDeleted) {
+            retireDeadFiles();
+        }
+    }
+
+    private void retireDeadFiles() {
+        truncatedOrDeleted = false;
+        deadFiles.clear();
+        table.takeDeadFiles(deadFiles);
+        for (int i = 0; i < deadFiles.size(); i++) {
+            final long number = deadFiles.getLong(i);
+            listener.onFileRetired(number);
+            directory.retire(number);
+            counters.fileRetired();
+        }
+    }
+
+    /**
+     * Retires a file compaction emptied, if the table still has it: forces what was written (the
+     * copies) first.
+     */
+    void retire(final long number) throws IOException {
+        if (table.hasFile(number)) {
+            if (unforced) {
+                force();
+            }
+            table.removeFile(number);
+            listener.onFileRetired(number);
+            directory.retire(number);
+            counters.fileRetired();
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // State
+    // ------------------------------------------------------------------------------------------
+
+    long fileNumber() {
+        return fileNumber;
+    }
+
+    long filePosition() {
+        return filePosition;
+    }
+
+    /** Any thread. */
+    long currentFileNumber() {
+        return currentFileNumber;
+    }
+
+    void close() {
+        closeQuietly(file);
+    }
+
+    static void closeQuietly(final LogFile file) {
+        if (file == null) {
+            return;
+        }
+        try {
+            file.close();
+        } catch (final IOException e) {
+            LOG.debug("closing {} failed", file.path(), e);
+        }
+    }
+}
