@@ -1,5 +1,9 @@
 package io.streamcache.segmentstore;
 
+import io.streamcache.segmentstore.internal.log.StoreLogView;
+import io.streamcache.segmentstore.log.StoreLog;
+import io.streamcache.segmentstore.log.compaction.Compaction;
+import java.util.Optional;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.util.IllegalReferenceCountException;
@@ -320,6 +324,7 @@ public final class SegmentStore implements AutoCloseable {
     /** With a log: the durable layer (the writer, the commits); else null. */
     private final DurableSegmentTable durable;
     private final LogDirectory logDirectory;
+    private final StoreLog storeLog;
     /** With a log: each live segment's location index, by id; else null. */
     private final LogLocations locations;
     /** With a log: reads of what the cache does not hold; else null. */
@@ -342,6 +347,7 @@ public final class SegmentStore implements AutoCloseable {
             this.mutations = table;
             this.durable = null;
             this.logDirectory = null;
+            this.storeLog = null;
             this.locations = null;
             this.readThrough = null;
             return;
@@ -358,6 +364,7 @@ public final class SegmentStore implements AutoCloseable {
             this.durable = new DurableSegmentTable(table, waiting, logDirectory,
                 locations.feed(builder.logListener, table, readThrough.channels()), recovered, threads);
             this.mutations = durable;
+            this.storeLog = new StoreLogView(durable.writer(), logDirectory, readThrough.historicalReader());
         } catch (final IOException e) {
             abandon(opening);
             throw new LogException("could not open the log in " + builder.log.directory() + ": " + e.getMessage(), e);
@@ -883,6 +890,22 @@ public final class SegmentStore implements AutoCloseable {
      */
     public int maxAppendLength() {
         return durable != null ? durable.writer().maxAppendLength() : Integer.MAX_VALUE;
+    }
+
+    /**
+     * @return with a log, the log as a broker operates it (statistics, failure and recovery,
+     *         files prepared ahead); empty without a log. The same object every time.
+     */
+    public Optional<StoreLog> log() {
+        return Optional.ofNullable(storeLog);
+    }
+
+    /**
+     * @return with a {@link Builder#compaction(CompactionConfig) compaction config}, the store's
+     *         retention and compaction (per-segment policies, a pass now, counters); else empty.
+     */
+    public Optional<Compaction> compaction() {
+        return Optional.ofNullable(compactor);
     }
 
     /**

@@ -1,6 +1,5 @@
 package io.streamcache.bench.compaction;
 
-import io.streamcache.segmentstore.internal.StoreInternals;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.streamcache.core.cache.BlockCache;
@@ -8,7 +7,7 @@ import io.streamcache.segmentstore.SegmentInfo;
 import io.streamcache.segmentstore.SegmentStore;
 import io.streamcache.segmentstore.log.LogConfig;
 import io.streamcache.segmentstore.log.compaction.CompactionConfig;
-import io.streamcache.segmentstore.internal.log.compaction.Compactor;
+import io.streamcache.segmentstore.log.compaction.Compaction;
 import io.streamcache.segmentstore.log.compaction.RetentionPolicy;
 
 import java.io.IOException;
@@ -97,7 +96,7 @@ public final class CompactionDiskUse {
             builder.compaction(CompactionConfig.builder().slackLength(slack).build());
         }
         final SegmentStore store = builder.build();
-        final Compactor compactor = StoreInternals.compactor(store);
+        final Compaction compactor = store.compaction().orElse(null);
         store.create("idle");
         store.append("idle", Unpooled.wrappedBuffer(new byte[1000]));
         store.create("slow");
@@ -141,13 +140,13 @@ public final class CompactionDiskUse {
         final long start = System.nanoTime();
         long maxBytes = 0;
         out.printf(Locale.ROOT, "compaction=%s segments=%d fileLength=%d rate=%d keep=%d slack=%d%n", compaction ? "on" : "off",
-            segments, fileLength, rate, keep, compactor != null ? compactor.slackLength() : 0);
+            segments, fileLength, rate, keep, compactor != null ? compactor.stats().slackLength() : 0);
         out.println("second  logMiB  files  liveMiB  appendedMiB");
         for (int second = 1; second <= seconds; second++) {
             LockSupport.parkNanos(start + TimeUnit.SECONDS.toNanos(second) - System.nanoTime());
             final long bytes = logBytes(dir);
             maxBytes = Math.max(maxBytes, bytes);
-            out.printf(Locale.ROOT, "%6d  %6.1f  %5d  %7.2f  %11.1f%n", second, bytes / 1048576.0, StoreInternals.logDirectory(store).fileNumbers().length,
+            out.printf(Locale.ROOT, "%6d  %6.1f  %5d  %7.2f  %11.1f%n", second, bytes / 1048576.0, store.log().orElseThrow().directoryStats().files(),
                 live(store) / 1048576.0, appended(store) / 1048576.0);
         }
         stop.set(true);
@@ -158,7 +157,7 @@ public final class CompactionDiskUse {
         out.printf(Locale.ROOT, "{\"compaction\":\"%s\",\"seconds\":%d,\"segments\":%d,\"fileLength\":%d,\"appendedBytes\":%d,"
                 + "\"liveBytes\":%d,\"logBytesEnd\":%d,\"logBytesMax\":%d,\"filesCompacted\":%d,\"bytesCopied\":%d}%n",
             compaction ? "on" : "off", seconds, segments, fileLength, appended(store), live(store), endBytes, maxBytes,
-            compactor != null ? compactor.filesCompacted() : 0, compactor != null ? compactor.bytesCopied() : 0);
+            compactor != null ? compactor.stats().filesCompacted() : 0, compactor != null ? compactor.stats().bytesCopied() : 0);
         store.close();
         cache.close();
         return 0;

@@ -1,6 +1,5 @@
 package io.streamcache.bench.stress;
 
-import io.streamcache.segmentstore.internal.StoreInternals;
 import io.streamcache.core.cache.BlockCache;
 import io.streamcache.core.cache.CacheStats;
 import io.streamcache.segmentstore.SegmentStore;
@@ -177,9 +176,9 @@ public final class StressHarness {
                 .cacheManager(manager)
                 .log(LogConfig.builder(dir).durability(policy(config.durability)).fileLength(config.logFileSize).name("stress").build())
                 .build()) {
-                if (config.maxWriteSize > StoreInternals.logWriter(store).maxAppendLength()) {
+                if (config.maxWriteSize > store.maxAppendLength()) {
                     out.println("stress: --write-size=" + config.maxWriteSize + " is more than the log's maxAppendLength="
-                        + StoreInternals.logWriter(store).maxAppendLength());
+                        + store.maxAppendLength());
                     return 2;
                 }
                 run = new StressRun(config, store, expected, readerAware);
@@ -268,7 +267,7 @@ public final class StressHarness {
                 final long heap = heapUsedAfterGc();
                 final CacheStats atEnd = cache.stats();
                 final long disk = diskBytes(dir);
-                footprint = new Footprint(disk, Math.max(disk, gauges.diskBytesMax), StoreInternals.logDirectory(store).filesDeleted(), heap,
+                footprint = new Footprint(disk, Math.max(disk, gauges.diskBytesMax), store.log().orElseThrow().directoryStats().filesDeleted(), heap,
                     atEnd.storedBytes(), atEnd.usedBytes());
                 final boolean readersEnded = readers.stream().noneMatch(Thread::isAlive);
                 report = new Report(config, startedAt, (end - startNanos) / 1e9, interrupted[0], run, samples, cacheStats, managerStats,

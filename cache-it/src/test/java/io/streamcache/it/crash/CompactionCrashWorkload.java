@@ -1,13 +1,12 @@
 package io.streamcache.it.crash;
 
-import io.streamcache.segmentstore.internal.StoreInternals;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.streamcache.core.cache.BlockCache;
 import io.streamcache.segmentstore.SegmentStore;
 import io.streamcache.segmentstore.log.LogConfig;
 import io.streamcache.segmentstore.log.compaction.CompactionConfig;
-import io.streamcache.segmentstore.internal.log.compaction.Compactor;
+import io.streamcache.segmentstore.log.compaction.Compaction;
 import io.streamcache.segmentstore.log.compaction.RetentionPolicy;
 
 import java.io.FileDescriptor;
@@ -105,7 +104,7 @@ public final class CompactionCrashWorkload {
             .compaction(CompactionConfig.builder().interval(Duration.ofMillis(5)).slackLength(FILE_LENGTH)
                 .bytesPerSecond(16L << 20).build())
             .build();
-        final Compactor compactor = StoreInternals.compactor(store);
+        final Compaction compactor = store.compaction().orElseThrow();
         if (!store.exists("idle")) {
             store.create("idle");
             store.append("idle", data(0, 0, IDLE_LENGTH));

@@ -1,6 +1,5 @@
 package io.streamcache.it.crash;
 
-import io.streamcache.segmentstore.internal.StoreInternals;
 import io.netty.buffer.Unpooled;
 import io.streamcache.core.cache.BlockCache;
 import io.streamcache.segmentstore.ReadResult;
@@ -97,7 +96,7 @@ class DiskFullIT {
                 final RuntimeException refused = failure;
                 assertTrue(refused instanceof LogFailedException && causedByNoSpace(refused),
                     () -> "expected a LogFailedException caused by ENOSPC, got " + refused);
-                assertTrue(StoreInternals.logWriter(store).isFailed(), "the writer must stay failed until it recovers");
+                assertTrue(store.log().orElseThrow().isFailed(), "the writer must stay failed until it recovers");
                 final long failedAt = acknowledged;
                 assertThrows(RuntimeException.class,
                     () -> store.append(SEGMENT, Unpooled.wrappedBuffer(contentOf(failedAt, APPEND_LENGTH))),
@@ -118,9 +117,9 @@ class DiskFullIT {
                             Thread.sleep(5);
                         }
                     }
-                    assertTrue(StoreInternals.logWriter(store).automaticRecoveries() >= 1, "recovered by itself, after " + refusals + " refusals");
+                    assertTrue(store.log().orElseThrow().automaticRecoveries() >= 1, "recovered by itself, after " + refusals + " refusals");
                 } else {
-                    StoreInternals.logWriter(store).recover().get(30, TimeUnit.SECONDS);
+                    store.log().orElseThrow().recover().get(30, TimeUnit.SECONDS);
                 }
                 for (int i = 0; i < 10; i++) {
                     final long offset = store.append(SEGMENT, Unpooled.wrappedBuffer(contentOf(acknowledged, APPEND_LENGTH)));

@@ -23,7 +23,9 @@ import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
+import java.time.Duration;
 import java.util.ArrayDeque;
+import java.util.concurrent.TimeUnit;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.TreeSet;
@@ -90,6 +92,9 @@ public final class LogDirectory implements AutoCloseable {
     /** Numbers of files being created or recycled now. */
     private final TreeSet<Long> preparing = new TreeSet<>();
     private final ArrayDeque<Long> retired = new ArrayDeque<>();
+    /** Files handed to the background thread for deletion or recycling, and those it handled; under {@code lock}. */
+    private long retirements;
+    private long retirementsHandled;
     private long nextNumber;
     private IOException spareError;
     private Thread thread;
@@ -349,7 +354,32 @@ public final class LogDirectory implements AutoCloseable {
                 return;
             }
             retired.add(fileNumber);
+            retirements++;
             lock.notifyAll();
+        }
+    }
+
+    /**
+     * Waits until every file retired before this call was deleted or recycled by the background
+     * thread (or its deletion failed and was logged). For tests and tools that count the files
+     * on disk right after a retirement.
+     *
+     * @param timeout the longest wait.
+     * @return whether they were handled within {@code timeout}.
+     * @throws InterruptedException if interrupted while waiting.
+     */
+    public boolean awaitRetirements(final Duration timeout) throws InterruptedException {
+        final long deadline = System.nanoTime() + timeout.toNanos();
+        synchronized (lock) {
+            final long target = retirements;
+            while (retirementsHandled < target && !closed) {
+                final long left = deadline - System.nanoTime();
+                if (left <= 0) {
+                    return false;
+                }
+                TimeUnit.NANOSECONDS.timedWait(lock, left);
+            }
+            return true;
         }
     }
 
@@ -508,6 +538,13 @@ public final class LogDirectory implements AutoCloseable {
                         // A spare could not be made: the writer creates the next file itself
                         // (and sees the error if it persists); retry after the next roll.
                         spareError = e instanceof IOException ? (IOException)e : new IOException(e);
+                    }
+                }
+            } finally {
+                if (retiredNumber != null) {
+                    synchronized (lock) {
+                        retirementsHandled++;
+                        lock.notifyAll();
                     }
                 }
             }

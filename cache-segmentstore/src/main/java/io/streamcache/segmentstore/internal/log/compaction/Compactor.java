@@ -2,7 +2,9 @@ package io.streamcache.segmentstore.internal.log.compaction;
 
 import io.streamcache.core.StreamcacheThreads;
 import io.streamcache.segmentstore.internal.StoreInternals;
+import io.streamcache.segmentstore.log.compaction.Compaction;
 import io.streamcache.segmentstore.log.compaction.CompactionConfig;
+import io.streamcache.segmentstore.log.compaction.CompactionStats;
 import io.streamcache.segmentstore.log.compaction.RetentionPolicy;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
@@ -78,7 +80,7 @@ import static io.streamcache.segmentstore.internal.log.LogRecordDescriptor.HEADE
  * later file carries the segment table past the retired file, so retiring an old file loses no
  * create, seal, truncate or delete (see {@code docs/compaction.md}).
  */
-public final class Compactor implements AutoCloseable {
+public final class Compactor implements Compaction, AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(Compactor.class);
     /** Copies in flight before the compactor waits for them. */
     private static final long IN_FLIGHT_BYTES = 4L << 20;
@@ -158,6 +160,7 @@ public final class Compactor implements AutoCloseable {
      * {@code null} returns it to the default. Applied at the next pass; kept by name (a segment
      * created again under the name has it too) until set to {@code null}.
      */
+    @Override
     public void retention(final String segmentName, final RetentionPolicy policy) {
         Objects.requireNonNull(segmentName, "segmentName");
         if (policy == null) {
@@ -170,6 +173,7 @@ public final class Compactor implements AutoCloseable {
     /**
      * @return the policy that applies to the segment.
      */
+    @Override
     public RetentionPolicy retention(final String segmentName) {
         return policies.getOrDefault(segmentName, config.retention());
     }
@@ -179,6 +183,7 @@ public final class Compactor implements AutoCloseable {
      * live data plus the slack), after any pass in progress. Errors are counted and kept in
      * {@link #lastFailure()}, never thrown: a failed compaction leaves the file in place.
      */
+    @Override
     public void runOnce() {
         synchronized (passLock) {
             if (closed) {
@@ -454,6 +459,12 @@ public final class Compactor implements AutoCloseable {
                 LockSupport.parkNanos(this, wait);
             }
         }
+    }
+
+    @Override
+    public CompactionStats stats() {
+        return new CompactionStats(passes(), filesCompacted(), recordsCopied(), bytesCopied(), retentionTruncations(), failures(),
+            slackLength());
     }
 
     /**
