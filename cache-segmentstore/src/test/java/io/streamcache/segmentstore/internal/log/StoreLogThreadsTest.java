@@ -41,4 +41,41 @@ class StoreLogThreadsTest {
             assertTrue(roles.containsAll(List.of("LOG_WRITER", "LOG_COMPLETER", "LOG_FILES", "COMPACTOR")), "made: " + roles);
         }
     }
+
+    /**
+     * Every thread a durable store starts (with the manager it builds, compaction, a waiting
+     * read and a read from the log) comes from the embedder's threads: none is left with the
+     * library's default name.
+     */
+    @Test
+    void shouldStartNoThreadButThroughTheEmbeddersThreads() throws Exception {
+        final List<String> roles = new CopyOnWriteArrayList<>();
+        final StreamcacheThreads embedder = (role, owner, task) -> {
+            roles.add(role.name());
+            final Thread thread = new Thread(task, "embedder-" + role.label() + "-" + owner);
+            thread.setDaemon(true);
+            return thread;
+        };
+        try (BlockCache cache = TestSegments.cache(2 << 20);
+             SegmentStore store = SegmentStore.builder(cache).name("all-threads").threads(embedder)
+                 .log(TestLogs.small(directory).build()).compaction(CompactionConfig.builder().build()).build()) {
+            store.create("s");
+            for (int i = 0; i < 256; i++) {
+                store.append("s", TestLogs.data(1, i * 16 * 1024L, 16 * 1024));
+            }
+            try (io.streamcache.segmentstore.ReadResult tail = store.readOrWait("s", 256 * 16 * 1024L, 10,
+                java.time.Duration.ofMillis(5)).get(30, TimeUnit.SECONDS)) {
+                assertTrue(tail.length() == 0, "nothing past the end");
+            }
+            try (io.streamcache.segmentstore.ReadResult old = store.readThrough("s", 0, 1000).get(30, TimeUnit.SECONDS)) {
+                assertTrue(old.length() > 0, "read back from the log");
+            }
+            assertTrue(roles.containsAll(List.of("LOG_WRITER", "LOG_COMPLETER", "LOG_FILES", "COMPACTOR", "CACHE_MANAGER",
+                "READ_TIMEOUTS", "LOG_READER")), "made: " + roles);
+            for (final Thread thread : Thread.getAllStackTraces().keySet()) {
+                assertTrue(!thread.getName().startsWith("streamcache-") || !thread.getName().contains("all-threads"),
+                    "a thread not made by the embedder: " + thread.getName());
+            }
+        }
+    }
 }
