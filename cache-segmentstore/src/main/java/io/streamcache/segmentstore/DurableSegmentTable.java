@@ -85,15 +85,29 @@ final class DurableSegmentTable implements SegmentMutations {
     @Override
     public void create(final String name) {
         final Segment segment = table.newSegment(name);
-        createLogged(segment);
+        await(createLogged(segment));
         table.undoIfClosed(segment);
+    }
+
+    @Override
+    public CompletableFuture<Void> createAsync(final String name) {
+        final Segment segment = table.newSegment(name);
+        final LogRequest request;
+        try {
+            request = createLogged(segment);
+        } catch (final StreamcacheException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+        table.undoIfClosed(segment);
+        return request.thenApply(ignored -> null);
     }
 
     /**
      * The CREATE goes to the log under the new segment's lock, taken before the segment is
-     * published, so no append of it can be queued before its CREATE.
+     * published, so no append of it can be queued before its CREATE. Returns without waiting
+     * for it: an append queued after it is acknowledged only once both are durable.
      */
-    private void createLogged(final Segment segment) {
+    private LogRequest createLogged(final Segment segment) {
         final LogRequest request;
         segment.lock.lock();
         try {
@@ -115,7 +129,7 @@ final class DurableSegmentTable implements SegmentMutations {
         } finally {
             segment.lock.unlock();
         }
-        await(request);
+        return request;
     }
 
     @Override

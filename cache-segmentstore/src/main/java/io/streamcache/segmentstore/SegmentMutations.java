@@ -24,6 +24,15 @@ interface SegmentMutations {
     void create(String name);
 
     /**
+     * Creates an empty segment like {@link #create} but does not wait for its record to be
+     * durable: the segment exists (in memory) at once, and its creation is durable when the
+     * future completes, or with any later acknowledged operation on it (the log keeps order).
+     *
+     * @return completes once the creation is durable; exceptionally if it exists or the log failed.
+     */
+    CompletableFuture<Void> createAsync(String name);
+
+    /**
      * Appends {@code data}'s readable bytes at {@code expectedOffset}, or wherever the segment
      * ends if it is {@link #ANY_OFFSET}, and returns once readers see them.
      *

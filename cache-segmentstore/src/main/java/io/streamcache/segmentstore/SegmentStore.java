@@ -411,6 +411,31 @@ public final class SegmentStore implements AutoCloseable {
     }
 
     /**
+     * Creates an empty segment without waiting for its creation to be durable: the segment
+     * exists at once (appends, reads and seals may follow right away, in this thread or others),
+     * and its creation becomes durable with the batch that carries it, which is at the latest
+     * the batch of its first acknowledged append (the log keeps order). A broker that creates a
+     * segment for its first append (one per queue, partition, ledger) saves a force round trip
+     * per segment this way. Without a log, the same as {@link #create}.
+     *
+     * <p>After a crash before the future completed and before any operation on the segment was
+     * acknowledged, the segment may be absent: nothing acknowledged is lost.
+     *
+     * @return completes once the creation is durable; exceptionally with
+     *         {@link SegmentExistsException} if a segment of that name exists (it is untouched),
+     *         or with the log's failure (the segment is then removed again).
+     * @throws SegmentNameException if the name breaks the rules of {@link SegmentNames}; nothing
+     *                              was created or logged.
+     * @throws NullPointerException if {@code name} is null.
+     */
+    public CompletableFuture<Void> createAsync(final String name) {
+        Objects.requireNonNull(name, "name");
+        SegmentNames.check(name);
+        table.ensureOpen();
+        return mutations.createAsync(name);
+    }
+
+    /**
      * Appends the readable bytes of {@code data} (its indices are not moved; the caller keeps
      * ownership: the bytes are copied into the cache). Appends to one segment from many threads
      * are ordered; the data lands whole and contiguous. Without a log, completes the waiting reads

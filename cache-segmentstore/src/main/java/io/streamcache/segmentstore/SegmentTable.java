@@ -160,6 +160,16 @@ final class SegmentTable implements SegmentMutations {
         undoIfClosed(segment);
     }
 
+    @Override
+    public CompletableFuture<Void> createAsync(final String name) {
+        try {
+            create(name);
+            return CompletableFuture.completedFuture(null);
+        } catch (final SegmentExistsException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+    }
+
     /**
      * A segment created while the store closed (the close may have missed it) is deleted again,
      * and the creation fails with a {@link CacheClosedException}.

@@ -412,18 +412,52 @@ public final class MessageQueueStore implements AutoCloseable {
                     return false;
                 }
                 if (!created) {
+                    // The CREATE is not waited for: the first append, queued after it, is
+                    // acknowledged only once both are durable (one force, not two). A creation
+                    // that fails (the log failed) fails that append too and discards the queue.
+                    final CompletableFuture<Void> creation;
                     try {
-                        store.create(segment);
-                    } catch (final SegmentExistsException e) {
-                        // Created by another facade over the same store: take it as it is.
+                        creation = store.createAsync(segment);
                     } catch (final RuntimeException | Error e) {
-                        discarded = true;
-                        queues.remove(segment, this);
+                        discard(queues);
                         throw e;
+                    }
+                    final Throwable failedAtOnce = creation.isCompletedExceptionally() ? cause(creation) : null;
+                    if (failedAtOnce != null && !(failedAtOnce instanceof SegmentExistsException)) {
+                        discard(queues);
+                        throw failedAtOnce instanceof RuntimeException r ? r : new CompletionException(failedAtOnce);
+                    }
+                    // SegmentExistsException: created by another facade over the same store; take it as it is.
+                    if (failedAtOnce == null) {
+                        creation.whenComplete((ignored, failure) -> {
+                            if (failure != null) {
+                                synchronized (this) {
+                                    discard(queues);
+                                }
+                            }
+                        });
                     }
                     created = true;
                 }
                 return true;
+            }
+        }
+
+        /** Takes the queue out of the map after its creation failed; under the monitor. */
+        private void discard(final ConcurrentHashMap<String, MessageQueue> queues) {
+            discarded = true;
+            created = false;
+            queues.remove(segment, this);
+        }
+
+        private static Throwable cause(final CompletableFuture<?> failed) {
+            try {
+                failed.join();
+                return null;
+            } catch (final CompletionException e) {
+                return e.getCause() != null ? e.getCause() : e;
+            } catch (final java.util.concurrent.CancellationException e) {
+                return e;
             }
         }
 
