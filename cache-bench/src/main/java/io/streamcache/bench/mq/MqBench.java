@@ -1,6 +1,7 @@
 package io.streamcache.bench.mq;
 
 import io.streamcache.segmentstore.log.LogConfig;
+import io.streamcache.segmentstore.log.WriterStats;
 import io.streamcache.segmentstore.queue.MessageQueueStore;
 import org.HdrHistogram.Histogram;
 
@@ -145,8 +146,10 @@ public final class MqBench {
             long start = System.nanoTime();
             runPhase(config, mq, counts, config.phase1, false, phase1, null, appendLatency);
             phase1Seconds = (System.nanoTime() - start) / 1e9;
-            out.printf(Locale.ROOT, "phase 1: %.2f s, %.1f MB/s, %,.0f messages/s%n", phase1Seconds, phase1[0] / 1e6 / phase1Seconds,
-                phase1[1] / phase1Seconds);
+            final WriterStats writer = mq.segmentStore().log().orElseThrow().writerStats();
+            out.printf(Locale.ROOT, "phase 1: %.2f s, %.1f MB/s, %,.0f messages/s; log: %,d forces (%.2f per message), %,d batches "
+                    + "of %.0f KB mean%n", phase1Seconds, phase1[0] / 1e6 / phase1Seconds, phase1[1] / phase1Seconds, writer.forces(),
+                (double) writer.forces() / Math.max(1, phase1[1]), writer.batches(), writer.meanBatchLength() / 1024);
             heapPerQueue = (usedHeapAfterGc() - heapBefore) / Math.max(1, mq.queueCount());
             start = System.nanoTime();
             runPhase(config, mq, counts, config.phase2, true, phase2, readLatency, appendLatency);
