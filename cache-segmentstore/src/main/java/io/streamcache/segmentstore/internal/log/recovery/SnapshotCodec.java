@@ -126,6 +126,19 @@ public final class SnapshotCodec {
     }
 
     /**
+     * Receives the entries of a table as {@link #decodeRaw} reads them, the name as bytes in the
+     * payload (nothing allocated).
+     */
+    @FunctionalInterface
+    public interface RawEntryVisitor {
+        /**
+         * @return false to stop reading.
+         */
+        boolean onEntry(int segmentId, boolean sealed, long startOffset, long length, DirectBuffer payload, int nameOffset,
+                        int nameLength);
+    }
+
+    /**
      * Reads a payload of {@code length} bytes at index 0 of {@code payload}; allocates the names.
      * Up to 7 zero bytes may follow the last entry.
      *
@@ -133,6 +146,23 @@ public final class SnapshotCodec {
      * @throws IllegalArgumentException if the payload is malformed (the message says how).
      */
     public static int decode(final DirectBuffer payload, final int length, final EntryVisitor visitor) {
+        return decodeRaw(payload, length, (id, sealed, start, segmentLength, buffer, nameOffset, nameLength) -> {
+            final byte[] name = new byte[nameLength];
+            buffer.getBytes(nameOffset, name);
+            visitor.onEntry(id, sealed, start, segmentLength, new String(name, StandardCharsets.UTF_8));
+            return true;
+        });
+    }
+
+    /**
+     * Reads a payload like {@link #decode}, with the same checks, but hands each name over as
+     * its place in the payload and allocates nothing: for recovery's check of a SNAPSHOT against
+     * the table it replayed, which reads every file's table.
+     *
+     * @return the number of entries, or -1 if the visitor stopped the reading.
+     * @throws IllegalArgumentException if the payload is malformed (the message says how).
+     */
+    public static int decodeRaw(final DirectBuffer payload, final int length, final RawEntryVisitor visitor) {
         if (length < ENTRIES_OFFSET) {
             throw new IllegalArgumentException("snapshot length=" + length + " is shorter than its COUNT");
         }
@@ -163,15 +193,15 @@ public final class SnapshotCodec {
                 throw new IllegalArgumentException("snapshot entry " + i + " segmentId=" + segmentId + " has NAME_LENGTH="
                     + Integer.toUnsignedString(nameLength) + " outside [0, " + (length - at - NAME_OFFSET) + "]");
             }
-            final byte[] name = new byte[nameLength];
-            payload.getBytes(at + NAME_OFFSET, name);
             final int entryLength = entryLength(nameLength);
             if (entryLength > length - at) {
                 throw new IllegalArgumentException("snapshot entry " + i + " segmentId=" + segmentId + " padding overruns length="
                     + length);
             }
-            visitor.onEntry(segmentId, (flags & LogFileDescriptor.SNAPSHOT_FLAG_SEALED) != 0, start, segmentLength,
-                new String(name, StandardCharsets.UTF_8));
+            if (!visitor.onEntry(segmentId, (flags & LogFileDescriptor.SNAPSHOT_FLAG_SEALED) != 0, start, segmentLength, payload,
+                at + NAME_OFFSET, nameLength)) {
+                return -1;
+            }
             at += entryLength;
         }
         if (length - at >= ENTRY_ALIGNMENT) {

@@ -384,6 +384,50 @@ class LogRecoveryTest {
         assertTrue(e.reason().contains("SNAPSHOT"), e.reason());
     }
 
+    /**
+     * Every kind of difference between a later file's SNAPSHOT and the records before it is
+     * found, and named, whether or not the quick check that passes matching tables is taken.
+     */
+    @Test
+    void shouldNameEachKindOfSnapshotDifference() throws IOException {
+        final String[][] cases = {
+            // the SNAPSHOT's entries (id:name:length:sealed), then what the message must say
+            {"1:a:100:false,3:x:50:false", "SNAPSHOT lists"},          // x instead of c: wrong name
+            {"1:a:100:true,3:c:50:false", "SNAPSHOT lists"},           // a said sealed
+            {"1:a:100:false,1:c:50:false", "segmentId=1 twice"},       // an id twice
+            {"1:a:100:false,2:b:50:false", "SNAPSHOT misses segmentId=3 name=c"},  // the deleted b instead of c
+        };
+        for (final String[] c : cases) {
+            final Path dir = directory.resolve("case-" + c[1].hashCode() + "-" + c[0].hashCode());
+            java.nio.file.Files.createDirectories(dir);
+            final TestLogWriter writer = new TestLogWriter(dir, FILE_LENGTH, BATCH);
+            writer.create(1, "a");
+            writer.data(1, 100);
+            writer.create(2, "b");
+            writer.data(2, 50);
+            writer.create(3, "c");
+            writer.data(3, 50);
+            writer.delete(2);
+            writer.roll();
+            writer.close();
+            assertNull(LogRecovery.builder(dir).build().recover().truncation(), "the log as written recovers");
+            final List<SnapshotCodec.Entry> entries = new java.util.ArrayList<>();
+            for (final String e : c[0].split(",")) {
+                final String[] f = e.split(":");
+                entries.add(new SnapshotCodec.Entry(Integer.parseInt(f[0]), Boolean.parseBoolean(f[3]), 0, Long.parseLong(f[2]), f[1]));
+            }
+            final TestLogWriter.RecordInfo snapshot = writer.records().get(writer.records().size() - 1);
+            final byte[] payload = new byte[SnapshotCodec.encodedLength(entries)];
+            SnapshotCodec.encode(entries, new org.agrona.concurrent.UnsafeBuffer(payload), 0);
+            LogFiles.write(writer.path(2), snapshot.position(), LogFiles.record(2, LogRecordDescriptor.TYPE_SNAPSHOT, 0, 0, payload));
+
+            final LogCorruptedException e = assertThrows(LogCorruptedException.class, () -> LogRecovery.builder(dir).build().recover(),
+                c[0]);
+            assertEquals(2, e.fileNumber(), c[0]);
+            assertTrue(e.reason().contains(c[1]), c[0] + ": " + e.reason());
+        }
+    }
+
     @Test
     void shouldFailOnAFileBeforeTheTailThatEndsTornOrHasABadHeader() throws IOException {
         final TestLogWriter writer = randomLog(directory, 81, 1000);
