@@ -95,8 +95,8 @@ import static io.streamcache.core.internal.layout.BlockMetadataDescriptor.entryL
  * address with 32 bits: a stale address whose block was reused as the last block of a new entry.
  *
  * <h2>Inside</h2>
- * This class is the API: it checks arguments and the cache's state, and composes one entry
- * operation out of package-private parts, each with one concern and its own class comment:
+ * This class is the API: it checks the caller's arguments and that the cache is open, and hands
+ * each operation to package-private parts, each with one concern and its own class comment:
  * {@code BlockTable} (buffers, addresses, metadata words, chain steps), {@code BlockAllocator}
  * (allocation and free chains, hints, the full handler), {@code ChainCopier} (copies in, out and
  * between chains, views), {@code EntryWriter} (insert, append, replace, delete and relocate,

@@ -14,20 +14,24 @@ import static io.streamcache.core.internal.layout.BlockMetadataDescriptor.usedWo
 /**
  * Every change to a {@link BlockCache}'s entries: insert, append, replace, delete and relocate,
  * each composed of the table's metadata words, the allocator's chains, the copier's copies and
- * the tier accounts. The arguments are checked by the cache; addresses are checked here, through
- * the metadata, before anything changes.
+ * the tier accounts. The cache checks the sources and that it is open; the addresses (through the
+ * metadata), the entry lengths and a relocation's target tier are checked here, before anything
+ * changes.
  *
  * <p><b>Failure leaves the entry as it was.</b> A change that grows an entry takes its new blocks
  * first (their words "used", linked backwards to the entry's last block), turns the old last
  * block's word into "used, not last" so that the copy can walk the whole chain, copies, and only
  * then writes the new last block's word with the length. A copy that fails (a source released
  * underneath, say) writes the old last word back and frees the blocks taken: no block leaks and
- * the address stays valid. The words of a one-block entry A while an append links B and C:
+ * the address stays valid. (A replace writes over the entry's own blocks, so a source that fails
+ * may leave the bytes partly overwritten; length, blocks and address stay as they were. A
+ * relocation copies into blocks of its own and frees them on failure.) The words of a one-block
+ * entry A while an append links B and C:
  * <pre>
  *   before:   [ A: used, last, length=n ]
- *   copying:  [ A: used ] <- [ B: used ] <- [ C: used ]                 copy into A's tail, B and C
- *   after:    [ A: used ] <- [ B: used ] <- [ C: used, last, length=n+k ]  (address C)
- *   failed:   [ A: used, last, length=n ]                                B and C freed (address A)
+ *   copying:  [ A: used ] <- [ B: used ] <- [ C: used ]                    copy into A's tail, B, C
+ *   after:    [ A: used ] <- [ B: used ] <- [ C: used, last, length=n+k ]  address C
+ *   failed:   [ A: used, last, length=n ]                                  B and C freed, address A
  * </pre>
  *
  * <p><b>Threading:</b> no state of its own beyond its immutable parts; callable from any thread
