@@ -15,7 +15,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 /**
  * One cache buffer on its own, over real direct memory: its metadata words, the header word
  * (free count and free-list head) and the free list as {@link BlockCache} takes blocks from it
- * and gives them back (the helpers below do what its takeBlocks and freeChain do under the
+ * and gives them back (the helpers below do what BlockAllocator.takeBlocks and freeChain do under the
  * monitor).
  */
 class CacheBufferTest {
@@ -41,7 +41,7 @@ class CacheBufferTest {
         return list;
     }
 
-    /** Takes the head block, as BlockCache.takeBlocks does. */
+    /** Takes the head block, as BlockAllocator.takeBlocks does. */
     private static int take(final CacheBuffer buffer) {
         synchronized (buffer) {
             final long header = buffer.header();
@@ -53,7 +53,7 @@ class CacheBufferTest {
         }
     }
 
-    /** Gives a block back to the head of the list, as BlockCache.freeChain does. */
+    /** Gives a block back to the head of the list, as BlockAllocator.freeChain does. */
     private static void give(final CacheBuffer buffer, final int block) {
         synchronized (buffer) {
             final long header = buffer.header();

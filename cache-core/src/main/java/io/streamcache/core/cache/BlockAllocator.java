@@ -1,0 +1,314 @@
+package io.streamcache.core.cache;
+
+import io.streamcache.core.CacheCorruptedException;
+import io.streamcache.core.CacheFullException;
+import io.streamcache.core.internal.layout.BlockAddressDescriptor;
+import io.streamcache.core.internal.layout.BlockMetadataDescriptor;
+
+import java.time.Duration;
+import java.util.Objects;
+import java.util.concurrent.atomic.LongAdder;
+
+import static io.streamcache.core.internal.layout.BlockMetadataDescriptor.isUsed;
+import static io.streamcache.core.internal.layout.BlockMetadataDescriptor.previousAddress;
+import static io.streamcache.core.internal.layout.BlockMetadataDescriptor.usedWord;
+
+/**
+ * Takes blocks for a {@link BlockCache}'s entries and gives them back: chains of blocks linked
+ * backwards through their metadata words, taken from the free lists of the buffers of one tier
+ * or another, with the calling thread's hint buffer first, and the full handler's retry loop
+ * when no block is free.
+ *
+ * <h2>Allocation</h2>
+ * Free blocks of a buffer form a list through their metadata words (O(1) allocation). Buffers
+ * with free blocks wait in their tier's queue; an allocating thread takes one out, pops blocks
+ * under its monitor and puts it back at the end if it still has free blocks; a full buffer that
+ * frees a block rejoins the queue. A thread keeps allocating from the buffer it last took (a
+ * hint, one of {@link #HINT_SLOTS} per tier) until that buffer is full, which keeps its entries
+ * together in memory. A chain's blocks come from a preferred tier first, then from the other
+ * tiers fastest first. When no block is free in any tier, the {@link CacheFullHandler} is called
+ * with no lock held and the allocation retried until the full-retry timeout; then the operation
+ * fails with {@link CacheFullException} and no block taken.
+ *
+ * <h2>Free-list order</h2>
+ * A buffer hands its blocks out ascending when fresh, so that entries inserted one after another
+ * lie forwards in memory, each one run of adjacent blocks (which copies and views treat as one
+ * range); freed blocks go back to the head (LIFO: the blocks freed last are the warmest), and a
+ * buffer wholly free again whose list is out of order is reset to ascending
+ * ({@link CacheBuffer#resetFreeList()}).
+ *
+ * <p><b>Threading:</b> any thread may allocate and free at once. There is no global lock: a
+ * thread takes one buffer at a time out of a lock-free queue and locks only that buffer; freeing
+ * locks the buffers of the freed blocks, one at a time. The full handler is read volatile and may
+ * be replaced from any thread. Words of blocks being taken are written under the buffer's
+ * monitor and published to other threads with the entry's address.
+ */
+final class BlockAllocator {
+    /** Hint slots per tier: threads are hashed to them by id. */
+    static final int HINT_SLOTS = 64;
+
+    private final String name;
+    private final long capacity;
+    private final long totalBlocks;
+    private final int blockLength;
+    private final int blocksPerBuffer;
+    private final int blockIndexBits;
+    private final int blockIndexMask;
+    private final long fullRetryNanos;
+    private final CacheBuffer[] buffers;
+    private final Tier[] tiers;
+    private final LongAdder fullHandlerCalls = new LongAdder();
+    private final LongAdder fullFailures = new LongAdder();
+    private volatile CacheFullHandler fullHandler;
+
+    BlockAllocator(final String name, final BlockTable table, final Tier[] tiers, final CacheFullHandler fullHandler,
+                   final Duration fullRetryTimeout) {
+        this.name = name;
+        this.buffers = table.buffers;
+        this.tiers = tiers;
+        this.blockLength = table.blockLength;
+        this.blocksPerBuffer = table.blocksPerBuffer;
+        this.blockIndexBits = table.blockIndexBits;
+        this.blockIndexMask = table.blockIndexMask;
+        this.capacity = (long)buffers.length * blocksPerBuffer * blockLength;
+        this.totalBlocks = (long)buffers.length * (blocksPerBuffer - 1);
+        this.fullRetryNanos = fullRetryTimeout.toNanos();
+        this.fullHandler = Objects.requireNonNull(fullHandler, "fullHandler");
+    }
+
+    void fullHandler(final CacheFullHandler handler) {
+        this.fullHandler = Objects.requireNonNull(handler, "handler");
+    }
+
+    CacheFullHandler fullHandler() {
+        return fullHandler;
+    }
+
+    /**
+     * @return data blocks of the cache (block 0 of each buffer excluded).
+     */
+    long totalBlocks() {
+        return totalBlocks;
+    }
+
+    long fullHandlerCalls() {
+        return fullHandlerCalls.sum();
+    }
+
+    long fullFailures() {
+        return fullFailures.sum();
+    }
+
+    /**
+     * Takes {@code count} blocks, linked backwards from {@code previous}, and returns the last.
+     * Their words say "used, not last"; the caller writes the last one. Blocks come from
+     * {@code preferredTier} first, then from the other tiers fastest first (a full tier falls
+     * through to the next one with room); the full handler is called only when no tier has a
+     * free block. On failure, gives back whatever it took and throws.
+     */
+    int allocateChain(final int count, final int previous, final int preferredTier) {
+        if (count > totalBlocks) {
+            fullFailures.increment();
+            throw new CacheFullException("cache " + name + " cannot hold " + count + " blocks: it has " + totalBlocks
+                + " in all (capacity=" + capacity + ")", count);
+        }
+        int last = previous;
+        int remaining = count;
+        long deadline = 0L;
+        final int hintSlot = (int)Thread.currentThread().getId() & (HINT_SLOTS - 1);
+        while (remaining > 0) {
+            long taken = takeFrom(tiers[preferredTier], remaining, last, hintSlot);
+            for (int t = 0; (taken >>> Integer.SIZE) == 0 && t < tiers.length; t++) {
+                if (t != preferredTier) {
+                    taken = takeFrom(tiers[t], remaining, last, hintSlot);
+                }
+            }
+            if (taken >>> Integer.SIZE != 0) {
+                remaining -= (int)(taken >>> Integer.SIZE);
+                last = (int)taken;
+                continue;
+            }
+            if (deadline == 0L) {
+                deadline = System.nanoTime() + fullRetryNanos;
+            } else if (System.nanoTime() - deadline >= 0) {
+                if (last != previous) {
+                    freeChain(last, previous);
+                }
+                fullFailures.increment();
+                throw full(count, "no block could be had within fullRetryTimeout=" + Duration.ofNanos(fullRetryNanos));
+            }
+            if (!hasFreeBlocks(0, buffers.length)) {
+                // Give back a partial chain so that the handler and other threads can use those blocks.
+                if (last != previous) {
+                    freeChain(last, previous);
+                    last = previous;
+                    remaining = count;
+                }
+                fullHandlerCalls.increment();
+                if (!fullHandler.onCacheFull(count)) {
+                    fullFailures.increment();
+                    throw full(count, "the full handler freed nothing");
+                }
+                // Retry even if the time is up: what the handler freed is not wasted.
+                Thread.yield();
+                continue;
+            }
+            // Another thread holds the buffers with free blocks for a moment.
+            Thread.yield();
+        }
+        return last;
+    }
+
+    /**
+     * Takes {@code count} blocks of one tier only, linked backwards from {@code previous}; never
+     * calls the full handler and never falls through to another tier.
+     *
+     * @return the last block taken.
+     * @throws CacheFullException if the tier has not that many free blocks; nothing is taken.
+     */
+    int allocateInTier(final Tier tier, final int count) {
+        int last = BlockAddressDescriptor.NULL_ADDRESS;
+        int remaining = count;
+        final int hintSlot = (int)Thread.currentThread().getId() & (HINT_SLOTS - 1);
+        long deadline = 0L;
+        while (remaining > 0) {
+            final long taken = takeFrom(tier, remaining, last, hintSlot);
+            if (taken >>> Integer.SIZE != 0) {
+                remaining -= (int)(taken >>> Integer.SIZE);
+                last = (int)taken;
+                continue;
+            }
+            final boolean empty = !hasFreeBlocks(tier.firstBuffer, tier.firstBuffer + tier.bufferCount);
+            if (deadline == 0L) {
+                deadline = System.nanoTime() + fullRetryNanos;
+            }
+            if (empty || System.nanoTime() - deadline >= 0) {
+                if (last != BlockAddressDescriptor.NULL_ADDRESS) {
+                    freeChain(last, BlockAddressDescriptor.NULL_ADDRESS);
+                }
+                throw new CacheFullException("tier " + tier.name + " of cache " + name + " has not " + count
+                    + " free blocks", count);
+            }
+            Thread.yield();
+        }
+        return last;
+    }
+
+    /**
+     * Takes up to {@code want} blocks from one tier: from the calling thread's hint buffer of
+     * that tier if it has free blocks, else from one buffer polled from the tier's queue.
+     *
+     * @return the number taken in the high 32 bits (0 if none could be had at once), the new
+     *         last address in the low 32 bits.
+     */
+    private long takeFrom(final Tier tier, final int want, final int previous, final int hintSlot) {
+        final CacheBuffer hint = tier.hints[hintSlot];
+        if (hint != null && hint.freeCountVolatile() > 0) {
+            final long taken = takeBlocks(hint, want, previous, false);
+            if (taken >>> Integer.SIZE != 0) {
+                return taken;
+            }
+        }
+        final CacheBuffer buffer = tier.available.poll();
+        if (buffer == null) {
+            return previous & BlockMetadataDescriptor.LINK_MASK;
+        }
+        tier.hints[hintSlot] = buffer;
+        return takeBlocks(buffer, want, previous, true);
+    }
+
+    private CacheFullException full(final int count, final String why) {
+        return new CacheFullException("cache " + name + " is full: " + count + " blocks of " + blockLength
+            + " bytes needed, capacity=" + capacity + ": " + why, count);
+    }
+
+    /**
+     * Pops up to {@code want} blocks of {@code buffer}, linked backwards from {@code previous}.
+     *
+     * @param polled whether the caller took the buffer out of the queue (and so must put it back
+     *               if it still has free blocks); {@code false} for the calling thread's hint, which
+     *               may sit in the queue meanwhile: a buffer that fills stays there until a poller
+     *               finds it full and drops it.
+     * @return the number taken in the high 32 bits, the new last address in the low 32 bits.
+     */
+    private long takeBlocks(final CacheBuffer buffer, final int want, final int previous, final boolean polled) {
+        int last = previous;
+        final int taken;
+        boolean putBack = false;
+        synchronized (buffer) {
+            final long header = buffer.header();
+            final int free = BlockMetadataDescriptor.freeCount(header);
+            int head = BlockMetadataDescriptor.freeHeadIndex(header);
+            taken = Math.min(want, free);
+            for (int i = 0; i < taken; i++) {
+                final int block = head;
+                head = BlockMetadataDescriptor.nextFreeIndex(buffer.word(block));
+                buffer.word(block, usedWord(last));
+                last = BlockAddressDescriptor.pack(buffer.index, block, blockIndexBits);
+            }
+            buffer.headerRelease(BlockMetadataDescriptor.headerWord(free - taken, head));
+            if (polled) {
+                putBack = free - taken > 0;
+                buffer.inQueue = putBack;
+            }
+        }
+        if (putBack) {
+            tiers[buffer.tier].available.offer(buffer);
+        }
+        return ((long)taken << Integer.SIZE) | (last & BlockMetadataDescriptor.LINK_MASK);
+    }
+
+    /**
+     * Frees the chain from {@code last} backwards, up to but excluding {@code stop} (or to its
+     * first block), locking one buffer at a time.
+     */
+    void freeChain(final int last, final int stop) {
+        int current = last;
+        while (current != stop && current != BlockAddressDescriptor.NULL_ADDRESS) {
+            final CacheBuffer buffer = buffers[current >>> blockIndexBits];
+            final boolean putBack;
+            synchronized (buffer) {
+                final long header = buffer.header();
+                int free = BlockMetadataDescriptor.freeCount(header);
+                int head = BlockMetadataDescriptor.freeHeadIndex(header);
+                do {
+                    final int block = current & blockIndexMask;
+                    final long word = buffer.word(block);
+                    if (!isUsed(word)) {
+                        buffer.headerRelease(BlockMetadataDescriptor.headerWord(free, head));
+                        throw new CacheCorruptedException("freeing address=0x" + Integer.toHexString(current) + " which is free");
+                    }
+                    buffer.word(block, BlockMetadataDescriptor.freeWord(head));
+                    // The list stays ascending only if each block goes back right before the head.
+                    buffer.freeListAscending &= head == 0 ? block == blocksPerBuffer - 1 : block + 1 == head;
+                    head = block;
+                    free++;
+                    current = previousAddress(word);
+                } while (current != stop && current != BlockAddressDescriptor.NULL_ADDRESS
+                    && current >>> blockIndexBits == buffer.index);
+                if (free == blocksPerBuffer - 1 && !buffer.freeListAscending) {
+                    // Wholly free and out of order: back to ascending order, so that the next
+                    // entries are laid out forwards. (Already ascending, as when the blocks taken
+                    // last are given back first, it costs nothing.)
+                    buffer.resetFreeList();
+                } else {
+                    buffer.headerRelease(BlockMetadataDescriptor.headerWord(free, head));
+                }
+                putBack = !buffer.inQueue;
+                buffer.inQueue = true;
+            }
+            if (putBack) {
+                tiers[buffer.tier].available.offer(buffer);
+            }
+        }
+    }
+
+    private boolean hasFreeBlocks(final int fromBuffer, final int toBuffer) {
+        for (int i = fromBuffer; i < toBuffer; i++) {
+            if (buffers[i].freeCountVolatile() > 0) {
+                return true;
+            }
+        }
+        return false;
+    }
+}

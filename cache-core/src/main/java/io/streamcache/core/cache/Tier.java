@@ -1,0 +1,53 @@
+package io.streamcache.core.cache;
+
+import io.streamcache.core.memory.MemoryRegion;
+import org.jctools.queues.MpmcArrayQueue;
+
+import java.util.concurrent.atomic.LongAdder;
+
+/**
+ * One tier of a {@link BlockCache}: a contiguous range of the cache's buffers, its region, its
+ * queue of buffers with free blocks, its allocation hints and its counters.
+ *
+ * <p><b>Threading:</b> the identity fields are immutable; the queue is lock-free and shared by
+ * every allocating and freeing thread ({@link BlockAllocator}); the hints are racy plain reads
+ * and writes (only a hint); the counters are {@link LongAdder}s, added to on the data path and
+ * summed by {@link TierTable#stats}.
+ */
+final class Tier {
+    final int index;
+    final String name;
+    final MemoryRegion region;
+    final int firstBuffer;
+    final int bufferCount;
+    final long blockCount;
+    final MpmcArrayQueue<CacheBuffer> available;
+    /**
+     * The buffer of this tier each thread (hashed by id) last took from the queue: a thread
+     * keeps filling it until it is full, so an entry's blocks and consecutive entries stay
+     * close in memory, and threads mostly lock different buffers. Only a hint: racy plain
+     * reads and writes.
+     */
+    final CacheBuffer[] hints = new CacheBuffer[BlockAllocator.HINT_SLOTS];
+    final LongAdder storedBytes = new LongAdder();
+    final LongAdder entries = new LongAdder();
+    final LongAdder hits = new LongAdder();
+    final LongAdder demotions = new LongAdder();
+    final LongAdder promotions = new LongAdder();
+
+    Tier(final int index, final String name, final MemoryRegion region, final int firstBuffer, final int bufferCount,
+         final int blocksPerBuffer) {
+        this.index = index;
+        this.name = name;
+        this.region = region;
+        this.firstBuffer = firstBuffer;
+        this.bufferCount = bufferCount;
+        this.blockCount = (long)bufferCount * (blocksPerBuffer - 1);
+        this.available = new MpmcArrayQueue<>(Math.max(2, bufferCount));
+    }
+
+    @Override
+    public String toString() {
+        return "Tier{index=" + index + ", name=" + name + ", buffers=[" + firstBuffer + ", " + (firstBuffer + bufferCount) + ")}";
+    }
+}

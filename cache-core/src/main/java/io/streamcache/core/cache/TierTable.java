@@ -1,0 +1,215 @@
+package io.streamcache.core.cache;
+
+import io.streamcache.core.CacheConfigurationException;
+import io.streamcache.core.memory.MemoryRegion;
+
+import java.util.List;
+
+/**
+ * The tiers of a {@link BlockCache}, fastest first, and the per-tier accounts: opens each
+ * tier's region and cuts it into {@link CacheBuffer}s (tier k owns a contiguous range of buffer
+ * indices, so the tier of an address is read off its buffer part), checks tier indices, moves an
+ * entry's share of the accounts when it changes tier, and snapshots the counters.
+ *
+ * <p>Entries and stored bytes count in the tier of the entry's last block (the block its address
+ * names): an entry whose append spilled into another tier counts there as a whole. Used blocks
+ * are exact per tier, read from the buffers' headers.
+ *
+ * <p><b>Threading:</b> the table is immutable after construction; the accounts are
+ * {@link Tier}'s {@link java.util.concurrent.atomic.LongAdder}s, safe from any thread. The
+ * constructor and {@link #closeRegions()} run on the thread that builds or closes the cache.
+ */
+final class TierTable {
+    private final Tier[] tiers;
+    private final CacheBuffer[] buffers;
+    private final int blockIndexBits;
+    private final int bufferLength;
+
+    /**
+     * Opens every tier's region and its buffers, in the queue of their tier; on failure closes
+     * the regions already opened.
+     *
+     * @throws CacheConfigurationException if a region does not hold the buffers asked of it.
+     */
+    TierTable(final CacheConfig config, final int blockIndexBits) {
+        final List<CacheConfig.TierSpec> specs = config.tiers;
+        final int blocksPerBuffer = config.blocksPerBuffer();
+        this.bufferLength = config.bufferLength;
+        this.blockIndexBits = blockIndexBits;
+        this.tiers = new Tier[specs.size()];
+        long bufferTotal = 0;
+        for (final CacheConfig.TierSpec spec : specs) {
+            bufferTotal += spec.capacity() / bufferLength;
+        }
+        this.buffers = new CacheBuffer[(int)bufferTotal];
+        try {
+            int first = 0;
+            for (int t = 0; t < tiers.length; t++) {
+                final CacheConfig.TierSpec spec = specs.get(t);
+                final int count = (int)(spec.capacity() / bufferLength);
+                final MemoryRegion region = spec.region().open(count, bufferLength);
+                tiers[t] = new Tier(t, spec.name(), region, first, count, blocksPerBuffer);
+                if (region.bufferCount() != count || region.bufferLength() != bufferLength) {
+                    throw new CacheConfigurationException("tier " + spec.name() + ": region " + region.description()
+                        + " does not hold bufferCount=" + count + " x bufferLength=" + bufferLength);
+                }
+                for (int i = 0; i < count; i++) {
+                    buffers[first + i] = new CacheBuffer(first + i, t, region.buffer(i), blocksPerBuffer);
+                    tiers[t].available.offer(buffers[first + i]);
+                }
+                first += count;
+            }
+        } catch (final RuntimeException e) {
+            closeRegions();
+            throw e;
+        }
+    }
+
+    /**
+     * @return every buffer of every tier, indexed by the buffer part of an address.
+     */
+    CacheBuffer[] buffers() {
+        return buffers;
+    }
+
+    /**
+     * @return the tiers, fastest first; the array is shared, not to be changed.
+     */
+    Tier[] tiers() {
+        return tiers;
+    }
+
+    int count() {
+        return tiers.length;
+    }
+
+    /**
+     * @return tier {@code index}, checked.
+     * @throws IndexOutOfBoundsException if there is no such tier.
+     */
+    Tier get(final int index) {
+        return tiers[check(index)];
+    }
+
+    /**
+     * @return {@code index} if there is such a tier.
+     * @throws IndexOutOfBoundsException if there is not.
+     */
+    int check(final int index) {
+        if (index < 0 || index >= tiers.length) {
+            throw new IndexOutOfBoundsException("tier=" + index + " tierCount=" + tiers.length);
+        }
+        return index;
+    }
+
+    /**
+     * @return the tier holding the block a valid address names.
+     */
+    Tier of(final int address) {
+        return tiers[buffers[address >>> blockIndexBits].tier];
+    }
+
+    /**
+     * Counts a new entry in the tier of its last block.
+     */
+    void added(final int address, final int length) {
+        final Tier placed = of(address);
+        placed.entries.increment();
+        placed.storedBytes.add(length);
+    }
+
+    /**
+     * Counts a deleted entry out of the tier of its last block.
+     */
+    void removed(final int address, final int length) {
+        final Tier tier = of(address);
+        tier.entries.decrement();
+        tier.storedBytes.add(-length);
+    }
+
+    /**
+     * Moves an entry's share of the per-tier accounts from the tier of its old last block to the
+     * tier of its new one (they differ when an append or replace spilled into another tier).
+     */
+    void moved(final int oldAddress, final int oldLength, final int newAddress, final int newLength) {
+        final Tier from = of(oldAddress);
+        final Tier to = of(newAddress);
+        if (from == to) {
+            to.storedBytes.add(newLength - oldLength);
+        } else {
+            from.entries.decrement();
+            from.storedBytes.add(-oldLength);
+            to.entries.increment();
+            to.storedBytes.add(newLength);
+        }
+    }
+
+    /**
+     * Counts a relocation: the entry's accounts move from {@code source} to {@code target}, with
+     * a demotion on the source when the target is slower, else a promotion on the target.
+     */
+    void relocated(final Tier source, final Tier target, final int length) {
+        source.entries.decrement();
+        source.storedBytes.add(-length);
+        target.entries.increment();
+        target.storedBytes.add(length);
+        if (target.index > source.index) {
+            source.demotions.increment();
+        } else {
+            target.promotions.increment();
+        }
+    }
+
+    /**
+     * @return the free data blocks of one tier now: a sum over its buffers read without locks
+     *         (each buffer's count is exact, the sum is not a snapshot under load).
+     */
+    long freeBlocks(final Tier tier) {
+        long free = 0;
+        for (int i = tier.firstBuffer; i < tier.firstBuffer + tier.bufferCount; i++) {
+            free += buffers[i].freeCountVolatile();
+        }
+        return free;
+    }
+
+    /**
+     * @return a snapshot of every tier, fastest first.
+     */
+    TierStats[] stats() {
+        final TierStats[] stats = new TierStats[tiers.length];
+        for (int t = 0; t < tiers.length; t++) {
+            final Tier tier = tiers[t];
+            final long free = freeBlocks(tier);
+            stats[t] = new TierStats(t, tier.name, tier.region.description(), (long)tier.bufferCount * bufferLength, tier.bufferCount,
+                tier.blockCount, tier.blockCount - free, tier.storedBytes.sum(), tier.entries.sum(), tier.hits.sum(),
+                tier.demotions.sum(), tier.promotions.sum());
+        }
+        return stats;
+    }
+
+    /**
+     * @return a description of the memory regions: the region's, or with several tiers each
+     *         tier's name and region, fastest first.
+     */
+    String regionDescription() {
+        if (tiers.length == 1) {
+            return tiers[0].region.description();
+        }
+        final StringBuilder description = new StringBuilder();
+        for (final Tier tier : tiers) {
+            description.append(description.length() == 0 ? "" : ", ").append(tier.name).append(": ").append(tier.region.description());
+        }
+        return description.toString();
+    }
+
+    /**
+     * Closes the regions of the tiers opened so far.
+     */
+    void closeRegions() {
+        for (final Tier tier : tiers) {
+            if (tier != null) {
+                tier.region.close();
+            }
+        }
+    }
+}
