@@ -260,7 +260,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  *
  * <p><b>Why this file is longer than the project's ~800 lines.</b> It is the store's whole
  * public contract: the class comment above (the layouts, the read paths, durability, threading)
- * and one contract per public method are about 60% of it, its code about 400 lines of argument
+ * and one contract per public method are about half of it, its code about 400 lines of argument
  * checks and hand-offs, and the nested {@link Builder} (which must stay nested: it is part of
  * the API as {@code SegmentStore.Builder}) about 280. Every concern with logic of its own
  * lives in the classes named above; splitting the facade further would only scatter its
