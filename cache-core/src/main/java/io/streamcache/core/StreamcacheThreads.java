@@ -4,7 +4,6 @@ import java.util.EnumMap;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.ThreadFactory;
-import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * Creates every thread the library starts. Each thread has a {@link Role}; an embedder that
@@ -73,7 +72,7 @@ public interface StreamcacheThreads {
      *         {@code -<n>} appended for roles that may have several threads per owner.
      */
     static StreamcacheThreads defaults() {
-        return Defaults.INSTANCE;
+        return DefaultThreads.INSTANCE;
     }
 
     /**
@@ -101,28 +100,5 @@ public interface StreamcacheThreads {
      */
     default ThreadFactory factory(final Role role, final String owner) {
         return task -> newThread(role, owner, task);
-    }
-
-    /** The default threads: daemon, named by role and owner. */
-    final class Defaults implements StreamcacheThreads {
-        static final Defaults INSTANCE = new Defaults();
-        private static final AtomicLong SEQUENCE = new AtomicLong();
-
-        private Defaults() {
-        }
-
-        @Override
-        public Thread newThread(final Role role, final String owner, final Runnable task) {
-            final String name = "streamcache-" + role.label() + "-" + owner
-                    + (role == Role.LOG_READER ? "-" + SEQUENCE.incrementAndGet() : "");
-            final Thread thread = new Thread(task, name);
-            thread.setDaemon(true);
-            return thread;
-        }
-
-        @Override
-        public String toString() {
-            return "StreamcacheThreads.defaults()";
-        }
     }
 }

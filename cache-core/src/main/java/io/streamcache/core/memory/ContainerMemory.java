@@ -20,7 +20,7 @@ import java.util.OptionalLong;
  * container can change while it runs); stateless and thread-safe. On a system without these
  * files every figure is "unknown" and nothing is refused.
  */
-public final class ContainerMemory {
+final class ContainerMemory {
     /**
      * Memory the JVM uses besides its heap and the cache, assumed when checking a budget:
      * metaspace, code cache, thread stacks, GC structures, Netty's pools, the page tables of the
