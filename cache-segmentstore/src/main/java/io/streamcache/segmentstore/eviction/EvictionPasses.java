@@ -192,7 +192,7 @@ final class EvictionPasses {
             return 0;
         }
         long busy = 0;
-        policy.beginPass(generation.get());
+        policy.beginPass(generation.get(), wanted * cache.blockLength());
         for (final EvictionSource source : sources) {
             busy += source.scan(survey);
         }
@@ -241,7 +241,7 @@ final class EvictionPasses {
             return 0;
         }
         long busy = 0;
-        policy.beginPass(generation.get());
+        policy.beginPass(generation.get(), wanted * cache.blockLength());
         histogram.clear();
         tierScan.reset(tier, demote, wanted);
         for (final EvictionSource source : sources) {

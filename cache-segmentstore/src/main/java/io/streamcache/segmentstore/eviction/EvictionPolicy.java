@@ -47,6 +47,18 @@ public interface EvictionPolicy {
     void beginPass(int currentGeneration);
 
     /**
+     * Starts a pass that needs about {@code wantedBytes} freed: a policy that can rank what it
+     * surveyed by bytes may put its first cut-off where that much lies behind it, so that the
+     * manager scans the sources once instead of once per step. The default ignores the amount.
+     *
+     * @param currentGeneration the manager's generation now (already advanced for this pass).
+     * @param wantedBytes       bytes the pass wants freed, &gt; 0.
+     */
+    default void beginPass(final int currentGeneration, final long wantedBytes) {
+        beginPass(currentGeneration);
+    }
+
+    /**
      * Offers an evictable entry to the survey; the policy must not change it.
      *
      * @param segment name of the entry's segment.

@@ -41,6 +41,40 @@ class GenerationPolicyTest {
             steps(policy, 10, 5, 2, 7, 2));
     }
 
+    /**
+     * Given the bytes the pass wants, the first cut-off is the newest generation at which the
+     * bytes at least as old add up to them; later steps go one generation at a time.
+     */
+    @Test
+    void shouldPutTheFirstCutoffWhereTheWantedBytesLieBehindIt() {
+        final GenerationPolicy policy = new GenerationPolicy();
+        // generations 2 (100 B + 100 B), 5 (300 B), 7 (50 B), 8 (1000 B); current 10
+        final int[] generations = {5, 2, 7, 2, 8};
+        final int[] lengths = {300, 100, 50, 100, 1000};
+        final List<Integer> cutoffs = new ArrayList<>();
+        for (final long wanted : new long[] {150, 200, 201, 500, 550, 551, 100_000}) {
+            policy.beginPass(10, wanted);
+            for (int i = 0; i < generations.length; i++) {
+                policy.survey("s", new ReadIndexEntry(0, lengths[i], 1, generations[i]));
+            }
+            assertTrue(policy.advance());
+            cutoffs.add(policy.cutoffGeneration());
+        }
+        assertEquals(List.of(2, 2, 5, 5, 7, 8, 8), cutoffs);
+        // Later steps one generation at a time, from the first cut-off.
+        policy.beginPass(10, 201);
+        for (int i = 0; i < generations.length; i++) {
+            policy.survey("s", new ReadIndexEntry(0, lengths[i], 1, generations[i]));
+        }
+        final List<Integer> steps = new ArrayList<>();
+        while (policy.advance()) {
+            steps.add(policy.cutoffGeneration());
+        }
+        assertEquals(List.of(5, 7, 8), steps);
+        // Without an amount (the one-argument beginPass), the first step is the oldest generation.
+        assertEquals(List.of(List.of(2, 2), List.of(5, 2, 2), List.of(5, 2, 7, 2)), steps(policy, 10, 5, 2, 7, 2));
+    }
+
     @Test
     void shouldNeverSelectEntriesOfTheCurrentGeneration() {
         final GenerationPolicy policy = new GenerationPolicy();
