@@ -44,7 +44,8 @@ import java.util.stream.Stream;
  * <pre>
  *   java -jar streamcache-bench.jar mq --dir /var/tmp/mq [--threads 40] [--topics 100]
  *        [--queues 250000] [--min 100] [--max 17408] [--phase1 3g] [--phase2 2g] [--fetch 30]
- *        [--tail 0.9] [--cache 2g] [--batch 1m] [--raw true] [--reopen true]
+ *        [--tail 0.9] [--cache 2g] [--batch 1m] [--raw true] [--reopen true] [--prewrite BOOL]
+ *        [--file-length SIZE]
  * </pre>
  * The directory is emptied first. Needs direct memory for the cache plus Netty's buffers.
  */
@@ -73,6 +74,9 @@ public final class MqBench {
         boolean raw = true;
         boolean reopen = true;
         long seed = 42;
+        /** null: the log's default. */
+        Boolean preWrite;
+        long fileLength;
 
         int queuesPerTopic() {
             return (queues + topics - 1) / topics;
@@ -126,7 +130,14 @@ public final class MqBench {
         clean(config.dir);
         Files.createDirectories(config.dir);
         final Path logDir = config.dir.resolve("log");
-        final LogConfig log = LogConfig.builder(logDir).build();
+        final LogConfig.Builder logBuilder = LogConfig.builder(logDir);
+        if (config.preWrite != null) {
+            logBuilder.preWrite(config.preWrite);
+        }
+        if (config.fileLength > 0) {
+            logBuilder.fileLength(config.fileLength);
+        }
+        final LogConfig log = logBuilder.build();
         final long[][] counts = new long[config.threads][];
         for (int t = 0; t < config.threads; t++) {
             counts[t] = new long[(config.queues - t + config.threads - 1) / config.threads];
@@ -446,6 +457,8 @@ public final class MqBench {
                 case "--raw" -> c.raw = Boolean.parseBoolean(v);
                 case "--reopen" -> c.reopen = Boolean.parseBoolean(v);
                 case "--seed" -> c.seed = Long.parseLong(v);
+                case "--prewrite" -> c.preWrite = Boolean.parseBoolean(v);
+                case "--file-length" -> c.fileLength = size(v);
                 default -> throw new IllegalArgumentException("unknown flag " + flag + " (--help lists them)");
             }
         }
@@ -491,6 +504,7 @@ public final class MqBench {
     static String usage() {
         return "mq --dir DIR [--threads 40] [--topics 100] [--queues 250000] [--min 100] [--max 17408] [--phase1 3g]\n"
             + "   [--phase2 2g] [--fetch 30] [--tail 0.9] [--cache 2g] [--batch 1m] [--raw true] [--reopen true] [--seed 42]\n"
+            + "   [--prewrite true|false (the log's default)] [--file-length (the log's default)]\n"
             + "The contest-shaped message-queue workload on MessageQueueStore; every byte read is checked.";
     }
 }
