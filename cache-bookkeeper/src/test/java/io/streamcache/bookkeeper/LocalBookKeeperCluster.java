@@ -76,26 +76,30 @@ final class LocalBookKeeperCluster implements AutoCloseable {
             throw new IllegalStateException("cannot initialise cluster metadata at metadataUri=" + metadataUri);
         }
         for (int i = 0; i < count; i++) {
-            final Path dir = Files.createDirectories(root.resolve("bookie-" + i));
-            final ServerConfiguration conf = new ServerConfiguration();
-            conf.setMetadataServiceUri(metadataUri);
-            conf.setBookiePort(freePort());
-            conf.setAdvertisedAddress("127.0.0.1");
-            conf.setListeningInterface(null);
-            conf.setAllowLoopback(true);
-            conf.setJournalDirName(Files.createDirectories(dir.resolve("journal")).toString());
-            conf.setLedgerDirNames(new String[] {Files.createDirectories(dir.resolve("ledgers")).toString()});
-            conf.setHttpServerEnabled(false);
-            conf.setZkTimeout(20_000);
-            conf.setDiskUsageThreshold(0.99f);
-            conf.setDiskUsageWarnThreshold(0.98f);
-            conf.setProperty("bookieDeathWatchInterval", 1000);
+            final Path dir = root.resolve("bookie-" + i);
+            final ServerConfiguration conf = bookieConf(metadataUri, freePort(), dir);
             bookieConf.accept(conf);
             bookies.add(new Bookie(conf, dir));
         }
         for (int i = 0; i < count; i++) {
             start(i);
         }
+    }
+
+    /** The configuration of a bookie on {@code directory} (journal and ledger directories in it) and {@code port}. */
+    static ServerConfiguration bookieConf(final String metadataUri, final int port, final Path directory) throws IOException {
+        final ServerConfiguration conf = new ServerConfiguration();
+        conf.setMetadataServiceUri(metadataUri);
+        conf.setBookiePort(port);
+        conf.setAdvertisedAddress("127.0.0.1");
+        conf.setAllowLoopback(true);
+        conf.setJournalDirName(Files.createDirectories(directory.resolve("journal")).toString());
+        conf.setLedgerDirNames(new String[] {Files.createDirectories(directory.resolve("ledgers")).toString()});
+        conf.setHttpServerEnabled(false);
+        conf.setZkTimeout(20_000);
+        conf.setDiskUsageThreshold(0.99f);
+        conf.setDiskUsageWarnThreshold(0.98f);
+        return conf;
     }
 
     String metadataUri() {
@@ -143,7 +147,7 @@ final class LocalBookKeeperCluster implements AutoCloseable {
         awaitAvailable(bookie.id(), false);
     }
 
-    private void awaitAvailable(final BookieId id, final boolean available) throws Exception {
+    void awaitAvailable(final BookieId id, final boolean available) throws Exception {
         final ClientConfiguration conf = clientConf();
         try (BookKeeperAdmin admin = new BookKeeperAdmin(conf)) {
             final long deadline = System.nanoTime() + 60_000_000_000L;
