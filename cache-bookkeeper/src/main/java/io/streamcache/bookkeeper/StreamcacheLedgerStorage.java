@@ -84,6 +84,7 @@ public final class StreamcacheLedgerStorage implements CompactableLedgerStorage 
 
     static final String LEDGER_PREFIX = "ledger-";
     static final String STATE_SEGMENT = "bookie-state";
+    private static final java.util.concurrent.atomic.AtomicInteger INSTANCES = new java.util.concurrent.atomic.AtomicInteger();
 
     private final ConcurrentSkipListMap<Long, LedgerState> ledgers = new ConcurrentSkipListMap<>();
     private final CopyOnWriteArrayList<LedgerDeletionListener> deletionListeners = new CopyOnWriteArrayList<>();
@@ -117,9 +118,11 @@ public final class StreamcacheLedgerStorage implements CompactableLedgerStorage 
         Files.createDirectories(directory);
         final long start = System.nanoTime();
         try {
-            cache = BlockCache.builder().capacity(settings.cacheBytes()).name("bookie-" + conf.getBookiePort())
-                .registerMBean(false).build();
-            final SegmentStore.Builder builder = SegmentStore.builder(cache).name("bookie-" + conf.getBookiePort())
+            // Unique in the JVM (the MBeans and threads carry it): tests run several bookies, and
+            // restart one on the same port, in one JVM.
+            final String storeName = "bookie-" + conf.getBookiePort() + "-" + INSTANCES.incrementAndGet();
+            cache = BlockCache.builder().capacity(settings.cacheBytes()).name(storeName).registerMBean(false).build();
+            final SegmentStore.Builder builder = SegmentStore.builder(cache).name(storeName)
                 .log(settings.logConfig(directory));
             if (settings.compaction()) {
                 builder.compaction(CompactionConfig.builder().build());

@@ -6,10 +6,12 @@ import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.DynamicTest;
 import org.junit.jupiter.api.TestFactory;
 import org.junit.jupiter.api.Timeout;
+import org.junit.runner.Description;
 import org.junit.runner.JUnitCore;
 import org.junit.runner.Request;
 import org.junit.runner.Result;
 import org.junit.runner.Runner;
+import org.junit.runner.manipulation.Filter;
 import org.junit.runner.notification.Failure;
 import org.junit.runners.model.TestClass;
 import org.junit.runners.parameterized.BlockJUnit4ClassRunnerWithParameters;
@@ -126,16 +128,44 @@ class BookKeeperOwnTestsTest {
     private static final List<Class<?>> PARAMETERIZED = List.of(ExplicitLac.class, PiggybackLac.class,
         ReadLastConfirmedAndEntry.class, ReadLastConfirmedLongPoll.class);
 
+    /**
+     * Methods that cannot apply to any storage but the one they were written for, each with why:
+     * they are left out of the run and listed in docs/bookkeeper.md.
+     */
+    private static final java.util.Map<String, String> NOT_APPLICABLE_METHODS = java.util.Map.of(
+        "testExplicitLacWriteToFileInfoWithValidVersions", "reads InterleavedLedgerStorage's index files (FileInfo)",
+        "testExplicitLacWriteToFileInfoWithOlderVersions", "reads InterleavedLedgerStorage's index files (FileInfo)",
+        "testExplicitLacWriteToJournalWithValidVersions", "opens a second bookie on a running bookie's directories",
+        "testExplicitLacWriteToJournalWithOlderVersions", "opens a second bookie on a running bookie's directories",
+        "testGetListOfEntriesOfLedger", "opens a second bookie on a running bookie's directories");
+
+    private static final Filter NOT_APPLICABLE = new Filter() {
+        @Override
+        public boolean shouldRun(final Description description) {
+            return description.getMethodName() == null || !NOT_APPLICABLE_METHODS.containsKey(description.getMethodName());
+        }
+
+        @Override
+        public String describe() {
+            return "methods that apply to another storage only: " + NOT_APPLICABLE_METHODS;
+        }
+    };
+
     @TestFactory
     @Timeout(3600)
     Stream<DynamicTest> shouldPassBookKeepersOwnTestsOnThisStorage() {
         Assumptions.assumeTrue(Boolean.getBoolean("streamcache.bk.ownTests"),
             "BookKeeper's own tests run only with -Dstreamcache.bk.ownTests=true");
+        // -Dstreamcache.bk.ownTests.only=Name1,Name2 runs only those of BookKeeper's classes.
+        final List<String> only = List.of(System.getProperty("streamcache.bk.ownTests.only", "").split(","));
+        final java.util.function.Predicate<Class<?>> chosen = c -> only.equals(List.of(""))
+            || only.contains(c.getSuperclass().getSimpleName());
         final List<DynamicTest> tests = new ArrayList<>();
-        for (final Class<?> c : PLAIN) {
-            tests.add(DynamicTest.dynamicTest(c.getSuperclass().getSimpleName(), () -> check(c, Request.aClass(c))));
+        for (final Class<?> c : PLAIN.stream().filter(chosen).toList()) {
+            tests.add(DynamicTest.dynamicTest(c.getSuperclass().getSimpleName(),
+                () -> check(c, Request.aClass(c).filterWith(NOT_APPLICABLE))));
         }
-        for (final Class<?> c : PARAMETERIZED) {
+        for (final Class<?> c : PARAMETERIZED.stream().filter(chosen).toList()) {
             tests.add(DynamicTest.dynamicTest(c.getSuperclass().getSimpleName(), () -> {
                 final Runner runner = new BlockJUnit4ClassRunnerWithParameters(
                     new TestWithParameters("[streamcache]", new TestClass(c), List.of(StreamcacheLedgerStorage.class)));
