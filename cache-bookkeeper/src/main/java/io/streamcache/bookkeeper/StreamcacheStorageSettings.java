@@ -45,14 +45,23 @@ record StreamcacheStorageSettings(long cacheBytes, long logFileBytes, int batchB
         }
     }
 
+    /**
+     * The batch delay when adds do not wait for the log: the journal acknowledges them, so the
+     * storage's forces only need to keep up, and fewer of them leave the disk to the journal's.
+     */
+    static final long MAX_DELAY_MICROS_WITH_JOURNAL = 10_000;
+
     static StreamcacheStorageSettings from(final ServerConfiguration conf) {
+        final boolean durableAdds = conf.getBoolean(DURABLE_ADDS, !conf.getJournalWriteData());
+        final long maxDelayMicros = conf.getLong(MAX_DELAY_MICROS,
+            durableAdds ? LogConfig.MAX_DELAY_DEFAULT.toNanos() / 1000 : MAX_DELAY_MICROS_WITH_JOURNAL);
         return new StreamcacheStorageSettings(
             conf.getLong(CACHE_BYTES, CACHE_BYTES_DEFAULT),
             conf.getLong(LOG_FILE_BYTES, LogConfig.FILE_LENGTH_DEFAULT),
             conf.getInt(BATCH_BYTES, LogConfig.BATCH_LENGTH_DEFAULT),
-            Duration.ofNanos(1000L * conf.getLong(MAX_DELAY_MICROS, LogConfig.MAX_DELAY_DEFAULT.toNanos() / 1000)),
+            Duration.ofNanos(1000L * maxDelayMicros),
             conf.getBoolean(COMPACTION, true),
-            conf.getBoolean(DURABLE_ADDS, !conf.getJournalWriteData()),
+            durableAdds,
             Duration.ofMillis(conf.getGcWaitTime()));
     }
 

@@ -30,7 +30,7 @@ import static org.junit.jupiter.api.Assertions.assertNull;
  * {@code DbLedgerStorage} and on {@link StreamcacheLedgerStorage} (with the journal writing data,
  * and without it), one after the other on the same disk: per entry length and ledger count,
  * throughput and add latency (from {@code asyncAddEntry} to its callback, with a window of
- * {@value #WINDOW} adds in flight). Runs only with {@code -Dstreamcache.bk.bench=true};
+ * {@value #WINDOW} adds in flight, the client's add throttle off). Runs only with {@code -Dstreamcache.bk.bench=true};
  * {@code -Dstreamcache.bk.bench.seconds=N} sets the measured time per cell (default 5, after
  * 2 s of warm-up). Prints a Markdown table (docs/benchmarks-bookkeeper.md holds the figures).
  */
@@ -75,7 +75,7 @@ class BookieStorageBenchmark {
         for (final Storage storage : storages) {
             final Path root = Files.createDirectories(directory.resolve(storage.name().replaceAll("[^A-Za-z]", "")));
             try (LocalBookKeeperCluster cluster = new LocalBookKeeperCluster(root, 1, storage.conf());
-                 BookKeeper bk = cluster.client()) {
+                 BookKeeper bk = new BookKeeper(cluster.clientConf().setThrottleValue(0))) {
                 for (final int length : LENGTHS) {
                     for (final int ledgers : LEDGERS) {
                         run(bk, length, ledgers, TimeUnit.SECONDS.toNanos(2), null);
