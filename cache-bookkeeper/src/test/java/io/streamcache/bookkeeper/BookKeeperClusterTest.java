@@ -224,6 +224,40 @@ class BookKeeperClusterTest {
         }
     }
 
+    @Test
+    @Timeout(300)
+    void shouldDeleteLedgersThroughTheBookiesGarbageCollection() throws Exception {
+        try (LocalBookKeeperCluster cluster = new LocalBookKeeperCluster(directory, 3, BookKeeperClusterTest::streamcacheBookie);
+             BookKeeper bk = cluster.client()) {
+            final List<Long> ids = new ArrayList<>();
+            for (int l = 0; l < 4; l++) {
+                final LedgerHandle lh = bk.createLedger(3, 3, 2, BookKeeper.DigestType.CRC32C, PASSWORD);
+                for (long e = 0; e < 20; e++) {
+                    lh.addEntry(Payloads.payload(lh.getId(), e));
+                }
+                lh.close();
+                ids.add(lh.getId());
+            }
+            bk.deleteLedger(ids.get(1));
+            bk.deleteLedger(ids.get(3));
+            for (int b = 0; b < 3; b++) {
+                final org.apache.bookkeeper.bookie.LedgerStorage storage = cluster.storage(b);
+                assertTrue(storage.getUnderlyingLedgerStorage() instanceof StreamcacheLedgerStorage);
+                // The bookie's collector runs every gcWaitTime (1 s here): wait for it, bounded by @Timeout.
+                while (storage.ledgerExists(ids.get(1)) || storage.ledgerExists(ids.get(3))) {
+                    Thread.sleep(50);
+                }
+                assertTrue(storage.ledgerExists(ids.get(0)) && storage.ledgerExists(ids.get(2)), "live ledgers are kept");
+            }
+            // Gone for good: not back after a restart, and the live ones still read.
+            cluster.stop(0);
+            cluster.start(0);
+            assertTrue(!cluster.storage(0).ledgerExists(ids.get(1)) && cluster.storage(0).ledgerExists(ids.get(2)));
+            final LedgerHandle live = bk.openLedger(ids.get(2), BookKeeper.DigestType.CRC32C, PASSWORD);
+            assertArrayEquals(Payloads.payload(ids.get(2), 19), live.readEntries(19, 19).nextElement().getEntry());
+        }
+    }
+
     private static LedgerHandle create(final BookKeeper bk) throws Exception {
         final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
         while (true) {

@@ -6,7 +6,8 @@ import org.apache.bookkeeper.common.component.LifecycleComponentStack;
 import org.apache.bookkeeper.conf.ClientConfiguration;
 import org.apache.bookkeeper.conf.ServerConfiguration;
 import org.apache.bookkeeper.net.BookieId;
-import org.apache.bookkeeper.server.Main;
+import org.apache.bookkeeper.bookie.LedgerStorage;
+import org.apache.bookkeeper.server.EmbeddedServer;
 import org.apache.bookkeeper.server.conf.BookieConfiguration;
 import org.apache.zookeeper.server.NIOServerCnxnFactory;
 import org.apache.zookeeper.server.ZooKeeperServer;
@@ -23,8 +24,8 @@ import java.util.List;
 import java.util.function.Consumer;
 
 /**
- * A real ZooKeeper server and real bookies in this JVM, each bookie built by BookKeeper's own
- * {@link Main#buildBookieServer} (the path {@code bin/bookkeeper bookie} takes) on its own
+ * A real ZooKeeper server and real bookies in this JVM, each bookie built as BookKeeper's own
+ * {@code Main.buildBookieServer} builds it (an {@link EmbeddedServer}, the path {@code bin/bookkeeper bookie} takes) on its own
  * journal and ledger directories and a port picked here: not thread-safe (one test thread
  * starts, stops and restarts bookies).
  */
@@ -42,6 +43,7 @@ final class LocalBookKeeperCluster implements AutoCloseable {
     static final class Bookie {
         final ServerConfiguration conf;
         final Path directory;
+        EmbeddedServer server;
         LifecycleComponentStack stack;
 
         Bookie(final ServerConfiguration conf, final Path directory) {
@@ -125,13 +127,20 @@ final class LocalBookKeeperCluster implements AutoCloseable {
         return new BookKeeper(clientConf());
     }
 
+    /** @return the ledger storage of running bookie {@code index}. */
+    LedgerStorage storage(final int index) {
+        return bookies.get(index).server.getBookieService().getServer().getBookie().getLedgerStorage();
+    }
+
     /** Starts bookie {@code index} (again) and waits until it is registered as available. */
     void start(final int index) throws Exception {
         final Bookie bookie = bookies.get(index);
         if (bookie.stack != null) {
             throw new IllegalStateException("bookie index=" + index + " is running");
         }
-        bookie.stack = Main.buildBookieServer(new BookieConfiguration(bookie.conf));
+        // What Main.buildBookieServer does, keeping the server to reach its storage.
+        bookie.server = EmbeddedServer.builder(new BookieConfiguration(bookie.conf)).build();
+        bookie.stack = bookie.server.getLifecycleComponentStack();
         bookie.stack.start();
         awaitAvailable(bookie.id(), true);
     }
@@ -144,6 +153,7 @@ final class LocalBookKeeperCluster implements AutoCloseable {
         }
         bookie.stack.close();
         bookie.stack = null;
+        bookie.server = null;
         awaitAvailable(bookie.id(), false);
     }
 
