@@ -4,6 +4,7 @@ import io.netty.buffer.ByteBuf;
 import org.agrona.collections.Long2LongHashMap;
 import org.apache.bookkeeper.bookie.LastAddConfirmedUpdateNotification;
 import org.apache.bookkeeper.common.util.Watchable;
+import org.apache.bookkeeper.common.util.Watcher;
 
 import java.util.Arrays;
 import java.util.PrimitiveIterator;
@@ -218,7 +219,7 @@ final class LedgerState extends Watchable<LastAddConfirmedUpdateNotification> {
      *         false if the caller may read at once.
      */
     synchronized boolean waitForLac(final long previousLac,
-                                    final org.apache.bookkeeper.common.util.Watcher<LastAddConfirmedUpdateNotification> watcher) {
+                                    final Watcher<LastAddConfirmedUpdateNotification> watcher) {
         if ((lac != NO_LAC && lac > previousLac) || closed) {
             return false;
         }

@@ -1,6 +1,7 @@
 package io.streamcache.bookkeeper;
 
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
 import io.streamcache.segmentstore.ReadResult;
 import io.streamcache.segmentstore.SegmentStore;
 
@@ -25,7 +26,7 @@ final class SegmentReads {
      * @throws IOException if the bytes cannot be read (missing, truncated, disk error).
      */
     static ByteBuf read(final SegmentStore store, final String segment, final long offset, final int length,
-                        final io.netty.buffer.ByteBufAllocator copies) throws IOException {
+                        final ByteBufAllocator copies) throws IOException {
         final ReadResult first = await(store.readThrough(segment, offset, length), segment, offset);
         if (first.length() == length) {
             return first.data();

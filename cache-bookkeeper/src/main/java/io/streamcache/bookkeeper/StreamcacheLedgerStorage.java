@@ -31,6 +31,7 @@ import java.io.File;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Arrays;
 import java.util.EnumSet;
 import java.util.List;
 import java.util.PrimitiveIterator;
@@ -40,6 +41,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * A bookie's ledger storage on streamcache's durable {@link SegmentStore}: thread-safe, as the
@@ -84,7 +86,7 @@ public final class StreamcacheLedgerStorage implements CompactableLedgerStorage 
 
     static final String LEDGER_PREFIX = "ledger-";
     static final String STATE_SEGMENT = "bookie-state";
-    private static final java.util.concurrent.atomic.AtomicInteger INSTANCES = new java.util.concurrent.atomic.AtomicInteger();
+    private static final AtomicInteger INSTANCES = new AtomicInteger();
 
     private final ConcurrentSkipListMap<Long, LedgerState> ledgers = new ConcurrentSkipListMap<>();
     private final CopyOnWriteArrayList<LedgerDeletionListener> deletionListeners = new CopyOnWriteArrayList<>();
@@ -264,7 +266,7 @@ public final class StreamcacheLedgerStorage implements CompactableLedgerStorage 
     @Override
     public void setMasterKey(final long ledgerId, final byte[] masterKey) throws IOException {
         final LedgerState state = ledgerForWrite(ledgerId);
-        if (java.util.Arrays.equals(state.masterKey(), masterKey)) {
+        if (Arrays.equals(state.masterKey(), masterKey)) {
             return;
         }
         writeDurably(state, LedgerRecords.TYPE_MASTER_KEY, masterKey);

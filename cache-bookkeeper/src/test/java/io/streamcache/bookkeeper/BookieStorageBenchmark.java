@@ -63,6 +63,12 @@ class BookieStorageBenchmark {
                 conf.setLedgerStorageClass(StreamcacheLedgerStorage.class.getName());
                 conf.setProperty(StreamcacheStorageSettings.CACHE_BYTES, 128L << 20);
             }),
+            new Storage("Streamcache, 4 MiB batches, 50 ms", conf -> {
+                conf.setLedgerStorageClass(StreamcacheLedgerStorage.class.getName());
+                conf.setProperty(StreamcacheStorageSettings.CACHE_BYTES, 128L << 20);
+                conf.setProperty(StreamcacheStorageSettings.BATCH_BYTES, 4 << 20);
+                conf.setProperty(StreamcacheStorageSettings.MAX_DELAY_MICROS, 50_000);
+            }),
             new Storage("Streamcache, journalWriteData=false", conf -> {
                 conf.setLedgerStorageClass(StreamcacheLedgerStorage.class.getName());
                 conf.setProperty(StreamcacheStorageSettings.CACHE_BYTES, 128L << 20);
@@ -70,9 +76,13 @@ class BookieStorageBenchmark {
                 // Each add thread waits for its entry's batch to be forced: more of them keep the log busy.
                 conf.setNumAddWorkerThreads(8);
             }));
+        // -Dstreamcache.bk.bench.storages=0,1 runs only those of the list above (by index).
+        final String pick = System.getProperty("streamcache.bk.bench.storages", "");
+        final List<Storage> chosen = pick.isEmpty() ? storages
+            : java.util.Arrays.stream(pick.split(",")).map(i -> storages.get(Integer.parseInt(i.trim()))).toList();
         final StringBuilder table = new StringBuilder(
             "| storage | entry | ledgers | adds/s | MB/s | p50 µs | p99 µs | p99.9 µs |\n|---|---|---|---|---|---|---|---|\n");
-        for (final Storage storage : storages) {
+        for (final Storage storage : chosen) {
             final Path root = Files.createDirectories(directory.resolve(storage.name().replaceAll("[^A-Za-z]", "")));
             try (LocalBookKeeperCluster cluster = new LocalBookKeeperCluster(root, 1, storage.conf());
                  BookKeeper bk = new BookKeeper(cluster.clientConf().setThrottleValue(0))) {
