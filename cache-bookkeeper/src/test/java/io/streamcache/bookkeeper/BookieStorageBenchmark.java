@@ -1,0 +1,145 @@
+package io.streamcache.bookkeeper;
+
+import org.HdrHistogram.Histogram;
+import org.apache.bookkeeper.bookie.storage.ldb.DbLedgerStorage;
+import org.apache.bookkeeper.client.BKException;
+import org.apache.bookkeeper.client.BookKeeper;
+import org.apache.bookkeeper.client.LedgerHandle;
+import org.apache.bookkeeper.conf.ServerConfiguration;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.SplittableRandom;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Consumer;
+
+import static org.junit.jupiter.api.Assertions.assertNull;
+
+/**
+ * Adds through BookKeeper's client to one bookie in this JVM (ensemble, write and ack quorum 1,
+ * so that the figures are the bookie's and its storage's, not the replication's), on
+ * {@code DbLedgerStorage} and on {@link StreamcacheLedgerStorage} (with the journal writing data,
+ * and without it), one after the other on the same disk: per entry length and ledger count,
+ * throughput and add latency (from {@code asyncAddEntry} to its callback, with a window of
+ * {@value #WINDOW} adds in flight, the client's add throttle off). Runs only with {@code -Dstreamcache.bk.bench=true};
+ * {@code -Dstreamcache.bk.bench.seconds=N} sets the measured time per cell (default 5, after
+ * 2 s of warm-up). Prints a Markdown table (docs/benchmarks-bookkeeper.md holds the figures).
+ */
+// BookKeeper's clients declare close() throws InterruptedException: try-with-resources is still right.
+@SuppressWarnings("try")
+class BookieStorageBenchmark {
+
+    private static final int WINDOW = 64;
+    private static final int[] LENGTHS = {100, 1024, 65_536};
+    private static final int[] LEDGERS = {1, 100};
+
+    @TempDir
+    Path directory;
+
+    private record Storage(String name, Consumer<ServerConfiguration> conf) {
+    }
+
+    @Test
+    @Timeout(3600)
+    void shouldCompareAddsOnDbLedgerStorageAndStreamcache() throws Exception {
+        Assumptions.assumeTrue(Boolean.getBoolean("streamcache.bk.bench"), "the benchmark runs only with -Dstreamcache.bk.bench=true");
+        final long seconds = Long.getLong("streamcache.bk.bench.seconds", 5);
+        final List<Storage> storages = List.of(
+            new Storage("DbLedgerStorage", conf -> {
+                conf.setLedgerStorageClass(DbLedgerStorage.class.getName());
+                conf.setProperty("dbStorage_writeCacheMaxSizeMb", 64);
+                conf.setProperty("dbStorage_readAheadCacheMaxSizeMb", 64);
+            }),
+            new Storage("Streamcache", conf -> {
+                conf.setLedgerStorageClass(StreamcacheLedgerStorage.class.getName());
+                conf.setProperty(StreamcacheStorageSettings.CACHE_BYTES, 128L << 20);
+            }),
+            new Storage("Streamcache, 4 MiB batches, 50 ms", conf -> {
+                conf.setLedgerStorageClass(StreamcacheLedgerStorage.class.getName());
+                conf.setProperty(StreamcacheStorageSettings.CACHE_BYTES, 128L << 20);
+                conf.setProperty(StreamcacheStorageSettings.BATCH_BYTES, 4 << 20);
+                conf.setProperty(StreamcacheStorageSettings.MAX_DELAY_MICROS, 50_000);
+            }),
+            new Storage("Streamcache, journalWriteData=false", conf -> {
+                conf.setLedgerStorageClass(StreamcacheLedgerStorage.class.getName());
+                conf.setProperty(StreamcacheStorageSettings.CACHE_BYTES, 128L << 20);
+                conf.setJournalWriteData(false);
+                // Each add thread waits for its entry's batch to be forced: more of them keep the log busy.
+                conf.setNumAddWorkerThreads(8);
+            }));
+        // -Dstreamcache.bk.bench.storages=0,1 runs only those of the list above (by index).
+        final String pick = System.getProperty("streamcache.bk.bench.storages", "");
+        final List<Storage> chosen = pick.isEmpty() ? storages
+            : java.util.Arrays.stream(pick.split(",")).map(i -> storages.get(Integer.parseInt(i.trim()))).toList();
+        final StringBuilder table = new StringBuilder(
+            "| storage | entry | ledgers | adds/s | MB/s | p50 µs | p99 µs | p99.9 µs |\n|---|---|---|---|---|---|---|---|\n");
+        for (final Storage storage : chosen) {
+            final Path root = Files.createDirectories(directory.resolve(storage.name().replaceAll("[^A-Za-z]", "")));
+            try (LocalBookKeeperCluster cluster = new LocalBookKeeperCluster(root, 1, storage.conf());
+                 BookKeeper bk = new BookKeeper(cluster.clientConf().setThrottleValue(0))) {
+                for (final int length : LENGTHS) {
+                    for (final int ledgers : LEDGERS) {
+                        run(bk, length, ledgers, TimeUnit.SECONDS.toNanos(2), null);
+                        final Histogram histogram = new Histogram(TimeUnit.SECONDS.toNanos(60), 3);
+                        final long nanos = TimeUnit.SECONDS.toNanos(seconds);
+                        final long adds = run(bk, length, ledgers, nanos, histogram);
+                        final double perSecond = adds * 1e9 / nanos;
+                        table.append(String.format(Locale.ROOT, "| %s | %d B | %d | %,.0f | %.1f | %d | %d | %d |%n", storage.name(),
+                            length, ledgers, perSecond, perSecond * length / (1 << 20),
+                            histogram.getValueAtPercentile(50) / 1000, histogram.getValueAtPercentile(99) / 1000,
+                            histogram.getValueAtPercentile(99.9) / 1000));
+                        System.out.print(table);
+                    }
+                }
+            }
+        }
+        System.out.println("\nBookie storage benchmark, " + seconds + " s per cell:\n" + table);
+    }
+
+    /** Adds {@code length}-byte entries round-robin over {@code ledgers} new ledgers for {@code nanos}. */
+    private static long run(final BookKeeper bk, final int length, final int ledgers, final long nanos,
+                            final Histogram histogram) throws Exception {
+        final List<LedgerHandle> handles = new ArrayList<>();
+        for (int i = 0; i < ledgers; i++) {
+            handles.add(bk.createLedger(1, 1, 1, BookKeeper.DigestType.CRC32C, BookKeeperClusterTest.PASSWORD));
+        }
+        final byte[] data = new byte[length];
+        new SplittableRandom(length).nextBytes(data);
+        final Semaphore window = new Semaphore(WINDOW);
+        final AtomicReference<Throwable> failure = new AtomicReference<>();
+        final long end = System.nanoTime() + nanos;
+        long adds = 0;
+        int next = 0;
+        while (System.nanoTime() < end && failure.get() == null) {
+            window.acquire();
+            final long start = System.nanoTime();
+            handles.get(next).asyncAddEntry(data, (rc, lh, entryId, ctx) -> {
+                if (rc != BKException.Code.OK) {
+                    failure.compareAndSet(null, BKException.create(rc));
+                } else if (histogram != null) {
+                    synchronized (histogram) {
+                        histogram.recordValue(Math.min(System.nanoTime() - start, histogram.getHighestTrackableValue()));
+                    }
+                }
+                window.release();
+            }, null);
+            next = next + 1 == ledgers ? 0 : next + 1;
+            adds++;
+        }
+        window.acquire(WINDOW);
+        assertNull(failure.get());
+        for (final LedgerHandle handle : handles) {
+            handle.close();
+        }
+        return adds;
+    }
+}
