@@ -90,6 +90,22 @@ class StreamcacheCacheStorageTest {
     }
 
     @Test
+    void shouldIgnoreADeleteOfTheOnlyEntryOfABufferTwice() {
+        final int address = storage.insert(new ByteArraySegment(new byte[10]));
+        storage.delete(address);
+        storage.delete(address);
+        assertEquals(0, storage.getState().getStoredBytes());
+    }
+
+    @Test
+    void shouldReturnNullForAMiddleBlockOfALiveEntry() {
+        final byte[] data = AbstractCacheStorageTest.bytes(6, 3 * BLOCK);
+        final int address = storage.insert(new ByteArraySegment(data));
+        assertNull(storage.get(address - 1));
+        assertArrayEquals(data, read(address));
+    }
+
+    @Test
     void shouldReturnNullForAnAddressThatNoLongerEndsItsEntry() {
         final int address = storage.insert(BufferView.empty());
         final int other = storage.insert(new ByteArraySegment(new byte[2 * BLOCK]));
