@@ -17,25 +17,9 @@ import io.pravega.segmentstore.contracts.StreamSegmentNotExistsException;
 import io.pravega.segmentstore.contracts.StreamSegmentSealedException;
 import io.pravega.segmentstore.contracts.StreamSegmentTruncatedException;
 import io.pravega.segmentstore.contracts.tables.TableEntry;
-import io.pravega.segmentstore.server.CacheManager;
-import io.pravega.segmentstore.server.CachePolicy;
 import io.pravega.segmentstore.server.SegmentContainer;
-import io.pravega.segmentstore.server.attributes.AttributeIndexConfig;
-import io.pravega.segmentstore.server.attributes.ContainerAttributeIndexFactoryImpl;
-import io.pravega.segmentstore.server.containers.ContainerConfig;
-import io.pravega.segmentstore.server.containers.StreamSegmentContainerFactory;
-import io.pravega.segmentstore.server.logs.DurableLogConfig;
-import io.pravega.segmentstore.server.logs.DurableLogFactory;
-import io.pravega.segmentstore.server.reading.ContainerReadIndexFactory;
-import io.pravega.segmentstore.server.reading.ReadIndexConfig;
 import io.pravega.segmentstore.server.tables.ContainerTableExtension;
-import io.pravega.segmentstore.server.tables.ContainerTableExtensionImpl;
-import io.pravega.segmentstore.server.tables.TableExtensionConfig;
-import io.pravega.segmentstore.server.writer.StorageWriterFactory;
-import io.pravega.segmentstore.server.writer.WriterConfig;
 import io.pravega.segmentstore.storage.cache.CacheStorage;
-import io.pravega.segmentstore.storage.mocks.InMemoryDurableDataLogFactory;
-import io.pravega.segmentstore.storage.mocks.InMemoryStorageFactory;
 import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -48,7 +32,6 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
-import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -56,84 +39,33 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * A whole Pravega segment container in-process, assembled from Pravega's public classes: its
- * durable log over the in-memory durable data log, its in-memory tier-2 storage, its storage
- * writer, attribute index, read index and table extension, the last three caching through one
- * Pravega {@link CacheManager} over the {@link CacheStorage} a subclass gives. Driven through
- * the container's segment API and the table extension's {@code TableStore} API from several
- * threads. Pravega 0.13's {@code ServiceBuilder} builds its cache manager over a
- * {@code DirectMemoryCache} in its private constructor, so the container is assembled here the
- * way its builder does it (docs/pravega.md gives the one-method patch that would let the builder
- * take our cache).
+ * A whole Pravega segment container in-process ({@link InProcessContainer}: durable log,
+ * tier-2, writer, attribute index, read index and table extension, caching through one Pravega
+ * cache manager over the {@link CacheStorage} a subclass gives), driven through the container's
+ * segment API and the table extension's {@code TableStore} API from several threads.
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 abstract class AbstractSegmentContainerTest {
     private static final Duration TIMEOUT = Duration.ofSeconds(30);
-    private static final int CONTAINER_ID = 0;
     private static final int THREADS = 4;
 
-    private ScheduledExecutorService executor;
-    private InMemoryDurableDataLogFactory dataLogFactory;
-    private InMemoryStorageFactory storageFactory;
+    private InProcessContainer process;
     private CacheStorage cacheStorage;
-    private CacheManager cacheManager;
     private SegmentContainer container;
 
     protected abstract CacheStorage newStorage(long capacity);
 
     @BeforeEach
     void start() throws Exception {
-        executor = Executors.newScheduledThreadPool(6);
-        dataLogFactory = new InMemoryDurableDataLogFactory(executor);
-        storageFactory = new InMemoryStorageFactory(executor);
         cacheStorage = newStorage(256L << 20);
-        cacheManager = new CacheManager(new CachePolicy(256L << 20, Duration.ofSeconds(60), Duration.ofSeconds(1)), cacheStorage, executor);
-        final DurableLogConfig logConfig = DurableLogConfig.builder()
-            .with(DurableLogConfig.CHECKPOINT_MIN_COMMIT_COUNT, 10)
-            .with(DurableLogConfig.CHECKPOINT_COMMIT_COUNT, 100)
-            .with(DurableLogConfig.CHECKPOINT_TOTAL_COMMIT_LENGTH, 10L << 20)
-            .with(DurableLogConfig.START_RETRY_DELAY_MILLIS, 20)
-            .build();
-        final WriterConfig writerConfig = WriterConfig.builder()
-            .with(WriterConfig.FLUSH_THRESHOLD_BYTES, 1)
-            .with(WriterConfig.FLUSH_THRESHOLD_MILLIS, 25L)
-            .with(WriterConfig.MIN_READ_TIMEOUT_MILLIS, 10L)
-            .with(WriterConfig.MAX_READ_TIMEOUT_MILLIS, 250L)
-            .build();
-        final StreamSegmentContainerFactory factory = new StreamSegmentContainerFactory(
-            ContainerConfig.builder()
-                .with(ContainerConfig.SEGMENT_METADATA_EXPIRATION_SECONDS, 600)
-                .with(ContainerConfig.STORAGE_SNAPSHOT_TIMEOUT_SECONDS, 60)
-                .build(),
-            new DurableLogFactory(logConfig, dataLogFactory, executor),
-            new ContainerReadIndexFactory(ReadIndexConfig.builder().with(ReadIndexConfig.STORAGE_READ_ALIGNMENT, 1024).build(),
-                cacheManager, executor),
-            new ContainerAttributeIndexFactoryImpl(AttributeIndexConfig.builder().build(), cacheManager, executor),
-            new StorageWriterFactory(writerConfig, executor),
-            storageFactory,
-            (segmentContainer, e) -> Collections.singletonMap(ContainerTableExtension.class,
-                new ContainerTableExtensionImpl(TableExtensionConfig.builder().build(), segmentContainer, cacheManager, e)),
-            executor);
-        container = factory.createStreamSegmentContainer(CONTAINER_ID);
-        container.startAsync().awaitRunning(TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
+        process = new InProcessContainer(cacheStorage, InProcessContainer.policy(256L << 20), 6);
+        container = process.container();
     }
 
     @AfterEach
     void stop() {
-        if (container != null) {
-            container.close();
-        }
-        if (dataLogFactory != null) {
-            dataLogFactory.close();
-        }
-        if (storageFactory != null) {
-            storageFactory.close();
-        }
-        if (cacheManager != null) {
-            cacheManager.close(); // closes the cache storage
-        }
-        if (executor != null) {
-            executor.shutdownNow();
+        if (process != null) {
+            process.close();
         }
     }
 
