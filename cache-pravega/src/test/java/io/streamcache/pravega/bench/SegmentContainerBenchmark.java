@@ -41,7 +41,7 @@ import org.openjdk.jmh.annotations.Warmup;
  * data log, so the figures are the container's own costs, not a disk's.
  */
 @Fork(value = 2, jvmArgsAppend = {"-Xms2g", "-Xmx2g", "-XX:MaxDirectMemorySize=2g"})
-@Warmup(iterations = 3, time = 1)
+@Warmup(iterations = 5, time = 2)
 @Measurement(iterations = 5, time = 1)
 @State(Scope.Benchmark)
 public class SegmentContainerBenchmark {
