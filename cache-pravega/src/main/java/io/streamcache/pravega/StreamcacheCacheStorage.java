@@ -16,6 +16,7 @@ import io.streamcache.core.memory.DirectMemoryRegion;
 import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.Objects;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Supplier;
 
 /**
@@ -66,6 +67,7 @@ public final class StreamcacheCacheStorage implements CacheStorage {
     public static final int PRAVEGA_MAX_ENTRY_LENGTH = 0x03FF_FFFF;
 
     private static final ByteBuffer EMPTY = ByteBuffer.allocateDirect(0);
+    private static final AtomicInteger INSTANCES = new AtomicInteger();
 
     private final BlockCache cache;
     private final int blockLength;
@@ -108,7 +110,7 @@ public final class StreamcacheCacheStorage implements CacheStorage {
             .capacity(capacity)
             .region(DirectMemoryRegion.factory())
             .fullRetryTimeout(FULL_RETRY_TIMEOUT)
-            .name("pravega-cache-" + System.identityHashCode(new Object()))
+            .name("pravega-cache-" + INSTANCES.incrementAndGet())
             .registerMBean(false)
             .build());
     }
@@ -139,7 +141,7 @@ public final class StreamcacheCacheStorage implements CacheStorage {
             throw new IllegalArgumentException("data.length=" + length + " exceeds maxEntryLength=" + maxEntryLength);
         }
         final Writer writer = writer();
-        writer.begin(NO_ADDRESS);
+        writer.begin(cache, NO_ADDRESS);
         try {
             data.collect(writer);
             if (writer.address == NO_ADDRESS) {
@@ -147,7 +149,7 @@ public final class StreamcacheCacheStorage implements CacheStorage {
             }
             return writer.address;
         } catch (final RuntimeException | Error e) {
-            if (writer.address != NO_ADDRESS) {
+            if (writer.address != NO_ADDRESS && !cache.isClosed()) {
                 cache.delete(writer.address);
             }
             throw translate(e);
@@ -164,7 +166,8 @@ public final class StreamcacheCacheStorage implements CacheStorage {
         // Insert first, then delete: a full cache or a bad view leaves the old entry as it was.
         final int inserted = insert(data);
         if (live) {
-            cache.delete(address);
+            // Through delete(int): a full callback during the insert may have evicted the old entry.
+            delete(address);
         }
         return inserted;
     }
@@ -206,7 +209,7 @@ public final class StreamcacheCacheStorage implements CacheStorage {
             return 0;
         }
         final Writer writer = writer();
-        writer.begin(address);
+        writer.begin(cache, address);
         try {
             data.collect(writer);
         } catch (final RuntimeException | Error e) {
@@ -339,8 +342,8 @@ public final class StreamcacheCacheStorage implements CacheStorage {
 
     private RuntimeException translate(final Throwable e) {
         if (e instanceof io.streamcache.core.CacheFullException) {
-            return new CacheFullException("cache=" + cache.name() + " is full after " + MAX_CLEANUP_ATTEMPTS
-                + " cleanup attempts: " + e.getMessage() + "; state: " + getState());
+            return new CacheFullException("cache=" + cache.name() + " is full after up to " + MAX_CLEANUP_ATTEMPTS
+                + " cleanup callbacks: " + e.getMessage() + "; state: " + getState());
         }
         if (e instanceof CacheClosedException) {
             return new ObjectClosedException(this, e);
@@ -384,18 +387,22 @@ public final class StreamcacheCacheStorage implements CacheStorage {
      * copies each into the entry being written (the first part of an insert creates it), and
      * counts the full-callback attempts of the current operation. Confined to its thread.
      */
-    private final class Writer implements BufferView.Collector<RuntimeException> {
+    private static final class Writer implements BufferView.Collector<RuntimeException> {
+        /** The cache of the current operation; null between operations, so a pool thread's writer keeps no closed cache alive. */
+        private BlockCache cache;
         private int address;
         private int cleanupAttempts;
         private boolean busy;
 
-        void begin(final int startAddress) {
+        void begin(final BlockCache target, final int startAddress) {
+            cache = target;
             address = startAddress;
             cleanupAttempts = 0;
             busy = true;
         }
 
         void end() {
+            cache = null;
             busy = false;
         }
 

@@ -46,11 +46,13 @@ import org.openjdk.jmh.annotations.Warmup;
  * ({@link ByteBufWrapper}); the view's own {@code collect}/{@code copyTo} allocation is counted
  * for both Pravega implementations alike. The warm-up is long on purpose: Pravega's
  * {@code ByteBufWrapper.collect} costs ~1.5 us until C2 compiles it (~26 ns after), which takes
- * a few million calls.
+ * a few million calls. The heap is pre-touched: without it, the rows that allocate spend their
+ * first seconds faulting in fresh young-generation pages, which on a loaded machine made them
+ * 5-20x slower and erratic while the rows that allocate nothing were not affected.
  */
 @BenchmarkMode(Mode.AverageTime)
 @OutputTimeUnit(TimeUnit.NANOSECONDS)
-@Fork(value = 2, jvmArgsAppend = {"-Xms2g", "-Xmx2g", "-XX:MaxDirectMemorySize=2g"})
+@Fork(value = 2, jvmArgsAppend = {"-Xms1g", "-Xmx1g", "-XX:MaxDirectMemorySize=2g", "-XX:+AlwaysPreTouch"})
 @Warmup(iterations = 5, time = 2)
 @Measurement(iterations = 5, time = 1)
 @State(Scope.Thread)

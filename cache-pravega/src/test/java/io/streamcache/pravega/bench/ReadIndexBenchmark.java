@@ -51,7 +51,7 @@ import org.openjdk.jmh.annotations.Warmup;
  */
 @BenchmarkMode(Mode.AverageTime)
 @OutputTimeUnit(TimeUnit.NANOSECONDS)
-@Fork(value = 2, jvmArgsAppend = {"-Xms2g", "-Xmx2g", "-XX:MaxDirectMemorySize=2g"})
+@Fork(value = 2, jvmArgsAppend = {"-Xms1g", "-Xmx1g", "-XX:MaxDirectMemorySize=2g", "-XX:+AlwaysPreTouch"})
 @Warmup(iterations = 5, time = 2)
 @Measurement(iterations = 5, time = 1)
 @State(Scope.Thread)

@@ -40,7 +40,7 @@ import org.openjdk.jmh.annotations.Warmup;
  * (latency percentiles from {@link Mode#SampleTime}). Durability is Pravega's in-memory durable
  * data log, so the figures are the container's own costs, not a disk's.
  */
-@Fork(value = 2, jvmArgsAppend = {"-Xms2g", "-Xmx2g", "-XX:MaxDirectMemorySize=2g"})
+@Fork(value = 2, jvmArgsAppend = {"-Xms1g", "-Xmx1g", "-XX:MaxDirectMemorySize=2g", "-XX:+AlwaysPreTouch"})
 @Warmup(iterations = 5, time = 2)
 @Measurement(iterations = 5, time = 1)
 @State(Scope.Benchmark)
