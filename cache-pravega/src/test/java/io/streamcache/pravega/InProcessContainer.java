@@ -82,6 +82,8 @@ public final class InProcessContainer implements AutoCloseable {
             (segmentContainer, e) -> Collections.singletonMap(ContainerTableExtension.class,
                 new ContainerTableExtensionImpl(TableExtensionConfig.builder().build(), segmentContainer, cacheManager, e)),
             executor);
+        // Pravega's builder starts its cache manager: its periodic pass is what evicts.
+        cacheManager.startAsync().awaitRunning(30, TimeUnit.SECONDS);
         this.container = factory.createStreamSegmentContainer(CONTAINER_ID);
         container.startAsync().awaitRunning(30, TimeUnit.SECONDS);
     }
