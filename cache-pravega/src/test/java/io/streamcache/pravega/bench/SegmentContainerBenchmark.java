@@ -6,6 +6,7 @@ import io.pravega.segmentstore.contracts.AttributeUpdateCollection;
 import io.pravega.segmentstore.contracts.ReadResult;
 import io.pravega.segmentstore.contracts.ReadResultEntry;
 import io.pravega.segmentstore.contracts.SegmentType;
+import io.pravega.segmentstore.server.CachePolicy;
 import io.pravega.segmentstore.server.SegmentContainer;
 import io.pravega.segmentstore.storage.cache.CacheStorage;
 import io.pravega.segmentstore.storage.cache.DirectMemoryCache;
@@ -64,7 +65,9 @@ public class SegmentContainerBenchmark {
     @Setup(Level.Trial)
     public void open() throws Exception {
         final CacheStorage cache = "streamcache".equals(impl) ? StreamcacheCacheStorage.create(CAPACITY) : new DirectMemoryCache(CAPACITY);
-        process = new InProcessContainer(cache, InProcessContainer.policy(CAPACITY), 4);
+        // Appended data becomes evictable 2 s after it is flushed to tier-2: at ~100 MB/s of appends a
+        // 60 s horizon fills the cache and Pravega's throttler then holds every append for 25 s.
+        process = new InProcessContainer(cache, new CachePolicy(CAPACITY, 0.75, 0.9, Duration.ofSeconds(2), Duration.ofMillis(100)), 4);
         container = process.container();
         final byte[] bytes = new byte[LENGTH];
         new SplittableRandom(42).nextBytes(bytes);
