@@ -1,0 +1,239 @@
+package io.streamcache.bench.jmh;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.BenchmarkMode;
+import org.openjdk.jmh.annotations.Fork;
+import org.openjdk.jmh.annotations.Level;
+import org.openjdk.jmh.annotations.Measurement;
+import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Param;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.Setup;
+import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.TearDown;
+import org.openjdk.jmh.annotations.Warmup;
+import org.openjdk.jmh.infra.BenchmarkParams;
+
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The seed's raw test of {@link BlockCacheBenchmark} with a working set that stays inside the CPU
+ * caches: 1,000 entries of 10 KB (10 MB, inside this machine's 32 MB L3) in the sequential rows,
+ * and random batches whose live set stays at a few MB. Here a 10 KB memcpy runs at tens of GB/s,
+ * so the per-operation bookkeeping (metadata words, free lists, locks, counters) is what the
+ * ratio to memcpy shows; the large working set of {@link BlockCacheBenchmark} hides it behind
+ * memory bandwidth. The same stores run the same code as there.
+ *
+ * <p>Each measurement is one batch timed as a whole ({@link Mode#SingleShotTime}); the score is
+ * the time of one batch: ns per operation = {@code score x 10^6 / batch}. Batches are short, so
+ * there are many iterations.
+ *
+ * <pre>
+ *   thread: [ source (hot) ] --insert--> [ store: ~10 MB, in L3 ] --get--> [ destination (hot) ]
+ * </pre>
+ */
+@BenchmarkMode(Mode.SingleShotTime)
+@OutputTimeUnit(TimeUnit.MICROSECONDS)
+@Fork(value = 3, jvmArgsAppend = {"-Xms2g", "-Xmx2g", "-XX:MaxDirectMemorySize=2g", "-XX:+AlwaysPreTouch"})
+@Warmup(iterations = 200, batchSize = HotBlockCacheBenchmark.HOT_COUNT)
+@Measurement(iterations = 100, batchSize = HotBlockCacheBenchmark.HOT_COUNT)
+public class HotBlockCacheBenchmark {
+    /** Entries per sequential phase: 1,000 x 10 KB = 10 MB. */
+    public static final int HOT_COUNT = 1_000;
+    /** Operations per random batch of 10 KB entries: about 500 live at its end (5 MB). */
+    public static final int RANDOM_COUNT = 2_500;
+    /** Operations per random batch of 100 KB entries: about 50 live at its end (5 MB). */
+    public static final int RANDOM_COUNT_100K = 250;
+
+    /**
+     * Which store runs the workload.
+     */
+    @State(Scope.Benchmark)
+    public static class Kind {
+        @Param({"blockcache", "hashmap", "memcpy"})
+        public String store;
+    }
+
+    /**
+     * Store and data of the sequential rows (benchmark scope: single-shot iterations may run on new threads).
+     */
+    @State(Scope.Benchmark)
+    public static class Store {
+        @Param({"10240"})
+        public int entryLength;
+
+        ByteStore bytes;
+        ByteBuf source;
+        ByteBuf destination;
+        int next;
+
+        @Setup(Level.Trial)
+        public void open(final Kind kind) {
+            bytes = ByteStore.create(kind.store, HOT_COUNT, entryLength, HOT_COUNT);
+            source = BlockCacheBenchmark.sourceOf(entryLength, 42);
+            destination = Unpooled.directBuffer(entryLength, entryLength);
+        }
+
+        @TearDown(Level.Trial)
+        public void close() {
+            bytes.close();
+            source.release();
+            destination.release();
+        }
+    }
+
+    /**
+     * Sequential insert: each batch starts from an empty store.
+     */
+    @State(Scope.Benchmark)
+    public static class Empty {
+        @Setup(Level.Iteration)
+        public void empty(final Store s) {
+            clear(s);
+        }
+
+        @TearDown(Level.Iteration)
+        public void clearAfter(final Store s) {
+            clear(s);
+        }
+
+        private static void clear(final Store s) {
+            for (int key = 0; key < s.next; key++) {
+                s.bytes.remove(key);
+            }
+            s.next = 0;
+        }
+    }
+
+    /**
+     * Sequential get and delete: each batch starts from a store holding every key.
+     */
+    @State(Scope.Benchmark)
+    public static class Full {
+        boolean filled;
+
+        @Setup(Level.Iteration)
+        public void fill(final Store s, final BenchmarkParams params) {
+            if (!filled) {
+                final int count = BlockCacheBenchmark.keysPerBatch(params, HOT_COUNT);
+                for (int key = 0; key < count; key++) {
+                    s.bytes.put(key, s.source);
+                }
+                filled = true;
+            }
+            s.next = 0;
+        }
+    }
+
+    /**
+     * Sequential delete: puts back, after each batch, the keys it deleted.
+     */
+    @State(Scope.Benchmark)
+    public static class Refill {
+        @TearDown(Level.Iteration)
+        public void refill(final Store s) {
+            for (int key = 0; key < s.next; key++) {
+                s.bytes.put(key, s.source);
+            }
+            s.next = 0;
+        }
+    }
+
+    /**
+     * Random workload of 10 KB entries: the store and the test's live keys ({@link RandomOps}).
+     */
+    @State(Scope.Benchmark)
+    public static class Random {
+        ByteStore bytes;
+        ByteBuf source;
+        ByteBuf destination;
+        final RandomOps ops = new RandomOps(0, RANDOM_COUNT, 0);
+
+        @Setup(Level.Trial)
+        public void open(final Kind kind) {
+            bytes = ByteStore.create(kind.store, RANDOM_COUNT, 10_240, HOT_COUNT);
+            source = BlockCacheBenchmark.sourceOf(10_240, 7);
+            destination = Unpooled.directBuffer(10_240, 10_240);
+        }
+
+        @Setup(Level.Iteration)
+        public void reset() {
+            ops.empty(bytes);
+        }
+
+        @TearDown(Level.Trial)
+        public void close() {
+            reset();
+            bytes.close();
+            source.release();
+            destination.release();
+        }
+    }
+
+    /**
+     * Random workload of 100 KB entries (memcpy's working set: 100 slots, 10 MB).
+     */
+    @State(Scope.Benchmark)
+    public static class Random100K {
+        ByteStore bytes;
+        ByteBuf source;
+        ByteBuf destination;
+        final RandomOps ops = new RandomOps(0, RANDOM_COUNT_100K, 0);
+
+        @Setup(Level.Trial)
+        public void open(final Kind kind) {
+            bytes = ByteStore.create(kind.store, RANDOM_COUNT_100K, 102_400, 100);
+            source = BlockCacheBenchmark.sourceOf(102_400, 7);
+            destination = Unpooled.directBuffer(102_400, 102_400);
+        }
+
+        @Setup(Level.Iteration)
+        public void reset() {
+            ops.empty(bytes);
+        }
+
+        @TearDown(Level.Trial)
+        public void close() {
+            reset();
+            bytes.close();
+            source.release();
+            destination.release();
+        }
+    }
+
+    @Benchmark
+    public int sequentialInsert(final Store s, final Empty empty) {
+        final int key = s.next++;
+        s.bytes.put(key, s.source);
+        return key;
+    }
+
+    @Benchmark
+    public int sequentialGet(final Store s, final Full full) {
+        return s.bytes.get(s.next++, s.destination);
+    }
+
+    @Benchmark
+    public int sequentialDelete(final Store s, final Full full, final Refill refill) {
+        final int key = s.next++;
+        s.bytes.remove(key);
+        return key;
+    }
+
+    @Benchmark
+    @Warmup(iterations = 200, batchSize = RANDOM_COUNT)
+    @Measurement(iterations = 100, batchSize = RANDOM_COUNT)
+    public int random10K(final Random r) {
+        return r.ops.step(r.bytes, r.source, r.destination);
+    }
+
+    @Benchmark
+    @Warmup(iterations = 200, batchSize = RANDOM_COUNT_100K)
+    @Measurement(iterations = 100, batchSize = RANDOM_COUNT_100K)
+    public int random100K(final Random100K r) {
+        return r.ops.step(r.bytes, r.source, r.destination);
+    }
+}
