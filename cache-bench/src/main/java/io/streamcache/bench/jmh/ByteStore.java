@@ -47,6 +47,9 @@ interface ByteStore extends AutoCloseable {
         switch (kind) {
             case "blockcache":
                 return new BlockCacheStore(keyCount, BlockCacheStore.CAPACITY);
+            case "blockcache-16m":
+                // A cache no larger than a hot working set: its memory stays inside the CPU caches.
+                return new BlockCacheStore(keyCount, 16L << 20);
             case "blockcache-2k":
                 return new BlockCacheStore(keyCount, BlockCacheStore.CAPACITY, 2048, 512 << 10);
             case "hashmap":
@@ -64,7 +67,7 @@ interface ByteStore extends AutoCloseable {
             case "rocksdb":
                 return new RocksDbStore();
             default:
-                throw new IllegalArgumentException("kind=" + kind + " is not one of blockcache, blockcache-2k, hashmap, "
+                throw new IllegalArgumentException("kind=" + kind + " is not one of blockcache, blockcache-16m, blockcache-2k, hashmap, "
                     + "concurrenthashmap, memcpy, memcpy-metadata, caffeine, ohc, rocksdb");
         }
     }
@@ -75,6 +78,7 @@ interface ByteStore extends AutoCloseable {
     static boolean isThreadSafe(final String kind) {
         switch (kind) {
             case "blockcache":
+            case "blockcache-16m":
             case "blockcache-2k":
             case "concurrenthashmap":
             case "caffeine":

@@ -204,6 +204,52 @@ public class HotBlockCacheBenchmark {
         }
     }
 
+    /**
+     * A steady hot set: {@link #HOT_COUNT} live entries; each operation deletes one, inserts it
+     * again and copies out another (half the set away), so every operation does one insert, one
+     * copy and one delete on a working set that stays the same. Average time: ns per operation.
+     */
+    @State(Scope.Thread)
+    public static class Steady {
+        ByteStore bytes;
+        ByteBuf source;
+        ByteBuf destination;
+        int next;
+
+        @Setup(Level.Trial)
+        public void open(final Kind kind) {
+            bytes = ByteStore.create(kind.store, HOT_COUNT, 10_240, HOT_COUNT);
+            source = BlockCacheBenchmark.sourceOf(10_240, 11);
+            destination = Unpooled.directBuffer(10_240, 10_240);
+            for (int key = 0; key < HOT_COUNT; key++) {
+                bytes.put(key, source);
+            }
+        }
+
+        @TearDown(Level.Trial)
+        public void close() {
+            for (int key = 0; key < HOT_COUNT; key++) {
+                bytes.remove(key);
+            }
+            bytes.close();
+            source.release();
+            destination.release();
+        }
+    }
+
+    @Benchmark
+    @BenchmarkMode(Mode.AverageTime)
+    @OutputTimeUnit(TimeUnit.NANOSECONDS)
+    @Warmup(iterations = 5, time = 1, batchSize = 1)
+    @Measurement(iterations = 5, time = 1, batchSize = 1)
+    public int steadyInsertCopyDelete(final Steady s) {
+        final int key = s.next;
+        s.next = key + 1 == HOT_COUNT ? 0 : key + 1;
+        s.bytes.remove(key);
+        s.bytes.put(key, s.source);
+        return s.bytes.get(key < HOT_COUNT / 2 ? key + HOT_COUNT / 2 : key - HOT_COUNT / 2, s.destination);
+    }
+
     @Benchmark
     public int sequentialInsert(final Store s, final Empty empty) {
         final int key = s.next++;
