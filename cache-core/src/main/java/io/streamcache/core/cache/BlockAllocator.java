@@ -21,14 +21,18 @@ import static io.streamcache.core.internal.layout.BlockMetadataDescriptor.usedWo
  *
  * <h2>Allocation</h2>
  * Free blocks of a buffer form a list through their metadata words (O(1) allocation). Buffers
- * with free blocks wait in their tier's queue; an allocating thread takes one out, pops blocks
- * under its monitor and puts it back at the end if it still has free blocks; a full buffer that
- * frees a block rejoins the queue. A thread keeps allocating from the buffer it last took (a
- * hint, one of {@link #HINT_SLOTS} per tier) until that buffer is full, which keeps its entries
- * together in memory. A chain's blocks come from a preferred tier first, then from the other
- * tiers fastest first. When no block is free in any tier, the {@link CacheFullHandler} is called
- * with no lock held and the allocation retried until the full-retry timeout; then the operation
- * fails with {@link CacheFullException} and no block taken.
+ * with free blocks wait in their tier's {@link BufferStack}; an allocating thread takes one off,
+ * pops blocks under its monitor and puts it back on top if it still has free blocks; a full
+ * buffer that frees a block goes back on top. The stack is last in first out on purpose: the
+ * buffer that gained free blocks last is the one whose memory is warm in the CPU caches (the
+ * seed's design keeps a first-in first-out queue, which sends a hot working set through all of a
+ * large cache's cold memory; see {@link BufferStack}). A thread keeps allocating from the buffer
+ * it last took (a hint, one of {@link #HINT_SLOTS} per tier) until that buffer is full, which
+ * keeps its entries together in memory. A chain's blocks come from a preferred tier first, then
+ * from the other tiers fastest first. When no block is free in any tier, the
+ * {@link CacheFullHandler} is called with no lock held and the allocation retried until the
+ * full-retry timeout; then the operation fails with {@link CacheFullException} and no block
+ * taken.
  *
  * <h2>Free-list order</h2>
  * A buffer hands its blocks out ascending when fresh, so that entries inserted one after another
@@ -38,7 +42,7 @@ import static io.streamcache.core.internal.layout.BlockMetadataDescriptor.usedWo
  * ({@link CacheBuffer#resetFreeList()}).
  *
  * <p><b>Threading:</b> any thread may allocate and free at once. There is no global lock: a
- * thread takes one buffer at a time out of a lock-free queue and locks only that buffer; freeing
+ * thread takes one buffer at a time off a lock-free stack and locks only that buffer; freeing
  * locks the buffers of the freed blocks, one at a time. The full handler is read volatile and may
  * be replaced from any thread. Words of blocks being taken are written under the buffer's
  * monitor and published to other threads with the entry's address.
@@ -196,7 +200,7 @@ final class BlockAllocator {
 
     /**
      * Takes up to {@code want} blocks from one tier: from the calling thread's hint buffer of
-     * that tier if it has free blocks, else from one buffer polled from the tier's queue.
+     * that tier if it has free blocks, else from the first buffer popped from the tier's stack that has any.
      *
      * @return the number taken in the high 32 bits (0 if none could be had at once), the new
      *         last address in the low 32 bits.
@@ -209,12 +213,20 @@ final class BlockAllocator {
                 return taken;
             }
         }
-        final CacheBuffer buffer = tier.available.poll();
-        if (buffer == null) {
-            return previous & BlockMetadataDescriptor.LINK_MASK;
+        // A popped buffer that turns out full (a hint another thread filled while it sat in the
+        // stack) is dropped from the stack by takeBlocks: pop the next one. Each such pop removes
+        // a buffer, so this ends once a buffer gives blocks or the stack is empty.
+        while (true) {
+            final CacheBuffer buffer = tier.available.pop();
+            if (buffer == null) {
+                return previous & BlockMetadataDescriptor.LINK_MASK;
+            }
+            tier.hints[hintSlot] = buffer;
+            final long taken = takeBlocks(buffer, want, previous, true);
+            if (taken >>> Integer.SIZE != 0) {
+                return taken;
+            }
         }
-        tier.hints[hintSlot] = buffer;
-        return takeBlocks(buffer, want, previous, true);
     }
 
     private CacheFullException full(final int count, final String why) {
@@ -225,9 +237,9 @@ final class BlockAllocator {
     /**
      * Pops up to {@code want} blocks of {@code buffer}, linked backwards from {@code previous}.
      *
-     * @param polled whether the caller took the buffer out of the queue (and so must put it back
+     * @param polled whether the caller took the buffer off the stack (and so must put it back
      *               if it still has free blocks); {@code false} for the calling thread's hint, which
-     *               may sit in the queue meanwhile: a buffer that fills stays there until a poller
+     *               may sit in the stack meanwhile: a buffer that fills stays there until a popper
      *               finds it full and drops it.
      * @return the number taken in the high 32 bits, the new last address in the low 32 bits.
      */
@@ -253,7 +265,7 @@ final class BlockAllocator {
             }
         }
         if (putBack) {
-            tiers[buffer.tier].available.offer(buffer);
+            tiers[buffer.tier].available.push(buffer);
         }
         return ((long)taken << Integer.SIZE) | (last & BlockMetadataDescriptor.LINK_MASK);
     }
@@ -298,7 +310,7 @@ final class BlockAllocator {
                 buffer.inQueue = true;
             }
             if (putBack) {
-                tiers[buffer.tier].available.offer(buffer);
+                tiers[buffer.tier].available.push(buffer);
             }
         }
     }

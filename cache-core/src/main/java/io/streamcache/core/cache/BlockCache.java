@@ -371,12 +371,17 @@ public final class BlockCache implements AutoCloseable {
      * Copies {@code length} bytes of an entry from {@code offset} into {@code destination} at
      * {@code destinationIndex}; the destination's indices are not moved. Allocates nothing.
      *
-     * @throws IndexOutOfBoundsException if the range is not inside the entry or the destination.
-     * @throws ReadOnlyBufferException   if the destination is read-only.
+     * @throws IndexOutOfBoundsException       if the range is not inside the entry or the destination.
+     * @throws ReadOnlyBufferException         if the destination is read-only.
+     * @throws IllegalReferenceCountException if the destination has been released.
      */
     public void copyTo(final int address, final int offset, final ByteBuf destination, final int destinationIndex, final int length) {
         ensureOpen();
         Objects.requireNonNull(destination, "destination");
+        if (destination.refCnt() == 0) {
+            // The copy writes straight to the destination's memory: never into a freed buffer.
+            throw new IllegalReferenceCountException("destination has been released (refCnt=0)");
+        }
         final long word = table.lastWordOf(address);
         checkRange(offset, length, entryLength(word));
         if (destinationIndex < 0 || destinationIndex > destination.capacity() - length) {

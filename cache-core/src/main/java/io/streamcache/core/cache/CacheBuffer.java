@@ -35,7 +35,7 @@ final class CacheBuffer {
      * whose list is not ascending is reset.
      */
     boolean freeListAscending;
-    /** Whether this buffer is in the cache's queue of buffers with free blocks, or about to be put back by the thread that took it. */
+    /** Whether this buffer is in its tier's stack of buffers with free blocks, or about to be put back by the thread that took it. */
     boolean inQueue;
 
     CacheBuffer(final int index, final int tier, final ByteBuffer buffer, final int blocksPerBuffer) {

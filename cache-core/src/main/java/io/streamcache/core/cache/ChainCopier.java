@@ -116,7 +116,13 @@ final class ChainCopier {
         final CacheBuffer buffer = buffers[address >>> blockIndexBits];
         final int index = table.blockOffset(address) + offsetInBlock;
         if (src != null) {
-            buffer.memory.setBytes(index, src, srcIndex, length);
+            if (src.hasMemoryAddress()) {
+                // The cache's own range is computed, the source's was checked by BlockCache: one
+                // memcpy, without Netty's second round of index checks.
+                UNSAFE.copyMemory(src.memoryAddress() + srcIndex, buffer.address + index, length);
+            } else {
+                buffer.memory.setBytes(index, src, srcIndex, length);
+            }
         } else if (nio.isDirect()) {
             UNSAFE.copyMemory(BufferUtil.address(nio) + srcIndex, buffer.address + index, length);
         } else if (nio.hasArray()) {
@@ -131,7 +137,11 @@ final class ChainCopier {
         final CacheBuffer buffer = buffers[address >>> blockIndexBits];
         final int index = table.blockOffset(address) + offsetInBlock;
         if (dst != null) {
-            buffer.memory.getBytes(index, dst, dstIndex, length);
+            if (dst.hasMemoryAddress()) {
+                UNSAFE.copyMemory(buffer.address + index, dst.memoryAddress() + dstIndex, length);
+            } else {
+                buffer.memory.getBytes(index, dst, dstIndex, length);
+            }
         } else if (nio.isDirect()) {
             UNSAFE.copyMemory(buffer.address + index, BufferUtil.address(nio) + dstIndex, length);
         } else {

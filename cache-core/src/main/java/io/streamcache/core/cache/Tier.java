@@ -1,15 +1,14 @@
 package io.streamcache.core.cache;
 
 import io.streamcache.core.memory.MemoryRegion;
-import org.jctools.queues.MpmcArrayQueue;
 
 import java.util.concurrent.atomic.LongAdder;
 
 /**
  * One tier of a {@link BlockCache}: a contiguous range of the cache's buffers, its region, its
- * queue of buffers with free blocks, its allocation hints and its counters.
+ * stack of buffers with free blocks, its allocation hints and its counters.
  *
- * <p><b>Threading:</b> the identity fields are immutable; the queue is lock-free and shared by
+ * <p><b>Threading:</b> the identity fields are immutable; the stack is lock-free and shared by
  * every allocating and freeing thread ({@link BlockAllocator}); the hints are racy plain reads
  * and writes (only a hint); the counters are {@link LongAdder}s, added to on the data path and
  * summed by {@link TierTable#stats}.
@@ -21,9 +20,10 @@ final class Tier {
     final int firstBuffer;
     final int bufferCount;
     final long blockCount;
-    final MpmcArrayQueue<CacheBuffer> available;
+    /** The tier's buffers with free blocks, the one that gained free blocks last on top. */
+    final BufferStack available;
     /**
-     * The buffer of this tier each thread (hashed by id) last took from the queue: a thread
+     * The buffer of this tier each thread (hashed by id) last took from the stack: a thread
      * keeps filling it until it is full, so an entry's blocks and consecutive entries stay
      * close in memory, and threads mostly lock different buffers. Only a hint: racy plain
      * reads and writes.
@@ -35,15 +35,15 @@ final class Tier {
     final LongAdder demotions = new LongAdder();
     final LongAdder promotions = new LongAdder();
 
-    Tier(final int index, final String name, final MemoryRegion region, final int firstBuffer, final int bufferCount,
-         final int blocksPerBuffer) {
+    Tier(final int index, final String name, final MemoryRegion region, final CacheBuffer[] buffers, final int firstBuffer,
+         final int bufferCount, final int blocksPerBuffer) {
         this.index = index;
         this.name = name;
         this.region = region;
         this.firstBuffer = firstBuffer;
         this.bufferCount = bufferCount;
         this.blockCount = (long)bufferCount * (blocksPerBuffer - 1);
-        this.available = new MpmcArrayQueue<>(Math.max(2, bufferCount));
+        this.available = new BufferStack(buffers, firstBuffer, bufferCount);
     }
 
     @Override

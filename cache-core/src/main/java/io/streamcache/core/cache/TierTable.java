@@ -48,14 +48,17 @@ final class TierTable {
                 final CacheConfig.TierSpec spec = specs.get(t);
                 final int count = (int)(spec.capacity() / bufferLength);
                 final MemoryRegion region = spec.region().open(count, bufferLength);
-                tiers[t] = new Tier(t, spec.name(), region, first, count, blocksPerBuffer);
+                tiers[t] = new Tier(t, spec.name(), region, buffers, first, count, blocksPerBuffer);
                 if (region.bufferCount() != count || region.bufferLength() != bufferLength) {
                     throw new CacheConfigurationException("tier " + spec.name() + ": region " + region.description()
                         + " does not hold bufferCount=" + count + " x bufferLength=" + bufferLength);
                 }
                 for (int i = 0; i < count; i++) {
                     buffers[first + i] = new CacheBuffer(first + i, t, region.buffer(i), blocksPerBuffer);
-                    tiers[t].available.offer(buffers[first + i]);
+                }
+                // Last pushed is popped first: a new cache hands its buffers out in ascending order.
+                for (int i = count - 1; i >= 0; i--) {
+                    tiers[t].available.push(buffers[first + i]);
                 }
                 first += count;
             }

@@ -963,6 +963,18 @@ abstract class AbstractBlockCacheTest {
         fixture.assertUnchanged(before);
     }
 
+    @Test
+    void shouldRefuseToCopyIntoAReleasedDestination() {
+        final BlockCache cache = newCache();
+        final byte[] data = pattern(3, 300);
+        final int address = cache.insert(Unpooled.wrappedBuffer(data));
+        for (final ByteBuf released : List.of(Unpooled.buffer(300), Unpooled.directBuffer(300))) {
+            assertTrue(released.release());
+            assertThrows(IllegalReferenceCountException.class, () -> cache.copyTo(address, 0, released, 0, 300));
+        }
+        assertEntry(cache, address, data);
+    }
+
     /**
      * @return a composite of {@code okLength} readable bytes then {@code badLength} bytes whose
      *         component is released: it passes the reference-count check and throws mid-copy.
