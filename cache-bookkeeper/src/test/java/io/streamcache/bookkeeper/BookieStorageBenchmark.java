@@ -32,7 +32,8 @@ import static org.junit.jupiter.api.Assertions.assertNull;
  * throughput and add latency (from {@code asyncAddEntry} to its callback, with a window of
  * {@value #WINDOW} adds in flight, the client's add throttle off). Runs only with {@code -Dstreamcache.bk.bench=true};
  * {@code -Dstreamcache.bk.bench.seconds=N} sets the measured time per cell (default 5, after
- * 2 s of warm-up). Prints a Markdown table (docs/benchmarks-bookkeeper.md holds the figures).
+ * 2 s of warm-up); {@code -Dstreamcache.bk.bench.lengths=65536} and {@code -Dstreamcache.bk.bench.ledgers=1,100}
+ * pick the cells. Prints a Markdown table (docs/benchmarks.md holds the figures).
  */
 // BookKeeper's clients declare close() throws InterruptedException: try-with-resources is still right.
 @SuppressWarnings("try")
@@ -59,6 +60,7 @@ class BookieStorageBenchmark {
                 conf.setProperty("dbStorage_writeCacheMaxSizeMb", 64);
                 conf.setProperty("dbStorage_readAheadCacheMaxSizeMb", 64);
             }),
+            // With the journal writing data (the bookie's default) the log runs under NEVER and is forced at checkpoints.
             new Storage("Streamcache", conf -> {
                 conf.setLedgerStorageClass(StreamcacheLedgerStorage.class.getName());
                 conf.setProperty(StreamcacheStorageSettings.CACHE_BYTES, 128L << 20);
@@ -86,8 +88,8 @@ class BookieStorageBenchmark {
             final Path root = Files.createDirectories(directory.resolve(storage.name().replaceAll("[^A-Za-z]", "")));
             try (LocalBookKeeperCluster cluster = new LocalBookKeeperCluster(root, 1, storage.conf());
                  BookKeeper bk = new BookKeeper(cluster.clientConf().setThrottleValue(0))) {
-                for (final int length : LENGTHS) {
-                    for (final int ledgers : LEDGERS) {
+                for (final int length : ints("streamcache.bk.bench.lengths", LENGTHS)) {
+                    for (final int ledgers : ints("streamcache.bk.bench.ledgers", LEDGERS)) {
                         run(bk, length, ledgers, TimeUnit.SECONDS.toNanos(2), null);
                         final Histogram histogram = new Histogram(TimeUnit.SECONDS.toNanos(60), 3);
                         final long nanos = TimeUnit.SECONDS.toNanos(seconds);
@@ -103,6 +105,12 @@ class BookieStorageBenchmark {
             }
         }
         System.out.println("\nBookie storage benchmark, " + seconds + " s per cell:\n" + table);
+    }
+
+    /** @return the comma-separated ints of system property {@code key}, or {@code defaults}. */
+    private static int[] ints(final String key, final int[] defaults) {
+        final String value = System.getProperty(key, "");
+        return value.isEmpty() ? defaults : java.util.Arrays.stream(value.split(",")).mapToInt(v -> Integer.parseInt(v.trim())).toArray();
     }
 
     /** Adds {@code length}-byte entries round-robin over {@code ledgers} new ledgers for {@code nanos}. */
