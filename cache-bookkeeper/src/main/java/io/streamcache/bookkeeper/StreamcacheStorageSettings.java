@@ -86,8 +86,14 @@ record StreamcacheStorageSettings(long cacheBytes, long logFileBytes, int batchB
         return durableAdds ? DurabilityPolicy.EVERY_BATCH : DurabilityPolicy.NEVER;
     }
 
+    /**
+     * @return the log's config. Files are pre-written with zeros only under EVERY_BATCH: there it
+     *         makes each batch's fdatasync cheaper (no file-size metadata to force); forced only at
+     *         checkpoints, it would write every byte of the log twice (zeros, then data), which a
+     *         profile of the 64 KB add cell showed as the log's main disk traffic.
+     */
     LogConfig logConfig(final Path directory) {
         return LogConfig.builder(directory).fileLength(logFileBytes).batchLength(batchBytes).maxDelay(maxDelay)
-            .durability(durability()).name("bookie").build();
+            .durability(durability()).preWrite(!forceAtCheckpoints()).name("bookie").build();
     }
 }

@@ -61,7 +61,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  *       per ledger. Bookie and client share the JVM, so the figure holds the client's ledger
  *       handles too: the same for both storages.</li>
  * </ul>
- * {@code -Dstreamcache.bk.bench.seconds=N} sets the measured time (default 5).
+ * {@code -Dstreamcache.bk.bench.seconds=N} sets the measured time (default 5);
+ * {@code -Dstreamcache.bk.bench.rounds=N} the rounds (default 3, storages in alternating order;
+ * each figure printed as median [min, max]).
  */
 // BookKeeper's clients declare close() throws InterruptedException: try-with-resources is still right.
 @SuppressWarnings("try")
@@ -112,18 +114,25 @@ class BookieReadBenchmark {
         final long seconds = seconds();
         final StringBuilder table = new StringBuilder("| storage | adds/s (paced) | entries seen | p50 µs | p99 µs | p99.9 µs | max µs |\n"
             + "|---|---|---|---|---|---|---|\n");
-        for (final Storage storage : storages()) {
-            try (LocalBookKeeperCluster cluster = new LocalBookKeeperCluster(root(storage, "tail"), 1, storage.conf());
-                 BookKeeper bk = new BookKeeper(cluster.clientConf().setThrottleValue(0))) {
-                final Histogram histogram = tail(bk, seconds);
-                table.append(String.format(Locale.ROOT, "| %s | %d | %,d | %d | %d | %d | %d |%n", storage.name(), TAIL_RATE,
-                    histogram.getTotalCount(), histogram.getValueAtPercentile(50) / 1000, histogram.getValueAtPercentile(99) / 1000,
-                    histogram.getValueAtPercentile(99.9) / 1000, histogram.getMaxValue() / 1000));
-                System.out.print(table);
+        final BenchRounds summary = new BenchRounds("p50 µs", "p99 µs", "p99.9 µs", "max µs");
+        final int rounds = BenchRounds.rounds();
+        for (int round = 0; round < rounds; round++) {
+            for (final Storage storage : BenchRounds.order(storages(), round)) {
+                try (LocalBookKeeperCluster cluster = new LocalBookKeeperCluster(root(storage, "tail-" + round), 1, storage.conf());
+                     BookKeeper bk = new BookKeeper(cluster.clientConf().setThrottleValue(0))) {
+                    final Histogram histogram = tail(bk, seconds);
+                    table.append(String.format(Locale.ROOT, "| %s | %d | %,d | %d | %d | %d | %d |%n", storage.name(), TAIL_RATE,
+                        histogram.getTotalCount(), histogram.getValueAtPercentile(50) / 1000, histogram.getValueAtPercentile(99) / 1000,
+                        histogram.getValueAtPercentile(99.9) / 1000, histogram.getMaxValue() / 1000));
+                    summary.add(storage.name(), histogram.getValueAtPercentile(50) / 1000.0, histogram.getValueAtPercentile(99) / 1000.0,
+                        histogram.getValueAtPercentile(99.9) / 1000.0, histogram.getMaxValue() / 1000.0);
+                    System.out.print(table);
+                }
             }
         }
         System.out.println("\nTail-read latency (add acknowledged -> long-polling reader holds the entry), 1 KB entries, "
-            + TAIL_RATE + " adds/s, " + seconds + " s measured:\n" + table);
+            + TAIL_RATE + " adds/s, " + seconds + " s measured, every round:\n" + table);
+        System.out.println("\nTail-read latency, median [min, max] of " + rounds + " rounds:\n" + summary.table("storage"));
     }
 
     private static Histogram tail(final BookKeeper bk, final long seconds) throws Exception {
@@ -197,32 +206,40 @@ class BookieReadBenchmark {
         final StringBuilder table = new StringBuilder("| storage | ledgers x entries | data | read s | MB/s | page cache of the bookie's files before the read |\n"
             + "|---|---|---|---|---|---|\n");
         final int perLedger = (int)(CATCH_UP_BYTES / CATCH_UP_ENTRY / CATCH_UP_LEDGERS);
-        for (final Storage storage : storages()) {
-            final Path root = root(storage, "catchup");
-            try (LocalBookKeeperCluster cluster = new LocalBookKeeperCluster(root, 1, storage.conf());
-                 BookKeeper bk = new BookKeeper(cluster.clientConf().setThrottleValue(0))) {
-                final List<Long> ids = write(bk, perLedger);
-                cluster.stop(0);
-                final Path bookieDir = cluster.bookies().get(0).directory;
-                dropPageCache(bookieDir);
-                final String cached = fincore(bookieDir);
-                cluster.start(0);
-                final AtomicLong bytes = new AtomicLong();
-                final long start = System.nanoTime();
-                final List<CompletableFuture<Void>> readers = new ArrayList<>();
-                for (final long id : ids) {
-                    readers.add(CompletableFuture.runAsync(() -> readAll(bk, id, perLedger, bytes)));
+        final BenchRounds summary = new BenchRounds("MB/s", "read s");
+        final int rounds = BenchRounds.rounds();
+        for (int round = 0; round < rounds; round++) {
+            for (final Storage storage : BenchRounds.order(storages(), round)) {
+                final Path root = root(storage, "catchup-" + round);
+                try (LocalBookKeeperCluster cluster = new LocalBookKeeperCluster(root, 1, storage.conf());
+                     BookKeeper bk = new BookKeeper(cluster.clientConf().setThrottleValue(0))) {
+                    final List<Long> ids = write(bk, perLedger);
+                    cluster.stop(0);
+                    final Path bookieDir = cluster.bookies().get(0).directory;
+                    dropPageCache(bookieDir);
+                    final String cached = fincore(bookieDir);
+                    cluster.start(0);
+                    final AtomicLong bytes = new AtomicLong();
+                    final long start = System.nanoTime();
+                    final List<CompletableFuture<Void>> readers = new ArrayList<>();
+                    for (final long id : ids) {
+                        readers.add(CompletableFuture.runAsync(() -> readAll(bk, id, perLedger, bytes)));
+                    }
+                    CompletableFuture.allOf(readers.toArray(new CompletableFuture<?>[0])).get(600, TimeUnit.SECONDS);
+                    final double elapsed = (System.nanoTime() - start) / 1e9;
+                    assertEquals((long)perLedger * CATCH_UP_LEDGERS * CATCH_UP_ENTRY, bytes.get());
+                    table.append(String.format(Locale.ROOT, "| %s | %d x %d | %d MiB | %.2f | %.1f | %s |%n", storage.name(), CATCH_UP_LEDGERS,
+                        perLedger, CATCH_UP_BYTES >> 20, elapsed, bytes.get() / elapsed / (1 << 20), cached));
+                    summary.add(storage.name(), bytes.get() / elapsed / (1 << 20), elapsed);
+                    System.out.print(table);
                 }
-                CompletableFuture.allOf(readers.toArray(new CompletableFuture<?>[0])).get(600, TimeUnit.SECONDS);
-                final double elapsed = (System.nanoTime() - start) / 1e9;
-                assertEquals((long)perLedger * CATCH_UP_LEDGERS * CATCH_UP_ENTRY, bytes.get());
-                table.append(String.format(Locale.ROOT, "| %s | %d x %d | %d MiB | %.2f | %.1f | %s |%n", storage.name(), CATCH_UP_LEDGERS,
-                    perLedger, CATCH_UP_BYTES >> 20, elapsed, bytes.get() / elapsed / (1 << 20), cached));
-                System.out.print(table);
+                // Each round's directories hold 1 GB (log or entry log, and journal): not kept.
+                deleteRecursively(root);
             }
         }
         System.out.println("\nCatch-up reads of ledgers written earlier, every cache empty (64 KB entries, " + CATCH_UP_BATCH
-            + " per read, one reader per ledger):\n" + table);
+            + " per read, one reader per ledger), every round:\n" + table);
+        System.out.println("\nCatch-up reads, median [min, max] of " + rounds + " rounds:\n" + summary.table("storage"));
     }
 
     private static List<Long> write(final BookKeeper bk, final int perLedger) throws Exception {
@@ -305,6 +322,14 @@ class BookieReadBenchmark {
         return String.format(Locale.ROOT, "%.1f of %d MiB", cached / (double)(1 << 20), total >> 20);
     }
 
+    private static void deleteRecursively(final Path root) throws IOException {
+        try (Stream<Path> walk = Files.walk(root)) {
+            for (final Path path : walk.sorted(java.util.Comparator.reverseOrder()).toList()) {
+                Files.deleteIfExists(path);
+            }
+        }
+    }
+
     private static void run(final String... command) throws Exception {
         final Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
         final String out = new String(p.getInputStream().readAllBytes());
@@ -319,33 +344,41 @@ class BookieReadBenchmark {
         final long seconds = seconds();
         final StringBuilder table = new StringBuilder("| storage | ledgers | adds/s | p50 µs | p99 µs | p99.9 µs | heap per open ledger | direct per open ledger |\n"
             + "|---|---|---|---|---|---|---|---|\n");
-        for (final Storage storage : storages()) {
-            try (LocalBookKeeperCluster cluster = new LocalBookKeeperCluster(root(storage, "many"), 1, storage.conf());
-                 BookKeeper bk = new BookKeeper(cluster.clientConf().setThrottleValue(0))) {
-                final long[] before = memory();
-                final List<LedgerHandle> handles = create(bk);
-                final byte[] data = new byte[1024];
-                new SplittableRandom(3).nextBytes(data);
-                // Every ledger gets entries first (the warm-up): then they all hold some.
-                add(handles, data, Math.max(2 * MANY_LEDGERS, 1), null);
-                final long[] after = memory();
-                final Histogram histogram = new Histogram(TimeUnit.SECONDS.toNanos(60), 3);
-                final long nanos = TimeUnit.SECONDS.toNanos(seconds);
-                final long adds = add(handles, data, nanos, histogram);
-                final double perSecond = adds * 1e9 / nanos;
-                table.append(String.format(Locale.ROOT, "| %s | %,d | %,.0f | %d | %d | %d | %,d B | %,d B |%n", storage.name(),
-                    handles.size(), perSecond, histogram.getValueAtPercentile(50) / 1000, histogram.getValueAtPercentile(99) / 1000,
-                    histogram.getValueAtPercentile(99.9) / 1000, (after[0] - before[0]) / MANY_LEDGERS,
-                    (after[1] - before[1]) / MANY_LEDGERS));
-                System.out.print(table);
-                for (final LedgerHandle handle : handles) {
-                    handle.asyncClose((rc, lh, ctx) -> { }, null);
+        final BenchRounds summary = new BenchRounds("adds/s", "p50 µs", "p99 µs", "p99.9 µs", "heap B per ledger", "direct B per ledger");
+        final int rounds = BenchRounds.rounds();
+        for (int round = 0; round < rounds; round++) {
+            for (final Storage storage : BenchRounds.order(storages(), round)) {
+                try (LocalBookKeeperCluster cluster = new LocalBookKeeperCluster(root(storage, "many-" + round), 1, storage.conf());
+                     BookKeeper bk = new BookKeeper(cluster.clientConf().setThrottleValue(0))) {
+                    final long[] before = memory();
+                    final List<LedgerHandle> handles = create(bk);
+                    final byte[] data = new byte[1024];
+                    new SplittableRandom(3).nextBytes(data);
+                    // Every ledger gets entries first (the warm-up): then they all hold some.
+                    add(handles, data, Math.max(2 * MANY_LEDGERS, 1), null);
+                    final long[] after = memory();
+                    final Histogram histogram = new Histogram(TimeUnit.SECONDS.toNanos(60), 3);
+                    final long nanos = TimeUnit.SECONDS.toNanos(seconds);
+                    final long adds = add(handles, data, nanos, histogram);
+                    final double perSecond = adds * 1e9 / nanos;
+                    table.append(String.format(Locale.ROOT, "| %s | %,d | %,.0f | %d | %d | %d | %,d B | %,d B |%n", storage.name(),
+                        handles.size(), perSecond, histogram.getValueAtPercentile(50) / 1000, histogram.getValueAtPercentile(99) / 1000,
+                        histogram.getValueAtPercentile(99.9) / 1000, (after[0] - before[0]) / MANY_LEDGERS,
+                        (after[1] - before[1]) / MANY_LEDGERS));
+                    summary.add(storage.name(), perSecond, histogram.getValueAtPercentile(50) / 1000.0,
+                        histogram.getValueAtPercentile(99) / 1000.0, histogram.getValueAtPercentile(99.9) / 1000.0,
+                        (after[0] - before[0]) / (double)MANY_LEDGERS, (after[1] - before[1]) / (double)MANY_LEDGERS);
+                    System.out.print(table);
+                    for (final LedgerHandle handle : handles) {
+                        handle.asyncClose((rc, lh, ctx) -> { }, null);
+                    }
                 }
             }
         }
         System.out.println("\n" + MANY_LEDGERS + " ledgers open, 1 KB adds round-robin, " + WINDOW + " in flight, " + seconds
             + " s measured; memory: the JVM's (bookie and client) with the ledgers open and 2 entries each, less before they were"
-            + " created, per ledger:\n" + table);
+            + " created, per ledger, every round:\n" + table);
+        System.out.println("\n" + MANY_LEDGERS + " ledgers, median [min, max] of " + rounds + " rounds:\n" + summary.table("storage"));
     }
 
     private static List<LedgerHandle> create(final BookKeeper bk) throws Exception {
