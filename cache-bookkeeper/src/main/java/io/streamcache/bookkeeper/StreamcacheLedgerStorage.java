@@ -95,6 +95,13 @@ public final class StreamcacheLedgerStorage implements CompactableLedgerStorage 
     static final String LEDGER_PREFIX = "ledger-";
     static final String STATE_SEGMENT = "bookie-state";
     private static final AtomicInteger INSTANCES = new AtomicInteger();
+    /**
+     * Between the log's compaction passes. A pass visits every segment, one per ledger: at the
+     * store's default (200 ms) it took 17% of the CPU samples of a bookie with 10,000 open
+     * ledgers and nothing to reclaim. Space comes back after deletions, which the bookie's own
+     * garbage collection makes every {@code gcWaitTime} (minutes by default): seconds are soon enough.
+     */
+    static final java.time.Duration COMPACTION_INTERVAL = java.time.Duration.ofSeconds(5);
 
     private final ConcurrentSkipListMap<Long, LedgerState> ledgers = new ConcurrentSkipListMap<>();
     private final CopyOnWriteArrayList<LedgerDeletionListener> deletionListeners = new CopyOnWriteArrayList<>();
@@ -135,7 +142,7 @@ public final class StreamcacheLedgerStorage implements CompactableLedgerStorage 
             final SegmentStore.Builder builder = SegmentStore.builder(cache).name(storeName)
                 .log(settings.logConfig(directory));
             if (settings.compaction()) {
-                builder.compaction(CompactionConfig.builder().build());
+                builder.compaction(CompactionConfig.builder().interval(COMPACTION_INTERVAL).build());
             }
             store = builder.build();
             for (final String name : store.segmentNames()) {

@@ -84,7 +84,14 @@ class BookieReadBenchmark {
     private record Storage(String name, Consumer<ServerConfiguration> conf) {
     }
 
+    /** @return the storages compared; {@code -Dstreamcache.bk.bench.storages=1} keeps only those (by index). */
     private static List<Storage> storages() {
+        final List<Storage> all = allStorages();
+        final String pick = System.getProperty("streamcache.bk.bench.storages", "");
+        return pick.isEmpty() ? all : java.util.Arrays.stream(pick.split(",")).map(i -> all.get(Integer.parseInt(i.trim()))).toList();
+    }
+
+    private static List<Storage> allStorages() {
         return List.of(
             new Storage("DbLedgerStorage", conf -> {
                 conf.setLedgerStorageClass(DbLedgerStorage.class.getName());
