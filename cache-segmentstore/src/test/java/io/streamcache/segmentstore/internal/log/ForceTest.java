@@ -102,6 +102,60 @@ class ForceTest {
     }
 
     @Test
+    void shouldKeepWhatEachThreadAppendedBeforeItsForceUnderConcurrentForcesAndAPowerCut() throws Exception {
+        final int threads = 4;
+        final int rounds = 30;
+        final PowerCutDisk disk = new PowerCutDisk(11);
+        final List<Ack> forced = java.util.Collections.synchronizedList(new ArrayList<>());
+        final java.util.concurrent.atomic.AtomicLong forceCalls = new java.util.concurrent.atomic.AtomicLong();
+        final HookedLogFile.Hooks hooks = new HookedLogFile.Hooks(disk);
+        final LogDirectory logDirectory = LogDirectory.open(TestLogs.small(directory).durability(DurabilityPolicy.NEVER)
+            .retryInterval(Duration.ZERO).fileFactory(hooks).build());
+        final AggregatingWriter writer = AggregatingWriter.start(logDirectory);
+        final long forcesBefore;
+        try {
+            for (int t = 1; t <= threads; t++) {
+                writer.create(writer.healthyEpoch(), t, "s" + t, null).get(10, TimeUnit.SECONDS);
+            }
+            forcesBefore = hooks.forces.get();
+            final List<CompletableFuture<Void>> producers = new ArrayList<>();
+            for (int t = 1; t <= threads; t++) {
+                final int segment = t;
+                producers.add(CompletableFuture.runAsync(() -> {
+                    long offset = 0;
+                    for (int r = 0; r < rounds; r++) {
+                        final List<CompletableFuture<Long>> appends = new ArrayList<>();
+                        final List<Ack> acks = new ArrayList<>();
+                        for (int i = 0; i < 3; i++) {
+                            final int length = 200 + (segment * 131 + r * 17 + i * 7) % 3000;
+                            appends.add(writer.append(segment, offset, data(segment, offset, length)));
+                            acks.add(new Ack(segment, offset, length));
+                            offset += length;
+                        }
+                        forceCalls.incrementAndGet();
+                        writer.force().join();
+                        for (final CompletableFuture<Long> append : appends) {
+                            assertTrue(append.isDone() && !append.isCompletedExceptionally(), "an append before the force completed first");
+                        }
+                        forced.addAll(acks);
+                    }
+                }));
+            }
+            CompletableFuture.allOf(producers.toArray(new CompletableFuture<?>[0])).get(60, TimeUnit.SECONDS);
+            // A roll forces the file it leaves and the new file's SNAPSHOT.
+            assertTrue(hooks.forces.get() - forcesBefore <= forceCalls.get() + 2 * writer.stats().filesRolled(),
+                "at most one fdatasync per force call (and two per roll): " + (hooks.forces.get() - forcesBefore) + " for "
+                    + forceCalls.get() + " calls");
+            disk.powerCut(PowerCutLogFile.Mode.DROP);
+        } finally {
+            writer.close();
+            logDirectory.close();
+        }
+        assertEquals(threads * rounds * 3, forced.size());
+        TestLogs.assertContains(directory, forced);
+    }
+
+    @Test
     void shouldCoalesceForcesQueuedTogetherIntoOne() throws Exception {
         final HookedLogFile.Hooks hooks = new HookedLogFile.Hooks();
         try (LogDirectory logDirectory = LogDirectory.open(TestLogs.small(directory).durability(DurabilityPolicy.NEVER)
