@@ -111,11 +111,21 @@ class BookieStorageBenchmark {
                         }
                     }
                 }
+                // A round writes gigabytes (journal and log or entry log) on a disk other sessions share: not kept.
+                deleteRecursively(root);
             }
         }
         System.out.println("\nBookie storage benchmark, " + seconds + " s per cell, every round:\n" + table);
         System.out.println("\nBookie storage benchmark, " + seconds + " s per cell, median [min, max] of " + rounds + " rounds:\n"
             + summary.table("storage | entry | ledgers"));
+    }
+
+    private static void deleteRecursively(final Path root) throws java.io.IOException {
+        try (java.util.stream.Stream<Path> walk = Files.walk(root)) {
+            for (final Path path : walk.sorted(java.util.Comparator.reverseOrder()).toList()) {
+                Files.deleteIfExists(path);
+            }
+        }
     }
 
     /** @return the comma-separated ints of system property {@code key}, or {@code defaults}. */
