@@ -7,6 +7,8 @@ import io.streamcache.core.StreamcacheException;
 import io.streamcache.core.cache.BlockCache;
 import io.streamcache.segmentstore.SegmentNotFoundException;
 import io.streamcache.segmentstore.SegmentStore;
+import io.streamcache.segmentstore.log.DurabilityPolicy;
+import io.streamcache.segmentstore.log.StoreLog;
 import io.streamcache.segmentstore.log.compaction.CompactionConfig;
 import org.apache.bookkeeper.bookie.Bookie;
 import org.apache.bookkeeper.bookie.BookieException;
@@ -29,6 +31,7 @@ import org.slf4j.LoggerFactory;
 
 import java.io.File;
 import java.io.IOException;
+import java.io.InterruptedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Arrays;
@@ -38,6 +41,7 @@ import java.util.PrimitiveIterator;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentSkipListMap;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -64,14 +68,18 @@ import java.util.concurrent.atomic.AtomicInteger;
  *
  * <h2>Durability</h2>
  * {@code addEntry} queues the entry's append and returns; the entry is readable at once (from the
- * in-flight buffer until the log forces it, then from the cache or the log). The bookie
- * acknowledges an add once its journal has forced it; {@link #flush} and {@link #checkpoint}
- * return once every append queued before them is forced, after which the bookie may drop the
- * journal before that checkpoint. With {@code streamcacheDurableAdds} (on by itself when the
- * bookie's {@code journalWriteData} is false), {@code addEntry} returns only once the entry is
- * forced, so that an acknowledgement without the journal still means "on disk". Master keys,
- * fences, limbo flags and storage-state flags are forced before their calls return; explicit
- * LACs are queued (the journal holds them too).
+ * in-flight buffer until the log has it, then from the cache or the log). The bookie
+ * acknowledges an add once its journal has forced it, so the log need not force it again: with
+ * the journal writing data (the default) the log runs under {@link DurabilityPolicy#NEVER}
+ * (an append completes once written), and {@link #flush} and {@link #checkpoint} force it on
+ * demand ({@link StoreLog#force()}: one {@code fdatasync}) and return once every append queued
+ * before them is forced, after which the bookie may drop the journal before that checkpoint.
+ * With {@code streamcacheDurableAdds} (on by itself when the bookie's {@code journalWriteData}
+ * is false) the log forces every batch ({@link DurabilityPolicy#EVERY_BATCH}) and
+ * {@code addEntry} returns only once the entry is forced, so that an acknowledgement without the
+ * journal still means "on disk". Master keys, fences, limbo flags and storage-state flags are
+ * forced before their calls return (under {@code NEVER} by a force of their own); explicit LACs
+ * are queued (the journal holds them too).
  *
  * <h2>Deletion</h2>
  * The bookie's garbage collection runs here as in {@code DbLedgerStorage}: a
@@ -87,6 +95,13 @@ public final class StreamcacheLedgerStorage implements CompactableLedgerStorage 
     static final String LEDGER_PREFIX = "ledger-";
     static final String STATE_SEGMENT = "bookie-state";
     private static final AtomicInteger INSTANCES = new AtomicInteger();
+    /**
+     * Between the log's compaction passes. A pass visits every segment, one per ledger: at the
+     * store's default (200 ms) it took 17% of the CPU samples of a bookie with 10,000 open
+     * ledgers and nothing to reclaim. Space comes back after deletions, which the bookie's own
+     * garbage collection makes every {@code gcWaitTime} (minutes by default): seconds are soon enough.
+     */
+    static final java.time.Duration COMPACTION_INTERVAL = java.time.Duration.ofSeconds(5);
 
     private final ConcurrentSkipListMap<Long, LedgerState> ledgers = new ConcurrentSkipListMap<>();
     private final CopyOnWriteArrayList<LedgerDeletionListener> deletionListeners = new CopyOnWriteArrayList<>();
@@ -127,7 +142,7 @@ public final class StreamcacheLedgerStorage implements CompactableLedgerStorage 
             final SegmentStore.Builder builder = SegmentStore.builder(cache).name(storeName)
                 .log(settings.logConfig(directory));
             if (settings.compaction()) {
-                builder.compaction(CompactionConfig.builder().build());
+                builder.compaction(CompactionConfig.builder().interval(COMPACTION_INTERVAL).build());
             }
             store = builder.build();
             for (final String name : store.segmentNames()) {
@@ -438,8 +453,14 @@ public final class StreamcacheLedgerStorage implements CompactableLedgerStorage 
 
     @Override
     public void flush() throws IOException {
+        // Under NEVER: one force covers every append queued before it, those of every ledger;
+        // the per-ledger waits below still report a ledger whose append failed.
+        final CompletableFuture<Void> forced = settings.forceAtCheckpoints() ? storeLog().force() : null;
         for (final LedgerState state : ledgers.values()) {
             await(state.lastAppend(), state);
+        }
+        if (forced != null) {
+            awaitForce(forced);
         }
     }
 
@@ -478,7 +499,12 @@ public final class StreamcacheLedgerStorage implements CompactableLedgerStorage 
                 store.create(STATE_SEGMENT);
             }
             final ByteBuf value = Unpooled.buffer(Integer.BYTES).writeInt(flags);
-            await(store.appendAsync(STATE_SEGMENT, value), STATE_SEGMENT);
+            final CompletableFuture<Long> append = store.appendAsync(STATE_SEGMENT, value);
+            final CompletableFuture<Void> forced = settings.forceAtCheckpoints() ? storeLog().force() : null;
+            await(append, STATE_SEGMENT);
+            if (forced != null) {
+                awaitForce(forced);
+            }
         } catch (final StreamcacheException e) {
             throw new IOException("cannot write storage state flags=" + flags + ": " + e, e);
         }
@@ -564,7 +590,29 @@ public final class StreamcacheLedgerStorage implements CompactableLedgerStorage 
             append = append(state, record);
         }
         append.whenComplete((offset, failure) -> record.release());
+        final CompletableFuture<Void> forced = settings.forceAtCheckpoints() ? storeLog().force() : null;
         await(append, state);
+        if (forced != null) {
+            awaitForce(forced);
+        }
+    }
+
+    private StoreLog storeLog() {
+        return store.log().orElseThrow(() -> new IllegalStateException("the store of StreamcacheLedgerStorage has no log"));
+    }
+
+    /** Waits for a force of the log; its failure (a disk error, a closed store) as an {@link IOException}. */
+    private static void awaitForce(final CompletableFuture<Void> forced) throws IOException {
+        try {
+            forced.get();
+        } catch (final InterruptedException e) {
+            Thread.currentThread().interrupt();
+            final InterruptedIOException io = new InterruptedIOException("interrupted waiting for the log to be forced");
+            io.initCause(e);
+            throw io;
+        } catch (final ExecutionException e) {
+            throw new IOException("cannot force the log: " + e.getCause(), e.getCause());
+        }
     }
 
     private static void failIfBroken(final LedgerState state) throws IOException {

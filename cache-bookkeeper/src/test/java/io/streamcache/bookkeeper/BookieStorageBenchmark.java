@@ -31,8 +31,11 @@ import static org.junit.jupiter.api.Assertions.assertNull;
  * and without it), one after the other on the same disk: per entry length and ledger count,
  * throughput and add latency (from {@code asyncAddEntry} to its callback, with a window of
  * {@value #WINDOW} adds in flight, the client's add throttle off). Runs only with {@code -Dstreamcache.bk.bench=true};
+ * {@code -Dstreamcache.bk.bench.rounds=N} runs every storage N times, alternating their order
+ * (default 3: each figure is printed as median [min, max]);
  * {@code -Dstreamcache.bk.bench.seconds=N} sets the measured time per cell (default 5, after
- * 2 s of warm-up). Prints a Markdown table (docs/benchmarks-bookkeeper.md holds the figures).
+ * 2 s of warm-up); {@code -Dstreamcache.bk.bench.lengths=65536} and {@code -Dstreamcache.bk.bench.ledgers=1,100}
+ * pick the cells. Prints a Markdown table (docs/benchmarks.md holds the figures).
  */
 // BookKeeper's clients declare close() throws InterruptedException: try-with-resources is still right.
 @SuppressWarnings("try")
@@ -59,6 +62,7 @@ class BookieStorageBenchmark {
                 conf.setProperty("dbStorage_writeCacheMaxSizeMb", 64);
                 conf.setProperty("dbStorage_readAheadCacheMaxSizeMb", 64);
             }),
+            // With the journal writing data (the bookie's default) the log runs under NEVER and is forced at checkpoints.
             new Storage("Streamcache", conf -> {
                 conf.setLedgerStorageClass(StreamcacheLedgerStorage.class.getName());
                 conf.setProperty(StreamcacheStorageSettings.CACHE_BYTES, 128L << 20);
@@ -82,27 +86,52 @@ class BookieStorageBenchmark {
             : java.util.Arrays.stream(pick.split(",")).map(i -> storages.get(Integer.parseInt(i.trim()))).toList();
         final StringBuilder table = new StringBuilder(
             "| storage | entry | ledgers | adds/s | MB/s | p50 µs | p99 µs | p99.9 µs |\n|---|---|---|---|---|---|---|---|\n");
-        for (final Storage storage : chosen) {
-            final Path root = Files.createDirectories(directory.resolve(storage.name().replaceAll("[^A-Za-z]", "")));
-            try (LocalBookKeeperCluster cluster = new LocalBookKeeperCluster(root, 1, storage.conf());
-                 BookKeeper bk = new BookKeeper(cluster.clientConf().setThrottleValue(0))) {
-                for (final int length : LENGTHS) {
-                    for (final int ledgers : LEDGERS) {
-                        run(bk, length, ledgers, TimeUnit.SECONDS.toNanos(2), null);
-                        final Histogram histogram = new Histogram(TimeUnit.SECONDS.toNanos(60), 3);
-                        final long nanos = TimeUnit.SECONDS.toNanos(seconds);
-                        final long adds = run(bk, length, ledgers, nanos, histogram);
-                        final double perSecond = adds * 1e9 / nanos;
-                        table.append(String.format(Locale.ROOT, "| %s | %d B | %d | %,.0f | %.1f | %d | %d | %d |%n", storage.name(),
-                            length, ledgers, perSecond, perSecond * length / (1 << 20),
-                            histogram.getValueAtPercentile(50) / 1000, histogram.getValueAtPercentile(99) / 1000,
-                            histogram.getValueAtPercentile(99.9) / 1000));
-                        System.out.print(table);
+        final BenchRounds summary = new BenchRounds("adds/s", "MB/s", "p50 µs", "p99 µs", "p99.9 µs");
+        final int rounds = BenchRounds.rounds();
+        for (int round = 0; round < rounds; round++) {
+            for (final Storage storage : BenchRounds.order(chosen, round)) {
+                final Path root = Files.createDirectories(directory.resolve(storage.name().replaceAll("[^A-Za-z]", "") + "-" + round));
+                try (LocalBookKeeperCluster cluster = new LocalBookKeeperCluster(root, 1, storage.conf());
+                     BookKeeper bk = new BookKeeper(cluster.clientConf().setThrottleValue(0))) {
+                    for (final int length : ints("streamcache.bk.bench.lengths", LENGTHS)) {
+                        for (final int ledgers : ints("streamcache.bk.bench.ledgers", LEDGERS)) {
+                            run(bk, length, ledgers, TimeUnit.SECONDS.toNanos(2), null);
+                            final Histogram histogram = new Histogram(TimeUnit.SECONDS.toNanos(60), 3);
+                            final long nanos = TimeUnit.SECONDS.toNanos(seconds);
+                            final long adds = run(bk, length, ledgers, nanos, histogram);
+                            final double perSecond = adds * 1e9 / nanos;
+                            table.append(String.format(Locale.ROOT, "| %s | %d B | %d | %,.0f | %.1f | %d | %d | %d |%n", storage.name(),
+                                length, ledgers, perSecond, perSecond * length / (1 << 20),
+                                histogram.getValueAtPercentile(50) / 1000, histogram.getValueAtPercentile(99) / 1000,
+                                histogram.getValueAtPercentile(99.9) / 1000));
+                            summary.add(storage.name() + " | " + length + " B | " + ledgers, perSecond, perSecond * length / (1 << 20),
+                                histogram.getValueAtPercentile(50) / 1000.0, histogram.getValueAtPercentile(99) / 1000.0,
+                                histogram.getValueAtPercentile(99.9) / 1000.0);
+                            System.out.print(table);
+                        }
                     }
                 }
+                // A round writes gigabytes (journal and log or entry log) on a disk other sessions share: not kept.
+                deleteRecursively(root);
             }
         }
-        System.out.println("\nBookie storage benchmark, " + seconds + " s per cell:\n" + table);
+        System.out.println("\nBookie storage benchmark, " + seconds + " s per cell, every round:\n" + table);
+        System.out.println("\nBookie storage benchmark, " + seconds + " s per cell, median [min, max] of " + rounds + " rounds:\n"
+            + summary.table("storage | entry | ledgers"));
+    }
+
+    private static void deleteRecursively(final Path root) throws java.io.IOException {
+        try (java.util.stream.Stream<Path> walk = Files.walk(root)) {
+            for (final Path path : walk.sorted(java.util.Comparator.reverseOrder()).toList()) {
+                Files.deleteIfExists(path);
+            }
+        }
+    }
+
+    /** @return the comma-separated ints of system property {@code key}, or {@code defaults}. */
+    private static int[] ints(final String key, final int[] defaults) {
+        final String value = System.getProperty(key, "");
+        return value.isEmpty() ? defaults : java.util.Arrays.stream(value.split(",")).mapToInt(v -> Integer.parseInt(v.trim())).toArray();
     }
 
     /** Adds {@code length}-byte entries round-robin over {@code ledgers} new ledgers for {@code nanos}. */

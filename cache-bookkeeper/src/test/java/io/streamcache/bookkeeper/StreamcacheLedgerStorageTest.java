@@ -253,6 +253,29 @@ class StreamcacheLedgerStorageTest {
     }
 
     @Test
+    void shouldForceTheLogAtFlushOnlyWithTheJournalWritingData() throws Exception {
+        final StreamcacheLedgerStorage storage = open(conf -> { });
+        storage.setMasterKey(22, KEY);
+        final String segment = StreamcacheLedgerStorage.segmentName(22);
+        final long before = storage.store().log().orElseThrow().writerStats().forces();
+        final SplittableRandom random = new SplittableRandom(9);
+        for (long entry = 0; entry < 50; entry++) {
+            storage.addEntry(entry(22, entry, entry - 1, 1000, random));
+        }
+        // Under NEVER an append completes once written: wait for all of them, without a force.
+        while (storage.store().info(segment).durableLength() < storage.store().info(segment).length()) {
+            Thread.sleep(1);
+        }
+        assertEquals(before, storage.store().log().orElseThrow().writerStats().forces(),
+            "the journal holds the adds: the log is not forced per batch");
+        storage.flush();
+        assertTrue(storage.store().log().orElseThrow().writerStats().forces() > before, "flush forces the log");
+        final long afterFlush = storage.store().log().orElseThrow().writerStats().forces();
+        storage.setFenced(22);
+        assertTrue(storage.store().log().orElseThrow().writerStats().forces() > afterFlush, "a fence is forced before it returns");
+    }
+
+    @Test
     void shouldRejectEntriesTooShortToHoldTheirIds() throws Exception {
         final StreamcacheLedgerStorage storage = open(conf -> { });
         final java.io.IOException e = assertThrows(java.io.IOException.class,

@@ -14,9 +14,16 @@ import java.util.Objects;
  *       cache); the log is forced at most once per interval, and when the writer goes idle with
  *       unforced writes older than the interval. Survives a process crash; a power cut may lose
  *       up to an interval of acknowledged appends.</li>
- *   <li>{@link #NEVER}: requests complete once written; never forced (for tests, and for brokers
- *       that replicate instead). Survives a process crash only.</li>
+ *   <li>{@link #NEVER}: requests complete once written; the writer forces on its own only when
+ *       it leaves a file (a roll), before it deletes a file (after a truncate, a delete or
+ *       compaction), and at close. For tests, for brokers that replicate instead, and for brokers
+ *       that keep their own write-ahead journal and force the log at their checkpoints with
+ *       {@link StoreLog#force()}. An acknowledged append survives a process crash only.</li>
  * </ul>
+ *
+ * <p>Under every policy {@link StoreLog#force()} forces on demand: once it completes, everything
+ * acknowledged (or queued) before it survives a power cut. It is how a broker with a journal of
+ * its own (BookKeeper's bookie) runs under {@code NEVER} and forces at its checkpoints.
  */
 public final class DurabilityPolicy {
     /** The kinds of policy; immutable constants. */

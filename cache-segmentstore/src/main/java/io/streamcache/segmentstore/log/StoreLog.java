@@ -62,6 +62,34 @@ public interface StoreLog {
     CompletableFuture<Void> recover();
 
     /**
+     * Forces the log on demand, whatever its {@link DurabilityPolicy}: the future completes once
+     * every append (and create, seal, truncate, delete) acknowledged or queued before the call
+     * is on disk, written and forced ({@code fdatasync}), and after each of their futures
+     * completed. "Queued" means its {@code append}/{@code appendAsync} (or other mutating call)
+     * returned before this call began; a call racing with this one may or may not be covered.
+     *
+     * <p>What it adds per policy: under {@link DurabilityPolicy#NEVER} and
+     * {@link DurabilityPolicy#interval} an acknowledgement means written (in the page cache:
+     * it survives a process crash, not a power cut); after {@code force()} completes, everything
+     * acknowledged before it survives a power cut as well. Under
+     * {@link DurabilityPolicy#EVERY_BATCH} every acknowledgement already means forced, so it
+     * only waits for the appends queued before it (and forces nothing more when nothing
+     * written is unforced).
+     *
+     * <p>Cost: one {@code fdatasync} of the current file. The writer thread takes the call in
+     * queue order, and the force requests waiting when it forces share that one force, so
+     * concurrent callers (or a caller per ledger, per partition) coalesce. The caller's thread
+     * does not block; do not call {@code join()} on it from the store's completion thread.
+     *
+     * @return completes with null; or exceptionally with a {@link LogFailedException} if the log
+     *         is failed, or fails before the force succeeds (then appends before it may not be
+     *         forced; see {@link #isFailed()}, {@link #recover()}), or with
+     *         {@link io.streamcache.core.CacheClosedException} if the store is closed. Never
+     *         throws.
+     */
+    CompletableFuture<Void> force();
+
+    /**
      * Creates (and, with {@link LogConfig#preWrite()}, pre-writes) up to {@code count} spare
      * files now, so that the first file rolls under traffic need not create files. Blocks the
      * caller for the file work.

@@ -384,6 +384,28 @@ public final class AggregatingWriter implements AutoCloseable {
         return request.thenApply(offset -> null);
     }
 
+    /**
+     * Forces the log on demand, whatever the {@link io.streamcache.segmentstore.log.DurabilityPolicy}:
+     * the future completes once every request submitted before this call is written and forced
+     * ({@code fdatasync}), and after each of those requests' futures completed. The writer takes
+     * it in queue order: it writes the batch holding the requests before it, then forces once for
+     * every force request waiting (concurrent calls share one force); under {@code EVERY_BATCH}
+     * that force is the batch's own, and with nothing written since the last force there is none.
+     *
+     * @return completes with null, or exceptionally with a {@link LogFailedException} if the
+     *         writer is failed or fails before the force succeeds (the requests before it failed
+     *         or may not be forced), or a {@link CacheClosedException} if the writer is closed.
+     */
+    public CompletableFuture<Void> force() {
+        final LogRequest request;
+        try {
+            request = submit(new LogRequest(LogRequest.TYPE_FORCE, 0, 0, null, null, null, healthyEpoch()));
+        } catch (final LogFailedException | CacheClosedException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+        return request.thenApply(offset -> null);
+    }
+
     private LogRequest submit(final LogRequest request) {
         if (writer.closing) {
             throw new CacheClosedException("log writer " + name + " is closed");

@@ -54,6 +54,15 @@ import static io.streamcache.segmentstore.internal.log.LogRecordDescriptor.align
  * there, so tail readers only ever see durable bytes). A request that writes nothing (a rejection,
  * a skipped copy, a retire) completes after the requests before it.
  *
+ * <p>With {@link DurabilityPolicy#interval} or {@link DurabilityPolicy#NEVER} a batch's requests
+ * complete once it is written; the roller remembers that the file holds unforced writes, and
+ * forces it when the interval is due (INTERVAL only), before it rolls away from it, before it
+ * retires a file, and at close. A force request ({@link AggregatingWriter#force()}) waits, apart
+ * from the pending records, until every record accepted before it is written: the write that
+ * covers it is forced whatever the policy, or, if the batch holds no record, the writer forces
+ * once for all the force requests waiting. Each one is handed to the completion thread after the
+ * records it covers, so its future completes after theirs.
+ *
  * <h2>Disk errors</h2>
  * An {@link IOException} from a write or a force (a full disk: {@code No space left on device},
  * an I/O error) fails the requests of the batch and every request not yet written with a
@@ -120,6 +129,9 @@ final class BatchWriter {
     private long streamBase;
     private LogRequest pendingHead;
     private LogRequest pendingTail;
+    /** Force requests waiting for a force that covers their end ({@link LogRequest#endStream}), in arrival order. */
+    private LogRequest forceHead;
+    private LogRequest forceTail;
     /** Bytes from the batch's file position a failed write may have touched: recovery rewrites them. */
     private int failedExtent;
     /** When a failed writer retries its recovery by itself next (System.nanoTime()). */
@@ -181,7 +193,12 @@ final class BatchWriter {
                     writeBatch(true);
                     continue;
                 }
-                if (files.unforced() && System.nanoTime() - files.lastForceNanos() >= forceIntervalNanos) {
+                if (forceHead != null && batch.recordCount() == 0) {
+                    // Everything the waiting force requests cover is written: one force for all.
+                    forceWritten();
+                    continue;
+                }
+                if (intervalForceDue()) {
                     files.force();
                     continue;
                 }
@@ -223,7 +240,7 @@ final class BatchWriter {
         }
         final long now = System.nanoTime();
         long timeout = IDLE_PARK_NANOS;
-        if (files.unforced()) {
+        if (durability == DurabilityPolicy.Kind.INTERVAL && files.unforced()) {
             timeout = Math.min(timeout, files.lastForceNanos() + forceIntervalNanos - now);
         }
         if (retryIntervalNanos > 0 && (state & FAILED) != 0) {
@@ -252,6 +269,10 @@ final class BatchWriter {
         }
         if (type == LogRequest.TYPE_RETIRE) {
             retireNow(request);
+            return;
+        }
+        if (type == LogRequest.TYPE_FORCE) {
+            acceptForce(request);
             return;
         }
         if (type == LogRequest.TYPE_COPY && !copyWanted(request)) {
@@ -314,6 +335,53 @@ final class BatchWriter {
             return;
         }
         completeInOrder(request, null);
+    }
+
+    /**
+     * Queues a force request: it completes once every record accepted before it is written and
+     * forced. Its end is the end of the batch's records (they are written together), or the
+     * stream written so far if the batch holds no record.
+     */
+    private void acceptForce(final LogRequest request) {
+        request.endStream = batch.recordCount() == 0 ? streamBase : streamBase + batch.used();
+        request.next = null;
+        if (forceTail == null) {
+            forceHead = request;
+        } else {
+            forceTail.next = request;
+        }
+        forceTail = request;
+    }
+
+    /**
+     * Forces the file if something written is not forced yet, then completes every waiting force
+     * request: the caller checked that the batch holds no record, so each one's end is written.
+     */
+    private void forceWritten() throws IOException {
+        if (files.unforced()) {
+            files.force();
+        }
+        completeForces(streamBase);
+        completer.signal();
+    }
+
+    /** Hands off the force requests whose end is forced ({@code forcedStream}), after the records before them. */
+    private void completeForces(final long forcedStream) {
+        while (forceHead != null && forceHead.endStream <= forcedStream) {
+            final LogRequest request = forceHead;
+            forceHead = request.next;
+            request.next = null;
+            completer.handoff(request, null);
+        }
+        if (forceHead == null) {
+            forceTail = null;
+        }
+    }
+
+    /** INTERVAL: whether unforced writes are due for their force (never under the other policies). */
+    private boolean intervalForceDue() {
+        return durability == DurabilityPolicy.Kind.INTERVAL && files.unforced()
+            && System.nanoTime() - files.lastForceNanos() >= forceIntervalNanos;
     }
 
     private LogFailedException rejection(final long current) {
@@ -380,14 +448,16 @@ final class BatchWriter {
         }
         failedExtent = Math.max(failedExtent, end);
         files.write(batch.view(end));
-        if (durability == DurabilityPolicy.Kind.EVERY_BATCH) {
+        // A waiting force request makes this write's force due whatever the policy: the requests
+        // that gather while it is forced form the next batch, so concurrent forces share one.
+        final boolean force = durability == DurabilityPolicy.Kind.EVERY_BATCH || forceHead != null
+            || (durability == DurabilityPolicy.Kind.INTERVAL && System.nanoTime() - files.lastForceNanos() >= forceIntervalNanos);
+        if (force) {
             files.force();
-        } else if (durability == DurabilityPolicy.Kind.INTERVAL) {
-            if (System.nanoTime() - files.lastForceNanos() >= forceIntervalNanos) {
-                files.force();
-            } else {
-                files.markUnforced();
-            }
+        } else {
+            // INTERVAL before its interval, or NEVER: written, not forced; a force request, a
+            // roll, a retire or the close forces it.
+            files.markUnforced();
         }
         failedExtent = 0;
 
@@ -395,6 +465,9 @@ final class BatchWriter {
         final long durableStream = streamBase + end;
         files.apply(writtenEnd);
         completePending(durableStream);
+        if (force) {
+            completeForces(durableStream);
+        }
         batch.written(end);
         files.advance(end);
         streamBase = durableStream;
@@ -439,6 +512,14 @@ final class BatchWriter {
         }
         pendingHead = null;
         pendingTail = null;
+        for (LogRequest request = forceHead; request != null; ) {
+            final LogRequest next = request.next;
+            request.next = null;
+            completer.handoff(request, error);
+            request = next;
+        }
+        forceHead = null;
+        forceTail = null;
         if (current != null) {
             completer.handoff(current, error);
         }
@@ -528,8 +609,10 @@ final class BatchWriter {
                 if (files.unforced()) {
                     files.force();
                 }
-                if ((state & FAILED) == 0 && durability != DurabilityPolicy.Kind.NEVER) {
-                    // Everything written is forced: the directory may mark the close clean.
+                completeForces(streamBase);
+                if ((state & FAILED) == 0) {
+                    // Everything written is forced (under every policy: a close forces what it
+                    // finds unforced): the directory may mark the close clean.
                     cleanEndFileNumber = files.fileNumber();
                     cleanEndPosition = (files.filePosition() + batch.used() + PAGE_LENGTH - 1) & -(long) PAGE_LENGTH;
                 }

@@ -34,6 +34,8 @@ public final class LogRequest extends CompletableFuture<Long> {
     static final byte TYPE_COPY = -3;
     /** Not a record: retires a file whose live data were copied (the file number is the segment offset). */
     static final byte TYPE_RETIRE = -4;
+    /** Not a record: completes once every record accepted before it is written and forced. */
+    static final byte TYPE_FORCE = -5;
 
     private static final VarHandle HANDOFF_NEXT;
 

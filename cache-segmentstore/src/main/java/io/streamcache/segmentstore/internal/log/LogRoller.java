@@ -102,7 +102,8 @@ final class LogRoller {
      */
     void roll() throws IOException {
         if (unforced && file != null) {
-            // INTERVAL: the file is closed below and never forced again; compaction may retire
+            // INTERVAL or NEVER: the file is closed below and never forced again (a later force
+            // request forces only the current file); compaction may retire
             // the originals of copies it holds once they are written, so force it now.
             force();
         }
@@ -235,7 +236,7 @@ final class LogRoller {
         counters.force();
     }
 
-    /** A write was not forced (INTERVAL durability): the next force is due an interval after the last. */
+    /** A write was not forced (INTERVAL or NEVER durability): under INTERVAL the next force is due an interval after the last. */
     void markUnforced() {
         unforced = true;
     }
@@ -304,16 +305,22 @@ final class LogRoller {
     }
 
     /** Retires the files a durable TRUNCATE or DELETE killed, if one was applied since the last call. */
-    void retireIfTruncated() {
+    void retireIfTruncated() throws IOException {
         if (truncatedOrDeleted) {
             retireDeadFiles();
         }
     }
 
-    private void retireDeadFiles() {
+    private void retireDeadFiles() throws IOException {
         truncatedOrDeleted = false;
         deadFiles.clear();
         table.takeDeadFiles(deadFiles);
+        if (!deadFiles.isEmpty() && unforced) {
+            // INTERVAL or NEVER: the TRUNCATE or DELETE that killed the files is written, not
+            // forced. Forced first, so that a power cut cannot leave a log whose live segments'
+            // bytes are in files already deleted.
+            force();
+        }
         for (int i = 0; i < deadFiles.size(); i++) {
             final long number = deadFiles.getLong(i);
             listener.onFileRetired(number);

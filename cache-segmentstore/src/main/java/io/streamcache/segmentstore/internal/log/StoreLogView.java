@@ -73,6 +73,11 @@ public final class StoreLogView implements StoreLog {
     }
 
     @Override
+    public CompletableFuture<Void> force() {
+        return writer.force();
+    }
+
+    @Override
     public void prepareFiles(final int count) throws IOException {
         if (count < 0) {
             throw new IllegalArgumentException("count=" + count + " must be >= 0");
