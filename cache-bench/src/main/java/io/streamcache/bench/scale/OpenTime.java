@@ -26,7 +26,8 @@ import java.util.stream.Stream;
  *
  * <pre>
  *   java -cp streamcache-bench.jar io.streamcache.bench.scale.OpenTime --dir /var/tmp/open \
- *        [--bytes 1g] [--segments 10000] [--append 4k] [--threads 8] [--cache 512m] [--repeats 3]
+ *        [--bytes 1g] [--segments 10000] [--append 4k] [--threads 8] [--cache 512m] [--repeats 3] \
+ *        [--save /var/tmp/killed-1g | --from /var/tmp/killed-1g]
  * </pre>
  * A child JVM creates the segments, appends {@code --bytes} round-robin over them from
  * {@code --threads} threads (every append acknowledged, i.e. forced), prints how far it got,
@@ -34,6 +35,10 @@ import java.util.stream.Stream;
  * {@code --cache} bytes and opens the store on the directory (the crash recovery), appends once,
  * closes it cleanly, and opens it {@code --repeats} times more (the clean path). Prints each
  * time; the directory is emptied first and at the end.
+ *
+ * <p>{@code --save DIR} copies the killed writer's log to {@code DIR} before the first open;
+ * {@code --from DIR} skips the writer and copies {@code DIR} instead, so that two builds can be
+ * measured on the same killed log (writing gigabytes with a force per batch takes minutes).
  */
 public final class OpenTime {
     private OpenTime() {
@@ -47,6 +52,8 @@ public final class OpenTime {
         int threads = 8;
         long cache = 512L << 20;
         int repeats = 3;
+        Path save = null;
+        Path from = null;
         for (int i = 0; i + 1 < args.length; i += 2) {
             final String v = args[i + 1];
             switch (args[i]) {
@@ -57,6 +64,8 @@ public final class OpenTime {
                 case "--threads" -> threads = Integer.parseInt(v);
                 case "--cache" -> cache = size(v);
                 case "--repeats" -> repeats = Integer.parseInt(v);
+                case "--save" -> save = Path.of(v);
+                case "--from" -> from = Path.of(v);
                 default -> throw new IllegalArgumentException("unknown flag " + args[i]);
             }
         }
@@ -65,7 +74,17 @@ public final class OpenTime {
         }
         clean(dir);
         final Path log = dir.resolve("log");
-        final long written = writeAndKill(log, bytes, segments, append, threads);
+        final long written;
+        if (from != null) {
+            copy(from, log);
+            written = -1;
+        } else {
+            written = writeAndKill(log, bytes, segments, append, threads);
+            if (save != null) {
+                clean(save);
+                copy(log, save);
+            }
+        }
         final long onDisk = du(log);
         System.out.printf(Locale.ROOT, "log: %,d segments, %,d bytes acknowledged before the kill, %,d bytes on disk%n", segments,
             written, onDisk);
@@ -178,6 +197,15 @@ public final class OpenTime {
                 t.start();
             }
             Thread.sleep(Long.MAX_VALUE);
+        }
+    }
+
+    private static void copy(final Path from, final Path to) throws IOException {
+        Files.createDirectories(to);
+        try (Stream<Path> files = Files.list(from)) {
+            for (final Path p : files.filter(Files::isRegularFile).toList()) {
+                Files.copy(p, to.resolve(p.getFileName()));
+            }
         }
     }
 
