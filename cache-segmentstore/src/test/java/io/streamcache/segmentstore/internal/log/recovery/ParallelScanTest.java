@@ -116,6 +116,26 @@ class ParallelScanTest {
         assertSame(logs.get(0), logs.get(1));
     }
 
+    @Test
+    void shouldStopTheScanningThreadWhenRecoveryFails() throws IOException {
+        final TestLogWriter writer = LogRecoveryTest.randomLog(directory, 77, 3000);
+        assertTrue(writer.fileNumber() >= 6, "several files: " + writer.fileNumber());
+        // A flipped bit in the middle of file 2: corruption long before the tail.
+        final Path file = writer.path(2);
+        final byte[] bytes = Files.readAllBytes(file);
+        final int at = 3 * 4096 + 100;
+        bytes[at] ^= 0x10;
+        Files.write(file, bytes);
+
+        final LogCorruptedException e = assertThrows(LogCorruptedException.class,
+            () -> LogRecovery.builder(directory).parallelScan(true).build().recover());
+        assertEquals(2, e.fileNumber());
+        for (final Thread thread : Thread.getAllStackTraces().keySet()) {
+            assertTrue(!thread.getName().equals("streamcache-recovery-scan") || !thread.isAlive(),
+                "the prescan thread ends with the recovery: " + thread);
+        }
+    }
+
     private static Path copy(final Path from, final Path to) throws IOException {
         Files.createDirectories(to);
         try (Stream<Path> files = Files.list(from)) {
