@@ -26,14 +26,20 @@ import java.util.stream.Stream;
  *
  * <pre>
  *   java -cp streamcache-bench.jar io.streamcache.bench.scale.OpenTime --dir /var/tmp/open \
- *        [--bytes 1g] [--segments 10000] [--append 4k] [--threads 8] [--cache 512m] [--repeats 3]
+ *        [--bytes 1g] [--segments 10000] [--append 4k] [--threads 8] [--cache 512m] [--repeats 3] \
+ *        [--save /var/tmp/killed-1g | --from /var/tmp/killed-1g]
  * </pre>
  * A child JVM creates the segments, appends {@code --bytes} round-robin over them from
  * {@code --threads} threads (every append acknowledged, i.e. forced), prints how far it got,
  * and is killed with SIGKILL while it goes on appending. This JVM then builds a cache of
  * {@code --cache} bytes and opens the store on the directory (the crash recovery), appends once,
  * closes it cleanly, and opens it {@code --repeats} times more (the clean path). Prints each
- * time; the directory is emptied first and at the end.
+ * time, and the CPU time of the process during each open (every thread, GC included); the
+ * directory is emptied first and at the end.
+ *
+ * <p>{@code --save DIR} copies the killed writer's log to {@code DIR} before the first open;
+ * {@code --from DIR} skips the writer and copies {@code DIR} instead, so that two builds can be
+ * measured on the same killed log (writing gigabytes with a force per batch takes minutes).
  */
 public final class OpenTime {
     private OpenTime() {
@@ -47,6 +53,8 @@ public final class OpenTime {
         int threads = 8;
         long cache = 512L << 20;
         int repeats = 3;
+        Path save = null;
+        Path from = null;
         for (int i = 0; i + 1 < args.length; i += 2) {
             final String v = args[i + 1];
             switch (args[i]) {
@@ -57,6 +65,8 @@ public final class OpenTime {
                 case "--threads" -> threads = Integer.parseInt(v);
                 case "--cache" -> cache = size(v);
                 case "--repeats" -> repeats = Integer.parseInt(v);
+                case "--save" -> save = Path.of(v);
+                case "--from" -> from = Path.of(v);
                 default -> throw new IllegalArgumentException("unknown flag " + args[i]);
             }
         }
@@ -65,7 +75,17 @@ public final class OpenTime {
         }
         clean(dir);
         final Path log = dir.resolve("log");
-        final long written = writeAndKill(log, bytes, segments, append, threads);
+        final long written;
+        if (from != null) {
+            copy(from, log);
+            written = -1;
+        } else {
+            written = writeAndKill(log, bytes, segments, append, threads);
+            if (save != null) {
+                clean(save);
+                copy(log, save);
+            }
+        }
         final long onDisk = du(log);
         System.out.printf(Locale.ROOT, "log: %,d segments, %,d bytes acknowledged before the kill, %,d bytes on disk%n", segments,
             written, onDisk);
@@ -77,33 +97,49 @@ public final class OpenTime {
             System.out.printf(Locale.ROOT, "cache build %.3f s; after SIGKILL: open %.3f s, first append acknowledged %.3f s later%n",
                 build, crash[0], crash[1]);
             final double[] clean = new double[repeats];
+            final double[] cleanCpu = new double[repeats];
             for (int r = 0; r < repeats; r++) {
-                clean[r] = open(c, log, segments)[0];
+                final double[] one = open(c, log, segments);
+                clean[r] = one[0];
+                cleanCpu[r] = one[2];
             }
             Arrays.sort(clean);
+            Arrays.sort(cleanCpu);
             if (repeats > 0) {
                 System.out.printf(Locale.ROOT, "after a clean close: open median %.3f s [%.3f, %.3f] over %d%n", clean[repeats / 2],
                     clean[0], clean[repeats - 1], repeats);
             }
             System.out.printf(Locale.ROOT, "{\"segments\":%d,\"bytes\":%d,\"crash_open_s\":%.3f,\"first_append_s\":%.3f,"
-                + "\"clean_open_s\":%.3f,\"cache_build_s\":%.3f}%n", segments, onDisk, crash[0], crash[1],
-                repeats > 0 ? clean[repeats / 2] : Double.NaN, build);
+                + "\"clean_open_s\":%.3f,\"cache_build_s\":%.3f,\"crash_open_cpu_s\":%.3f,\"clean_open_cpu_s\":%.3f}%n", segments,
+                onDisk, crash[0], crash[1], repeats > 0 ? clean[repeats / 2] : Double.NaN, build, crash[2],
+                repeats > 0 ? cleanCpu[repeats / 2] : Double.NaN);
         }
         clean(dir);
     }
 
     /** Opens the store, appends once, closes it; returns {open seconds, first-append seconds}. */
     private static double[] open(final BlockCache cache, final Path log, final int segments) {
+        final long cpuStart = processCpuNanos();
         final long start = System.nanoTime();
         try (SegmentStore store = SegmentStore.builder(cache).log(LogConfig.builder(log).build()).build()) {
             final long opened = System.nanoTime();
+            final long cpu = processCpuNanos() - cpuStart;
             if (store.segmentCount() != segments) {
                 throw new IllegalStateException("recovered " + store.segmentCount() + " segments, expected " + segments);
             }
             store.append("s-0", Unpooled.wrappedBuffer(new byte[100]));
             final long appended = System.nanoTime();
-            return new double[] {(opened - start) / 1e9, (appended - opened) / 1e9};
+            return new double[] {(opened - start) / 1e9, (appended - opened) / 1e9, cpu / 1e9};
         }
+    }
+
+    /**
+     * CPU time of this process (every thread, GC included): on a machine shared with other work
+     * the wall time of an open swings with the load, the work it takes much less.
+     */
+    private static long processCpuNanos() {
+        return ((com.sun.management.OperatingSystemMXBean) java.lang.management.ManagementFactory.getOperatingSystemMXBean())
+            .getProcessCpuTime();
     }
 
     private static long writeAndKill(final Path log, final long bytes, final int segments, final int append, final int threads)
@@ -178,6 +214,15 @@ public final class OpenTime {
                 t.start();
             }
             Thread.sleep(Long.MAX_VALUE);
+        }
+    }
+
+    private static void copy(final Path from, final Path to) throws IOException {
+        Files.createDirectories(to);
+        try (Stream<Path> files = Files.list(from)) {
+            for (final Path p : files.filter(Files::isRegularFile).toList()) {
+                Files.copy(p, to.resolve(p.getFileName()));
+            }
         }
     }
 

@@ -61,11 +61,16 @@ public final class LocationIndex {
     /** Approximate bytes of the object and its six array headers. */
     private static final int FIXED_FOOTPRINT = 64 + 5 * 16;
 
-    private int[] deltas = new int[INITIAL_RECORDS];
-    private int[] positions = new int[INITIAL_RECORDS];
-    private long[] blockOffsets = new long[INITIAL_BLOCKS];
-    private long[] blockFiles = new long[INITIAL_BLOCKS];
-    private int[] blockFirst = new int[INITIAL_BLOCKS];
+    private static final int[] NO_INTS = new int[0];
+    private static final long[] NO_LONGS = new long[0];
+
+    // Empty until the first record: recovery builds one index per segment, 250,000 at a time,
+    // and many get no record (segments seen in a SNAPSHOT with nothing appended after it).
+    private int[] deltas = NO_INTS;
+    private int[] positions = NO_INTS;
+    private long[] blockOffsets = NO_LONGS;
+    private long[] blockFiles = NO_LONGS;
+    private int[] blockFirst = NO_INTS;
     /** Records stored, dropped ones included. */
     private int count;
     /** First record not dropped by truncation. */
@@ -393,11 +398,16 @@ public final class LocationIndex {
         if (head > 0 && head < count) {
             compact();
         }
-        deltas = Arrays.copyOf(deltas, Math.max(count, 1));
-        positions = Arrays.copyOf(positions, Math.max(count, 1));
-        blockOffsets = Arrays.copyOf(blockOffsets, Math.max(blockCount, 1));
-        blockFiles = Arrays.copyOf(blockFiles, Math.max(blockCount, 1));
-        blockFirst = Arrays.copyOf(blockFirst, Math.max(blockCount, 1));
+        // Copied only if not tight already (most recovered indexes are).
+        if (deltas.length != count) {
+            deltas = Arrays.copyOf(deltas, count);
+            positions = Arrays.copyOf(positions, count);
+        }
+        if (blockOffsets.length != blockCount) {
+            blockOffsets = Arrays.copyOf(blockOffsets, blockCount);
+            blockFiles = Arrays.copyOf(blockFiles, blockCount);
+            blockFirst = Arrays.copyOf(blockFirst, blockCount);
+        }
     }
 
     // ------------------------------------------------------------------------------------------

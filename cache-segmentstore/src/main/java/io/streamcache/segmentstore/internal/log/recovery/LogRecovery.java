@@ -106,6 +106,9 @@ public final class LogRecovery {
     private final boolean readOnly;
     private final long tornWriteWindow;
     private final int chunkLength;
+    private final boolean parallelScan;
+    /** Files of the last {@link #recover()} replayed from a {@link Prescanner}'s scan. */
+    private int prescannedFiles;
 
     private LogRecovery(final Builder builder) {
         this.directory = builder.directory;
@@ -113,6 +116,12 @@ public final class LogRecovery {
         this.readOnly = builder.readOnly;
         this.tornWriteWindow = builder.tornWriteWindow;
         this.chunkLength = builder.chunkLength;
+        this.parallelScan = builder.parallelScan;
+    }
+
+    /** @return files the last {@link #recover()} replayed from a scan made ahead on the second thread. */
+    int prescannedFiles() {
+        return prescannedFiles;
     }
 
     /**
@@ -132,6 +141,8 @@ public final class LogRecovery {
      * @throws IOException           if the directory or a file cannot be read or repaired.
      */
     public RecoveredLog recover() throws IOException {
+        final long started = System.nanoTime();
+        prescannedFiles = 0;
         final List<Long> numbers = listFileNumbers();
         // Written by a clean close, removed when a writer opens: with it, the log must end exactly there.
         final CleanMark mark = CleanMark.read(directory);
@@ -161,54 +172,88 @@ public final class LogRecovery {
 
         final LogReplay replay = new LogReplay(directory, corruptionPolicy);
         final List<LogFileScan> scans = new ArrayList<>();
+        // The files whose SNAPSHOT is checked (each right after the one before it) are read and
+        // validated ahead on a second thread; the others (the first, and each after a gap) the
+        // replay scans itself, since their SNAPSHOT is applied, not checked.
         long maxEpoch = -1;
         long maxEpochFile = 0;
         int removeFrom = tail + 1;
-        for (int i = 0; i <= tail; i++) {
-            final long number = numbers.get(i);
-            final Path path = path(number);
-            final LogFileScan scan;
-            try (FileChannel channel = FileChannel.open(path, StandardOpenOption.READ)) {
-                replay.beginFile(number, path, i == 0 ? LogReplay.SnapshotMode.APPLY
-                    : numbers.get(i) == numbers.get(i - 1) + 1 ? LogReplay.SnapshotMode.CHECK : LogReplay.SnapshotMode.RESYNC);
-                scan = scanner.scan(channel, number, replay);
+        final List<Long> ahead = new ArrayList<>();
+        for (int i = 1; i <= tail; i++) {
+            if (numbers.get(i) == numbers.get(i - 1) + 1) {
+                ahead.add(numbers.get(i));
             }
-            bytesRead += scan.bytesRead();
-            if (scan.epoch() >= 0 && scan.epoch() < maxEpoch) {
-                // Written by a writer that had lost its lock to a later one: two writers' records
-                // may be interleaved in the files, and no cut can separate them, so this always fails.
-                throw new LogCorruptedException(path, number, 0, "EPOCH=" + scan.epoch() + " is lower than EPOCH=" + maxEpoch
-                    + " of fileNumber=" + maxEpochFile + " before it: the file was written by a writer that had lost the"
-                    + " directory's lock to a later one (two writers on one log); no corruptionPolicy recovers this");
-            }
-            if (scan.epoch() > maxEpoch) {
-                maxEpoch = scan.epoch();
-                maxEpochFile = number;
-            }
-            final ScanEnd end = scan.end();
-            // A file shorter than its header says lost bytes: the writer creates files whole.
-            final boolean shortFile = scan.fileLength() > 0 && scan.size() < scan.fileLength();
-            final boolean fine = !shortFile && (end == ScanEnd.END_OF_FILE || end == ScanEnd.ZEROS || end == ScanEnd.STALE
-                || (i == tail && end == ScanEnd.TORN && mark == null)) && (i == tail || scan.endPosition() > FIRST_RECORD_POSITION);
-            if (fine) {
+        }
+        try (Prescanner prescanner = parallelScan && !ahead.isEmpty()
+            ? new Prescanner(directory, ahead, chunkLength, tornWriteWindow) : null) {
+            final LogRecordView view = new LogRecordView();
+            for (int i = 0; i <= tail; i++) {
+                final long number = numbers.get(i);
+                final Path path = path(number);
+                LogFileScan scan = null;
+                final LogReplay.SnapshotMode mode = i == 0 ? LogReplay.SnapshotMode.APPLY
+                    : numbers.get(i) == numbers.get(i - 1) + 1 ? LogReplay.SnapshotMode.CHECK : LogReplay.SnapshotMode.RESYNC;
+                replay.beginFile(number, path, mode);
+                final PrescannedFile prescanned = prescanner != null && mode == LogReplay.SnapshotMode.CHECK
+                    ? prescanner.take(number) : null;
+                if (prescanned != null && prescanned.failure == null && prescanned.recordCount() > 0
+                    && replay.snapshotMatches(prescanned)) {
+                    // The SNAPSHOT (record 0) matched by its digest; the rest as the scan found them.
+                    final int stopped = prescanned.replay(1, view, replay);
+                    if (stopped == prescanned.recordCount()) {
+                        scan = prescanned.scan;
+                    } else {
+                        // The replay stopped the scan (TRUNCATE policy): scan the file again, the
+                        // records before the stop already applied, so that the scan ends there.
+                        final int[] seen = {0};
+                        try (FileChannel channel = FileChannel.open(path, StandardOpenOption.READ)) {
+                            scan = scanner.scan(channel, number, record -> seen[0]++ < stopped || replay.onRecord(record));
+                        }
+                    }
+                    prescannedFiles++;
+                }
+                if (scan == null) {
+                    try (FileChannel channel = FileChannel.open(path, StandardOpenOption.READ)) {
+                        scan = scanner.scan(channel, number, replay);
+                    }
+                }
+                bytesRead += scan.bytesRead();
+                if (scan.epoch() >= 0 && scan.epoch() < maxEpoch) {
+                    // Written by a writer that had lost its lock to a later one: two writers' records
+                    // may be interleaved in the files, and no cut can separate them, so this always fails.
+                    throw new LogCorruptedException(path, number, 0, "EPOCH=" + scan.epoch() + " is lower than EPOCH=" + maxEpoch
+                        + " of fileNumber=" + maxEpochFile + " before it: the file was written by a writer that had lost the"
+                        + " directory's lock to a later one (two writers on one log); no corruptionPolicy recovers this");
+                }
+                if (scan.epoch() > maxEpoch) {
+                    maxEpoch = scan.epoch();
+                    maxEpochFile = number;
+                }
+                final ScanEnd end = scan.end();
+                // A file shorter than its header says lost bytes: the writer creates files whole.
+                final boolean shortFile = scan.fileLength() > 0 && scan.size() < scan.fileLength();
+                final boolean fine = !shortFile && (end == ScanEnd.END_OF_FILE || end == ScanEnd.ZEROS || end == ScanEnd.STALE
+                    || (i == tail && end == ScanEnd.TORN && mark == null)) && (i == tail || scan.endPosition() > FIRST_RECORD_POSITION);
+                if (fine) {
+                    scans.add(scan);
+                    replay.endFile();
+                    continue;
+                }
+                final LogCorruptedException e = replay.failure != null ? replay.failure
+                    : shortFile ? new LogCorruptedException(path, number, scan.size(), "the file ends at size=" + scan.size()
+                        + ", before its header's FILE_LENGTH=" + scan.fileLength() + " (the writer creates files whole: bytes were lost)")
+                    : i == tail && end == ScanEnd.TORN ? new LogCorruptedException(path, number, scan.endPosition(), scan.reason()
+                        + "; the log was closed cleanly (" + CleanMark.FILE_NAME + " mark), so this is damage, not a torn write")
+                    : new LogCorruptedException(path, number, scan.endPosition(), describe(scan, i < tail));
+                if (corruptionPolicy != CorruptionPolicy.TRUNCATE) {
+                    throw e;
+                }
+                truncation = e;
                 scans.add(scan);
+                removeFrom = i + 1;
                 replay.endFile();
-                continue;
+                break;
             }
-            final LogCorruptedException e = replay.failure != null ? replay.failure
-                : shortFile ? new LogCorruptedException(path, number, scan.size(), "the file ends at size=" + scan.size()
-                    + ", before its header's FILE_LENGTH=" + scan.fileLength() + " (the writer creates files whole: bytes were lost)")
-                : i == tail && end == ScanEnd.TORN ? new LogCorruptedException(path, number, scan.endPosition(), scan.reason()
-                    + "; the log was closed cleanly (" + CleanMark.FILE_NAME + " mark), so this is damage, not a torn write")
-                : new LogCorruptedException(path, number, scan.endPosition(), describe(scan, i < tail));
-            if (corruptionPolicy != CorruptionPolicy.TRUNCATE) {
-                throw e;
-            }
-            truncation = e;
-            scans.add(scan);
-            removeFrom = i + 1;
-            replay.endFile();
-            break;
         }
         // A tail that keeps no record (cut at or before its SNAPSHOT) goes: the file before it is the tail.
         while (!scans.isEmpty() && scans.get(scans.size() - 1).end() != ScanEnd.END_OF_FILE
@@ -278,6 +323,9 @@ public final class LogRecovery {
         }
 
         final List<RecoveredFile> files = recoveredFiles(scans, segments, replay.fileEnds);
+        LOG.info("Log {}: recovered {} file(s), bytes={}, segments={} in {} ms ({} file(s) scanned ahead on a second thread,"
+            + " {} SNAPSHOT(s) checked by digest, {} exactly)", directory, scans.size(), bytesRead, segments.size(),
+            (System.nanoTime() - started) / 1_000_000, prescannedFiles, replay.digestChecks, replay.exactChecks);
         final long nextFileNumber = tailScan != null ? tailFileNumber + 1 : numbers.isEmpty() ? 1 : numbers.get(0);
         return new RecoveredLog(segments, files, removed, tailFileNumber, tailFileLength, tailEndPosition, resumePosition,
             tailZeroEnd, nextFileNumber, replay.maxSegmentId + 1, truncation, bytesRead, mark != null, tornBytes);
@@ -407,8 +455,12 @@ public final class LogRecovery {
     }
 
     private List<RecoveredFile> recoveredFiles(final List<LogFileScan> scans, final List<RecoveredSegment> segments,
-                                               final List<Map<LogReplay.SegmentState, long[]>> fileEnds) {
+                                               final List<LogReplay.FileEnds> fileEnds) {
         final Map<Long, long[]> live = new HashMap<>();
+        // A segment's consecutive records mostly lie in one file: the last file's counter is
+        // kept, so the map (and a boxed key) is touched once per run of records, not per record.
+        final long[] lastFile = {-1};
+        final long[][] lastCounter = {null};
         for (final RecoveredSegment segment : segments) {
             if (segment.deleted()) {
                 continue;
@@ -417,17 +469,22 @@ public final class LogRecovery {
             segment.locations().forEach((offset, length, fileNumber, position) -> {
                 final long liveLength = offset + length - Math.max(offset, start);
                 if (liveLength > 0) {
-                    live.computeIfAbsent(fileNumber, n -> new long[1])[0] += liveLength;
+                    if (fileNumber != lastFile[0]) {
+                        lastFile[0] = fileNumber;
+                        lastCounter[0] = live.computeIfAbsent(fileNumber, n -> new long[1]);
+                    }
+                    lastCounter[0][0] += liveLength;
                 }
             });
         }
         final List<RecoveredFile> files = new ArrayList<>(scans.size());
         for (int i = 0; i < scans.size(); i++) {
             final LogFileScan scan = scans.get(i);
-            final Map<Integer, Long> dataEnds = new HashMap<>();
-            for (final Map.Entry<LogReplay.SegmentState, long[]> entry : fileEnds.get(i).entrySet()) {
-                if (!entry.getKey().deleted) {
-                    dataEnds.put(entry.getKey().id, entry.getValue()[0]);
+            final LogReplay.FileEnds ends = fileEnds.get(i);
+            final Map<Integer, Long> dataEnds = new HashMap<>(Math.max(16, (int) (ends.size() / 0.75f) + 1));
+            for (int j = 0; j < ends.size(); j++) {
+                if (!ends.segment(j).deleted) {
+                    dataEnds.put(ends.segment(j).id, ends.end(j));
                 }
             }
             final long[] liveLength = live.get(scan.fileNumber());
@@ -446,6 +503,7 @@ public final class LogRecovery {
         private boolean readOnly;
         private long tornWriteWindow = LogScanner.TORN_WRITE_WINDOW_DEFAULT;
         private int chunkLength = LogScanner.CHUNK_LENGTH_DEFAULT;
+        private boolean parallelScan = true;
 
         private Builder(final Path directory) {
             this.directory = Objects.requireNonNull(directory, "directory");
@@ -483,6 +541,17 @@ public final class LogRecovery {
          */
         public Builder chunkLength(final int chunkLength) {
             this.chunkLength = chunkLength;
+            return this;
+        }
+
+        /**
+         * @param parallelScan if true (the default), the files whose SNAPSHOT is checked are read
+         *                     and validated on a second thread ahead of the replay
+         *                     ({@link Prescanner}); if false, the replay's thread scans every file.
+         *                     The checks, their order of effect and the result are the same.
+         */
+        public Builder parallelScan(final boolean parallelScan) {
+            this.parallelScan = parallelScan;
             return this;
         }
 

@@ -11,7 +11,6 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
@@ -52,6 +51,11 @@ final class LogReplay implements LogRecordVisitor {
         int listedIn;
         /** The name's UTF-8 bytes, once a quick check needed them. */
         private byte[] nameBytes;
+        /** {@link TableDigest#nameHash} of the name. */
+        final long nameHash;
+        /** The {@link FileEnds} that last noted this segment, and its index there. */
+        FileEnds endsIn;
+        int endsIndex;
         /**
          * Locations the index cannot take in log order, by offset: compaction copies of bytes
          * before {@link #loggedFrom} (their original's file is gone), and the records a RESYNC
@@ -69,6 +73,12 @@ final class LogReplay implements LogRecordVisitor {
             this.loggedFrom = length;
             this.loggedFromFile = fileNumber;
             this.locations = new LocationIndex(length);
+            this.nameHash = TableDigest.nameHash(name);
+        }
+
+        /** @return this segment's term in the table digest, as its bounds stand. */
+        long hash() {
+            return TableDigest.entry(id, sealed, start, length, nameHash);
         }
 
         boolean nameIs(final DirectBuffer payload, final int offset, final int length) {
@@ -89,20 +99,64 @@ final class LogReplay implements LogRecordVisitor {
         }
     }
 
+    /**
+     * Per file replayed: each segment with DATA in it (the state object: a segment deleted and
+     * created again under its id is another one) and the end offset of its last DATA there. Two
+     * parallel arrays and a back-reference in the segment's state, instead of an identity map
+     * per file: no entry object or boxing per segment and file.
+     */
+    static final class FileEnds {
+        private SegmentState[] segments = new SegmentState[64];
+        private long[] ends = new long[64];
+        private int size;
+
+        void note(final SegmentState segment, final long end) {
+            if (segment.endsIn == this) {
+                ends[segment.endsIndex] = Math.max(ends[segment.endsIndex], end);
+                return;
+            }
+            if (size == segments.length) {
+                segments = java.util.Arrays.copyOf(segments, size * 2);
+                ends = java.util.Arrays.copyOf(ends, size * 2);
+            }
+            segment.endsIn = this;
+            segment.endsIndex = size;
+            segments[size] = segment;
+            ends[size++] = end;
+        }
+
+        int size() {
+            return size;
+        }
+
+        SegmentState segment(final int i) {
+            return segments[i];
+        }
+
+        long end(final int i) {
+            return ends[i];
+        }
+    }
+
     private final Path directory;
     private final CorruptionPolicy corruptionPolicy;
     private final Int2ObjectHashMap<SegmentState> byId = new Int2ObjectHashMap<>();
     private final Map<String, SegmentState> liveByName = new HashMap<>();
     private final List<SnapshotCodec.Entry> snapshotEntries = new ArrayList<>();
     /** Per file replayed, in order: each segment's DATA end offset in it. */
-    final List<Map<SegmentState, long[]>> fileEnds = new ArrayList<>();
-    private Map<SegmentState, long[]> currentEnds;
+    final List<FileEnds> fileEnds = new ArrayList<>();
+    private FileEnds currentEnds;
     private long fileNumber;
     private Path path;
     private SnapshotMode snapshotMode;
     long maxSegmentId = 0;
     private String snapshotProblem;
     private int snapshotSerial;
+    /** {@link TableDigest} of the live segments as replayed so far. */
+    private long digest;
+    /** SNAPSHOTs checked by their digest alone, and those that needed the exact check. */
+    int digestChecks;
+    int exactChecks;
     LogCorruptedException failure;
 
     /**
@@ -123,7 +177,7 @@ final class LogReplay implements LogRecordVisitor {
         this.fileNumber = fileNumber;
         this.path = path;
         this.snapshotMode = snapshotMode;
-        this.currentEnds = new IdentityHashMap<>();
+        this.currentEnds = new FileEnds();
     }
 
     void endFile() {
@@ -181,13 +235,10 @@ final class LogReplay implements LogRecordVisitor {
                 }
                 if (record.length() > 0) {
                     segment.locations.addOwned(offset, record.length(), fileNumber, record.position());
+                    digest -= segment.hash();
                     segment.length += record.length();
-                    long[] end = currentEnds.get(segment);
-                    if (end == null) {
-                        end = new long[1];
-                        currentEnds.put(segment, end);
-                    }
-                    end[0] = segment.length;
+                    digest += segment.hash();
+                    currentEnds.note(segment, segment.length);
                 }
                 return null;
             }
@@ -199,7 +250,9 @@ final class LogReplay implements LogRecordVisitor {
                     return "SEAL of segmentId=" + Integer.toUnsignedString(id) + " name=" + segment.name + " at length=" + offset
                         + ", but its length=" + segment.length;
                 }
+                digest -= segment.hash();
                 segment.sealed = true;
+                digest += segment.hash();
                 return null;
             }
             case LogRecordDescriptor.TYPE_TRUNCATE: {
@@ -211,7 +264,9 @@ final class LogReplay implements LogRecordVisitor {
                         + offset + ", past its length=" + segment.length;
                 }
                 if (offset > segment.start) {
+                    digest -= segment.hash();
                     segment.start = offset;
+                    digest += segment.hash();
                     segment.locations.truncateOwned(offset);
                 }
                 return null;
@@ -254,18 +309,25 @@ final class LogReplay implements LogRecordVisitor {
             }
             segment.below.put(offset, new long[] {length, fileNumber, record.position()});
         }
-        long[] fileEnd = currentEnds.get(segment);
-        if (fileEnd == null) {
-            fileEnd = new long[1];
-            currentEnds.put(segment, fileEnd);
-        }
-        fileEnd[0] = Math.max(fileEnd[0], end);
+        currentEnds.note(segment, end);
         return null;
     }
 
     private String snapshot(final LogRecordView record) {
-        if (snapshotMode == SnapshotMode.CHECK && listsExactlyTheLiveSegments(record)) {
-            return null;
+        if (snapshotMode == SnapshotMode.CHECK) {
+            if (matchesDigest(record)) {
+                digestChecks++;
+                return null;
+            }
+            exactChecks++;
+            if (listsExactlyTheLiveSegments(record)) {
+                // The exact check is the authority: a digest that disagrees with it is rebuilt.
+                digest = 0;
+                for (final SegmentState segment : liveByName.values()) {
+                    digest += segment.hash();
+                }
+                return null;
+            }
         }
         snapshotEntries.clear();
         try {
@@ -295,6 +357,52 @@ final class LogReplay implements LogRecordVisitor {
             case CHECK -> check(byEntryId);
             case RESYNC -> resync(byEntryId);
         };
+    }
+
+    /**
+     * The check of a SNAPSHOT against the replayed table by its {@link TableDigest}: decodes the
+     * entries in payload order (with the codec's checks), sums their hashes and compares the sum
+     * and the count with the table's. Reads only the SNAPSHOT's bytes, sequentially; touches no
+     * segment's state.
+     *
+     * @return whether the SNAPSHOT's digest and count equal the table's (false also if it is malformed).
+     */
+    private boolean matchesDigest(final LogRecordView record) {
+        final long[] sum = snapshotSum;
+        sum[0] = 0;
+        final int entries;
+        try {
+            entries = SnapshotCodec.decodeRaw(record.payload(), record.length(),
+                (id, sealed, start, length, payload, nameAt, nameLength) -> {
+                sum[0] += TableDigest.entry(id, sealed, start, length, TableDigest.nameHash(payload, nameAt, nameLength));
+                return true;
+            });
+        } catch (final IllegalArgumentException e) {
+            return false;
+        }
+        return entries == liveByName.size() && sum[0] == digest;
+    }
+
+    private final long[] snapshotSum = new long[1];
+
+    /**
+     * The check of a CHECK file's SNAPSHOT by the digest a {@link Prescanner} computed of it: the
+     * same comparison as {@link #matchesDigest}, with the decoding done on the prescan's thread.
+     *
+     * @return whether it matches; if not, the caller scans the file itself, so the SNAPSHOT goes
+     *         through {@link #onRecord} and the exact check names the difference.
+     */
+    boolean snapshotMatches(final PrescannedFile file) {
+        if (snapshotMode == SnapshotMode.CHECK && file.snapshotDecoded && file.snapshotEntries == liveByName.size()
+            && file.snapshotDigest == digest) {
+            digestChecks++;
+            return true;
+        }
+        return false;
+    }
+
+    SnapshotMode snapshotMode() {
+        return snapshotMode;
     }
 
     /**
@@ -381,6 +489,7 @@ final class LogReplay implements LogRecordVisitor {
                     fileNumber));
                 continue;
             }
+            digest -= segment.hash();
             if (entry.length() > segment.length) {
                 // Keep what the index held: compaction copies may fill the gap up to the new start.
                 final SegmentState kept = segment;
@@ -400,6 +509,7 @@ final class LogReplay implements LogRecordVisitor {
                 segment.locations.truncateOwned(entry.startOffset());
             }
             segment.sealed = entry.sealed();
+            digest += segment.hash();
         }
         return null;
     }
@@ -407,10 +517,12 @@ final class LogReplay implements LogRecordVisitor {
     private void put(final SegmentState segment) {
         byId.put(segment.id, segment);
         liveByName.put(segment.name, segment);
+        digest += segment.hash();
         maxSegmentId = Math.max(maxSegmentId, Integer.toUnsignedLong(segment.id));
     }
 
     private void delete(final SegmentState segment) {
+        digest -= segment.hash();
         segment.deleted = true;
         segment.locations.clear();
         segment.below = null;
