@@ -41,7 +41,9 @@ public interface StreamcacheThreads {
         /** Runs eviction, promotion and demotion passes (one per cache manager). */
         CACHE_MANAGER("cache-manager"),
         /** Ages the Hitmap policy's bitmaps (one per Hitmap policy). */
-        HITMAP_UPDATER("hitmap-updater");
+        HITMAP_UPDATER("hitmap-updater"),
+        /** Reads and checks log files ahead of recovery's replay while a store opens (one per open, ends with it). */
+        RECOVERY_SCAN("recovery-scan");
 
         private final String label;
 

@@ -1,5 +1,7 @@
 package io.streamcache.segmentstore;
 
+import io.streamcache.core.StreamcacheThreads;
+
 import io.streamcache.segmentstore.internal.log.LogDirectory;
 import io.streamcache.segmentstore.internal.log.LogLock;
 import io.streamcache.segmentstore.internal.log.recovery.RecoveredLog;
@@ -34,6 +36,8 @@ import java.nio.file.Files;
 final class LogOpening {
     private final LogConfig log;
     private final RecoveryHook hook;
+    private final StreamcacheThreads threads;
+    private final String owner;
     private LogLock writerLock;
     private LogDirectory directory;
 
@@ -41,8 +45,11 @@ final class LogOpening {
      * @param hook the builder's recovery hook, or null for a {@link ScanningRecoveryHook} with
      *             {@code corruptionPolicy}.
      */
-    LogOpening(final LogConfig log, final RecoveryHook hook, final CorruptionPolicy corruptionPolicy) {
+    LogOpening(final LogConfig log, final RecoveryHook hook, final CorruptionPolicy corruptionPolicy,
+               final StreamcacheThreads threads, final String owner) {
         this.log = log;
+        this.threads = threads;
+        this.owner = owner;
         this.hook = hook != null ? hook : new ScanningRecoveryHook(corruptionPolicy);
     }
 
@@ -58,7 +65,7 @@ final class LogOpening {
         if (hook instanceof ScanningRecoveryHook scanning && scanning.recoveredLog() == null
             && Files.isDirectory(log.directory())) {
             // Before the directory opens: the scan cuts the tail and deletes files.
-            scanning.scan(log);
+            scanning.scan(log, threads, owner);
         }
         directory = LogDirectory.open(log, writerLock);
         final RecoveredLog recovered = directory.fileNumbers().length > 0 ? hook.recover(directory) : RecoveredLog.empty();

@@ -365,7 +365,7 @@ public final class SegmentStore implements AutoCloseable {
             : (int) Math.min(1 << 30, 8L * builder.readThroughRangeLength);
         this.readThrough = new ReadThrough(table, manager, locations, builder.log.directory(), builder.readThroughRangeLength,
             builder.readThroughMaxGap, builder.readThroughThreads, maxReadAhead, name, threads);
-        final LogOpening opening = new LogOpening(builder.log, builder.logRecovery, builder.logCorruptionPolicy);
+        final LogOpening opening = new LogOpening(builder.log, builder.logRecovery, builder.logCorruptionPolicy, threads, name);
         try {
             final RecoveredLog recovered = opening.open(table, locations);
             this.logDirectory = opening.directory();

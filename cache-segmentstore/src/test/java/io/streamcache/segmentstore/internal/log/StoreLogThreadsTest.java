@@ -78,4 +78,28 @@ class StoreLogThreadsTest {
             }
         }
     }
+
+    /** Reopening a log of several files reads them ahead of the replay on a thread of the embedder's. */
+    @Test
+    void shouldScanAheadOnRecoveryThroughTheStoresThreads() throws Exception {
+        try (BlockCache cache = TestSegments.cache(2 << 20);
+             SegmentStore store = SegmentStore.builder(cache).name("scan-writer")
+                 .cacheManager(TestSegments.manualManager(cache)).log(TestLogs.small(directory).build()).build()) {
+            store.create("s");
+            for (int i = 0; i < 4 * TestLogs.FILE / (16 * 1024); i++) {
+                store.append("s", TestLogs.data(1, i * 16 * 1024L, 16 * 1024));
+            }
+        }
+        final List<String> roles = new CopyOnWriteArrayList<>();
+        final StreamcacheThreads recording = (role, owner, task) -> {
+            roles.add(role.name());
+            return StreamcacheThreads.defaults().newThread(role, "scan-reader-" + owner, task);
+        };
+        try (BlockCache cache = TestSegments.cache(2 << 20);
+             SegmentStore store = SegmentStore.builder(cache).name("scan-reader").threads(recording)
+                 .cacheManager(TestSegments.manualManager(cache)).log(TestLogs.small(directory).build()).build()) {
+            assertTrue(store.segmentNames().contains("s"));
+            assertTrue(roles.contains("RECOVERY_SCAN"), "made: " + roles);
+        }
+    }
 }

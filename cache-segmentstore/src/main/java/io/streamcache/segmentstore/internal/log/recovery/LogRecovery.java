@@ -1,5 +1,7 @@
 package io.streamcache.segmentstore.internal.log.recovery;
 
+import io.streamcache.core.StreamcacheThreads;
+
 import io.streamcache.segmentstore.log.CorruptionPolicy;
 import io.streamcache.segmentstore.log.LogCorruptedException;
 import io.streamcache.segmentstore.internal.log.CleanMark;
@@ -107,6 +109,8 @@ public final class LogRecovery {
     private final long tornWriteWindow;
     private final int chunkLength;
     private final boolean parallelScan;
+    private final StreamcacheThreads threads;
+    private final String owner;
     /** Files of the last {@link #recover()} replayed from a {@link Prescanner}'s scan. */
     private int prescannedFiles;
 
@@ -117,6 +121,8 @@ public final class LogRecovery {
         this.tornWriteWindow = builder.tornWriteWindow;
         this.chunkLength = builder.chunkLength;
         this.parallelScan = builder.parallelScan;
+        this.threads = builder.threads;
+        this.owner = builder.owner;
     }
 
     /** @return files the last {@link #recover()} replayed from a scan made ahead on the second thread. */
@@ -185,7 +191,7 @@ public final class LogRecovery {
             }
         }
         try (Prescanner prescanner = parallelScan && !ahead.isEmpty()
-            ? new Prescanner(directory, ahead, chunkLength, tornWriteWindow) : null) {
+            ? new Prescanner(directory, ahead, chunkLength, tornWriteWindow, threads, owner) : null) {
             final LogRecordView view = new LogRecordView();
             for (int i = 0; i <= tail; i++) {
                 final long number = numbers.get(i);
@@ -504,6 +510,8 @@ public final class LogRecovery {
         private long tornWriteWindow = LogScanner.TORN_WRITE_WINDOW_DEFAULT;
         private int chunkLength = LogScanner.CHUNK_LENGTH_DEFAULT;
         private boolean parallelScan = true;
+        private StreamcacheThreads threads = StreamcacheThreads.defaults();
+        private String owner = "log";
 
         private Builder(final Path directory) {
             this.directory = Objects.requireNonNull(directory, "directory");
@@ -552,6 +560,17 @@ public final class LogRecovery {
          */
         public Builder parallelScan(final boolean parallelScan) {
             this.parallelScan = parallelScan;
+            return this;
+        }
+
+        /**
+         * @param threads creates the parallel scan's thread (role
+         *                {@link StreamcacheThreads.Role#RECOVERY_SCAN}); {@link StreamcacheThreads#defaults()} by default.
+         * @param owner   the owner named in that thread's name (the log's name).
+         */
+        public Builder threads(final StreamcacheThreads threads, final String owner) {
+            this.threads = Objects.requireNonNull(threads, "threads");
+            this.owner = Objects.requireNonNull(owner, "owner");
             return this;
         }
 

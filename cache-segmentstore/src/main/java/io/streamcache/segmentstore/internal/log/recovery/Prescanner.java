@@ -1,5 +1,7 @@
 package io.streamcache.segmentstore.internal.log.recovery;
 
+import io.streamcache.core.StreamcacheThreads;
+
 import io.streamcache.segmentstore.internal.log.LogFileDescriptor;
 
 import java.nio.channels.FileChannel;
@@ -40,12 +42,12 @@ final class Prescanner implements AutoCloseable {
      * @param chunkLength     bytes per read, as the replay's scanner.
      * @param tornWriteWindow as the replay's scanner.
      */
-    Prescanner(final Path directory, final List<Long> numbers, final int chunkLength, final long tornWriteWindow) {
+    Prescanner(final Path directory, final List<Long> numbers, final int chunkLength, final long tornWriteWindow,
+               final StreamcacheThreads threads, final String owner) {
         this.directory = directory;
         this.numbers = List.copyOf(numbers);
         this.scanner = new LogScanner(chunkLength, tornWriteWindow);
-        this.thread = new Thread(this::run, "streamcache-recovery-scan");
-        this.thread.setDaemon(true);
+        this.thread = threads.newThread(StreamcacheThreads.Role.RECOVERY_SCAN, owner, this::run);
         this.thread.start();
     }
 

@@ -1,5 +1,7 @@
 package io.streamcache.segmentstore.internal.log.recovery;
 
+import io.streamcache.core.StreamcacheThreads;
+
 import io.streamcache.segmentstore.log.CorruptionPolicy;
 import io.streamcache.segmentstore.log.LogCorruptedException;
 import io.streamcache.segmentstore.log.DurabilityPolicy;
@@ -95,10 +97,20 @@ public final class ScanningRecoveryHook implements RecoveryHook {
      * @throws IOException           if the files cannot be read or repaired.
      */
     public RecoveredLog scan(final LogConfig config) throws IOException {
+        return scan(config, StreamcacheThreads.defaults(), config.name() != null ? config.name() : "log");
+    }
+
+    /**
+     * Scans and repairs like {@link #scan(LogConfig)}, with the thread that reads files ahead of
+     * the replay made by {@code threads} (role {@link StreamcacheThreads.Role#RECOVERY_SCAN}, for
+     * {@code owner}: the store's name).
+     */
+    public RecoveredLog scan(final LogConfig config, final StreamcacheThreads threads, final String owner) throws IOException {
         Objects.requireNonNull(config, "config");
         final RecoveredLog log = LogRecovery.builder(config.directory())
             .corruptionPolicy(corruptionPolicy)
             .tornWriteWindow(tornWriteWindow(config))
+            .threads(threads, owner)
             .build()
             .recover();
         final Map<Integer, LocationIndex> byId = new HashMap<>();
