@@ -6,6 +6,7 @@ import java.util.Arrays;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.function.LongSupplier;
 
 /**
  * The registered readers of every segment, as {@link ReaderAwarePolicy} knows them: one
@@ -21,11 +22,76 @@ import java.util.concurrent.ConcurrentLinkedQueue;
  * the fields marked as confined to the pass, and removes stale sets under their monitor.
  */
 final class ReaderRegistry {
+    /** Readers inferred per segment from sequential reads; the least recently read is replaced beyond that. */
+    static final int TRACKED_PER_SEGMENT = 8;
+    /** A tracked slot's time when it holds no reader. */
+    static final long FREE = Long.MIN_VALUE;
+
+    /** The policy's clock: stamps reads and position moves (any unit; nanoseconds by default). */
+    final LongSupplier clock;
+    /** Clock units over which a reader's speed is measured (the speed spans one to two windows). */
+    final long speedWindow;
+
     final ConcurrentHashMap<String, SegmentReaders> segments = new ConcurrentHashMap<>();
     /** Re-read sessions that ended since the last pass: (start distance, bytes read). */
     final ConcurrentLinkedQueue<long[]> endedSessions = new ConcurrentLinkedQueue<>();
     /** The generation of the latest pass; read by registering threads. */
     volatile int latestGeneration;
+
+    ReaderRegistry(final LongSupplier clock, final long speedWindow) {
+        this.clock = Objects.requireNonNull(clock, "clock");
+        this.speedWindow = Math.max(1, speedWindow);
+    }
+
+    /**
+     * A read of {@code [offset, end)} of a segment whose data ends at {@code length}: continues the
+     * tracked reader whose last read it starts within (from that read's start to its end), else
+     * starts a new tracked reader in a free, expired or least recently used slot. Called under the
+     * segment's lock (one writer per segment); allocates only when it first sees the segment.
+     */
+    void observeRead(final String segment, final long offset, final long end, final long idleTimeout) {
+        SegmentReaders set = segments.get(segment);
+        if (set == null) {
+            set = readersOf(segment);
+        }
+        final long now = clock.getAsLong();
+        final TrackedReader[] tracked = set.tracked;
+        TrackedReader reuse = null;
+        long oldest = Long.MAX_VALUE;
+        for (final TrackedReader t : tracked) {
+            final long time = t.time;
+            if (time == FREE || now - time > idleTimeout) {
+                if (oldest != FREE) {
+                    reuse = t;
+                    oldest = FREE;
+                }
+                continue;
+            }
+            if (t.from <= offset && offset <= t.end) {
+                t.move(offset, end, now, speedWindow);
+                set.trackedStamp = t.session;
+                return;
+            }
+            if (time < oldest) {
+                oldest = time;
+                reuse = t;
+            }
+        }
+        final long tail = Math.max(set.tail, set.reached);
+        final boolean reread = offset < tail;
+        reuse.start(offset, end, now, reread ? tail - offset : 0);
+        if (reread) {
+            set.inferredRereads++;
+            if (offset < set.reached) {
+                set.rereadGeneration = latestGeneration;
+                set.reread = true;
+            }
+        }
+        if (end > set.reached) {
+            set.reached = end;
+        }
+        set.trackedStamp = reuse.session;
+    }
 
     /**
      * Registers a reader of a segment (see {@link ReaderAwarePolicy#register}).
@@ -121,11 +187,92 @@ final class ReaderRegistry {
         int lengthBucket;
         int seenGeneration;
 
+        /** Readers inferred from the segment's reads: written under the segment's lock, read by the pass. */
+        final TrackedReader[] tracked = new TrackedReader[TRACKED_PER_SEGMENT];
+        /** Written last by each observed read (a release): the pass reads it first (an acquire). */
+        volatile int trackedStamp;
+        /** Tracked readers that started behind the tail, ever (written under the segment's lock). */
+        volatile long inferredRereads;
+        /** The farthest end a tracked read reached (written under the segment's lock). */
+        volatile long reached;
+        // Confined to the pass.
+        long inferredRereadsSeen;
+
         final ReaderRegistry registry;
 
         SegmentReaders(final ReaderRegistry registry, final String segment) {
             this.registry = registry;
             this.segment = segment;
+            for (int i = 0; i < tracked.length; i++) {
+                tracked[i] = new TrackedReader();
+            }
+        }
+
+        /** @return whether any tracked reader read within {@code idleTimeout} of {@code now}. */
+        boolean anyTracked(final long now, final long idleTimeout) {
+            for (final TrackedReader t : tracked) {
+                final long time = t.time;
+                if (time != FREE && now - time <= idleTimeout) {
+                    return true;
+                }
+            }
+            return false;
+        }
+    }
+
+    /**
+     * One reader inferred from sequential reads of a segment: its first read's start, its last
+     * read, when it read last, and two anchors its speed is measured from. Written under the
+     * segment's lock by the reading threads (one at a time); the pass reads the fields without
+     * it, after the segment's {@code trackedStamp}, and may see a slightly stale reader.
+     */
+    static final class TrackedReader {
+        long start;
+        long from;
+        long end;
+        long time = FREE;
+        long anchorPosition;
+        long anchorTime;
+        long midPosition;
+        long midTime;
+        /** Bytes between the tail and the start when it started behind the tail, else 0. */
+        long startDistance;
+        /** Counts the readers this slot held; the pass learns each ended re-read session once. */
+        int session;
+        // Confined to the pass: the session it learned from last.
+        int learnedSession;
+
+        void start(final long offset, final long readEnd, final long now, final long distance) {
+            session++;
+            start = offset;
+            from = offset;
+            end = Math.max(offset, readEnd);
+            startDistance = distance;
+            anchorPosition = offset;
+            anchorTime = now;
+            midPosition = offset;
+            midTime = now;
+            time = now;
+        }
+
+        void move(final long offset, final long readEnd, final long now, final long window) {
+            from = offset;
+            if (readEnd > end) {
+                end = readEnd;
+            }
+            time = now;
+            if (now - midTime >= window) {
+                anchorPosition = midPosition;
+                anchorTime = midTime;
+                midPosition = end;
+                midTime = now;
+            }
+        }
+
+        /** @return bytes per clock unit since the older anchor, or 0 if not measured yet. */
+        double speed() {
+            final long elapsed = time - anchorTime;
+            return elapsed > 0 ? (double) (end - anchorPosition) / elapsed : 0;
         }
     }
 }
