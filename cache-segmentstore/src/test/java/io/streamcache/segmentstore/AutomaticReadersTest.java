@@ -118,7 +118,7 @@ class AutomaticReadersTest {
         final ByteBuf destination = Unpooled.buffer(ENTRY);
         for (int i = 0; i < 8; i++) {
             destination.clear();
-            clock.incrementAndGet();
+            clock.addAndGet(10); // a read every 10 ticks: it stalls only 160 ticks after its last
             store.read("a", (long) i * ENTRY, destination);
         }
         for (int i = 0; i < 32; i++) {
@@ -128,8 +128,8 @@ class AutomaticReadersTest {
         }
         // Evict step by step: the 24 blocks ahead of a's reader go only once everything else went.
         boolean aheadLost = false;
-        for (double target = 1.0; target >= 0 && !aheadLost; target -= 0.002) {
-            manager.evictDownTo(Math.max(0, target));
+        for (int step = 500; step >= 0 && !aheadLost; step--) {
+            manager.evictDownTo(step / 500.0);
             final List<EntryView> a = TestSegments.entries(store, "a");
             final List<EntryView> b = TestSegments.entries(store, "b");
             final boolean ahead = a.stream().filter(e -> e.offset() >= 8L * ENTRY).allMatch(EntryView::cached);

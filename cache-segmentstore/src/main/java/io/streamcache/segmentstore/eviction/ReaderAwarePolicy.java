@@ -51,10 +51,13 @@ import java.util.function.LongSupplier;
  * <h2>Protection by time</h2>
  * Each reader's speed is measured from its moves (bytes per clock unit, over the last one to two
  * eighths of the idle timeout). Data ahead of readers is valued by how soon the first of them
- * will reach it: distance over speed. A reader that has neither read nor moved for the idle
- * timeout ({@link #IDLE_TIMEOUT_NANOS_DEFAULT} by default) protects nothing: the next pass closes
- * it if registered, forgets it if inferred. So a reader that crashes without closing, or a
- * consumer that stalls, pins data for one timeout at most.
+ * will reach it: distance over speed. A reader that has not read or moved for
+ * {@value ReaderRegistry#STALL_INTERVALS} times its own mean interval between reads (and at least
+ * 1/1024 of the idle timeout) has <em>stalled</em>: it protects nothing until it moves again. A
+ * reader that has neither read nor moved for the idle timeout ({@link #IDLE_TIMEOUT_NANOS_DEFAULT}
+ * by default) is dropped: the next pass closes it if registered, forgets it if inferred. So a
+ * reader that crashes without closing stops protecting after a few of its read intervals and is
+ * gone after one timeout; a reader registered and never moved protects until the timeout.
  *
  * <h2>Order of eviction</h2>
  * For every evictable entry the survey computes a rank; the cut-off moves from the lowest rank
@@ -245,8 +248,8 @@ public final class ReaderAwarePolicy implements EvictionPolicy {
     }
 
     /**
-     * @return how many inferred readers of the segment read within the idle timeout (any thread;
-     *         for tests and metrics; racy).
+     * @return how many inferred readers of the segment protect data now: read within the idle
+     *         timeout and not stalled (any thread; for tests and metrics; racy).
      */
     public int trackedReaderCount(final String segment) {
         final SegmentReaders set = registry.segments.get(segment);
@@ -256,7 +259,7 @@ public final class ReaderAwarePolicy implements EvictionPolicy {
         final long now = clock.getAsLong();
         int n = 0;
         for (final TrackedReader t : set.tracked) {
-            if (t.time != ReaderRegistry.FREE && now - t.time <= idleTimeout) {
+            if (t.time != ReaderRegistry.FREE && now - t.time <= idleTimeout && !registry.stalled(now - t.time, t.interval)) {
                 n++;
             }
         }
@@ -362,10 +365,11 @@ public final class ReaderAwarePolicy implements EvictionPolicy {
 
     /** An inferred re-reader that stopped (idle past the timeout): what it read teaches the model once. */
     private void learnTracked(final SegmentReaders set) {
-        final int stamp = set.trackedStamp; // an acquire: the slots as of the segment's last observed read
+        final int stamp = set.trackedStamp(); // an acquire: the slots as of the segment's last observed read
         for (final TrackedReader t : set.tracked) {
             final long time = t.time;
-            if (time == ReaderRegistry.FREE || now - time <= idleTimeout || t.learnedSession == t.session) {
+            if (time == ReaderRegistry.FREE || t.learnedSession == t.session
+                || now - time <= idleTimeout && !registry.stalled(now - time, t.interval)) {
                 continue;
             }
             t.learnedSession = t.session;
@@ -381,19 +385,23 @@ public final class ReaderAwarePolicy implements EvictionPolicy {
         double[] speeds = new double[positions.length];
         for (final Reader reader : readers) {
             final long position = reader.position();
-            if (now - reader.lastTime > idleTimeout) {
+            final long elapsed = now - reader.lastTime;
+            if (elapsed > idleTimeout) {
                 // Idle past the timeout: it protects nothing any more and is dropped.
                 reader.close();
                 idleReadersDropped++;
                 continue;
             }
+            if (registry.stalled(elapsed, reader.interval)) {
+                continue; // late for its own pace: protects nothing until it moves again
+            }
             positions[n] = position;
             speeds[n++] = noteSpeed(reader.speed());
         }
-        if (set.trackedStamp != Integer.MIN_VALUE) { // acquire before reading the slots
+        if (set.trackedStamp() != Integer.MIN_VALUE) { // acquire before reading the slots
             for (final TrackedReader t : set.tracked) {
                 final long time = t.time;
-                if (time == ReaderRegistry.FREE || now - time > idleTimeout) {
+                if (time == ReaderRegistry.FREE || now - time > idleTimeout || registry.stalled(now - time, t.interval)) {
                     continue;
                 }
                 positions[n] = t.end;
@@ -620,6 +628,7 @@ public final class ReaderAwarePolicy implements EvictionPolicy {
         private volatile boolean closed;
         // Written by the reader's thread before the position's release store; read by the pass after its acquire load.
         private long lastTime;
+        private double interval;
         private long anchorPosition;
         private long anchorTime;
         private long midPosition;
@@ -648,6 +657,8 @@ public final class ReaderAwarePolicy implements EvictionPolicy {
         public void position(final long position) {
             checkPosition(position);
             final long now = set.registry.clock.getAsLong();
+            final long gap = now - lastTime;
+            interval = interval == 0 ? gap : 0.75 * interval + 0.25 * gap;
             lastTime = now;
             if (now - midTime >= set.registry.speedWindow) {
                 anchorPosition = midPosition;

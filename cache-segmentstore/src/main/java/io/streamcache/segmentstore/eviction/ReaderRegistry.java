@@ -26,11 +26,18 @@ final class ReaderRegistry {
     static final int TRACKED_PER_SEGMENT = 8;
     /** A tracked slot's time when it holds no reader. */
     static final long FREE = Long.MIN_VALUE;
+    /**
+     * A reader that has not read (or moved) for this many of its own mean intervals between reads
+     * has stalled: it protects nothing until it reads again (it is dropped only at the idle timeout).
+     */
+    static final int STALL_INTERVALS = 16;
 
     /** The policy's clock: stamps reads and position moves (any unit; nanoseconds by default). */
     final LongSupplier clock;
     /** Clock units over which a reader's speed is measured (the speed spans one to two windows). */
     final long speedWindow;
+    /** Clock units a reader may always go without reading before it counts as stalled: 1/128 of the speed window. */
+    final long stallFloor;
 
     final ConcurrentHashMap<String, SegmentReaders> segments = new ConcurrentHashMap<>();
     /** Re-read sessions that ended since the last pass: (start distance, bytes read). */
@@ -41,6 +48,15 @@ final class ReaderRegistry {
     ReaderRegistry(final LongSupplier clock, final long speedWindow) {
         this.clock = Objects.requireNonNull(clock, "clock");
         this.speedWindow = Math.max(1, speedWindow);
+        this.stallFloor = Math.max(1, this.speedWindow / 128);
+    }
+
+    /**
+     * @return whether a reader that last read {@code elapsed} clock units ago, {@code interval}
+     *         apart on average (0: not known yet), has stalled.
+     */
+    boolean stalled(final long elapsed, final double interval) {
+        return interval > 0 && elapsed > Math.max(stallFloor, STALL_INTERVALS * interval);
     }
 
     /**
@@ -69,7 +85,7 @@ final class ReaderRegistry {
             }
             if (t.from <= offset && offset <= t.end) {
                 t.move(offset, end, now, speedWindow);
-                set.trackedStamp = t.session;
+                SegmentReaders.STAMP.setRelease(set, t.session);
                 return;
             }
             if (time < oldest) {
@@ -90,7 +106,7 @@ final class ReaderRegistry {
         if (end > set.reached) {
             set.reached = end;
         }
-        set.trackedStamp = reuse.session;
+        SegmentReaders.STAMP.setRelease(set, reuse.session);
     }
 
     /**
@@ -189,8 +205,21 @@ final class ReaderRegistry {
 
         /** Readers inferred from the segment's reads: written under the segment's lock, read by the pass. */
         final TrackedReader[] tracked = new TrackedReader[TRACKED_PER_SEGMENT];
-        /** Written last by each observed read (a release): the pass reads it first (an acquire). */
-        volatile int trackedStamp;
+        /**
+         * Written last by each observed read (a release store through {@link #STAMP}, no fence on
+         * the data path); the pass reads it first (an acquire load, {@link #trackedStamp()}).
+         */
+        @SuppressWarnings("unused")
+        private int trackedStamp;
+        static final java.lang.invoke.VarHandle STAMP;
+
+        static {
+            try {
+                STAMP = java.lang.invoke.MethodHandles.lookup().findVarHandle(SegmentReaders.class, "trackedStamp", int.class);
+            } catch (final ReflectiveOperationException e) {
+                throw new ExceptionInInitializerError(e);
+            }
+        }
         /** Tracked readers that started behind the tail, ever (written under the segment's lock). */
         volatile long inferredRereads;
         /** The farthest end a tracked read reached (written under the segment's lock). */
@@ -208,7 +237,12 @@ final class ReaderRegistry {
             }
         }
 
-        /** @return whether any tracked reader read within {@code idleTimeout} of {@code now}. */
+        /** @return the stamp of the segment's last observed read (an acquire load: the slots as of that read follow). */
+        int trackedStamp() {
+            return (int) STAMP.getAcquire(this);
+        }
+
+        /** @return whether any tracked reader read within {@code idleTimeout} of {@code now} (stalled or not). */
         boolean anyTracked(final long now, final long idleTimeout) {
             for (final TrackedReader t : tracked) {
                 final long time = t.time;
@@ -237,6 +271,8 @@ final class ReaderRegistry {
         long midTime;
         /** Bytes between the tail and the start when it started behind the tail, else 0. */
         long startDistance;
+        /** Mean clock units between its reads (an exponential average), 0 until it read twice. */
+        double interval;
         /** Counts the readers this slot held; the pass learns each ended re-read session once. */
         int session;
         // Confined to the pass: the session it learned from last.
@@ -248,6 +284,7 @@ final class ReaderRegistry {
             from = offset;
             end = Math.max(offset, readEnd);
             startDistance = distance;
+            interval = 0;
             anchorPosition = offset;
             anchorTime = now;
             midPosition = offset;
@@ -260,6 +297,8 @@ final class ReaderRegistry {
             if (readEnd > end) {
                 end = readEnd;
             }
+            final long gap = now - time;
+            interval = interval == 0 ? gap : 0.75 * interval + 0.25 * gap;
             time = now;
             if (now - midTime >= window) {
                 anchorPosition = midPosition;

@@ -115,8 +115,28 @@ class ReaderTrackingTest {
     }
 
     @Test
+    void anInferredReaderThatStopsStallsAfterSixteenOfItsIntervalsAndResumesWhenItReadsOn() {
+        readBlocks("s", 0, 10, 10); // a read every 10 ticks
+        clock.addAndGet(160);
+        assertEquals(1, policy.trackedReaderCount("s"), "16 intervals late: not stalled yet");
+        clock.addAndGet(1);
+        assertEquals(0, policy.trackedReaderCount("s"), "more than 16 intervals late: stalled");
+        final Map<String, ReadIndexEntry> all = new LinkedHashMap<>();
+        all.putAll(entries(5, "s", 10, 11));
+        all.putAll(entries(8, "u", 7));
+        assertEquals(List.of("s:10", "s:11", "u:7"), evictionOrder(policy, 10, all), "a stalled reader protects nothing");
+        readBlocks("s", 10, 11, 10);
+        assertEquals(1, policy.trackedReaderCount("s"), "reading on from where it stopped continues it");
+        final Map<String, ReadIndexEntry> again = new LinkedHashMap<>();
+        again.putAll(entries(5, "s", 11, 12));
+        again.putAll(entries(8, "u", 7));
+        assertEquals(List.of("u:7", "s:12", "s:11"), evictionOrder(policy, 10, again));
+    }
+
+    @Test
     void anInferredReaderIdleLongerThanTheTimeoutProtectsNothing() {
-        readBlocks("s", 0, 3, 1);
+        // One read: no interval known, so it never stalls; only the idle timeout ends it.
+        readBlocks("s", 2, 3, 1);
         clock.addAndGet(IDLE);
         assertEquals(1, policy.trackedReaderCount("s"));
         // Not idle yet: the data ahead of it goes last.
@@ -131,6 +151,24 @@ class ReaderTrackingTest {
         again.putAll(entries(5, "s", 3, 4));
         again.putAll(entries(8, "u", 7));
         assertEquals(List.of("s:3", "s:4", "u:7"), evictionOrder(policy, 10, again));
+    }
+
+    @Test
+    void aRegisteredReaderThatStopsMovingStallsButIsDroppedOnlyAtTheTimeout() {
+        final ReaderAwarePolicy.Reader reader = policy.register("s", 0);
+        for (int b = 1; b <= 4; b++) {
+            clock.addAndGet(10);
+            reader.position((long) b * B);
+        }
+        clock.addAndGet(200); // 20 intervals: stalled
+        final Map<String, ReadIndexEntry> all = new LinkedHashMap<>();
+        all.putAll(entries(5, "s", 4, 5));
+        all.putAll(entries(8, "u", 7));
+        assertEquals(List.of("s:4", "s:5", "u:7"), evictionOrder(policy, 10, all));
+        assertFalse(reader.isClosed(), "stalled, not idle past the timeout");
+        clock.addAndGet(IDLE);
+        policy.beginPass(11);
+        assertTrue(reader.isClosed());
     }
 
     @Test
