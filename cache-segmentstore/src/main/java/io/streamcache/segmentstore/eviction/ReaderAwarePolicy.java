@@ -259,7 +259,7 @@ public final class ReaderAwarePolicy implements EvictionPolicy {
         final long now = clock.getAsLong();
         int n = 0;
         for (final TrackedReader t : set.tracked) {
-            if (t.time != ReaderRegistry.FREE && now - t.time <= idleTimeout && !registry.stalled(now - t.time, t.interval)) {
+            if (t.time != ReaderRegistry.FREE && now - t.time <= idleTimeout && !registry.stalled(t, now)) {
                 n++;
             }
         }
@@ -369,7 +369,7 @@ public final class ReaderAwarePolicy implements EvictionPolicy {
         for (final TrackedReader t : set.tracked) {
             final long time = t.time;
             if (time == ReaderRegistry.FREE || t.learnedSession == t.session
-                || now - time <= idleTimeout && !registry.stalled(now - time, t.interval)) {
+                || now - time <= idleTimeout && !registry.stalled(t, now)) {
                 continue;
             }
             t.learnedSession = t.session;
@@ -401,7 +401,7 @@ public final class ReaderAwarePolicy implements EvictionPolicy {
         if (set.trackedStamp() != Integer.MIN_VALUE) { // acquire before reading the slots
             for (final TrackedReader t : set.tracked) {
                 final long time = t.time;
-                if (time == ReaderRegistry.FREE || now - time > idleTimeout || registry.stalled(now - time, t.interval)) {
+                if (time == ReaderRegistry.FREE || now - time > idleTimeout || registry.stalled(t, now)) {
                     continue;
                 }
                 positions[n] = t.end;

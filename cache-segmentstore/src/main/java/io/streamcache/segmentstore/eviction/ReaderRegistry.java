@@ -60,6 +60,14 @@ final class ReaderRegistry {
     }
 
     /**
+     * @return whether an inferred reader has stalled: as {@link #stalled}, but one that read only
+     *         once (nothing says it will read again) counts {@link #stallFloor} as its interval.
+     */
+    boolean stalled(final TrackedReader t, final long now) {
+        return stalled(now - t.time, t.interval > 0 ? t.interval : stallFloor);
+    }
+
+    /**
      * A read of {@code [offset, end)} of a segment whose data ends at {@code length}: continues the
      * tracked reader whose last read it starts within (from that read's start to its end), else
      * starts a new tracked reader in a free, expired or least recently used slot. Called under the

@@ -134,23 +134,22 @@ class ReaderTrackingTest {
     }
 
     @Test
-    void anInferredReaderIdleLongerThanTheTimeoutProtectsNothing() {
-        // One read: no interval known, so it never stalls; only the idle timeout ends it.
+    void anInferredReaderThatReadOnceStallsAfterSixteenFloorsAndIdleOnesAreGone() {
+        // The floor is 1/128 of the speed window (IDLE / 8): 0 here, so 1 tick; one read says
+        // nothing of when the next comes, so the floor is its interval.
         readBlocks("s", 2, 3, 1);
-        clock.addAndGet(IDLE);
+        clock.addAndGet(16);
         assertEquals(1, policy.trackedReaderCount("s"));
-        // Not idle yet: the data ahead of it goes last.
-        final Map<String, ReadIndexEntry> all = new LinkedHashMap<>();
-        all.putAll(entries(5, "s", 3, 4));
-        all.putAll(entries(1, "u", 7));
-        assertEquals(List.of("u:7", "s:4", "s:3"), evictionOrder(policy, 10, all));
         clock.addAndGet(1);
         assertEquals(0, policy.trackedReaderCount("s"));
-        // Idle: its segment's data is as anyone's, oldest use first (u:7 is newer now).
-        final Map<String, ReadIndexEntry> again = new LinkedHashMap<>();
-        again.putAll(entries(5, "s", 3, 4));
-        again.putAll(entries(8, "u", 7));
-        assertEquals(List.of("s:3", "s:4", "u:7"), evictionOrder(policy, 10, again));
+        // A steady reader idle past the timeout is gone too, and protects nothing.
+        readBlocks("t", 0, 3, 100);
+        clock.addAndGet(IDLE + 1);
+        assertEquals(0, policy.trackedReaderCount("t"));
+        final Map<String, ReadIndexEntry> all = new LinkedHashMap<>();
+        all.putAll(entries(5, "t", 3, 4));
+        all.putAll(entries(8, "u", 7));
+        assertEquals(List.of("t:3", "t:4", "u:7"), evictionOrder(policy, 10, all));
     }
 
     @Test
