@@ -18,9 +18,10 @@ public final class Simulator {
     /**
      * References run only when asked for: {@code zipf-oracle} ({@link ZipfOracleCache}, the zipf
      * workload only) knows every segment's true popularity and the sessions' distributions, not
-     * the sessions themselves.
+     * the sessions themselves; {@code s3-fifo} ({@link S3FifoCache}) and {@code sieve}
+     * ({@link SieveCache}), references for the key/value traces, use the whole capacity like LRU.
      */
-    public static final List<String> EXTRA_POLICIES = List.of("zipf-oracle");
+    public static final List<String> EXTRA_POLICIES = List.of("zipf-oracle", "s3-fifo", "sieve");
     /** Default target utilization: the cache manager's. */
     public static final double TARGET_UTILIZATION_DEFAULT = CacheManager.Builder.TARGET_UTILIZATION_DEFAULT;
     /** Default generations per cache size: a generation every capacity / this many accesses. */
@@ -124,6 +125,8 @@ public final class Simulator {
         final long period = Math.max(1, cacheBlocks / generationsPerCapacity);
         return switch (policy) {
             case "lru" -> new LruCache(trace, cacheBlocks);
+            case "s3-fifo" -> new S3FifoCache(trace, cacheBlocks);
+            case "sieve" -> new SieveCache(trace, cacheBlocks);
             case "zipf-oracle" -> new ZipfOracleCache(trace, cacheBlocks);
             case "belady" -> new BeladyCache(trace, nextUses != null ? nextUses : trace.nextUses(), cacheBlocks);
             case "generations" -> new PolicyCache(trace, new GenerationPolicy(), cacheBlocks, targetUtilization, period);
