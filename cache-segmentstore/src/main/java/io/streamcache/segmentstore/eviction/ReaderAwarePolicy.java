@@ -52,8 +52,9 @@ import java.util.function.LongSupplier;
  * Each reader's speed is measured from its moves (bytes per clock unit, over the last one to two
  * eighths of the idle timeout). Data ahead of readers is valued by how soon the first of them
  * will reach it: distance over speed. A reader that has not read or moved for
- * {@value ReaderRegistry#STALL_INTERVALS} times its own mean interval between reads (and at least
- * 1/1024 of the idle timeout) has <em>stalled</em>: it protects nothing until it moves again. A
+ * {@value ReaderRegistry#STALL_INTERVALS} times its own interval between reads (and at least
+ * 1/1024 of the idle timeout; for a registered reader its longest recent pause, for an inferred
+ * one its mean interval, see {@link ReaderRegistry#INTERVAL_DECAY}) has <em>stalled</em>: it protects nothing until it moves again. A
  * reader that has neither read nor moved for the idle timeout ({@link #IDLE_TIMEOUT_NANOS_DEFAULT}
  * by default) is dropped: the next pass closes it if registered, forgets it if inferred. So a
  * reader that crashes without closing stops protecting after a few of its read intervals and is
@@ -628,6 +629,7 @@ public final class ReaderAwarePolicy implements EvictionPolicy {
         private volatile boolean closed;
         // Written by the reader's thread before the position's release store; read by the pass after its acquire load.
         private long lastTime;
+        /** Its longest recent gap between moves (see {@link ReaderRegistry#INTERVAL_DECAY}), 0 until it moved after a gap. */
         private double interval;
         private long anchorPosition;
         private long anchorTime;
@@ -658,7 +660,9 @@ public final class ReaderAwarePolicy implements EvictionPolicy {
             checkPosition(position);
             final long now = set.registry.clock.getAsLong();
             final long gap = now - lastTime;
-            interval = interval == 0 ? gap : 0.75 * interval + 0.25 * gap;
+            if (gap > 0) {
+                interval = Math.max(gap, ReaderRegistry.INTERVAL_DECAY * interval);
+            }
             lastTime = now;
             if (now - midTime >= set.registry.speedWindow) {
                 anchorPosition = midPosition;

@@ -31,6 +31,15 @@ final class ReaderRegistry {
      * has stalled: it protects nothing until it reads again (it is dropped only at the idle timeout).
      */
     static final int STALL_INTERVALS = 16;
+    /**
+     * A registered reader's interval between moves is its longest recent gap: each move after a
+     * gap replaces it by {@code max(gap, interval * INTERVAL_DECAY)} (moves at the same instant do
+     * not count), so a bursty reader (a tail reader woken by appends) stalls only when late by far
+     * more than its usual longest pause: a registered reader says when it ends, the stall is only
+     * for one that crashed. An inferred reader never says it ended, so its interval is the mean
+     * gap (an exponential average, 1/4 weight to the last gap) and it stalls sooner.
+     */
+    static final double INTERVAL_DECAY = 0.95;
 
     /** The policy's clock: stamps reads and position moves (any unit; nanoseconds by default). */
     final LongSupplier clock;
@@ -279,7 +288,7 @@ final class ReaderRegistry {
         long midTime;
         /** Bytes between the tail and the start when it started behind the tail, else 0. */
         long startDistance;
-        /** Mean clock units between its reads (an exponential average), 0 until it read twice. */
+        /** Mean clock units between its reads (an exponential average, see {@link #INTERVAL_DECAY}), 0 until it read twice. */
         double interval;
         /** Counts the readers this slot held; the pass learns each ended re-read session once. */
         int session;
