@@ -249,8 +249,8 @@ public final class ReaderAwarePolicy implements EvictionPolicy {
     }
 
     /**
-     * @return how many inferred readers of the segment protect data now: read within the idle
-     *         timeout and not stalled (any thread; for tests and metrics; racy).
+     * @return how many inferred readers of the segment protect data now: read on past their first
+     *         read, within the idle timeout, and not stalled (any thread; for tests and metrics; racy).
      */
     public int trackedReaderCount(final String segment) {
         final SegmentReaders set = registry.segments.get(segment);
@@ -260,7 +260,7 @@ public final class ReaderAwarePolicy implements EvictionPolicy {
         final long now = clock.getAsLong();
         int n = 0;
         for (final TrackedReader t : set.tracked) {
-            if (t.time != ReaderRegistry.FREE && now - t.time <= idleTimeout && !registry.stalled(t, now)) {
+            if (t.time != ReaderRegistry.FREE && now - t.time <= idleTimeout && !registry.stalled(t, now) && t.sequential()) {
                 n++;
             }
         }
@@ -402,7 +402,7 @@ public final class ReaderAwarePolicy implements EvictionPolicy {
         if (set.trackedStamp() != Integer.MIN_VALUE) { // acquire before reading the slots
             for (final TrackedReader t : set.tracked) {
                 final long time = t.time;
-                if (time == ReaderRegistry.FREE || now - time > idleTimeout || registry.stalled(t, now)) {
+                if (time == ReaderRegistry.FREE || now - time > idleTimeout || registry.stalled(t, now) || !t.sequential()) {
                     continue;
                 }
                 positions[n] = t.end;

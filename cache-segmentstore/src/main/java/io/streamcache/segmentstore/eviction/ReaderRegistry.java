@@ -279,6 +279,8 @@ final class ReaderRegistry {
      */
     static final class TrackedReader {
         long start;
+        /** Where its first read ended: it protects data only once it has read past that (two sequential reads). */
+        long firstEnd;
         long from;
         long end;
         long time = FREE;
@@ -300,6 +302,7 @@ final class ReaderRegistry {
             start = offset;
             from = offset;
             end = Math.max(offset, readEnd);
+            firstEnd = end;
             startDistance = distance;
             interval = 0;
             anchorPosition = offset;
@@ -323,6 +326,14 @@ final class ReaderRegistry {
                 midPosition = end;
                 midTime = now;
             }
+        }
+
+        /**
+         * @return whether it has read on past its first read: one read is no reader (a key/value
+         *         access, a probe); only a reader that went on sequentially protects data ahead of it.
+         */
+        boolean sequential() {
+            return end > firstEnd;
         }
 
         /** @return bytes per clock unit since the older anchor, or 0 if not measured yet. */

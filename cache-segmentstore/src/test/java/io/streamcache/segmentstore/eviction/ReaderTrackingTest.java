@@ -87,11 +87,14 @@ class ReaderTrackingTest {
     @Test
     void beyondEightReadersPerSegmentTheLeastRecentlyReadIsReplaced() {
         for (int r = 0; r < 9; r++) {
-            readBlocks("s", r * 1000, r * 1000 + 1, 1);
+            readBlocks("s", r * 1000, r * 1000 + 2, 1);
         }
         assertEquals(8, policy.trackedReaderCount("s"));
-        // The first reader (block 0 read, now at block 1) was replaced: its next read starts a new reader.
-        readBlocks("s", 1, 2, 1);
+        // The first reader (now at block 2) was replaced: reading on starts a new reader, which
+        // replaces the least recently read one and protects once it has read twice.
+        readBlocks("s", 2, 3, 1);
+        assertEquals(7, policy.trackedReaderCount("s"));
+        readBlocks("s", 3, 4, 1);
         assertEquals(8, policy.trackedReaderCount("s"));
     }
 
@@ -134,14 +137,16 @@ class ReaderTrackingTest {
     }
 
     @Test
-    void anInferredReaderThatReadOnceStallsAfterSixteenFloorsAndIdleOnesAreGone() {
-        // The floor is 1/128 of the speed window (IDLE / 8): 0 here, so 1 tick; one read says
-        // nothing of when the next comes, so the floor is its interval.
+    void oneReadIsNoReaderAndIdleReadersAreGone() {
+        // One read (a key/value access, a probe) protects nothing: a reader is one that reads on.
         readBlocks("s", 2, 3, 1);
-        clock.addAndGet(16);
-        assertEquals(1, policy.trackedReaderCount("s"));
-        clock.addAndGet(1);
         assertEquals(0, policy.trackedReaderCount("s"));
+        final Map<String, ReadIndexEntry> single = new LinkedHashMap<>();
+        single.putAll(entries(5, "s", 3, 4));
+        single.putAll(entries(8, "u", 7));
+        assertEquals(List.of("s:3", "s:4", "u:7"), evictionOrder(policy, 10, single));
+        readBlocks("s", 3, 4, 1);
+        assertEquals(1, policy.trackedReaderCount("s"), "the second sequential read makes it a reader");
         // A steady reader idle past the timeout is gone too, and protects nothing.
         readBlocks("t", 0, 3, 100);
         clock.addAndGet(IDLE + 1);
