@@ -77,10 +77,11 @@ final class ReaderRegistry {
     }
 
     /**
-     * A read of {@code [offset, end)} of a segment whose data ends at {@code length}: continues the
-     * tracked reader whose last read it starts within (from that read's start to its end), else
-     * starts a new tracked reader in a free, expired or least recently used slot. Called under the
-     * segment's lock (one writer per segment); allocates only when it first sees the segment.
+     * A read of {@code [offset, end)} of a segment: continues the tracked reader whose last read
+     * it starts within (from that read's start to its end), else starts a new tracked reader in a
+     * free, expired or least recently read slot (a new reader that starts behind the tail counts
+     * as a re-read). Called under the segment's lock (one writer per segment); allocates only
+     * when it first sees the segment.
      */
     void observeRead(final String segment, final long offset, final long end, final long idleTimeout) {
         SegmentReaders set = segments.get(segment);
@@ -239,7 +240,11 @@ final class ReaderRegistry {
         }
         /** Tracked readers that started behind the tail, ever (written under the segment's lock). */
         volatile long inferredRereads;
-        /** The farthest end a tracked read reached (written under the segment's lock). */
+        /**
+         * The farthest end of a tracked reader's first read (written under the segment's lock, only
+         * when a reader starts, to keep volatile stores off the continuing reads); with the
+         * surveyed tail it tells whether a new reader starts behind data already read.
+         */
         volatile long reached;
         // Confined to the pass.
         long inferredRereadsSeen;
