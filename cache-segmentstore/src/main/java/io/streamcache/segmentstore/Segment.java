@@ -426,6 +426,7 @@ final class Segment implements PromotionTarget {
     ReadResult readLocked(final long offset, final int maxLength) {
         checkReadable(offset);
         if (offset >= length) {
+            hooks.recordRead(name, offset, offset);
             return ReadResult.empty(name, offset, sealed ? ReadStatus.SEALED_END : ReadStatus.END_OF_DATA);
         }
         final long end = offset + Math.min(maxLength, length - offset);
@@ -470,6 +471,7 @@ final class Segment implements PromotionTarget {
         if (status == null) {
             status = endStatus(position);
         }
+        hooks.recordRead(name, offset, position);
         return count == 0
             ? ReadResult.empty(name, offset, status)
             : new ReadResult(name, offset, (int) (position - offset), status, views, pinned, count, cache, hooks.readPins());
@@ -489,6 +491,7 @@ final class Segment implements PromotionTarget {
     ReadStatus copyLocked(final long offset, final ByteBuf destination, final java.nio.ByteBuffer nioDestination) {
         checkReadable(offset);
         if (offset >= length) {
+            hooks.recordRead(name, offset, offset);
             return sealed ? ReadStatus.SEALED_END : ReadStatus.END_OF_DATA;
         }
         final int room = destination != null ? destination.writableBytes() : nioDestination.remaining();
@@ -537,6 +540,7 @@ final class Segment implements PromotionTarget {
         if (status == null) {
             status = endStatus(position);
         }
+        hooks.recordRead(name, offset, position);
         return status;
     }
 
@@ -607,6 +611,9 @@ final class Segment implements PromotionTarget {
         }
         deleted = true;
         closed = storeClosed;
+        if (!storeClosed) {
+            hooks.segmentDeleted(name);
+        }
         index.forEach(retirer);
         index.clear();
         return takeWaiters(Long.MAX_VALUE);

@@ -8,6 +8,8 @@ import io.streamcache.segmentstore.ReadResult;
 import io.streamcache.segmentstore.ReadStatus;
 import io.streamcache.segmentstore.SegmentStore;
 import io.streamcache.segmentstore.eviction.CacheManager;
+import io.streamcache.segmentstore.eviction.GenerationPolicy;
+import io.streamcache.segmentstore.eviction.ReaderAwarePolicy;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Fork;
@@ -15,6 +17,7 @@ import org.openjdk.jmh.annotations.Level;
 import org.openjdk.jmh.annotations.Measurement;
 import org.openjdk.jmh.annotations.Mode;
 import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Param;
 import org.openjdk.jmh.annotations.Scope;
 import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
@@ -47,6 +50,10 @@ public class SegmentStoreBenchmark {
     /** Room of the reads: the view read's maxLength, the copying read's destination. */
     private static final int READ_ROOM = 4096;
 
+    /** The manager's policy: with reader-aware every read also moves the reader the policy infers. */
+    @Param({"generations"})
+    public String policy;
+
     private BlockCache cache;
     private SegmentStore store;
     private ByteBuf event;
@@ -62,7 +69,8 @@ public class SegmentStoreBenchmark {
         cache = BlockCache.builder().capacity(256L << 20).registerMBean(false)
             .region(DirectMemoryRegion.factory(DirectMemoryRegion.Commit.EAGER)).build(); // no first-touch faults measured
         store = SegmentStore.builder(cache)
-            .cacheManager(CacheManager.builder(cache).registerMBean(false).generationPeriod(Duration.ZERO))
+            .cacheManager(CacheManager.builder(cache).registerMBean(false).generationPeriod(Duration.ZERO)
+                .policy("reader-aware".equals(policy) ? new ReaderAwarePolicy() : new GenerationPolicy()))
             .build();
         store.create(SEGMENT);
         event = Unpooled.directBuffer(EVENT_LENGTH, EVENT_LENGTH).writeZero(EVENT_LENGTH);

@@ -23,7 +23,8 @@ import java.util.List;
  * {@code CacheManager.pass} does. The Hitmap's updater is simulated by a {@code drain()} every
  * {@value #HITMAP_BATCH} accesses (a 4 KB page of hashes), so the run is deterministic.
  * Readers of the reader-aware policy are registered, moved after each read and closed as the
- * trace says.
+ * trace says; or, inferring readers, none is registered and every read is reported to the policy
+ * ({@code observeRead}), as a {@code SegmentStore} does. The policy's clock counts accesses.
  */
 final class PolicyCache implements SimCache {
     /** Accesses between two drains of the Hitmap's queue. */
@@ -38,6 +39,8 @@ final class PolicyCache implements SimCache {
     private final Seg[] segs;
     private final List<Seg> live = new ArrayList<>();
     private final ReaderAwarePolicy.Reader[] readers;
+    private final Clock clock;
+    private final boolean inferReaders;
     private int generation;
     private long accesses;
     private long used;
@@ -49,6 +52,17 @@ final class PolicyCache implements SimCache {
      */
     PolicyCache(final Trace trace, final EvictionPolicy policy, final long capacity, final double targetUtilization,
                 final long generationPeriod) {
+        this(trace, policy, capacity, targetUtilization, generationPeriod, new Clock(), false);
+    }
+
+    /**
+     * @param clock        advanced by one at every access (the reader-aware policy's clock).
+     * @param inferReaders reader-aware only: report every read instead of registering readers.
+     */
+    PolicyCache(final Trace trace, final EvictionPolicy policy, final long capacity, final double targetUtilization,
+                final long generationPeriod, final Clock clock, final boolean inferReaders) {
+        this.clock = clock;
+        this.inferReaders = inferReaders;
         this.policy = policy;
         this.readerAware = policy instanceof ReaderAwarePolicy ? (ReaderAwarePolicy) policy : null;
         this.hitmap = policy instanceof HitmapPolicy ? (HitmapPolicy) policy : null;
@@ -69,6 +83,7 @@ final class PolicyCache implements SimCache {
     @Override
     public boolean access(final Trace trace, final int i) {
         accesses++;
+        clock.now++;
         if (accesses % generationPeriod == 0) {
             generation++;
             pass(targetUtilization, 0);
@@ -95,7 +110,11 @@ final class PolicyCache implements SimCache {
                 policy.recordUse(seg.name, entry, generation);
             }
         }
-        if (readerAware != null && trace.type(i) == Trace.READ && trace.reader(i) >= 0) {
+        if (readerAware != null && inferReaders) {
+            if (trace.type(i) == Trace.READ) {
+                readerAware.observeRead(seg.name, (long) block * Trace.BLOCK_SIZE, (long) (block + 1) * Trace.BLOCK_SIZE);
+            }
+        } else if (readerAware != null && trace.type(i) == Trace.READ && trace.reader(i) >= 0) {
             final ReaderAwarePolicy.Reader reader = readers[trace.reader(i)];
             if (reader != null) {
                 reader.position((long) (block + 1) * Trace.BLOCK_SIZE);
@@ -106,7 +125,7 @@ final class PolicyCache implements SimCache {
 
     @Override
     public void reader(final Trace trace, final int i) {
-        if (readerAware == null) {
+        if (readerAware == null || inferReaders) {
             return;
         }
         final int r = trace.reader(i);
@@ -179,6 +198,16 @@ final class PolicyCache implements SimCache {
                     break;
                 }
             }
+        }
+    }
+
+    /** The simulated time: accesses so far. Confined to the simulating thread. */
+    static final class Clock implements java.util.function.LongSupplier {
+        long now;
+
+        @Override
+        public long getAsLong() {
+            return now;
         }
     }
 

@@ -40,7 +40,18 @@ final class Report {
                 .append(", \"reads\": ").append(r.reads())
                 .append(", \"hits\": ").append(r.hits())
                 .append(", \"hitRatio\": ").append(num(r.hitRatio()))
-                .append(", \"failedInserts\": ").append(r.failedInserts()).append('}');
+                .append(", \"failedInserts\": ").append(r.failedInserts());
+            sb.append(", \"byClass\": {");
+            boolean first = true;
+            for (int c = 0; c < Trace.CLASS_NAMES.size(); c++) {
+                if (r.classReads()[c] == 0) {
+                    continue;
+                }
+                sb.append(first ? "" : ", ").append(str(Trace.CLASS_NAMES.get(c))).append(": {\"reads\": ").append(r.classReads()[c])
+                    .append(", \"hits\": ").append(r.classHits()[c]).append('}');
+                first = false;
+            }
+            sb.append("}}");
         }
         sb.append("\n  ]\n}\n");
         return sb.toString();

@@ -30,6 +30,17 @@ public final class Trace {
     /** A segment is deleted: its blocks leave the cache. */
     public static final byte DELETE = 5;
 
+    /** Reader class: a tail reader (follows the writer closely). */
+    public static final byte TAIL = 0;
+    /** Reader class: a catch-up reader (or a leader) reading history front to back. */
+    public static final byte CATCHUP = 1;
+    /** Reader class: a follower replaying a range behind another reader. */
+    public static final byte FOLLOWER = 2;
+    /** Reader class: anything else (short sessions at random places, key/value reads, reads without a reader). */
+    public static final byte RANDOM = 3;
+    /** The reader classes' names, by class. */
+    public static final java.util.List<String> CLASS_NAMES = java.util.List.of("tail", "catch-up", "follower", "random");
+
     private final String name;
     private final String description;
     private final byte[] types;
@@ -41,6 +52,7 @@ public final class Trace {
     private final int segmentCount;
     private final int keyCount;
     private final int readerCount;
+    private final byte[] readerClasses;
     private final int[][] segmentKeys;
     private final long[] cacheSizes;
     private final String sizeNote;
@@ -58,6 +70,7 @@ public final class Trace {
         this.segmentCount = b.segmentCount;
         this.keyCount = b.keyCount;
         this.readerCount = b.readerCount;
+        this.readerClasses = Arrays.copyOf(b.readerClasses, b.readerCount);
         this.segmentKeys = new int[segmentCount][];
         for (int s = 0; s < segmentCount; s++) {
             segmentKeys[s] = Arrays.copyOf(b.segmentKeys[s], b.segmentLengths[s]);
@@ -116,6 +129,12 @@ public final class Trace {
 
     public int readerCount() {
         return readerCount;
+    }
+
+    /** @return the class ({@link #TAIL} ... {@link #RANDOM}) of a READ event's reader; {@link #RANDOM} without one. */
+    public byte readClass(final int i) {
+        final int reader = readers[i];
+        return reader < 0 ? RANDOM : readerClasses[reader];
     }
 
     /** @return the keys of a segment's blocks, by block (the array must not be changed). */
@@ -181,6 +200,7 @@ public final class Trace {
         private int segmentCount;
         private int keyCount;
         private int readerCount;
+        private byte[] readerClasses = new byte[16];
         private int[][] segmentKeys = new int[16][];
         private int[] segmentLengths = new int[16];
         private boolean[] deleted = new boolean[16];
@@ -227,10 +247,19 @@ public final class Trace {
             add(READ, segment, block, keyOf(segment, block), reader);
         }
 
-        /** @return a new reader, registered at the start of {@code block}. */
+        /** @return a new reader of class {@link #RANDOM}, registered at the start of {@code block}. */
         public int openReader(final int segment, final int block) {
+            return openReader(segment, block, RANDOM);
+        }
+
+        /** @return a new reader of the class, registered at the start of {@code block}. */
+        public int openReader(final int segment, final int block, final byte readerClass) {
             checkLive(segment);
             final int reader = readerCount++;
+            if (reader == readerClasses.length) {
+                readerClasses = Arrays.copyOf(readerClasses, reader * 2);
+            }
+            readerClasses[reader] = readerClass;
             add(OPEN_READER, segment, block, -1, reader);
             return reader;
         }
@@ -248,6 +277,11 @@ public final class Trace {
 
         public int events() {
             return size;
+        }
+
+        /** @return distinct blocks so far. */
+        public int keyCount() {
+            return keyCount;
         }
 
         /**

@@ -23,7 +23,7 @@ import java.util.SplittableRandom;
 public final class Workloads {
     /** The synthetic streaming workloads and the key/value traces, in report order. */
     public static final List<String> NAMES = List.of("tail", "catchup", "followers-200", "followers-500", "followers-2000",
-        "zipf", "churn", "web07", "web12");
+        "zipf", "churn", "followers-500-idle", "followers-500-late", "catchup-crash", "mixed", "web07", "web12");
 
     private Workloads() {
     }
@@ -40,9 +40,16 @@ public final class Workloads {
         return switch (name) {
             case "tail" -> tail(seed, scale);
             case "catchup" -> catchUp(seed, scale);
-            case "followers-200" -> followers(seed, scale, 200);
-            case "followers-500" -> followers(seed, scale, 500);
-            case "followers-2000" -> followers(seed, scale, 2000);
+            case "followers-200" -> followers(seed, scale, 200, "");
+            case "followers-500" -> followers(seed, scale, 500, "");
+            case "followers-2000" -> followers(seed, scale, 2000, "");
+            case "followers-500-idle" -> followers(seed, scale, 500, "idle");
+            case "followers-500-late" -> followers(seed, scale, 500, "late");
+            case "catchup-crash" -> catchUp(seed, scale, "catchup-crash",
+                "catchup, but each catch-up reader stops at 10-90% of its segment without closing", 16, 4096, 2, 32, true);
+            case "mixed" -> catchUp(seed, scale, "mixed",
+                "64 segments of 1,024 history blocks, 3 tail readers each (lag 0-256), 2 catch-up scans from block 0", 64, 1024, 3, 256,
+                false);
             case "zipf" -> zipf(seed, scale);
             case "churn" -> churn(seed, scale);
             case "web07" -> keyValue("web07", "traces/cache2k-web07.bin");
@@ -74,8 +81,8 @@ public final class Workloads {
             lag[s][0] = random.nextInt(5);
             lag[s][1] = 8 + random.nextInt(249);
             window += lag[s][1];
-            reader[s][0] = b.openReader(seg[s], 0);
-            reader[s][1] = b.openReader(seg[s], 0);
+            reader[s][0] = b.openReader(seg[s], 0, Trace.TAIL);
+            reader[s][1] = b.openReader(seg[s], 0, Trace.TAIL);
         }
         final int steps = steps(300_000, scale);
         for (int t = 0; t < steps; t++) {
@@ -98,14 +105,21 @@ public final class Workloads {
      * its end, one block per append, then close and another starts.
      */
     static Trace catchUp(final long seed, final double scale) {
+        return catchUp(seed, scale, "catchup",
+            "16 segments of 4,096 history blocks, 2 tail readers each (lag 0-32), 2 catch-up scans from block 0", 16, 4096, 2, 32, false);
+    }
+
+    /**
+     * The catch-up workload with its parameters; {@code crash}: each catch-up reader stops at a
+     * random 10-90% of its segment and is never closed (a consumer that crashed).
+     */
+    static Trace catchUp(final long seed, final double scale, final String name, final String description, final int segments,
+                         final int history, final int tailReaders, final int maxLag, final boolean crash) {
         final SplittableRandom random = new SplittableRandom(seed);
-        final Trace.Builder b = new Trace.Builder("catchup",
-            "16 segments of 4,096 history blocks, 2 tail readers each (lag 0-32), 2 catch-up scans from block 0", true);
-        final int segments = 16;
-        final int history = 4096;
+        final Trace.Builder b = new Trace.Builder(name, description, true);
         final int[] seg = new int[segments];
-        final int[][] lag = new int[segments][2];
-        final int[][] reader = new int[segments][2];
+        final int[][] lag = new int[segments][tailReaders];
+        final int[][] reader = new int[segments][tailReaders];
         long window = 0;
         for (int s = 0; s < segments; s++) {
             seg[s] = b.createSegment();
@@ -114,26 +128,29 @@ public final class Workloads {
             }
         }
         for (int s = 0; s < segments; s++) {
-            for (int r = 0; r < 2; r++) {
-                lag[s][r] = random.nextInt(33);
+            for (int r = 0; r < tailReaders; r++) {
+                lag[s][r] = random.nextInt(maxLag + 1);
                 window = Math.max(window, 0) + lag[s][r];
-                reader[s][r] = b.openReader(seg[s], history);
+                reader[s][r] = b.openReader(seg[s], history, Trace.TAIL);
             }
         }
         final int scanners = 2;
         final int[] scanSeg = new int[scanners];
         final int[] scanPos = new int[scanners];
         final int[] scanReader = new int[scanners];
+        final int[] scanStop = new int[scanners];
+        final SplittableRandom crashes = new SplittableRandom(seed ^ 0x5eed);
         for (int c = 0; c < scanners; c++) {
             scanSeg[c] = random.nextInt(segments);
-            scanReader[c] = b.openReader(seg[scanSeg[c]], 0);
+            scanReader[c] = b.openReader(seg[scanSeg[c]], 0, Trace.CATCHUP);
+            scanStop[c] = crash ? history / 10 + crashes.nextInt(history * 8 / 10) : Integer.MAX_VALUE;
         }
         final int steps = steps(200_000, scale);
         for (int t = 0; t < steps; t++) {
             final int s = random.nextInt(segments);
             b.append(seg[s]);
             final int written = b.length(seg[s]);
-            for (int r = 0; r < 2; r++) {
+            for (int r = 0; r < tailReaders; r++) {
                 final int block = written - 1 - lag[s][r];
                 if (block >= history) {
                     b.read(seg[s], block, reader[s][r]);
@@ -142,11 +159,16 @@ public final class Workloads {
             for (int c = 0; c < scanners; c++) {
                 final int cs = seg[scanSeg[c]];
                 b.read(cs, scanPos[c]++, scanReader[c]);
-                if (scanPos[c] >= b.length(cs) - 64) {
-                    b.closeReader(cs, scanReader[c]);
+                if (scanPos[c] >= b.length(cs) - 64 || scanPos[c] >= scanStop[c]) {
+                    if (scanPos[c] < scanStop[c]) {
+                        b.closeReader(cs, scanReader[c]); // a crashed reader is never closed
+                    }
                     scanSeg[c] = random.nextInt(segments);
                     scanPos[c] = 0;
-                    scanReader[c] = b.openReader(seg[scanSeg[c]], 0);
+                    scanReader[c] = b.openReader(seg[scanSeg[c]], 0, Trace.CATCHUP);
+                    if (crash) {
+                        scanStop[c] = history / 10 + crashes.nextInt(history * 8 / 10);
+                    }
                 }
             }
         }
@@ -162,10 +184,18 @@ public final class Workloads {
      * group starts on a fresh segment. Meanwhile 4 writers append to segments nobody reads
      * yet (one block each per step) and 8 tail segments are read right behind their writer.
      */
-    static Trace followers(final long seed, final double scale, final int lag) {
+    static Trace followers(final long seed, final double scale, final int lag, final String variant) {
         final SplittableRandom random = new SplittableRandom(seed ^ lag);
-        final Trace.Builder b = new Trace.Builder("followers-" + lag, "4 groups (leader + followers at " + lag + " and "
-            + (lag + lag / 10) + " blocks) replaying 10-lag ranges; 4 unread writers; 8 tail segments", true);
+        final boolean idle = variant.equals("idle");
+        final boolean late = variant.equals("late");
+        final String description = "4 groups (leader + followers at " + lag + " and "
+            + (lag + lag / 10) + " blocks) replaying 10-lag ranges; 4 unread writers; 8 tail segments"
+            + (idle ? "; plus 2 idle registered readers per writer and tail segment, and per group a consumer that crashes"
+                + " (stops without closing) a third of the way in" : "")
+            + (late ? "; followers register at their first read, not when the leader starts" : "");
+        final Trace.Builder b = new Trace.Builder("followers-" + lag + (variant.isEmpty() ? "" : "-" + variant), description, true);
+        final int[] crashed = new int[4];
+        final int[] crashedPos = new int[4];
         final int groups = 4;
         final int range = 10 * lag;
         final int lag2 = lag + lag / 10;
@@ -184,7 +214,18 @@ public final class Workloads {
         for (int k = 0; k < tailSeg.length; k++) {
             tailSeg[k] = b.createSegment();
             tailLag[k] = random.nextInt(17);
-            tailReader[k] = b.openReader(tailSeg[k], 0);
+            tailReader[k] = b.openReader(tailSeg[k], 0, Trace.TAIL);
+        }
+        if (idle) {
+            // Registered and never read, never closed: consumers that connected and went away.
+            for (final int w : unread) {
+                b.openReader(w, 0, Trace.FOLLOWER);
+                b.openReader(w, 0, Trace.FOLLOWER);
+            }
+            for (final int k : tailSeg) {
+                b.openReader(k, 0, Trace.TAIL);
+                b.openReader(k, 0, Trace.TAIL);
+            }
         }
         // The first groups start a quarter of a range apart, so that groups end at different times.
         final int[] startAt = new int[groups];
@@ -212,9 +253,18 @@ public final class Workloads {
                     // The broker knows the range's consumer groups: the followers are registered
                     // at the range start (their committed offset) when the leader starts, and
                     // start fetching once the leader is their lag ahead.
-                    leader[g] = b.openReader(s, 0);
-                    follower[g][0] = b.openReader(s, 0);
-                    follower[g][1] = b.openReader(s, 0);
+                    leader[g] = b.openReader(s, 0, Trace.CATCHUP);
+                    if (!late) {
+                        follower[g][0] = b.openReader(s, 0, Trace.FOLLOWER);
+                        follower[g][1] = b.openReader(s, 0, Trace.FOLLOWER);
+                    }
+                    if (idle) {
+                        crashed[g] = b.openReader(s, 0, Trace.FOLLOWER);
+                        crashedPos[g] = 0;
+                    }
+                }
+                if (idle && crashedPos[g] < range / 3 && leaderPos[g] - crashedPos[g] >= lag) {
+                    b.read(s, crashedPos[g]++, crashed[g]); // stops at a third of the range, never closed
                 }
                 if (leaderPos[g] < range) {
                     b.read(s, leaderPos[g]++, leader[g]);
@@ -226,6 +276,9 @@ public final class Workloads {
                 for (int f = 0; f < 2; f++) {
                     final boolean due = leaderPos[g] == range || leaderPos[g] - followerPos[g][f] >= lags[f];
                     if (followerPos[g][f] < range && due) {
+                        if (follower[g][f] == -1) {
+                            follower[g][f] = b.openReader(s, followerPos[g][f], Trace.FOLLOWER);
+                        }
                         b.read(s, followerPos[g][f]++, follower[g][f]);
                         if (followerPos[g][f] == range) {
                             b.closeReader(s, follower[g][f]);
@@ -339,7 +392,7 @@ public final class Workloads {
                 b.read(seg[s], tb, tail[s]);
             }
             if (catchUp[s] == -1 && written == life[s] / 2 && random.nextBoolean()) {
-                catchUp[s] = b.openReader(seg[s], 0);
+                catchUp[s] = b.openReader(seg[s], 0, Trace.CATCHUP);
                 catchPos[s] = 0;
             }
             if (catchUp[s] >= 0) {
@@ -364,7 +417,7 @@ public final class Workloads {
         seg[s] = b.createSegment();
         life[s] = 500 + random.nextInt(2501);
         lag[s] = random.nextInt(65);
-        tail[s] = b.openReader(seg[s], 0);
+        tail[s] = b.openReader(seg[s], 0, Trace.TAIL);
         catchUp[s] = -1;
         catchPos[s] = 0;
     }

@@ -132,6 +132,20 @@ public final class CacheManager implements AutoCloseable {
         }
 
         @Override
+        public void recordRead(final String segment, final long offset, final long end) {
+            if (readerAware != null) {
+                readerAware.observeRead(segment, offset, end);
+            }
+        }
+
+        @Override
+        public void segmentDeleted(final String segment) {
+            if (readerAware != null) {
+                readerAware.forget(segment);
+            }
+        }
+
+        @Override
         public void recordTierRead(final PromotionTarget owner, final ReadIndexEntry entry) {
             CacheManager.this.recordTierRead(owner, entry);
         }
@@ -148,6 +162,8 @@ public final class CacheManager implements AutoCloseable {
 
     private final BlockCache cache;
     private final EvictionPolicy policy;
+    /** The policy if it infers readers from the reads, else null (the data path tests this field only). */
+    private final ReaderAwarePolicy readerAware;
     private final double targetUtilization;
     private final long periodNanos;
     private final String name;
@@ -169,6 +185,7 @@ public final class CacheManager implements AutoCloseable {
     private CacheManager(final Builder builder) {
         this.cache = builder.cache;
         this.policy = builder.policy;
+        this.readerAware = policy instanceof ReaderAwarePolicy ? (ReaderAwarePolicy) policy : null;
         this.targetUtilization = builder.targetUtilization;
         this.periodNanos = builder.generationPeriod.toNanos();
         this.name = builder.name != null ? builder.name : cache.name();

@@ -1,6 +1,7 @@
 package io.streamcache.segmentstore.eviction;
 
 import io.streamcache.segmentstore.eviction.ReaderRegistry.SegmentReaders;
+import io.streamcache.segmentstore.eviction.ReaderRegistry.TrackedReader;
 
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
@@ -8,6 +9,9 @@ import java.util.Arrays;
 import java.util.HashMap;
 import java.util.Iterator;
 import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.TimeUnit;
+import java.util.function.LongSupplier;
 
 /**
  * Eviction that knows where the readers of each segment are, approximating Belady's optimal
@@ -24,17 +28,37 @@ import java.util.Map;
  *       with an acquire load, so it sees a recent position, not necessarily the latest.</li>
  *   <li>{@link #recordUse}: data-path threads under the segment's lock; stamps the generation
  *       (the recency fallback), nothing else.</li>
+ *   <li>{@link #observeRead}: data-path threads under the segment's lock; updates the segment's
+ *       inferred readers in place, no allocation once the segment is known, no lock of its own.</li>
  *   <li>{@link #beginPass}, {@link #survey}, {@link #advance}, {@link #select}: the cache
  *       manager's pass, one thread at a time ({@link EvictionPolicy}). The pass takes a snapshot
  *       of every segment's reader positions in {@code beginPass} and decides on it; everything
  *       the policy learns (popularity, where re-reads read, segment tails) is updated there too.</li>
  * </ul>
  *
- * <h2>Reader contract</h2>
- * A reader's position is the next segment byte it will read: a catch-up reader registers at the
- * offset it starts from, a tail reader at the segment's current length, and after each read the
- * broker sets the position to the end of what was returned. A reader that stops reading must be
- * closed; an unclosed idle reader keeps the data ahead of it as if it were about to read it.
+ * <h2>Readers: found from the reads, or registered</h2>
+ * A reader's position is the next segment byte it will read. A {@code SegmentStore} whose cache
+ * manager runs this policy reports every read it serves ({@link #observeRead}), and the policy
+ * infers the readers from them: a read that starts within the last read of a reader it tracks
+ * continues that reader, any other read starts a new one (at most
+ * {@value ReaderRegistry#TRACKED_PER_SEGMENT} per segment, the least recently read replaced).
+ * A broker that only appends and reads gets reader-aware eviction without registering anything.
+ * A broker may also register readers explicitly ({@link #register}): a catch-up reader at the
+ * offset it starts from, a tail reader at the segment's current length, moved after each read
+ * to the end of what was returned, and closed when it stops (closing releases at once all the
+ * data it protected).
+ *
+ * <h2>Protection by time</h2>
+ * Each reader's speed is measured from its moves (bytes per clock unit, over the last one to two
+ * eighths of the idle timeout). Data ahead of readers is valued by how soon the first of them
+ * will reach it: distance over speed. A reader that has not read or moved for
+ * {@value ReaderRegistry#STALL_INTERVALS} times its own interval between reads (and at least
+ * 1/1024 of the idle timeout; for a registered reader its longest recent pause, for an inferred
+ * one its mean interval, see {@link ReaderRegistry#INTERVAL_DECAY}) has <em>stalled</em>: it protects nothing until it moves again. A
+ * reader that has neither read nor moved for the idle timeout ({@link #IDLE_TIMEOUT_NANOS_DEFAULT}
+ * by default) is dropped: the next pass closes it if registered, forgets it if inferred. So a
+ * reader that crashes without closing stops protecting after a few of its read intervals and is
+ * gone after one timeout; a reader registered and never moved protects until the timeout.
  *
  * <h2>Order of eviction</h2>
  * For every evictable entry the survey computes a rank; the cut-off moves from the lowest rank
@@ -52,9 +76,10 @@ import java.util.Map;
  *       re-reads (its popularity) and its length times the fraction of re-read sessions that read data as far
  *       from the tail as the entry. Where no reader ever re-reads, this class is empty and the
  *       order is the passed-first order of seed 5;</li>
- *   <li><b>ahead of a reader</b>: ranked by the distance in bytes from the nearest reader
- *       behind the entry to the entry's start, farthest first, so the data right ahead of a
- *       reader (a follower's range up to its leader, a tail reader's next block) goes last.</li>
+ *   <li><b>ahead of a reader</b>: ranked by how soon a live reader behind the entry reaches its
+ *       start (distance over the reader's measured speed, the soonest of the nearest
+ *       {@value #READERS_CONSIDERED}), latest first, so the data a reader is about to read (a
+ *       follower's range up to its leader, a tail reader's next block) goes last.</li>
  * </ol>
  * Entries used in the current generation (during the pass) are never selected.
  */
@@ -65,6 +90,10 @@ public final class ReaderAwarePolicy implements EvictionPolicy {
     public static final int REREAD_GENERATIONS_DEFAULT = 16;
     /** Default half-life, in generations, of the learned popularity and re-read statistics. */
     public static final int POPULARITY_HALF_LIFE_DEFAULT = 256;
+    /** Default time after which a reader that neither read nor moved stops protecting anything: 60 s, in nanoseconds. */
+    public static final long IDLE_TIMEOUT_NANOS_DEFAULT = TimeUnit.SECONDS.toNanos(60);
+    /** Readers behind an entry (nearest first) whose arrival time the rank considers. */
+    private static final int READERS_CONSIDERED = 8;
     /** Steps per octave of expected re-reads in the rank: values closer than that tie (then age decides). */
     static final int VALUE_STEPS_PER_OCTAVE = 4;
 
@@ -93,9 +122,13 @@ public final class ReaderAwarePolicy implements EvictionPolicy {
     }
 
     /** The readers of every segment and the ended re-read sessions (any thread). */
-    private final ReaderRegistry registry = new ReaderRegistry();
+    private final ReaderRegistry registry;
     private final int rereadGenerations;
     private final int popularityHalfLife;
+    private final LongSupplier clock;
+    private final long idleTimeout;
+    // Counters (racy increments by the pass only; read by anyone).
+    private volatile long idleReadersDropped;
 
     // Pass state: confined to the pass.
     private final ReuseModel model;
@@ -110,6 +143,12 @@ public final class ReaderAwarePolicy implements EvictionPolicy {
     private long cutoff = Long.MIN_VALUE;
     private String lastSegment;
     private View lastView;
+    /** The clock when the pass began. */
+    private long now;
+    private double speedSum;
+    private int speedCount;
+    /** The mean measured speed of the pass's readers: the speed of a reader not measured yet. */
+    private double defaultSpeed = 1.0;
 
     /** A policy with the default re-read memory and popularity half-life. */
     public ReaderAwarePolicy() {
@@ -132,6 +171,28 @@ public final class ReaderAwarePolicy implements EvictionPolicy {
      *                           slower; &gt;= 1.
      */
     public ReaderAwarePolicy(final int rereadGenerations, final int popularityHalfLife) {
+        this(rereadGenerations, popularityHalfLife, IDLE_TIMEOUT_NANOS_DEFAULT, System::nanoTime);
+    }
+
+    /**
+     * @param rereadGenerations  see {@link #ReaderAwarePolicy(int)}; &gt;= 0.
+     * @param popularityHalfLife see {@link #ReaderAwarePolicy(int, int)}; &gt;= 1.
+     * @param idleTimeout        clock units after which a reader that has neither read nor moved
+     *                           stops protecting anything: a registered reader is then closed, an
+     *                           inferred one forgotten; &gt;= 1. A reader's speed is measured over
+     *                           one to two eighths of it.
+     * @param clock              the time readers are stamped with (monotonic; {@code System::nanoTime}
+     *                           by default, a counter in tests and the simulator); called on the data
+     *                           path, so it must not allocate or block.
+     */
+    public ReaderAwarePolicy(final int rereadGenerations, final int popularityHalfLife, final long idleTimeout,
+                             final LongSupplier clock) {
+        if (idleTimeout < 1) {
+            throw new IllegalArgumentException("idleTimeout=" + idleTimeout + " must be >= 1");
+        }
+        this.clock = Objects.requireNonNull(clock, "clock");
+        this.idleTimeout = idleTimeout;
+        this.registry = new ReaderRegistry(clock, Math.max(1, idleTimeout / 8));
         if (rereadGenerations < 0) {
             throw new IllegalArgumentException("rereadGenerations=" + rereadGenerations + " must be >= 0");
         }
@@ -160,6 +221,50 @@ public final class ReaderAwarePolicy implements EvictionPolicy {
      */
     public Reader register(final String segment, final long position) {
         return registry.register(segment, position);
+    }
+
+    /**
+     * Records a read of a segment so that its reader is known without being registered: a read
+     * that starts within the last read of a reader inferred for that segment continues it (moves
+     * it to {@code end}, updates its speed), any other read starts a new inferred reader (up to
+     * {@value ReaderRegistry#TRACKED_PER_SEGMENT} per segment, the least recently read one
+     * replaced beyond that). An inferred reader protects the data ahead of it like a registered
+     * one, until it has not read for the idle timeout. The segment store calls this itself for
+     * every read when its cache manager runs this policy.
+     *
+     * <p><b>Threading:</b> the data path, under the segment's lock (reads of one segment are
+     * observed one at a time); no lock of its own, and no allocation once the segment is known.
+     *
+     * @param segment the segment's name.
+     * @param offset  the read's first byte.
+     * @param end     the byte after the last one read ({@code offset} for a read that returned nothing).
+     */
+    public void observeRead(final String segment, final long offset, final long end) {
+        registry.observeRead(segment, offset, end, idleTimeout);
+    }
+
+    /** @return registered readers the passes closed because they were idle longer than the timeout (any thread). */
+    public long idleReadersDropped() {
+        return idleReadersDropped;
+    }
+
+    /**
+     * @return how many inferred readers of the segment protect data now: read on past their first
+     *         read, within the idle timeout, and not stalled (any thread; for tests and metrics; racy).
+     */
+    public int trackedReaderCount(final String segment) {
+        final SegmentReaders set = registry.segments.get(segment);
+        if (set == null) {
+            return 0;
+        }
+        final long now = clock.getAsLong();
+        int n = 0;
+        for (final TrackedReader t : set.tracked) {
+            if (t.time != ReaderRegistry.FREE && now - t.time <= idleTimeout && !registry.stalled(t, now) && t.sequential()) {
+                n++;
+            }
+        }
+        return n;
     }
 
     /**
@@ -198,12 +303,15 @@ public final class ReaderAwarePolicy implements EvictionPolicy {
         lastSegment = null;
         lastView = null;
         views.clear();
+        now = clock.getAsLong();
+        speedSum = 0;
+        speedCount = 0;
         learn(currentGeneration);
         final Iterator<SegmentReaders> it = registry.segments.values().iterator();
         while (it.hasNext()) {
             final SegmentReaders set = it.next();
             final Reader[] readers = set.readers;
-            if (readers.length == 0 && set.count < MIN_COUNT
+            if (readers.length == 0 && set.count < MIN_COUNT && !set.anyTracked(now, idleTimeout)
                 && currentGeneration - set.seenGeneration > (long) STALE_HALF_LIVES * popularityHalfLife) {
                 synchronized (set) {
                     if (set.readers.length == 0) {
@@ -215,6 +323,7 @@ public final class ReaderAwarePolicy implements EvictionPolicy {
             }
             views.put(set.segment, view(set, readers));
         }
+        defaultSpeed = speedCount > 0 ? speedSum / speedCount : 1.0;
     }
 
     /** Updates what the policy learned: ended sessions, each segment's popularity, the rates. */
@@ -228,11 +337,15 @@ public final class ReaderAwarePolicy implements EvictionPolicy {
         }
         final double decay = model.decay(elapsed);
         for (final SegmentReaders set : registry.segments.values()) {
-            final int rereads;
+            int rereads;
             synchronized (set) {
                 rereads = set.pendingRereads;
                 set.pendingRereads = 0;
             }
+            final long inferred = set.inferredRereads;
+            rereads += (int) Math.min(Integer.MAX_VALUE - rereads, Math.max(0, inferred - set.inferredRereadsSeen));
+            set.inferredRereadsSeen = inferred;
+            learnTracked(set);
             if (set.learned) {
                 model.expose(set.bucket, set.lengthBucket, elapsed, rereads);
                 set.count = set.count * decay + rereads;
@@ -251,15 +364,90 @@ public final class ReaderAwarePolicy implements EvictionPolicy {
         model.refresh();
     }
 
-    private View view(final SegmentReaders set, final Reader[] readers) {
-        final long[] positions = new long[readers.length];
-        for (int i = 0; i < readers.length; i++) {
-            positions[i] = readers[i].position();
+    /** An inferred re-reader that stopped (idle past the timeout): what it read teaches the model once. */
+    private void learnTracked(final SegmentReaders set) {
+        final int stamp = set.trackedStamp(); // an acquire: the slots as of the segment's last observed read
+        for (final TrackedReader t : set.tracked) {
+            final long time = t.time;
+            if (time == ReaderRegistry.FREE || t.learnedSession == t.session
+                || now - time <= idleTimeout && !registry.stalled(t, now)) {
+                continue;
+            }
+            t.learnedSession = t.session;
+            if (t.startDistance > 0) {
+                model.session(t.startDistance, t.end - t.start);
+            }
         }
-        Arrays.sort(positions);
+    }
+
+    private View view(final SegmentReaders set, final Reader[] readers) {
+        int n = 0;
+        long[] positions = new long[readers.length + ReaderRegistry.TRACKED_PER_SEGMENT];
+        double[] speeds = new double[positions.length];
+        for (final Reader reader : readers) {
+            final long position = reader.position();
+            final long elapsed = now - reader.lastTime;
+            if (elapsed > idleTimeout) {
+                // Idle past the timeout: it protects nothing any more and is dropped.
+                reader.close();
+                idleReadersDropped++;
+                continue;
+            }
+            if (registry.stalled(elapsed, reader.interval)) {
+                continue; // late for its own pace: protects nothing until it moves again
+            }
+            positions[n] = position;
+            speeds[n++] = noteSpeed(reader.speed());
+        }
+        if (set.trackedStamp() != Integer.MIN_VALUE) { // acquire before reading the slots
+            for (final TrackedReader t : set.tracked) {
+                final long time = t.time;
+                if (time == ReaderRegistry.FREE || now - time > idleTimeout || registry.stalled(t, now) || !t.sequential()) {
+                    continue;
+                }
+                positions[n] = t.end;
+                speeds[n++] = noteSpeed(t.speed());
+            }
+        }
+        if (n < positions.length) {
+            positions = Arrays.copyOf(positions, n);
+            speeds = Arrays.copyOf(speeds, n);
+        }
+        sortTogether(positions, speeds);
         final boolean reread = set.reread && current - set.rereadGeneration <= rereadGenerations;
         final long tail = Math.max(set.tail, positions.length == 0 ? 0 : positions[positions.length - 1]);
-        return new View(set, positions, reread, tail, set.learned ? model.rate(set.bucket, set.lengthBucket) : 0);
+        return new View(set, positions, speeds, reread, tail, set.learned ? model.rate(set.bucket, set.lengthBucket) : 0);
+    }
+
+    private double noteSpeed(final double speed) {
+        if (speed > 0) {
+            speedSum += speed;
+            speedCount++;
+        }
+        return speed;
+    }
+
+    /** Sorts positions ascending, carrying each one's speed along (insertion sort below 32, shell sort above). */
+    static void sortTogether(final long[] positions, final double[] speeds) {
+        final int n = positions.length;
+        int gap = 1;
+        while (gap < n / 3) {
+            gap = 3 * gap + 1;
+        }
+        for (; gap >= 1; gap /= 3) {
+            for (int i = gap; i < n; i++) {
+                final long p = positions[i];
+                final double v = speeds[i];
+                int j = i;
+                while (j >= gap && positions[j - gap] > p) {
+                    positions[j] = positions[j - gap];
+                    speeds[j] = speeds[j - gap];
+                    j -= gap;
+                }
+                positions[j] = p;
+                speeds[j] = v;
+            }
+        }
     }
 
     @Override
@@ -327,10 +515,10 @@ public final class ReaderAwarePolicy implements EvictionPolicy {
         }
         boolean passedByAll = false;
         if (view.positions.length > 0) {
-            final long behind = nearestReaderBefore(view.positions, entry.endOffset());
+            final int behind = nearestReaderBefore(view.positions, entry.endOffset());
             if (behind >= 0) {
-                final long distance = Math.min(Math.max(0, entry.offset() - behind), VALUE_MASK);
-                return (RANK_AHEAD << RANK_SHIFT) | (VALUE_MASK - distance);
+                final long time = Math.min(timeToReach(view, behind, entry.offset()), VALUE_MASK);
+                return (RANK_AHEAD << RANK_SHIFT) | (VALUE_MASK - time);
             }
             passedByAll = !view.reread;
         }
@@ -356,15 +544,34 @@ public final class ReaderAwarePolicy implements EvictionPolicy {
         return lastView;
     }
 
-    /** @return the largest position below {@code end}, or -1 if every position is at or past it. */
-    private static long nearestReaderBefore(final long[] positions, final long end) {
+    /**
+     * @return how soon, in clock units, the first of the readers behind {@code offset} (the
+     *         nearest {@value #READERS_CONSIDERED}, from index {@code behind} down) reaches it: its
+     *         distance over its measured speed (the pass's mean speed for a reader not measured
+     *         yet); 0 for an entry a reader is inside.
+     */
+    private long timeToReach(final View view, final int behind, final long offset) {
+        double best = Double.MAX_VALUE;
+        for (int i = behind; i >= 0 && i > behind - READERS_CONSIDERED; i--) {
+            final long distance = offset - view.positions[i];
+            if (distance <= 0) {
+                return 0;
+            }
+            final double speed = view.speeds[i] > 0 ? view.speeds[i] : defaultSpeed;
+            best = Math.min(best, distance / speed);
+        }
+        return best >= VALUE_MASK ? VALUE_MASK : (long) Math.ceil(best);
+    }
+
+    /** @return the index of the largest position below {@code end}, or -1 if every position is at or past it. */
+    private static int nearestReaderBefore(final long[] positions, final long end) {
         int lo = 0;
         int hi = positions.length - 1;
-        long found = -1;
+        int found = -1;
         while (lo <= hi) {
             final int mid = (lo + hi) >>> 1;
             if (positions[mid] < end) {
-                found = positions[mid];
+                found = mid;
                 lo = mid + 1;
             } else {
                 hi = mid - 1;
@@ -389,15 +596,19 @@ public final class ReaderAwarePolicy implements EvictionPolicy {
     private static final class View {
         final SegmentReaders set;
         final long[] positions;
+        /** Each position's reader's speed (bytes per clock unit), 0 where not measured yet. */
+        final double[] speeds;
         final boolean reread;
         final long tail;
         /** Expected re-read registrations per generation, from the segment's history. */
         final double rate;
         long surveyedEnd;
 
-        View(final SegmentReaders set, final long[] positions, final boolean reread, final long tail, final double rate) {
+        View(final SegmentReaders set, final long[] positions, final double[] speeds, final boolean reread, final long tail,
+             final double rate) {
             this.set = set;
             this.positions = positions;
+            this.speeds = speeds;
             this.reread = reread;
             this.tail = tail;
             this.rate = rate;
@@ -416,6 +627,14 @@ public final class ReaderAwarePolicy implements EvictionPolicy {
         @SuppressWarnings("unused")
         private long position;
         private volatile boolean closed;
+        // Written by the reader's thread before the position's release store; read by the pass after its acquire load.
+        private long lastTime;
+        /** Its longest recent gap between moves (see {@link ReaderRegistry#INTERVAL_DECAY}), 0 until it moved after a gap. */
+        private double interval;
+        private long anchorPosition;
+        private long anchorTime;
+        private long midPosition;
+        private long midTime;
 
         Reader(final SegmentReaders set, final long position, final long startDistance, final boolean reread) {
             this.set = set;
@@ -423,6 +642,12 @@ public final class ReaderAwarePolicy implements EvictionPolicy {
             this.startDistance = startDistance;
             this.reread = reread;
             this.position = position;
+            final long now = set.registry.clock.getAsLong();
+            this.lastTime = now;
+            this.anchorPosition = position;
+            this.anchorTime = now;
+            this.midPosition = position;
+            this.midTime = now;
         }
 
         /**
@@ -433,7 +658,26 @@ public final class ReaderAwarePolicy implements EvictionPolicy {
          */
         public void position(final long position) {
             checkPosition(position);
+            final long now = set.registry.clock.getAsLong();
+            final long gap = now - lastTime;
+            if (gap > 0) {
+                interval = Math.max(gap, ReaderRegistry.INTERVAL_DECAY * interval);
+            }
+            lastTime = now;
+            if (now - midTime >= set.registry.speedWindow) {
+                anchorPosition = midPosition;
+                anchorTime = midTime;
+                midPosition = position;
+                midTime = now;
+            }
             POSITION.setRelease(this, position);
+        }
+
+        /** @return bytes per clock unit since the older speed anchor, or 0 if not measured yet (the pass; racy). */
+        double speed() {
+            final long moved = position() - anchorPosition; // the acquire first: then the stamps written before it
+            final long elapsed = lastTime - anchorTime;
+            return elapsed > 0 ? Math.max(0, (double) moved) / elapsed : 0;
         }
 
         /** @return the last position set (an acquire load). */

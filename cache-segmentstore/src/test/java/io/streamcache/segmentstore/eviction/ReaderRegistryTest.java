@@ -13,7 +13,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 class ReaderRegistryTest {
-    private final ReaderRegistry registry = new ReaderRegistry();
+    private final ReaderRegistry registry = new ReaderRegistry(System::nanoTime, 1);
 
     @Test
     void shouldCountARegistrationBehindTheFarthestReaderAsAReread() {

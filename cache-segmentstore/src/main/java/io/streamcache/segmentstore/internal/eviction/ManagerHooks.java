@@ -40,6 +40,25 @@ public interface ManagerHooks {
     void recordUse(String segment, ReadIndexEntry entry);
 
     /**
+     * Records a read of {@code [offset, end)} of a segment, for a policy that infers readers from
+     * the reads ({@link io.streamcache.segmentstore.eviction.ReaderAwarePolicy#observeRead}); a
+     * no-op for other policies. Data path, under the segment's lock; allocates nothing once the
+     * policy knows the segment.
+     *
+     * @param segment the segment read.
+     * @param offset  the read's first byte.
+     * @param end     the byte after the last one returned ({@code offset} if none).
+     */
+    void recordRead(String segment, long offset, long end);
+
+    /**
+     * Tells the policy a segment was deleted (its readers and history go). Any thread.
+     *
+     * @param segment the deleted segment.
+     */
+    void segmentDeleted(String segment);
+
+    /**
      * Records a read of an entry cached in a slower tier (a promotion candidate).
      *
      * @param owner the entry's segment.
