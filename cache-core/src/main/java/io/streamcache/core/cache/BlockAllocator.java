@@ -200,78 +200,31 @@ final class BlockAllocator {
 
     /**
      * Takes up to {@code want} blocks from one tier: from the calling thread's hint buffer of
-     * that tier if it holds them all, else from the buffer with the most free blocks among the top
-     * two of the tier's stack (the hint again if it holds as many).
+     * that tier if it has free blocks, else from the first buffer popped from the tier's stack that has any.
      *
      * @return the number taken in the high 32 bits (0 if none could be had at once), the new
      *         last address in the low 32 bits.
      */
     private long takeFrom(final Tier tier, final int want, final int previous, final int hintSlot) {
         final CacheBuffer hint = tier.hints[hintSlot];
-        final int hintFree = hint != null ? hint.freeCountVolatile() : 0;
-        if (hintFree >= want) {
+        if (hint != null && hint.freeCountVolatile() > 0) {
             final long taken = takeBlocks(hint, want, previous, false);
             if (taken >>> Integer.SIZE != 0) {
                 return taken;
             }
         }
-        // The hint cannot hold the whole request. A buffer that can keeps the entry in one run of
-        // blocks (one copy, one slice): take the top buffer if it can, else the one of the top two
-        // with more free blocks, the other going back. Without this look, the stack handed out the
-        // few blocks one delete freed and a 100 KB entry lay in 2.6 runs on average (1.05 with the
-        // first-in first-out queue this replaced).
-        CacheBuffer best = popWithFreeBlocks(tier);
-        if (best != null && best.freeCountVolatile() < want) {
-            final CacheBuffer other = popWithFreeBlocks(tier);
-            if (other != null) {
-                if (other.freeCountVolatile() > best.freeCountVolatile()) {
-                    tier.available.push(best);
-                    best = other;
-                } else {
-                    tier.available.push(other);
-                }
-            }
-        }
-        if (hintFree > 0 && (best == null || hint.freeCountVolatile() >= best.freeCountVolatile())) {
-            // The hint holds as much as anything the stack offers: finish there.
-            if (best != null) {
-                tier.available.push(best);
-            }
-            final long taken = takeBlocks(hint, want, previous, false);
-            if (taken >>> Integer.SIZE != 0 || best == null) {
-                return taken;
-            }
-            best = popWithFreeBlocks(tier);
-            if (best == null) {
-                return previous & BlockMetadataDescriptor.LINK_MASK;
-            }
-        }
-        if (best == null) {
-            return previous & BlockMetadataDescriptor.LINK_MASK;
-        }
-        tier.hints[hintSlot] = best;
-        return takeBlocks(best, want, previous, true);
-    }
-
-    /**
-     * Pops buffers off the tier's stack until one has free blocks, dropping the full ones (a
-     * hint another thread filled while it sat in the stack: its {@code inQueue} is cleared under
-     * its monitor, so the next free block puts it back). Each drop removes a buffer, so this ends.
-     *
-     * @return a buffer with free blocks, taken off the stack (the caller puts it back or takes
-     *         from it with {@code polled}), or null if the stack holds none.
-     */
-    private CacheBuffer popWithFreeBlocks(final Tier tier) {
+        // A popped buffer that turns out full (a hint another thread filled while it sat in the
+        // stack) is dropped from the stack by takeBlocks: pop the next one. Each such pop removes
+        // a buffer, so this ends once a buffer gives blocks or the stack is empty.
         while (true) {
             final CacheBuffer buffer = tier.available.pop();
             if (buffer == null) {
-                return null;
+                return previous & BlockMetadataDescriptor.LINK_MASK;
             }
-            synchronized (buffer) {
-                if (BlockMetadataDescriptor.freeCount(buffer.header()) > 0) {
-                    return buffer;
-                }
-                buffer.inQueue = false;
+            tier.hints[hintSlot] = buffer;
+            final long taken = takeBlocks(buffer, want, previous, true);
+            if (taken >>> Integer.SIZE != 0) {
+                return taken;
             }
         }
     }
