@@ -7,6 +7,8 @@ import io.streamcache.segmentstore.internal.eviction.EvictionScan;
 import io.streamcache.segmentstore.internal.eviction.EvictionSource;
 import io.streamcache.segmentstore.internal.index.ReadIndexEntry;
 
+import java.util.Arrays;
+import java.util.Iterator;
 import java.util.Objects;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
@@ -27,6 +29,12 @@ import java.util.concurrent.locks.ReentrantLock;
  * lies behind the cut-off (the {@link EvictScan}), until enough blocks are freed or the policy
  * has no step left. Evicting is {@code cache.delete(address)} and setting the entry's address to
  * {@link ReadIndexEntry#NULL_ADDRESS}, done by the source under the segment's lock.
+ *
+ * <p>Under the {@link GenerationPolicy}, with one source that supports it
+ * ({@link EvictionSource#walksOldestFirst()}), the first step walks only the source's oldest
+ * segments ({@link #oldestFirst}): the survey stops once every entry at least as old as the
+ * cut-off a full survey would choose has been surveyed, and the eviction visits only the
+ * segments that may hold entries behind that cut-off. A pass left short finishes as above.
  *
  * <p>Over a tiered cache a pass works from the slowest tier up ({@link #tieredPass}): the last
  * tier evicts down to its target, then every other tier over its target demotes the entries the
@@ -194,8 +202,9 @@ final class EvictionPasses {
         }
         long busy = 0;
         evict.reset(wanted);
-        if (policy instanceof GenerationPolicy generations && sources.size() == 1 && sources.get(0).walksOldestFirst()) {
-            busy += oldestFirst(generations, sources.get(0), wanted * cache.blockLength());
+        final EvictionSource only = onlySource();
+        if (policy instanceof GenerationPolicy generations && only != null && only.walksOldestFirst()) {
+            busy += oldestFirst(generations, only, wanted * cache.blockLength());
             if (evict.isDone()) {
                 return finish(busy);
             }
@@ -213,6 +222,16 @@ final class EvictionPasses {
             }
         }
         return finish(busy);
+    }
+
+    /**
+     * @return the one registered source, or null if there are none or several (a snapshot: a
+     *         source may be unregistered while a pass runs).
+     */
+    private EvictionSource onlySource() {
+        final Iterator<EvictionSource> all = sources.iterator();
+        final EvictionSource first = all.hasNext() ? all.next() : null;
+        return all.hasNext() ? null : first;
     }
 
     /** Ends a one-tier pass: adds its evictions and busy skips to the counters. */
@@ -455,7 +474,7 @@ final class EvictionPasses {
         void reset(final int current, final long wantedBytes) {
             this.current = current;
             this.wantedBytes = wantedBytes;
-            java.util.Arrays.fill(bytesByAge, 0);
+            Arrays.fill(bytesByAge, 0);
             summedFrom = AGES;
             behind = 0;
         }
