@@ -101,6 +101,21 @@ final class Segment implements PromotionTarget {
     /** Every waiter's timeout: made once per segment, so a waiter allocates nothing for it. */
     private final Consumer<Waiter> timeouts = this::timeout;
 
+    /**
+     * The lists the cache manager's passes walk oldest first ({@link SegmentsByGeneration}), or
+     * null (a segment made outside a table). Set by the table before the segment is published.
+     */
+    SegmentsByGeneration byGeneration;
+    /** Guarded by lock: whether this segment is in {@link #byGeneration}'s lists. */
+    boolean listed;
+    /**
+     * The generation this segment is listed at: no cached entry of it is older. Written under
+     * the lock by the data path when it lists the segment, and by the pass that moves it.
+     */
+    int listedGeneration;
+    /** The next segment in the same list; written by the thread that holds the segment's listing. */
+    Segment nextListed;
+
     Segment(final int id, final String name, final BlockCache cache, final CacheManager manager, final int maxEntryLength,
             final boolean appendsDurable, final int fillTier) {
         this.id = id;
@@ -187,6 +202,7 @@ final class Segment implements PromotionTarget {
                 last.address(address);
                 last.length(grownLength + n);
                 hooks.recordUse(name, last);
+                listLocked(last);
                 srcIndex += n;
                 remaining -= n;
                 position += n;
@@ -207,6 +223,7 @@ final class Segment implements PromotionTarget {
                 }
                 tailOpen = true;
                 hooks.recordUse(name, entry);
+                listLocked(entry);
                 srcIndex += n;
                 remaining -= n;
                 position += n;
@@ -376,6 +393,7 @@ final class Segment implements PromotionTarget {
             final ReadIndexEntry cached = new ReadIndexEntry(position, n, address, hooks.generation());
             index.insert(cached);
             hooks.recordUse(name, cached);
+            listLocked(cached);
             if (index.last() == cached) {
                 tailOpen = true;
             }
@@ -667,6 +685,48 @@ final class Segment implements PromotionTarget {
         }
         return -1;
     }
+
+    /**
+     * Lists this segment for the cache manager's passes when it gains a cached entry and is not
+     * listed: one flag test under the segment's lock, and at the transition one push on a
+     * lock-free stack (no allocation).
+     *
+     * @param cached the entry just cached; its generation is the listing's lower bound.
+     */
+    private void listLocked(final ReadIndexEntry cached) {
+        if (!listed && byGeneration != null) {
+            listed = true;
+            listedGeneration = cached.generation();
+            byGeneration.push(this);
+        }
+    }
+
+    /**
+     * @param current the manager's current generation.
+     * @return the generation of this segment's oldest cached entry (compared by their
+     *         differences from {@code current}), or {@link #NO_CACHED_ENTRY} if it has no cached
+     *         entry or is deleted.
+     */
+    long oldestCachedGenerationLocked(final int current) {
+        if (deleted) {
+            return NO_CACHED_ENTRY;
+        }
+        boolean found = false;
+        int oldestAge = 0;
+        int oldest = 0;
+        for (ReadIndexEntry entry = index.ceiling(0); entry != null; entry = index.next(entry)) {
+            // An entry may be younger than current (the generation moved on): a negative age.
+            if (entry.isCached() && (!found || current - entry.generation() > oldestAge)) {
+                found = true;
+                oldest = entry.generation();
+                oldestAge = current - oldest;
+            }
+        }
+        return found ? oldest : NO_CACHED_ENTRY;
+    }
+
+    /** {@link #oldestCachedGenerationLocked}: the segment holds no cached entry. */
+    static final long NO_CACHED_ENTRY = Long.MAX_VALUE;
 
     /**
      * Merges a placeholder with the placeholders right before and after it, where their

@@ -1052,6 +1052,11 @@ public final class SegmentStore implements AutoCloseable {
         return table.segmentOrNull(name);
     }
 
+    /** For tests in this package: what the cache manager walks to evict this store's entries. */
+    EvictionSource evictionSourceForTests() {
+        return table.evictionSource();
+    }
+
     private static void checkExpectedOffset(final long expectedOffset) {
         if (expectedOffset < 0) {
             throw new IllegalArgumentException("expectedOffset=" + expectedOffset + " must be >= 0");

@@ -50,6 +50,8 @@ final class SegmentTable implements SegmentMutations {
     final ConcurrentHashMap<Integer, Segment> segmentsById = new ConcurrentHashMap<>();
     private final AtomicInteger nextSegmentId = new AtomicInteger(1);
     private final EvictionSource evictionSource = new StoreEvictionSource();
+    /** The segments holding cached entries, oldest first, for the manager's passes. */
+    private final SegmentsByGeneration byGeneration = new SegmentsByGeneration();
     private volatile boolean closed;
 
     SegmentTable(final String storeName, final BlockCache cache, final CacheManager manager, final int maxIndexEntryLength,
@@ -79,7 +81,10 @@ final class SegmentTable implements SegmentMutations {
      * @return a new segment, not in the table yet, with the next id.
      */
     Segment newSegment(final String name) {
-        return new Segment(nextSegmentId.getAndIncrement(), name, cache, manager, maxIndexEntryLength, appendsDurable, fillTier);
+        final Segment segment = new Segment(nextSegmentId.getAndIncrement(), name, cache, manager, maxIndexEntryLength,
+            appendsDurable, fillTier);
+        segment.byGeneration = byGeneration;
+        return segment;
     }
 
     /**
@@ -133,6 +138,7 @@ final class SegmentTable implements SegmentMutations {
     void restore(final RecoveredLog recovered) {
         for (final RecoveredSegment state : recovered.liveSegments()) {
             final Segment segment = new Segment(state.id(), state.name(), cache, manager, maxIndexEntryLength, true, fillTier);
+            segment.byGeneration = byGeneration;
             segment.lock.lock();
             try {
                 segment.restoreLocked(state.startOffset(), state.length(), state.sealed());
@@ -402,6 +408,16 @@ final class SegmentTable implements SegmentMutations {
                 }
             }
             return busy;
+        }
+
+        @Override
+        public boolean walksOldestFirst() {
+            return true;
+        }
+
+        @Override
+        public int scanOldestFirst(final EvictionScan scan, final int current) {
+            return byGeneration.scan(scan, current);
         }
 
         @Override

@@ -1,5 +1,6 @@
 package io.streamcache.bench.mq;
 
+import io.streamcache.segmentstore.eviction.CacheManagerStats;
 import io.streamcache.segmentstore.log.LogConfig;
 import io.streamcache.segmentstore.log.WriterStats;
 import io.streamcache.segmentstore.queue.MessageQueueStore;
@@ -161,6 +162,7 @@ public final class MqBench {
             out.printf(Locale.ROOT, "phase 1: %.2f s, %.1f MB/s, %,.0f messages/s; log: %,d forces (%.2f per message), %,d batches "
                     + "of %.0f KB mean%n", phase1Seconds, phase1[0] / 1e6 / phase1Seconds, phase1[1] / phase1Seconds, writer.forces(),
                 (double) writer.forces() / Math.max(1, phase1[1]), writer.batches(), writer.meanBatchLength() / 1024);
+            printManager(out, "phase 1", mq);
             heapPerQueue = (usedHeapAfterGc() - heapBefore) / Math.max(1, mq.queueCount());
             start = System.nanoTime();
             runPhase(config, mq, counts, config.phase2, true, phase2, readLatency, appendLatency);
@@ -168,6 +170,7 @@ public final class MqBench {
             out.printf(Locale.ROOT, "phase 2: %.2f s, %.1f MB/s written, %,.0f reads/s, getRange p50 %.1f us p99 %.1f us%n",
                 phase2Seconds, phase2[0] / 1e6 / phase2Seconds, phase2[2] / phase2Seconds,
                 readLatency.getValueAtPercentile(50) / 1e3, readLatency.getValueAtPercentile(99) / 1e3);
+            printManager(out, "phase 2", mq);
         }
         double openSeconds = Double.NaN;
         if (config.reopen) {
@@ -410,6 +413,14 @@ public final class MqBench {
             r.readLatency().getValueAtPercentile(50) / 1e3, r.readLatency().getValueAtPercentile(99) / 1e3,
             r.readLatency().getValueAtPercentile(99.9) / 1e3, r.openSeconds(),
             Double.isNaN(r.rawSeconds()) ? Double.NaN : config.phase1 / 1e6 / r.rawSeconds(), r.heapPerQueue());
+    }
+
+    /** The cache manager's counters so far: how often its passes ran and what they evicted. */
+    private static void printManager(final PrintStream out, final String phase, final MessageQueueStore mq) {
+        final CacheManagerStats stats = mq.segmentStore().cacheManager().stats();
+        out.printf(Locale.ROOT, "%s: cache manager: %,d passes (%,d from a full cache), %,d entries evicted (%,d MB), "
+                + "%,d busy segments skipped, utilization %.2f%n", phase, stats.runs(), stats.fullHandlerCalls(), stats.evictions(),
+            stats.evictedBytes() / 1_000_000, stats.busySkips(), stats.utilization());
     }
 
     private static long usedHeapAfterGc() {

@@ -30,6 +30,18 @@ public interface EvictionScan {
     boolean isDone();
 
     /**
+     * In a walk oldest first ({@link EvictionSource#scanOldestFirst}): called before the source
+     * offers the entries of the segments listed at {@code generation}, when every entry of a
+     * generation before it has been offered (busy segments excepted). The default goes on.
+     *
+     * @param generation the listing generation of the segments offered next.
+     * @return {@code false} to end the walk here.
+     */
+    default boolean beforeGeneration(final int generation) {
+        return true;
+    }
+
+    /**
      * Decides what to do with an entry that may be evicted or moved now; the source acts on the
      * answer under the segment's lock. Must not block or call into the source. The default
      * evicts what {@link #select} selects.

@@ -25,4 +25,28 @@ public interface EvictionSource {
      * @return how many segments were skipped because another thread held their lock.
      */
     int scan(EvictionScan scan);
+
+    /**
+     * @return whether {@link #scanOldestFirst} is supported.
+     */
+    default boolean walksOldestFirst() {
+        return false;
+    }
+
+    /**
+     * As {@link #scan}, but only over the segments that hold cached entries, in ascending order
+     * of a lower bound of their oldest entry's generation (the generation policy's stamp), asking
+     * {@link EvictionScan#beforeGeneration} before each generation's segments: once it has been
+     * asked about generation {@code g}, every evictable entry older than {@code g} has been
+     * offered, except those of busy segments. A pass that needs only the oldest entries thus
+     * visits only the segments that hold them, whatever the number of other segments.
+     *
+     * @param scan    the scan to drive.
+     * @param current the manager's current generation.
+     * @return how many segments were skipped because another thread held their lock.
+     * @throws UnsupportedOperationException if {@link #walksOldestFirst()} is false.
+     */
+    default int scanOldestFirst(final EvictionScan scan, final int current) {
+        throw new UnsupportedOperationException("walksOldestFirst() is false");
+    }
 }

@@ -137,8 +137,11 @@ public final class LogFileDescriptor {
         buffer.putLong(index + SNAPSHOT_LENGTH_OFFSET, length, ByteOrder.LITTLE_ENDIAN);
         buffer.putInt(index + SNAPSHOT_NAME_LENGTH_OFFSET, name.length, ByteOrder.LITTLE_ENDIAN);
         buffer.putBytes(index + SNAPSHOT_NAME_OFFSET, name);
-        final int nameEnd = SNAPSHOT_NAME_OFFSET + name.length;
-        buffer.setMemory(index + nameEnd, entryLength - nameEnd, (byte)0);
+        // At most SNAPSHOT_ENTRY_ALIGNMENT - 1 bytes of padding: byte stores, not a call to
+        // Unsafe.setMemory per entry (most of the writer's time with 250,000 segments).
+        for (int at = SNAPSHOT_NAME_OFFSET + name.length; at < entryLength; at++) {
+            buffer.putByte(index + at, (byte) 0);
+        }
         return entryLength;
     }
 

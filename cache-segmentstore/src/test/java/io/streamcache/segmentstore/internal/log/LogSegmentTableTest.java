@@ -44,6 +44,38 @@ class LogSegmentTableTest {
     // ------------------------------------------------------------------------------------------
 
     @Test
+    void theSnapshotLengthFollowsCreatesRestoresAndDeletesAndPaddingIsZero() {
+        final LogSegmentTable table = withCurrentFile(1);
+        table.restore(1, "one", 0, 10, false);
+        table.create(2, utf8("a-name-of-17-byte"));
+        table.create(3, utf8("x"));
+        table.restore(1, "one-restored-again", 0, 10, true);
+        table.delete(3);
+        table.delete(99);
+        table.create(4, utf8("four"));
+        final int length = table.snapshotPayloadLength();
+        final UnsafeBuffer buffer = new UnsafeBuffer(new byte[length + 64]);
+        buffer.setMemory(0, buffer.capacity(), (byte) 0x5A);
+        assertEquals(length, table.putSnapshot(buffer, 0));
+        int expected = LogFileDescriptor.SNAPSHOT_ENTRIES_OFFSET;
+        for (final String name : new String[] {"one-restored-again", "a-name-of-17-byte", "four"}) {
+            expected += LogFileDescriptor.snapshotEntryLength(utf8(name).length);
+        }
+        assertEquals(expected, length);
+        // Every entry's padding after its name is zero, whatever the buffer held.
+        int at = LogFileDescriptor.SNAPSHOT_ENTRIES_OFFSET;
+        for (int i = 0; i < 3; i++) {
+            final int nameLength = buffer.getInt(at + LogFileDescriptor.SNAPSHOT_NAME_LENGTH_OFFSET, ByteOrder.LITTLE_ENDIAN);
+            final int entryLength = LogFileDescriptor.snapshotEntryLength(nameLength);
+            for (int b = LogFileDescriptor.SNAPSHOT_NAME_OFFSET + nameLength; b < entryLength; b++) {
+                assertEquals(0, buffer.getByte(at + b), "padding byte " + b + " of entry " + i);
+            }
+            at += entryLength;
+        }
+        assertEquals(length, at);
+    }
+
+    @Test
     void aCreatedSegmentIsEmptyUnsealedAndStartsAtZero() {
         final LogSegmentTable table = withCurrentFile(1);
         assertEquals(0, table.segmentCount());
