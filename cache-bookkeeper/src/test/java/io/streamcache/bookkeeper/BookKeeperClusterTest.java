@@ -107,13 +107,17 @@ class BookKeeperClusterTest {
                             final LedgerHandle lh = create(bk);
                             final Written ledger = new Written(lh.getId());
                             ledgers.add(ledger);
-                            toTail.add(ledger);
                             final Semaphore window = new Semaphore(16);
                             for (long e = 0; e < entriesPerLedger; e++) {
                                 window.acquire();
                                 lh.asyncAddEntry(Payloads.payload(lh.getId(), e), (rc, handle, entryId, ctx) -> {
                                     if (rc == BKException.Code.OK) {
                                         acked.incrementAndGet();
+                                        if (entryId == 0) {
+                                            // Tailed once a bookie holds it: until its first entry no bookie knows
+                                            // the ledger, and a long poll then fails with NoSuchLedgerExists.
+                                            toTail.add(ledger);
+                                        }
                                     } else {
                                         failure.compareAndSet(null, BKException.create(rc));
                                     }
