@@ -16,7 +16,7 @@ import java.util.Map;
  *
  * <pre>
  *   java bin/JmhCompare.java BEFORE.jar AFTER.jar ROUNDS 'REGEX' [JMH ARGS...]
- *   java bin/JmhCompare.java /work/before.jar cache-bench/target/streamcache-bench.jar 3 \
+ *   java bin/JmhCompare.java before.jar cache-bench/target/streamcache-bench.jar 3 \
  *        'SegmentStoreBenchmark.(append|copyRead)$' -f 1 -wi 3 -i 5 -prof gc
  * </pre>
  * Each round runs the jars in alternating order (A B, then B A, ...). Scores are JMH's primary
