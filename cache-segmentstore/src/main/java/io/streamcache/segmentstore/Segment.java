@@ -43,6 +43,16 @@ import java.util.concurrent.locks.ReentrantLock;
  * index (what readers see), {@link #reservedLength} the end of the offsets handed to appends
  * still on their way through the log; {@link #inFlight} counts this segment's log requests not
  * yet completed, all admitted in the writer epoch {@link #inFlightEpoch}.
+ *
+ * <p><b>Design note: why one class past ~800 lines.</b> Everything here is state guarded by the
+ * segment's one lock, or an algorithm over that state: bounds, the read index and its pins, the
+ * placeholders, the waiting reads, the listing for eviction passes ({@link SegmentsByGeneration})
+ * and the read reports to the policy. Each operation reads and changes several of them in one
+ * critical section (an append grows the index, moves the bounds, lists the segment and takes the
+ * woken waiters), so a split along them would spread one lock's fields over several classes that
+ * must all be called with it held. The two parts that touch the fewest fields, the waiter queue
+ * ({@link #newWaiter} to {@link #timeout}) and the eviction listing ({@link #listLocked},
+ * {@link #oldestCachedGenerationLocked}), are the ones to move out first if it grows further.
  */
 final class Segment implements PromotionTarget {
     private static final int INITIAL_VIEWS = 4;

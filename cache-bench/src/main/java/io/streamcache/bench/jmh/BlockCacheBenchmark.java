@@ -68,23 +68,16 @@ public class BlockCacheBenchmark {
         @Param({"10240"})
         public int entryLength;
 
-        ByteStore bytes;
-        ByteBuf source;
-        ByteBuf destination;
-        int next;
+        final SequentialFixture fixture = new SequentialFixture();
 
         @Setup(Level.Trial)
         public void open(final Kind kind) {
-            bytes = ByteStore.create(kind.store, SEQUENTIAL_COUNT, entryLength, SEQUENTIAL_COUNT);
-            source = sourceOf(entryLength, 42);
-            destination = Unpooled.directBuffer(entryLength, entryLength);
+            fixture.open(kind.store, SEQUENTIAL_COUNT, entryLength);
         }
 
         @TearDown(Level.Trial)
         public void close() {
-            bytes.close();
-            source.release();
-            destination.release();
+            fixture.close();
         }
     }
 
@@ -115,20 +108,12 @@ public class BlockCacheBenchmark {
     public static class Empty {
         @Setup(Level.Iteration)
         public void empty(final Store s) {
-            clear(s);
-            s.next = 0;
+            s.fixture.clear();
         }
 
         @TearDown(Level.Iteration)
         public void clearAfter(final Store s) {
-            clear(s);
-        }
-
-        private static void clear(final Store s) {
-            for (int key = 0; key < s.next; key++) {
-                s.bytes.remove(key);
-            }
-            s.next = 0;
+            s.fixture.clear();
         }
     }
 
@@ -142,13 +127,10 @@ public class BlockCacheBenchmark {
         @Setup(Level.Iteration)
         public void fill(final Store s, final BenchmarkParams params) {
             if (!filled) {
-                final int count = keysPerBatch(params, SEQUENTIAL_COUNT);
-                for (int key = 0; key < count; key++) {
-                    s.bytes.put(key, s.source);
-                }
+                s.fixture.fill(keysPerBatch(params, SEQUENTIAL_COUNT));
                 filled = true;
             }
-            s.next = 0;
+            s.fixture.next = 0;
         }
     }
 
@@ -160,10 +142,7 @@ public class BlockCacheBenchmark {
     public static class Refill {
         @TearDown(Level.Iteration)
         public void refill(final Store s) {
-            for (int key = 0; key < s.next; key++) {
-                s.bytes.put(key, s.source);
-            }
-            s.next = 0;
+            s.fixture.refill();
         }
     }
 
@@ -175,59 +154,45 @@ public class BlockCacheBenchmark {
         @Param({"10240", "102400"})
         public int randomEntryLength;
 
-        ByteStore bytes;
-        ByteBuf source;
-        ByteBuf destination;
-        final RandomOps ops = new RandomOps(0, RANDOM_COUNT, 0);
+        final RandomFixture fixture = new RandomFixture(RANDOM_COUNT);
 
         @Setup(Level.Trial)
         public void open(final Kind kind) {
             // 60% of RANDOM_COUNT operations insert; the memcpy limit cycles over a 400 MB working set.
-            bytes = ByteStore.create(kind.store, RANDOM_COUNT, randomEntryLength,
-                (int)Math.min(RANDOM_COUNT, (400L << 20) / randomEntryLength));
-            source = sourceOf(randomEntryLength, 7);
-            destination = Unpooled.directBuffer(randomEntryLength, randomEntryLength);
+            fixture.open(kind.store, RANDOM_COUNT, randomEntryLength, (int)Math.min(RANDOM_COUNT, (400L << 20) / randomEntryLength));
         }
 
         @Setup(Level.Iteration)
         public void reset() {
-            ops.empty(bytes);
+            fixture.reset();
         }
 
         @TearDown(Level.Trial)
         public void close() {
-            reset();
-            bytes.close();
-            source.release();
-            destination.release();
+            fixture.close();
         }
-
     }
 
     @Benchmark
     public int sequentialInsert(final Store s, final Empty empty) {
-        final int key = s.next++;
-        s.bytes.put(key, s.source);
-        return key;
+        return s.fixture.insertNext();
     }
 
     @Benchmark
     public int sequentialGet(final Store s, final Full full) {
-        return s.bytes.get(s.next++, s.destination);
+        return s.fixture.getNext();
     }
 
     @Benchmark
     public int sequentialDelete(final Store s, final Full full, final Refill refill) {
-        final int key = s.next++;
-        s.bytes.remove(key);
-        return key;
+        return s.fixture.deleteNext();
     }
 
     @Benchmark
     @Warmup(iterations = 10, batchSize = RANDOM_COUNT)
     @Measurement(iterations = 15, batchSize = RANDOM_COUNT)
     public int random(final Random r) {
-        return r.ops.step(r.bytes, r.source, r.destination);
+        return r.fixture.step();
     }
 
     /**
@@ -240,9 +205,10 @@ public class BlockCacheBenchmark {
     @Warmup(iterations = 5, time = 1, batchSize = 1)
     @Measurement(iterations = 5, time = 1, batchSize = 1)
     public int insertCopyDelete(final Store s) {
-        s.bytes.put(0, s.source);
-        final int length = s.bytes.get(0, s.destination);
-        s.bytes.remove(0);
+        final SequentialFixture f = s.fixture;
+        f.bytes.put(0, f.source);
+        final int length = f.bytes.get(0, f.destination);
+        f.bytes.remove(0);
         return length;
     }
 }

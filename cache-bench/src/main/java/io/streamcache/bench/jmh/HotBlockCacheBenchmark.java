@@ -65,23 +65,16 @@ public class HotBlockCacheBenchmark {
         @Param({"10240"})
         public int entryLength;
 
-        ByteStore bytes;
-        ByteBuf source;
-        ByteBuf destination;
-        int next;
+        final SequentialFixture fixture = new SequentialFixture();
 
         @Setup(Level.Trial)
         public void open(final Kind kind) {
-            bytes = ByteStore.create(kind.store, HOT_COUNT, entryLength, HOT_COUNT);
-            source = BlockCacheBenchmark.sourceOf(entryLength, 42);
-            destination = Unpooled.directBuffer(entryLength, entryLength);
+            fixture.open(kind.store, HOT_COUNT, entryLength);
         }
 
         @TearDown(Level.Trial)
         public void close() {
-            bytes.close();
-            source.release();
-            destination.release();
+            fixture.close();
         }
     }
 
@@ -92,19 +85,12 @@ public class HotBlockCacheBenchmark {
     public static class Empty {
         @Setup(Level.Iteration)
         public void empty(final Store s) {
-            clear(s);
+            s.fixture.clear();
         }
 
         @TearDown(Level.Iteration)
         public void clearAfter(final Store s) {
-            clear(s);
-        }
-
-        private static void clear(final Store s) {
-            for (int key = 0; key < s.next; key++) {
-                s.bytes.remove(key);
-            }
-            s.next = 0;
+            s.fixture.clear();
         }
     }
 
@@ -118,13 +104,10 @@ public class HotBlockCacheBenchmark {
         @Setup(Level.Iteration)
         public void fill(final Store s, final BenchmarkParams params) {
             if (!filled) {
-                final int count = BlockCacheBenchmark.keysPerBatch(params, HOT_COUNT);
-                for (int key = 0; key < count; key++) {
-                    s.bytes.put(key, s.source);
-                }
+                s.fixture.fill(BlockCacheBenchmark.keysPerBatch(params, HOT_COUNT));
                 filled = true;
             }
-            s.next = 0;
+            s.fixture.next = 0;
         }
     }
 
@@ -135,41 +118,30 @@ public class HotBlockCacheBenchmark {
     public static class Refill {
         @TearDown(Level.Iteration)
         public void refill(final Store s) {
-            for (int key = 0; key < s.next; key++) {
-                s.bytes.put(key, s.source);
-            }
-            s.next = 0;
+            s.fixture.refill();
         }
     }
 
     /**
-     * Random workload of 10 KB entries: the store and the test's live keys ({@link RandomOps}).
+     * Random workload of 10 KB entries (memcpy's working set: {@link #HOT_COUNT} slots, 10 MB).
      */
     @State(Scope.Benchmark)
     public static class Random {
-        ByteStore bytes;
-        ByteBuf source;
-        ByteBuf destination;
-        final RandomOps ops = new RandomOps(0, RANDOM_COUNT, 0);
+        final RandomFixture fixture = new RandomFixture(RANDOM_COUNT);
 
         @Setup(Level.Trial)
         public void open(final Kind kind) {
-            bytes = ByteStore.create(kind.store, RANDOM_COUNT, 10_240, HOT_COUNT);
-            source = BlockCacheBenchmark.sourceOf(10_240, 7);
-            destination = Unpooled.directBuffer(10_240, 10_240);
+            fixture.open(kind.store, RANDOM_COUNT, 10_240, HOT_COUNT);
         }
 
         @Setup(Level.Iteration)
         public void reset() {
-            ops.empty(bytes);
+            fixture.reset();
         }
 
         @TearDown(Level.Trial)
         public void close() {
-            reset();
-            bytes.close();
-            source.release();
-            destination.release();
+            fixture.close();
         }
     }
 
@@ -178,29 +150,21 @@ public class HotBlockCacheBenchmark {
      */
     @State(Scope.Benchmark)
     public static class Random100K {
-        ByteStore bytes;
-        ByteBuf source;
-        ByteBuf destination;
-        final RandomOps ops = new RandomOps(0, RANDOM_COUNT_100K, 0);
+        final RandomFixture fixture = new RandomFixture(RANDOM_COUNT_100K);
 
         @Setup(Level.Trial)
         public void open(final Kind kind) {
-            bytes = ByteStore.create(kind.store, RANDOM_COUNT_100K, 102_400, 100);
-            source = BlockCacheBenchmark.sourceOf(102_400, 7);
-            destination = Unpooled.directBuffer(102_400, 102_400);
+            fixture.open(kind.store, RANDOM_COUNT_100K, 102_400, 100);
         }
 
         @Setup(Level.Iteration)
         public void reset() {
-            ops.empty(bytes);
+            fixture.reset();
         }
 
         @TearDown(Level.Trial)
         public void close() {
-            reset();
-            bytes.close();
-            source.release();
-            destination.release();
+            fixture.close();
         }
     }
 
@@ -252,34 +216,30 @@ public class HotBlockCacheBenchmark {
 
     @Benchmark
     public int sequentialInsert(final Store s, final Empty empty) {
-        final int key = s.next++;
-        s.bytes.put(key, s.source);
-        return key;
+        return s.fixture.insertNext();
     }
 
     @Benchmark
     public int sequentialGet(final Store s, final Full full) {
-        return s.bytes.get(s.next++, s.destination);
+        return s.fixture.getNext();
     }
 
     @Benchmark
     public int sequentialDelete(final Store s, final Full full, final Refill refill) {
-        final int key = s.next++;
-        s.bytes.remove(key);
-        return key;
+        return s.fixture.deleteNext();
     }
 
     @Benchmark
     @Warmup(iterations = 200, batchSize = RANDOM_COUNT)
     @Measurement(iterations = 100, batchSize = RANDOM_COUNT)
     public int random10K(final Random r) {
-        return r.ops.step(r.bytes, r.source, r.destination);
+        return r.fixture.step();
     }
 
     @Benchmark
     @Warmup(iterations = 200, batchSize = RANDOM_COUNT_100K)
     @Measurement(iterations = 100, batchSize = RANDOM_COUNT_100K)
     public int random100K(final Random100K r) {
-        return r.ops.step(r.bytes, r.source, r.destination);
+        return r.fixture.step();
     }
 }

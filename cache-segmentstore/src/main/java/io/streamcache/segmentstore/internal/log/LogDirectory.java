@@ -69,6 +69,13 @@ import static io.streamcache.segmentstore.internal.log.LogFileDescriptor.PAGE_LE
  * <h2>Reads</h2>
  * {@link #read(long, long, ByteBuffer)} reads any file through a buffered read-only channel
  * opened on first use and kept until the file is deleted or the directory closed.
+ *
+ * <p><b>Design note: why one class past ~800 lines.</b> Creation, spares, recycling, deletion,
+ * the lock's epoch in every header and the read channels are all views of one thing, the set of
+ * files and the state of each (spare, in use, retired, being recycled), guarded together: a read
+ * channel must be closed when its file is recycled under a new number or deleted, and a spare
+ * must carry the epoch of the lock held when it was written. Split, each part would need the
+ * file table and its monitor from the others.
  */
 public final class LogDirectory implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(LogDirectory.class);

@@ -1,0 +1,72 @@
+package io.streamcache.bench.jmh;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+
+/**
+ * What the sequential rows of the raw benchmarks work on: one store, a source and a destination
+ * of the entry length, and the next key of the batch. The JMH states of {@link BlockCacheBenchmark}
+ * and {@link HotBlockCacheBenchmark} own one each and call it from their fixture methods (empty the
+ * store before an insert batch, fill it before get and delete batches, put back what a delete
+ * batch removed). Not thread-safe: one per state.
+ */
+final class SequentialFixture {
+    ByteStore bytes;
+    ByteBuf source;
+    ByteBuf destination;
+    /** The next key a batch inserts, reads or deletes. */
+    int next;
+
+    /**
+     * Opens a store of {@code kind} for {@code keyCount} keys of {@code entryLength} bytes
+     * (memcpy cycles over {@code keyCount} slots).
+     */
+    void open(final String kind, final int keyCount, final int entryLength) {
+        bytes = ByteStore.create(kind, keyCount, entryLength, keyCount);
+        source = BlockCacheBenchmark.sourceOf(entryLength, 42);
+        destination = Unpooled.directBuffer(entryLength, entryLength);
+    }
+
+    void close() {
+        bytes.close();
+        source.release();
+        destination.release();
+    }
+
+    /** Removes the keys an insert batch added: the next batch starts from an empty store. */
+    void clear() {
+        for (int key = 0; key < next; key++) {
+            bytes.remove(key);
+        }
+        next = 0;
+    }
+
+    /** Puts keys {@code [0, count)}; the next batch starts at key 0. */
+    void fill(final int count) {
+        for (int key = 0; key < count; key++) {
+            bytes.put(key, source);
+        }
+        next = 0;
+    }
+
+    /** Puts back the keys a delete batch removed: the next batch starts from a full store. */
+    void refill() {
+        fill(next);
+    }
+
+    int insertNext() {
+        final int key = next++;
+        bytes.put(key, source);
+        return key;
+    }
+
+    int getNext() {
+        return bytes.get(next++, destination);
+    }
+
+    int deleteNext() {
+        final int key = next++;
+        bytes.remove(key);
+        return key;
+    }
+}
