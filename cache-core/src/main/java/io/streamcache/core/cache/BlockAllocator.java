@@ -52,8 +52,8 @@ final class BlockAllocator {
     static final int HINT_SLOTS = 64;
 
     private final String name;
-    private final long capacity;
-    private final long totalBlocks;
+    /** Data blocks of the online buffers; written by {@link TierResizer} after a resize. */
+    private volatile long totalBlocks;
     private final int blockLength;
     private final int blocksPerBuffer;
     private final int blockIndexBits;
@@ -74,8 +74,7 @@ final class BlockAllocator {
         this.blocksPerBuffer = table.blocksPerBuffer;
         this.blockIndexBits = table.blockIndexBits;
         this.blockIndexMask = table.blockIndexMask;
-        this.capacity = (long)buffers.length * blocksPerBuffer * blockLength;
-        this.totalBlocks = (long)buffers.length * (blocksPerBuffer - 1);
+        onlineChanged();
         this.fullRetryNanos = fullRetryTimeout.toNanos();
         this.fullHandler = Objects.requireNonNull(fullHandler, "fullHandler");
     }
@@ -89,10 +88,23 @@ final class BlockAllocator {
     }
 
     /**
-     * @return data blocks of the cache (block 0 of each buffer excluded).
+     * @return data blocks of the cache's online buffers (block 0 of each buffer excluded).
      */
     long totalBlocks() {
         return totalBlocks;
+    }
+
+    /** Recounts {@link #totalBlocks()} after tiers changed size (called by {@link TierResizer}). */
+    void onlineChanged() {
+        long blocks = 0;
+        for (final Tier tier : tiers) {
+            blocks += tier.blockCount();
+        }
+        totalBlocks = blocks;
+    }
+
+    private long capacity() {
+        return totalBlocks / (blocksPerBuffer - 1) * blocksPerBuffer * blockLength;
     }
 
     long fullHandlerCalls() {
@@ -114,7 +126,7 @@ final class BlockAllocator {
         if (count > totalBlocks) {
             fullFailures.increment();
             throw new CacheFullException("cache " + name + " cannot hold " + count + " blocks: it has " + totalBlocks
-                + " in all (capacity=" + capacity + ")", count);
+                + " in all (capacity=" + capacity() + ")", count);
         }
         int last = previous;
         int remaining = count;
@@ -231,7 +243,7 @@ final class BlockAllocator {
 
     private CacheFullException full(final int count, final String why) {
         return new CacheFullException("cache " + name + " is full: " + count + " blocks of " + blockLength
-            + " bytes needed, capacity=" + capacity + ": " + why, count);
+            + " bytes needed, capacity=" + capacity() + ": " + why, count);
     }
 
     /**
@@ -248,6 +260,14 @@ final class BlockAllocator {
         final int taken;
         boolean putBack = false;
         synchronized (buffer) {
+            if (buffer.draining) {
+                // Taken out of service by a shrink (its memory may be gone): never allocate from
+                // it, and drop it from the stack if it was popped.
+                if (polled) {
+                    buffer.inQueue = false;
+                }
+                return previous & BlockMetadataDescriptor.LINK_MASK;
+            }
             final long header = buffer.header();
             final int free = BlockMetadataDescriptor.freeCount(header);
             int head = BlockMetadataDescriptor.freeHeadIndex(header);
@@ -306,8 +326,9 @@ final class BlockAllocator {
                 } else {
                     buffer.headerRelease(BlockMetadataDescriptor.headerWord(free, head));
                 }
-                putBack = !buffer.inQueue;
-                buffer.inQueue = true;
+                // A draining buffer never goes back on the stack: no block is taken from it again.
+                putBack = !buffer.inQueue && !buffer.draining;
+                buffer.inQueue |= putBack;
             }
             if (putBack) {
                 tiers[buffer.tier].available.push(buffer);
@@ -317,7 +338,8 @@ final class BlockAllocator {
 
     private boolean hasFreeBlocks(final int fromBuffer, final int toBuffer) {
         for (int i = fromBuffer; i < toBuffer; i++) {
-            if (buffers[i].freeCountVolatile() > 0) {
+            final CacheBuffer buffer = buffers[i];
+            if (buffer != null && !buffer.draining && buffer.freeCountVolatile() > 0) {
                 return true;
             }
         }

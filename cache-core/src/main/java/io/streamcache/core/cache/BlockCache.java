@@ -114,7 +114,6 @@ public final class BlockCache implements AutoCloseable {
     private static final AtomicInteger INSTANCES = new AtomicInteger();
 
     private final String name;
-    private final long capacity;
     private final int bufferLength;
     private final int maxEntryLength;
     private final BlockTable table;
@@ -123,6 +122,7 @@ public final class BlockCache implements AutoCloseable {
     private final BlockAllocator allocator;
     private final ChainCopier copier;
     private final EntryWriter writer;
+    private final TierResizer resizer;
     private final ObjectName objectName;
     private volatile boolean closed;
 
@@ -133,18 +133,19 @@ public final class BlockCache implements AutoCloseable {
         final int blocksPerBuffer = config.blocksPerBuffer();
         this.tiers = new TierTable(config, BlockAddressDescriptor.blockIndexBits(blocksPerBuffer));
         this.table = new BlockTable(tiers.buffers(), config.blockLength, blocksPerBuffer);
-        this.capacity = (long)table.buffers.length * bufferLength;
         this.allocator = new BlockAllocator(name, table, tiers.tiers(), config.fullHandler, config.fullRetryTimeout);
         this.copier = new ChainCopier(table);
         this.writer = new EntryWriter(maxEntryLength, table, tiers, allocator, copier);
+        this.resizer = new TierResizer(name, table, tiers, allocator, bufferLength);
         try {
             this.objectName = config.registerMBean ? BlockCacheJmx.register(this, allocator) : null;
         } catch (final RuntimeException e) {
             tiers.closeRegions();
             throw e;
         }
-        LOG.info("block cache {}: capacity={} bufferLength={} blockLength={} buffers={} maxEntryLength={} tiers={}",
-            name, capacity, bufferLength, config.blockLength, table.buffers.length, maxEntryLength, regionDescription());
+        LOG.info("block cache {}: capacity={} maxCapacity={} bufferLength={} blockLength={} buffers={} maxEntryLength={} tiers={}",
+            name, capacity(), maxCapacity(), bufferLength, config.blockLength, capacity() / bufferLength, maxEntryLength,
+            regionDescription());
     }
 
     /**
@@ -319,15 +320,96 @@ public final class BlockCache implements AutoCloseable {
     public long tierUsedBlocks(final int tier) {
         ensureOpen();
         final Tier t = tiers.get(tier);
-        return t.blockCount - tiers.freeBlocks(t);
+        return Math.max(0, t.blockCount() - tiers.freeBlocks(t));
     }
 
     /**
-     * @return the data blocks of one tier.
+     * @return the data blocks of one tier's online buffers now (draining ones included).
      * @throws IndexOutOfBoundsException if there is no such tier.
      */
     public long tierBlocks(final int tier) {
-        return tiers.get(tier).blockCount;
+        return tiers.get(tier).blockCount();
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // Resizing
+    // ------------------------------------------------------------------------------------------
+
+    /**
+     * @return bytes of memory of one tier now: data plus metadata of its online buffers (a
+     *         draining buffer counts until its memory is released). Any thread; allocates nothing.
+     * @throws IndexOutOfBoundsException if there is no such tier.
+     */
+    public long tierCapacity(final int tier) {
+        return (long)tiers.get(tier).online * bufferLength;
+    }
+
+    /**
+     * @return bytes one tier may grow to: its {@code maxCapacity}, or its capacity if it was
+     *         built without one (it cannot change size).
+     * @throws IndexOutOfBoundsException if there is no such tier.
+     */
+    public long tierMaxCapacity(final int tier) {
+        return (long)tiers.get(tier).bufferCount * bufferLength;
+    }
+
+    /**
+     * @return whether a tier can change size (it was built with a maxCapacity).
+     * @throws IndexOutOfBoundsException if there is no such tier.
+     */
+    public boolean isResizable(final int tier) {
+        return tiers.get(tier).resizable != null;
+    }
+
+    /**
+     * Sets a tier's capacity while the cache runs, in whole buffers ({@code capacity} rounded
+     * down). Growing brings buffers online at once (their memory allocated or mapped; all or
+     * none). Shrinking releases only what is free now: it drains the buffers with the fewest
+     * used blocks (the highest ones for a mapped file), releases those that are wholly free and
+     * puts the others back into service, and returns how far it got. A store whose entries can
+     * be moved shrinks fully through its cache manager ({@code CacheManager.resizeTier}), or
+     * through {@link #startShrink}. Waits for a resize running on another thread.
+     *
+     * @param tier     the tier.
+     * @param capacity the bytes it should have: at least one buffer, at most its maxCapacity.
+     * @return the tier's capacity after the call (the asked one, or more if a shrink found buffers in use).
+     * @throws IndexOutOfBoundsException      if there is no such tier.
+     * @throws IllegalArgumentException       if the capacity is out of the tier's bounds; nothing changes.
+     * @throws UnsupportedOperationException  if the tier was built without a maxCapacity; nothing changes.
+     * @throws CacheConfigurationException    if a grow cannot have the memory; nothing changes.
+     */
+    public long resize(final int tier, final long capacity) {
+        ensureOpen();
+        final Tier t = tiers.get(tier);
+        final int target = resizer.targetBuffers(t, capacity);
+        if (target > t.online) {
+            resizer.grow(t, target);
+        } else if (target < t.online) {
+            try (TierShrink shrink = resizer.startShrink(t, target)) {
+                shrink.release();
+            }
+        }
+        return tierCapacity(tier);
+    }
+
+    /**
+     * Starts a shrink of a tier to {@code capacity} bytes (whole buffers): marks the buffers it
+     * will release draining and returns the shrink, through which the entries' owner lists the
+     * entries to move and releases the buffers as they empty (see {@link TierShrink}). Waits for
+     * a resize running on another thread; the calling thread must close the shrink.
+     *
+     * @throws IllegalArgumentException      if the capacity is out of the tier's bounds or above its capacity now.
+     * @throws UnsupportedOperationException if the tier cannot change size.
+     */
+    public TierShrink startShrink(final int tier, final long capacity) {
+        ensureOpen();
+        final Tier t = tiers.get(tier);
+        final int target = resizer.targetBuffers(t, capacity);
+        if (target > t.online) {
+            throw new IllegalArgumentException("capacity=" + capacity + " is above tier " + t.name + "'s capacity now ("
+                + tierCapacity(tier) + "): grow it with resize");
+        }
+        return resizer.startShrink(t, target);
     }
 
     // ------------------------------------------------------------------------------------------
@@ -472,8 +554,23 @@ public final class BlockCache implements AutoCloseable {
         return bufferLength;
     }
 
+    /**
+     * @return bytes of memory of the cache now: data plus metadata of every tier's online
+     *         buffers. Any thread.
+     */
     public long capacity() {
+        long capacity = 0;
+        for (final Tier tier : tiers.tiers()) {
+            capacity += (long)tier.online * bufferLength;
+        }
         return capacity;
+    }
+
+    /**
+     * @return bytes the cache may grow to: the sum of its tiers' maxCapacity.
+     */
+    public long maxCapacity() {
+        return (long)table.buffers.length * bufferLength;
     }
 
     public int maxEntryLength() {
@@ -504,7 +601,8 @@ public final class BlockCache implements AutoCloseable {
             entries += tier.entryCount();
         }
         // The totals are the tiers' sums: one counter per tier on the data path, not two.
-        final int bufferCount = table.buffers.length;
+        final long capacity = capacity();
+        final int bufferCount = (int)(capacity / bufferLength);
         return new CacheStats(capacity, bufferCount, bufferLength, table.blockLength, allocator.totalBlocks(), used,
             (long)bufferCount * table.blockLength, stored, entries, allocator.fullHandlerCalls(), allocator.fullFailures(),
             List.of(tierStats));
@@ -528,7 +626,13 @@ public final class BlockCache implements AutoCloseable {
             }
         }
         for (final CacheBuffer buffer : table.buffers) {
-            buffer.memory.release();
+            if (buffer != null) {
+                synchronized (buffer) {
+                    if (!buffer.offline) {
+                        buffer.markOffline();
+                    }
+                }
+            }
         }
         tiers.closeRegions();
         LOG.info("block cache {} closed", name);
@@ -556,6 +660,7 @@ public final class BlockCache implements AutoCloseable {
         public static final Duration FULL_RETRY_TIMEOUT_DEFAULT = Duration.ofMillis(500);
 
         private long capacity = -1;
+        private long maxCapacity = CacheConfig.TierSpec.SAME;
         private int blockLength = BLOCK_LENGTH_DEFAULT;
         private int bufferLength = BUFFER_LENGTH_DEFAULT;
         private int maxEntryLength = BlockMetadataDescriptor.MAX_ENTRY_LENGTH;
@@ -581,7 +686,30 @@ public final class BlockCache implements AutoCloseable {
          * @param region   where the tier's buffers live.
          */
         public Builder tier(final String name, final long capacity, final MemoryRegionFactory region) {
-            tiers.add(new CacheConfig.TierSpec(Objects.requireNonNull(name, "name"), capacity, Objects.requireNonNull(region, "region")));
+            return tier(name, capacity, CacheConfig.TierSpec.SAME, region);
+        }
+
+        /**
+         * Adds a tier that may change size while the cache runs ({@link BlockCache#resize}):
+         * buffer indices are reserved for {@code maxCapacity}, memory is held for
+         * {@code capacity}; it may shrink to one buffer and grow back up to {@code maxCapacity}. The region must support it (direct memory and mapped files do,
+         * PMEM does not).
+         *
+         * @param maxCapacity bytes the tier may grow to, at least {@code capacity}; rounded down to whole buffers.
+         * @see #tier(String, long, MemoryRegionFactory)
+         */
+        public Builder tier(final String name, final long capacity, final long maxCapacity, final MemoryRegionFactory region) {
+            tiers.add(new CacheConfig.TierSpec(Objects.requireNonNull(name, "name"), capacity, maxCapacity,
+                Objects.requireNonNull(region, "region")));
+            return this;
+        }
+
+        /**
+         * @param maxCapacity bytes a one-tier cache may grow to while it runs ({@link BlockCache#resize});
+         *                    at least its capacity. Not set: the cache keeps its capacity.
+         */
+        public Builder maxCapacity(final long maxCapacity) {
+            this.maxCapacity = maxCapacity;
             return this;
         }
 
@@ -659,7 +787,7 @@ public final class BlockCache implements AutoCloseable {
          * @throws CacheConfigurationException if the configuration is inconsistent or the memory cannot be had.
          */
         public BlockCache build() {
-            return new BlockCache(new CacheConfig(name, capacity, blockLength, bufferLength, maxEntryLength, region, regionSet,
+            return new BlockCache(new CacheConfig(name, capacity, maxCapacity, blockLength, bufferLength, maxEntryLength, region, regionSet,
                 tiers, fullHandler, fullRetryTimeout, registerMBean));
         }
     }

@@ -144,6 +144,16 @@ final class BlockCacheJmx implements BlockCacheMXBean {
     }
 
     @Override
+    public long[] getTierMaxCapacities() {
+        return tierValues(TierStats::maxCapacity);
+    }
+
+    @Override
+    public long resizeTier(final int tier, final long capacity) {
+        return cache.resize(tier, capacity);
+    }
+
+    @Override
     public long[] getTierEntryCounts() {
         return tierValues(TierStats::entryCount);
     }

@@ -40,6 +40,17 @@ public interface BlockCacheMXBean {
     /** @return each tier's capacity in bytes, in the order of {@link #getTierNames()}. */
     long[] getTierCapacities();
 
+    /** @return each tier's maximum capacity in bytes (its capacity, if it cannot change size). */
+    long[] getTierMaxCapacities();
+
+    /**
+     * Sets a tier's capacity ({@link BlockCache#resize}): grows at once, or shrinks by what is
+     * free now (use the cache manager's operation on a segment store, which moves entries out).
+     *
+     * @return the tier's capacity after the call.
+     */
+    long resizeTier(int tier, long capacity);
+
     /** @return each tier's used data blocks. */
     long[] getTierUsedBlockCounts();
 

@@ -16,7 +16,10 @@ import static io.streamcache.core.internal.layout.BlockMetadataDescriptor.previo
  * along an entry's chain, and the geometry arithmetic (where a block starts in its buffer, how
  * many blocks a length takes).
  *
- * <p><b>Threading:</b> immutable after construction and callable from any thread. The words
+ * <p>The slot of an offline buffer of a resizable tier is null ({@link TierResizer} writes the
+ * slots; an address reaches a thread only through the allocation that published its buffer).
+ *
+ * <p><b>Threading:</b> immutable after construction (but for those slots) and callable from any thread. The words
  * themselves follow {@link CacheBuffer}'s rules: a used block's word is written by the thread
  * that owns its entry (the cache's callers serialize operations per entry) and read under the
  * happens-before edge that handed the entry's address over; free blocks' words belong to the
@@ -75,6 +78,10 @@ final class BlockTable {
         if (bufferIndex >= buffers.length) {
             throw new InvalidAddressException(address, InvalidAddressException.Reason.OUT_OF_RANGE,
                 "bufferIndex=" + bufferIndex + " bufferCount=" + buffers.length);
+        }
+        if (buffers[bufferIndex] == null) {
+            throw new InvalidAddressException(address, InvalidAddressException.Reason.OUT_OF_RANGE,
+                "bufferIndex=" + bufferIndex + " is offline (its tier was shrunk)");
         }
         return bufferIndex;
     }

@@ -5,6 +5,8 @@ import io.netty.buffer.Unpooled;
 import io.streamcache.core.internal.layout.BlockMetadataDescriptor;
 import org.agrona.BufferUtil;
 
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.nio.ByteBuffer;
 
 import static org.agrona.UnsafeAccess.UNSAFE;
@@ -16,9 +18,27 @@ import static org.agrona.UnsafeAccess.UNSAFE;
  * {@link #inQueue} are guarded by this object's monitor. The word of a used block is written by
  * the thread that owns its entry (the cache's callers serialize operations per entry) and read
  * under the happens-before edge that handed the entry's address over. The header is written with
- * release semantics under the monitor so that {@link #freeCountVolatile()} may read it without.
+ * release semantics under the monitor, and its free count mirrored on the heap
+ * ({@link #freeCountVolatile()}), so that a thread without the monitor never reads the buffer's
+ * memory: a buffer of a resizable tier may go offline and its memory be released
+ * ({@link TierResizer}).
+ *
+ * <p><b>Resizing:</b> {@link #draining} (volatile, set under the monitor) means no block is
+ * ever taken from the buffer again; {@link #offline} (under the monitor) means its memory is
+ * gone and nothing may read it. Every path that reads the memory of a buffer it did not get
+ * through a live entry checks {@link #draining} under the monitor first.
  */
 final class CacheBuffer {
+    private static final VarHandle FREE;
+
+    static {
+        try {
+            FREE = MethodHandles.lookup().findVarHandle(CacheBuffer.class, "freeCount", int.class);
+        } catch (final ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
     final int index;
     /** Index of the tier owning this buffer. */
     final int tier;
@@ -37,6 +57,13 @@ final class CacheBuffer {
     boolean freeListAscending;
     /** Whether this buffer is in its tier's stack of buffers with free blocks, or about to be put back by the thread that took it. */
     boolean inQueue;
+    /** Set under the monitor when a shrink takes the buffer out of service: no block is taken from it again. */
+    volatile boolean draining;
+    /** Set under the monitor when the buffer's memory is released; implies {@link #draining}. */
+    boolean offline;
+    /** The header's free count, mirrored for readers without the monitor (release / acquire). */
+    @SuppressWarnings("unused") // accessed through FREE
+    private int freeCount;
 
     CacheBuffer(final int index, final int tier, final ByteBuffer buffer, final int blocksPerBuffer) {
         this.index = index;
@@ -61,6 +88,7 @@ final class CacheBuffer {
             word(block, BlockMetadataDescriptor.freeWord(block + 1 < blocksPerBuffer ? block + 1 : 0));
         }
         UNSAFE.putLongVolatile(null, address, BlockMetadataDescriptor.headerWord(blocksPerBuffer - 1, 1));
+        FREE.setRelease(this, blocksPerBuffer - 1);
         freeListAscending = true;
     }
 
@@ -84,12 +112,25 @@ final class CacheBuffer {
      */
     void headerRelease(final long header) {
         UNSAFE.putOrderedLong(null, address, header);
+        FREE.setRelease(this, BlockMetadataDescriptor.freeCount(header));
     }
 
     /**
-     * @return free blocks, read without the monitor (acquire; pairs with {@link #headerRelease(long)}).
+     * @return free blocks, read without the monitor from the heap mirror (acquire; pairs with
+     *         {@link #headerRelease(long)}); never touches the buffer's memory. 0 once offline.
      */
     int freeCountVolatile() {
-        return BlockMetadataDescriptor.freeCount(UNSAFE.getLongVolatile(null, address));
+        return (int)FREE.getAcquire(this);
+    }
+
+    /**
+     * Marks the buffer offline, under the monitor: its free count reads 0 and its Netty view is
+     * released, so that views still held over it fail with Netty's
+     * {@code IllegalReferenceCountException} instead of reading released memory.
+     */
+    void markOffline() {
+        offline = true;
+        FREE.setRelease(this, 0);
+        memory.release();
     }
 }

@@ -27,8 +27,32 @@ final class CacheConfig {
     /** The tiers to build, fastest first: those declared, or one tier named "default". */
     final List<TierSpec> tiers;
 
-    /** A tier as configured: its name, capacity in bytes and region. */
-    record TierSpec(String name, long capacity, MemoryRegionFactory region) {
+    /**
+     * A tier as configured: its name, capacity in bytes, the capacity it may grow to while the
+     * cache runs ({@link #SAME}: its capacity, it cannot change size) and its region.
+     */
+    record TierSpec(String name, long capacity, long maxCapacity, MemoryRegionFactory region) {
+        /** {@link #maxCapacity}: not set, the tier keeps its capacity. */
+        static final long SAME = -1;
+
+        /**
+         * @return the bytes the tier may grow to: its maxCapacity, or its capacity if none was set.
+         */
+        long maximum() {
+            return maxCapacity == SAME ? capacity : maxCapacity;
+        }
+
+        /**
+         * @return whether a maxCapacity was set: the tier may then shrink and grow back up to it.
+         */
+        boolean resizable() {
+            return maxCapacity != SAME;
+        }
+
+        /** A tier that keeps its capacity. */
+        TierSpec(final String name, final long capacity, final MemoryRegionFactory region) {
+            this(name, capacity, SAME, region);
+        }
     }
 
     /**
@@ -39,7 +63,15 @@ final class CacheConfig {
      * @param regionSet     whether {@code region(...)} was called (it must not be with tiers).
      * @throws CacheConfigurationException if the configuration is inconsistent.
      */
+    /** A cache whose tiers keep their capacity (see the full constructor). */
     CacheConfig(final String name, final long capacity, final int blockLength, final int bufferLength, final int maxEntryLength,
+                final MemoryRegionFactory region, final boolean regionSet, final List<TierSpec> declaredTiers,
+                final CacheFullHandler fullHandler, final Duration fullRetryTimeout, final boolean registerMBean) {
+        this(name, capacity, TierSpec.SAME, blockLength, bufferLength, maxEntryLength, region, regionSet, declaredTiers, fullHandler,
+            fullRetryTimeout, registerMBean);
+    }
+
+    CacheConfig(final String name, final long capacity, final long maxCapacity, final int blockLength, final int bufferLength, final int maxEntryLength,
                 final MemoryRegionFactory region, final boolean regionSet, final List<TierSpec> declaredTiers,
                 final CacheFullHandler fullHandler, final Duration fullRetryTimeout, final boolean registerMBean) {
         this.name = name;
@@ -49,7 +81,7 @@ final class CacheConfig {
         this.fullHandler = fullHandler;
         this.fullRetryTimeout = fullRetryTimeout;
         this.registerMBean = registerMBean;
-        this.tiers = declaredTiers.isEmpty() ? List.of(new TierSpec("default", capacity, region)) : List.copyOf(declaredTiers);
+        this.tiers = declaredTiers.isEmpty() ? List.of(new TierSpec("default", capacity, maxCapacity, region)) : List.copyOf(declaredTiers);
         if (blockLength < BlockCache.Builder.MIN_BLOCK_LENGTH || blockLength > BlockCache.Builder.MAX_BLOCK_LENGTH
             || Integer.bitCount(blockLength) != 1) {
             throw new CacheConfigurationException("blockLength=" + blockLength + " must be a power of two in ["
@@ -65,7 +97,7 @@ final class CacheConfig {
                 + " blocks whose metadata does not fit in one block of blockLength=" + blockLength
                 + ": use bufferLength <= " + ((long)blockLength * blockLength / BlockMetadataDescriptor.WORD_LENGTH));
         }
-        if (!declaredTiers.isEmpty() && (capacity != -1 || regionSet)) {
+        if (!declaredTiers.isEmpty() && (capacity != -1 || regionSet || maxCapacity != TierSpec.SAME)) {
             throw new CacheConfigurationException("capacity=" + capacity + (regionSet ? " and region " : " ")
                 + "set with tier(...): give every tier its capacity and region in tier(...) instead");
         }
@@ -85,13 +117,17 @@ final class CacheConfig {
                     throw new CacheConfigurationException("tier name " + spec.name + " is used twice (tiers " + u + " and " + t + ")");
                 }
             }
-            bufferCount += spec.capacity / bufferLength;
+            if (spec.maximum() / bufferLength < spec.capacity / bufferLength) {
+                throw new CacheConfigurationException(which + "maxCapacity=" + spec.maxCapacity + " is below capacity="
+                    + spec.capacity + ": set it at least to the capacity (or leave it unset: the tier then keeps its size)");
+            }
+            bufferCount += spec.maximum() / bufferLength;
         }
         final long total = bufferCount * bufferLength;
         final long maxBuffers = Math.min(Integer.MAX_VALUE - 8,
             BlockAddressDescriptor.maxBufferCount(BlockAddressDescriptor.blockIndexBits((int)blocksPerBuffer)));
         if (bufferCount > maxBuffers) {
-            throw new CacheConfigurationException("capacity=" + total + " needs " + bufferCount
+            throw new CacheConfigurationException("capacity (maximum)=" + total + " needs " + bufferCount
                 + " buffers, more than 32-bit addresses can name (" + maxBuffers + "): raise bufferLength or blockLength");
         }
         if (maxEntryLength < 0 || maxEntryLength > BlockMetadataDescriptor.MAX_ENTRY_LENGTH) {

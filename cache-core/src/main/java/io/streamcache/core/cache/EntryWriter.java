@@ -173,7 +173,7 @@ final class EntryWriter {
         boolean moves = false;
         int current = address;
         for (int i = 0; ; i++) {
-            if (table.tierOf(current) != targetTier) {
+            if (table.tierOf(current) != targetTier || table.bufferOf(current).draining) {
                 moves = true;
                 break;
             }

@@ -1,12 +1,18 @@
 package io.streamcache.core.cache;
 
 import io.streamcache.core.memory.MemoryRegion;
+import io.streamcache.core.memory.ResizableRegion;
 
 import java.util.concurrent.atomic.LongAdder;
 
 /**
  * One tier of a {@link BlockCache}: a contiguous range of the cache's buffers, its region, its
  * stack of buffers with free blocks, its allocation hints and its counters.
+ *
+ * <p>The range is the tier's maximum ({@link #bufferCount} buffers); {@link #online} of them
+ * have memory now. A tier built without a maximum capacity has them all online for good; a
+ * resizable tier ({@link #resizable}) brings buffers online and takes them offline through
+ * {@link TierResizer}, which alone writes {@link #online}.
  *
  * <p><b>Threading:</b> the identity fields are immutable; the stack is lock-free and shared by
  * every allocating and freeing thread ({@link BlockAllocator}); the hints are racy plain reads
@@ -18,8 +24,14 @@ final class Tier {
     final String name;
     final MemoryRegion region;
     final int firstBuffer;
+    /** Buffers of the tier's range: its maximum. */
     final int bufferCount;
-    final long blockCount;
+    /** Data blocks per buffer. */
+    final int blocksPerBufferData;
+    /** Buffers online now (holding memory, draining ones included); written by {@link TierResizer} only. */
+    volatile int online;
+    /** The region as a resizable one, or null if the tier cannot change size. */
+    final ResizableRegion resizable;
     /** The tier's buffers with free blocks, the one that gained free blocks last on top. */
     final BufferStack available;
     /**
@@ -36,14 +48,23 @@ final class Tier {
     final LongAdder promotions = new LongAdder();
 
     Tier(final int index, final String name, final MemoryRegion region, final CacheBuffer[] buffers, final int firstBuffer,
-         final int bufferCount, final int blocksPerBuffer) {
+         final int bufferCount, final int onlineCount, final int blocksPerBuffer) {
         this.index = index;
         this.name = name;
         this.region = region;
         this.firstBuffer = firstBuffer;
         this.bufferCount = bufferCount;
-        this.blockCount = (long)bufferCount * (blocksPerBuffer - 1);
+        this.blocksPerBufferData = blocksPerBuffer - 1;
+        this.online = onlineCount;
+        this.resizable = region instanceof ResizableRegion r ? r : null;
         this.available = new BufferStack(buffers, firstBuffer, bufferCount);
+    }
+
+    /**
+     * @return data blocks of the tier's online buffers now.
+     */
+    long blockCount() {
+        return (long)online * blocksPerBufferData;
     }
 
     @Override

@@ -11,9 +11,10 @@ package io.streamcache.core.cache;
  * @param index          position of the tier, 0 the fastest.
  * @param name           the tier's name.
  * @param region         description of the tier's memory region.
- * @param capacity       bytes of memory of the tier: data plus metadata.
- * @param bufferCount    buffers of the tier.
- * @param blockCount     data blocks of the tier.
+ * @param capacity       bytes of memory of the tier now: data plus metadata of its online buffers.
+ * @param maxCapacity    bytes the tier may grow to (its capacity, for a tier that cannot change size).
+ * @param bufferCount    online buffers of the tier.
+ * @param blockCount     data blocks of the tier's online buffers.
  * @param usedBlockCount data blocks of the tier in use.
  * @param storedBytes    bytes of the entries whose last block is in this tier.
  * @param entryCount     entries whose last block is in this tier.
@@ -26,6 +27,7 @@ public record TierStats(
     String name,
     String region,
     long capacity,
+    long maxCapacity,
     int bufferCount,
     long blockCount,
     long usedBlockCount,
@@ -34,6 +36,16 @@ public record TierStats(
     long hits,
     long demotions,
     long promotions) {
+
+    /**
+     * A snapshot of a tier that cannot change size: its maximum capacity is its capacity.
+     */
+    public TierStats(final int index, final String name, final String region, final long capacity, final int bufferCount,
+                     final long blockCount, final long usedBlockCount, final long storedBytes, final long entryCount, final long hits,
+                     final long demotions, final long promotions) {
+        this(index, name, region, capacity, capacity, bufferCount, blockCount, usedBlockCount, storedBytes, entryCount, hits,
+            demotions, promotions);
+    }
 
     /**
      * @return free data blocks of the tier.

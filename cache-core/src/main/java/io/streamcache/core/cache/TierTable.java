@@ -15,7 +15,12 @@ import java.util.List;
  * names): an entry whose append spilled into another tier counts there as a whole. Used blocks
  * are exact per tier, read from the buffers' headers.
  *
- * <p><b>Threading:</b> the table is immutable after construction; the accounts are
+ * <p>A tier built with a maximum capacity above its capacity reserves indices for the maximum
+ * and opens a {@link io.streamcache.core.memory.ResizableRegion}; the slots of its offline
+ * buffers are null.
+ *
+ * <p><b>Threading:</b> the table is immutable after construction, but for the slots of
+ * resizable tiers, which only {@link TierResizer} writes; the accounts are
  * {@link Tier}'s {@link java.util.concurrent.atomic.LongAdder}s, safe from any thread. The
  * constructor and {@link #closeRegions()} run on the thread that builds or closes the cache.
  */
@@ -26,7 +31,7 @@ final class TierTable {
     private final int bufferLength;
 
     /**
-     * Opens every tier's region and its buffers, in the queue of their tier; on failure closes
+     * Opens every tier's region and its buffers (a resizable region for a tier with a maxCapacity), in the queue of their tier; on failure closes
      * the regions already opened.
      *
      * @throws CacheConfigurationException if a region does not hold the buffers asked of it.
@@ -39,7 +44,7 @@ final class TierTable {
         this.tiers = new Tier[specs.size()];
         long bufferTotal = 0;
         for (final CacheConfig.TierSpec spec : specs) {
-            bufferTotal += spec.capacity() / bufferLength;
+            bufferTotal += spec.maximum() / bufferLength;
         }
         this.buffers = new CacheBuffer[(int)bufferTotal];
         try {
@@ -47,11 +52,13 @@ final class TierTable {
             for (int t = 0; t < tiers.length; t++) {
                 final CacheConfig.TierSpec spec = specs.get(t);
                 final int count = (int)(spec.capacity() / bufferLength);
-                final MemoryRegion region = spec.region().open(count, bufferLength);
-                tiers[t] = new Tier(t, spec.name(), region, buffers, first, count, blocksPerBuffer);
-                if (region.bufferCount() != count || region.bufferLength() != bufferLength) {
+                final int max = (int)(spec.maximum() / bufferLength);
+                final MemoryRegion region = spec.resizable() ? spec.region().openResizable(count, max, bufferLength)
+                    : spec.region().open(count, bufferLength);
+                tiers[t] = new Tier(t, spec.name(), region, buffers, first, max, count, blocksPerBuffer);
+                if (region.bufferCount() != max || region.bufferLength() != bufferLength) {
                     throw new CacheConfigurationException("tier " + spec.name() + ": region " + region.description()
-                        + " does not hold bufferCount=" + count + " x bufferLength=" + bufferLength);
+                        + " does not hold bufferCount=" + max + " x bufferLength=" + bufferLength);
                 }
                 for (int i = 0; i < count; i++) {
                     buffers[first + i] = new CacheBuffer(first + i, t, region.buffer(i), blocksPerBuffer);
@@ -60,7 +67,7 @@ final class TierTable {
                 for (int i = count - 1; i >= 0; i--) {
                     tiers[t].available.push(buffers[first + i]);
                 }
-                first += count;
+                first += max;
             }
         } catch (final RuntimeException e) {
             closeRegions();
@@ -170,7 +177,10 @@ final class TierTable {
     long freeBlocks(final Tier tier) {
         long free = 0;
         for (int i = tier.firstBuffer; i < tier.firstBuffer + tier.bufferCount; i++) {
-            free += buffers[i].freeCountVolatile();
+            final CacheBuffer buffer = buffers[i];
+            if (buffer != null) {
+                free += buffer.freeCountVolatile();
+            }
         }
         return free;
     }
@@ -183,8 +193,10 @@ final class TierTable {
         for (int t = 0; t < tiers.length; t++) {
             final Tier tier = tiers[t];
             final long free = freeBlocks(tier);
-            stats[t] = new TierStats(t, tier.name, tier.region.description(), (long)tier.bufferCount * bufferLength, tier.bufferCount,
-                tier.blockCount, tier.blockCount - free, tier.storedBytes.sum(), tier.entries.sum(), tier.hits.sum(),
+            final int online = tier.online;
+            final long blocks = (long)online * tier.blocksPerBufferData;
+            stats[t] = new TierStats(t, tier.name, tier.region.description(), (long)online * bufferLength,
+                (long)tier.bufferCount * bufferLength, online, blocks, Math.max(0, blocks - free), tier.storedBytes.sum(), tier.entries.sum(), tier.hits.sum(),
                 tier.demotions.sum(), tier.promotions.sum());
         }
         return stats;

@@ -135,7 +135,49 @@ public final class DirectMemoryRegion extends BufferArrayRegion {
      */
     public static MemoryRegionFactory factory(final Commit commit) {
         Objects.requireNonNull(commit, "commit");
-        return (bufferCount, bufferLength) -> new DirectMemoryRegion(bufferCount, bufferLength, commit);
+        return new Factory(commit);
+    }
+
+    /** Opens fixed regions, or {@link ResizableDirectRegion}s for a tier with a maximum capacity. */
+    private record Factory(Commit commit) implements MemoryRegionFactory {
+        @Override
+        public MemoryRegion open(final int bufferCount, final int bufferLength) {
+            return new DirectMemoryRegion(bufferCount, bufferLength, commit);
+        }
+
+        @Override
+        public ResizableRegion openResizable(final int onlineCount, final int maxBufferCount, final int bufferLength) {
+            return new ResizableDirectRegion(onlineCount, maxBufferCount, bufferLength, commit);
+        }
+    }
+
+    /**
+     * Counts {@code bytes} of lazily committed memory as direct memory in use, after checking
+     * them against {@code -XX:MaxDirectMemorySize} (and, with {@code checkContainer}, the
+     * container's limit).
+     *
+     * @throws CacheConfigurationException if they do not fit; nothing is counted.
+     */
+    static void reserve(final long bytes, final boolean checkContainer) {
+        synchronized (RESERVATION_LOCK) {
+            if (checkContainer) {
+                checkDirectMemoryLimit(bytes);
+            } else {
+                final long max = maxDirectMemory();
+                final long available = max - usedDirectMemory();
+                if (bytes > available) {
+                    throw new CacheConfigurationException("direct memory region needs " + bytes + " more bytes but only "
+                        + available + " of MaxDirectMemorySize=" + max + " are available: raise -XX:MaxDirectMemorySize "
+                        + "or grow the cache less");
+                }
+            }
+            RESERVED.addAndGet(bytes);
+        }
+    }
+
+    /** Takes back what {@link #reserve} counted. */
+    static void unreserve(final long bytes) {
+        RESERVED.addAndGet(-bytes);
     }
 
     /**

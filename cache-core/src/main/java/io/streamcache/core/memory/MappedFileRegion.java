@@ -131,13 +131,33 @@ public final class MappedFileRegion extends BufferArrayRegion {
     public static MemoryRegionFactory factory(final Path path, final Mode mode, final boolean deleteOnClose) {
         Objects.requireNonNull(path, "path");
         Objects.requireNonNull(mode, "mode");
-        return (bufferCount, bufferLength) -> new MappedFileRegion(path, mode, deleteOnClose, bufferCount, bufferLength);
+        return new Factory(path, mode, deleteOnClose);
+    }
+
+    /** Opens fixed regions, or {@link ResizableMappedFileRegion}s for a tier with a maximum capacity. */
+    private record Factory(Path path, Mode mode, boolean deleteOnClose) implements MemoryRegionFactory {
+        @Override
+        public MemoryRegion open(final int bufferCount, final int bufferLength) {
+            return new MappedFileRegion(path, mode, deleteOnClose, bufferCount, bufferLength);
+        }
+
+        @Override
+        public ResizableRegion openResizable(final int onlineCount, final int maxBufferCount, final int bufferLength) {
+            return new ResizableMappedFileRegion(path, mode, deleteOnClose, onlineCount, maxBufferCount, bufferLength);
+        }
     }
 
     private static void reserve(final FileChannel channel, final long length) throws IOException {
-        final ByteBuffer zeros = ByteBuffer.allocateDirect((int)Math.min(ZERO_WRITE_LENGTH, Math.max(1, length)));
+        reserve(channel, 0, length);
+    }
+
+    /**
+     * Writes zeros over {@code [from, length)} of the file so that the file system allocates its blocks.
+     */
+    static void reserve(final FileChannel channel, final long from, final long length) throws IOException {
+        final ByteBuffer zeros = ByteBuffer.allocateDirect((int)Math.min(ZERO_WRITE_LENGTH, Math.max(1, length - from)));
         try {
-            long position = 0;
+            long position = from;
             while (position < length) {
                 zeros.clear().limit((int)Math.min(zeros.capacity(), length - position));
                 position += channel.write(zeros, position);
