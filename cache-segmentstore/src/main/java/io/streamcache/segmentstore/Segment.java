@@ -667,25 +667,37 @@ final class Segment implements PromotionTarget {
             return -1;
         }
         for (ReadIndexEntry entry = index.ceiling(from); entry != null && !scan.isDone(); entry = index.next(entry)) {
-            if (!entry.isCached() || entry == writing || entry.endOffset() > durableLength || entry.isPinned()) {
+            if (!entry.isCached() || entry == writing || entry.isPinned()) {
+                continue;
+            }
+            // Not yet durable: never evicted (the cache holds its only copy); offered only to a
+            // scan that moves entries (a shrink of the cache), never dropped.
+            final boolean durable = entry.endOffset() <= durableLength;
+            if (!durable && !scan.offersUndurable()) {
                 continue;
             }
             int action = scan.action(name, entry);
-            if (action >= 0) {
+            boolean moved = false;
+            while (action >= 0) {
                 final int fromTier = cache.tierOf(entry.address());
                 try {
                     entry.address(cache.relocate(entry.address(), action));
                     entry.resetTierReads();
                     scan.relocated(name, entry, fromTier);
-                    if (lock.hasQueuedThreads() && entry.endOffset() > entry.offset()) {
-                        return entry.endOffset();
-                    }
-                    continue;
+                    moved = true;
+                    break;
                 } catch (final CacheFullException e) {
                     action = scan.relocationFailed(name, entry, action);
                 }
             }
-            if (action == EvictionScan.EVICT) {
+            if (moved) {
+                if (lock.hasQueuedThreads() && entry.endOffset() > entry.offset()) {
+                    return entry.endOffset();
+                }
+                continue;
+            }
+            if (action == EvictionScan.EVICT && durable) {
+                scan.evicting(name, entry);
                 cache.delete(entry.address());
                 entry.address(ReadIndexEntry.NULL_ADDRESS);
                 // The loop goes on from the placeholder that now covers the entry's bytes: its

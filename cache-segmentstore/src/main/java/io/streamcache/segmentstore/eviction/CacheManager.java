@@ -175,6 +175,7 @@ public final class CacheManager implements AutoCloseable {
     private final EvictionPasses passes;
     private final Promotions promotions;
     private final ManagerFullHandler fullHandler;
+    private final TierResizing resizing;
     private final ReadPins readPins = new ReadPins();
     private final ObjectName objectName;
     private final Thread thread;
@@ -197,6 +198,7 @@ public final class CacheManager implements AutoCloseable {
         this.promotions = new Promotions(cache, tierTargets[0], builder.promoteAfterReads,
             builder.promotionInterval.toNanos(), builder.promotionQueueCapacity, this::isClosed, tierCounters);
         this.fullHandler = new ManagerFullHandler(this, passes, generation);
+        this.resizing = new TierResizing(name, cache, passes);
         this.objectName = builder.registerMBean
             ? new ManagerMXBean(this, passes, promotions, tierCounters, fullHandler).register() : null;
         cache.fullHandler(fullHandler);
@@ -313,6 +315,52 @@ public final class CacheManager implements AutoCloseable {
      */
     public int promoteNow() {
         return promotions.drain();
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // Resizing
+    // ------------------------------------------------------------------------------------------
+
+    /** Default time a shrink waits for pinned and not-yet-durable entries before it stops short. */
+    public static final Duration RESIZE_TIMEOUT_DEFAULT = Duration.ofSeconds(10);
+
+    /**
+     * Sets a tier's capacity while the store runs, in whole buffers (see
+     * {@code BlockCache.resize}). Growing is immediate. Shrinking drains the buffers to give
+     * back and moves every entry with a block in them, each under its segment's lock: into
+     * other buffers of the same tier, else into a slower tier, else (durable entries only)
+     * evicts it; an entry pinned by a zero-copy read, or not yet durable with no room anywhere,
+     * is retried until {@code timeout}; data that is not durable is never dropped. Reads, appends
+     * and eviction passes go on meanwhile. Call it holding no segment lock; it waits for a resize
+     * running on another thread.
+     *
+     * @param tier     a tier of the cache, built with a maxCapacity.
+     * @param capacity the bytes it should have: at least one buffer, at most its maxCapacity.
+     * @param timeout  how long a shrink may wait for entries that cannot move yet.
+     * @return the tier's capacity after the call: {@code capacity} rounded down to whole buffers,
+     *         or more if the shrink stopped at its timeout (the buffers left stay in service).
+     * @throws IndexOutOfBoundsException     if there is no such tier.
+     * @throws IllegalArgumentException      if the capacity is out of the tier's bounds; nothing changes.
+     * @throws UnsupportedOperationException if the tier was built without a maxCapacity; nothing changes.
+     */
+    public long resizeTier(final int tier, final long capacity, final Duration timeout) {
+        ensureOpen();
+        Objects.requireNonNull(timeout, "timeout");
+        return resizing.resize(tier, capacity, timeout);
+    }
+
+    /**
+     * {@link #resizeTier(int, long, Duration)} with {@link #RESIZE_TIMEOUT_DEFAULT}.
+     */
+    public long resizeTier(final int tier, final long capacity) {
+        return resizeTier(tier, capacity, RESIZE_TIMEOUT_DEFAULT);
+    }
+
+    /**
+     * @return a snapshot of the resizes run so far; any thread.
+     */
+    public ResizeStats resizeStats() {
+        return resizing.stats();
     }
 
     // ------------------------------------------------------------------------------------------

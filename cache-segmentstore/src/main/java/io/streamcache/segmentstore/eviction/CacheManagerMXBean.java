@@ -76,4 +76,33 @@ public interface CacheManagerMXBean {
      * @return cache blocks freed.
      */
     long evictNow();
+
+    /** @return each tier's capacity in bytes now. */
+    long[] getTierCapacities();
+
+    /** @return each tier's maximum capacity in bytes (its capacity, if it cannot change size). */
+    long[] getTierMaxCapacities();
+
+    /** @return resizes that grew a tier ({@link ResizeStats#grows()}). */
+    long getResizeGrows();
+
+    /** @return shrinks that reached the capacity asked. */
+    long getResizeShrinks();
+
+    /** @return shrinks that stopped at their timeout above the capacity asked. */
+    long getResizePartialShrinks();
+
+    /** @return entries moved out of draining buffers by shrinks. */
+    long getResizeRelocatedEntries();
+
+    /** @return durable entries shrinks evicted for want of room. */
+    long getResizeEvictedEntries();
+
+    /**
+     * Sets a tier's capacity, moving entries out of the buffers a shrink gives back
+     * ({@link CacheManager#resizeTier(int, long)}).
+     *
+     * @return the tier's capacity after the call.
+     */
+    long resizeTier(int tier, long capacity);
 }

@@ -129,6 +129,21 @@ final class EvictionPasses {
         return sources.size();
     }
 
+    /**
+     * Drives {@code scan} over every source without the pass lock (a shrink of the cache runs
+     * beside the passes: both act on an entry only under its segment's lock). Call it holding
+     * no segment lock.
+     *
+     * @return segments skipped because they were busy.
+     */
+    int scanSources(final EvictionScan scan) {
+        int busy = 0;
+        for (final EvictionSource source : sources) {
+            busy += source.scan(scan);
+        }
+        return busy;
+    }
+
     // ------------------------------------------------------------------------------------------
     // The pass lock
     // ------------------------------------------------------------------------------------------

@@ -186,4 +186,52 @@ final class ManagerMXBean implements CacheManagerMXBean {
     public long evictNow() {
         return manager.evictNow();
     }
+
+    @Override
+    public long[] getTierCapacities() {
+        final long[] capacities = new long[manager.cache().tierCount()];
+        for (int t = 0; t < capacities.length; t++) {
+            capacities[t] = manager.cache().tierCapacity(t);
+        }
+        return capacities;
+    }
+
+    @Override
+    public long[] getTierMaxCapacities() {
+        final long[] capacities = new long[manager.cache().tierCount()];
+        for (int t = 0; t < capacities.length; t++) {
+            capacities[t] = manager.cache().tierMaxCapacity(t);
+        }
+        return capacities;
+    }
+
+    @Override
+    public long getResizeGrows() {
+        return manager.resizeStats().grows();
+    }
+
+    @Override
+    public long getResizeShrinks() {
+        return manager.resizeStats().shrinks();
+    }
+
+    @Override
+    public long getResizePartialShrinks() {
+        return manager.resizeStats().partialShrinks();
+    }
+
+    @Override
+    public long getResizeRelocatedEntries() {
+        return manager.resizeStats().relocatedEntries();
+    }
+
+    @Override
+    public long getResizeEvictedEntries() {
+        return manager.resizeStats().evictedEntries();
+    }
+
+    @Override
+    public long resizeTier(final int tier, final long capacity) {
+        return manager.resizeTier(tier, capacity);
+    }
 }

@@ -14,7 +14,8 @@ public interface EvictionScan {
     int EVICT = -2;
 
     /**
-     * Offers an entry that may be evicted now: cached, durable, unpinned, not being appended to.
+     * Offers an entry that may be evicted now: cached, durable, unpinned, not being appended to
+     * (or, to a scan that {@link #offersUndurable()}, cached and not yet durable).
      * Must not block or call into the source.
      *
      * @param segment name of the entry's segment.
@@ -65,10 +66,28 @@ public interface EvictionScan {
     }
 
     /**
+     * Called under the segment's lock right before the source evicts an entry as {@link #action}
+     * or {@link #relocationFailed} asked. The default does nothing.
+     */
+    default void evicting(final String segment, final ReadIndexEntry entry) {
+    }
+
+    /**
+     * @return whether the source also offers entries that are not durable yet (cached,
+     *         unpinned, not being appended to), to be relocated only: the source never evicts
+     *         one, whatever {@link #action} answers. A shrink of the cache moves them out of the
+     *         buffers it releases. The default offers only evictable entries.
+     */
+    default boolean offersUndurable() {
+        return false;
+    }
+
+    /**
      * Called when a relocation {@link #action} asked for failed because the target tier had no
      * room; the entry is unchanged.
      *
-     * @return {@link #EVICT} to evict the entry instead, or {@link #KEEP}.
+     * @return {@link #EVICT} to evict the entry instead (not done for an entry that is not
+     *         durable), {@link #KEEP}, or another tier index to try next.
      */
     default int relocationFailed(final String segment, final ReadIndexEntry entry, final int targetTier) {
         return KEEP;
