@@ -12,6 +12,7 @@ import io.streamcache.core.internal.layout.BlockMetadataDescriptor;
 import io.streamcache.core.memory.DirectMemoryRegion;
 import io.streamcache.core.memory.MemoryRegion;
 import io.streamcache.core.memory.MemoryRegionFactory;
+import io.streamcache.core.memory.ResizeTarget;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -390,6 +391,44 @@ public final class BlockCache implements AutoCloseable {
             }
         }
         return tierCapacity(tier);
+    }
+
+    /**
+     * @param tier a resizable tier.
+     * @return the tier as a {@link ResizeTarget} for a {@link io.streamcache.core.memory.MemoryMonitor}:
+     *         resizes through {@link #resize} (a shrink releases only what is free; a segment
+     *         store's manager offers a target that moves entries out).
+     * @throws UnsupportedOperationException if the tier cannot change size.
+     */
+    public ResizeTarget resizeTarget(final int tier) {
+        final Tier t = tiers.get(tier);
+        resizer.targetBuffers(t, tierCapacity(tier));
+        return new ResizeTarget() {
+            @Override
+            public long capacity() {
+                return tierCapacity(tier);
+            }
+
+            @Override
+            public long maxCapacity() {
+                return tierMaxCapacity(tier);
+            }
+
+            @Override
+            public long granularity() {
+                return bufferLength;
+            }
+
+            @Override
+            public long resize(final long capacity) {
+                return BlockCache.this.resize(tier, capacity);
+            }
+
+            @Override
+            public String name() {
+                return "cache " + name + " tier " + t.name;
+            }
+        };
     }
 
     /**

@@ -70,6 +70,39 @@ final class ContainerMemory {
     }
 
     /**
+     * @return the memory the kernel charges to this process's own cgroup now (v2
+     *         {@code memory.current}, v1 {@code memory.usage_in_bytes}): what its limit is
+     *         compared with. Empty if it cannot be read.
+     */
+    public OptionalLong cgroupUsage() {
+        for (final String line : readLines(proc.resolve("self/cgroup"))) {
+            final String[] parts = line.split(":", 3);
+            if (parts.length != 3) {
+                continue;
+            }
+            final String relative = parts[2].startsWith("/") ? parts[2].substring(1) : parts[2];
+            final Path file;
+            if (parts[0].equals("0") && parts[1].isEmpty()) {
+                file = (relative.isEmpty() ? cgroupRoot : cgroupRoot.resolve(relative)).resolve("memory.current");
+            } else if (List.of(parts[1].split(",")).contains("memory")) {
+                final Path root = cgroupRoot.resolve("memory");
+                file = (relative.isEmpty() ? root : root.resolve(relative)).resolve("memory.usage_in_bytes");
+            } else {
+                continue;
+            }
+            final List<String> lines = readLines(file);
+            if (!lines.isEmpty()) {
+                try {
+                    return OptionalLong.of(Long.parseLong(lines.get(0).trim()));
+                } catch (final NumberFormatException e) {
+                    return OptionalLong.empty();
+                }
+            }
+        }
+        return OptionalLong.empty();
+    }
+
+    /**
      * @return the machine's physical memory in bytes, or empty if the JVM does not say.
      */
     public OptionalLong physicalMemory() {

@@ -5,6 +5,7 @@ import io.streamcache.core.CacheConfigurationException;
 import io.streamcache.core.StreamcacheThreads;
 import io.streamcache.core.cache.BlockCache;
 import io.streamcache.core.cache.CacheFullHandler;
+import io.streamcache.core.memory.ResizeTarget;
 import io.streamcache.segmentstore.internal.eviction.EvictionSource;
 import io.streamcache.segmentstore.internal.eviction.ManagerHooks;
 import io.streamcache.segmentstore.internal.eviction.PromotionTarget;
@@ -354,6 +355,42 @@ public final class CacheManager implements AutoCloseable {
      */
     public long resizeTier(final int tier, final long capacity) {
         return resizeTier(tier, capacity, RESIZE_TIMEOUT_DEFAULT);
+    }
+
+    /**
+     * @param tier a resizable tier of the cache.
+     * @return the tier as a {@link ResizeTarget} for a {@link io.streamcache.core.memory.MemoryMonitor},
+     *         resized through {@link #resizeTier(int, long)} (entries are moved out of what a shrink gives back).
+     * @throws UnsupportedOperationException if the tier cannot change size.
+     */
+    public ResizeTarget resizeTarget(final int tier) {
+        final ResizeTarget cacheTier = cache.resizeTarget(tier);
+        return new ResizeTarget() {
+            @Override
+            public long capacity() {
+                return cacheTier.capacity();
+            }
+
+            @Override
+            public long maxCapacity() {
+                return cacheTier.maxCapacity();
+            }
+
+            @Override
+            public long granularity() {
+                return cacheTier.granularity();
+            }
+
+            @Override
+            public long resize(final long capacity) {
+                return resizeTier(tier, capacity);
+            }
+
+            @Override
+            public String name() {
+                return "manager " + name + ", " + cacheTier.name();
+            }
+        };
     }
 
     /**
