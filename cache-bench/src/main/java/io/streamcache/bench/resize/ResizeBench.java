@@ -117,13 +117,17 @@ public final class ResizeBench {
                     }
                 }, "appender-" + a));
             }
+            final java.util.concurrent.atomic.AtomicLong reads = new java.util.concurrent.atomic.AtomicLong();
             threads.add(new Thread(() -> {
                 int s = 0;
                 while (!stop.get()) {
                     final long length = lengths.get(s);
                     if (length > 65536) {
                         try (ReadResult result = store.read("s" + s, length - 65536, 65536)) {
-                            result.data().getByte(0);
+                            if (result.data().isReadable()) {
+                                result.data().getByte(0);
+                                reads.incrementAndGet();
+                            }
                         }
                     }
                     s = (s + 1) % segments;
@@ -183,7 +187,8 @@ public final class ResizeBench {
                 appended.get(0) / (double)MB / ((totalNanos - duringNanos) / 1e9), (totalNanos - duringNanos) / 1e9,
                 off.getValueAtPercentile(50) / 1e3, off.getValueAtPercentile(99) / 1e3, off.getValueAtPercentile(99.9) / 1e3,
                 off.getMaxValue() / 1e3, off.getTotalCount());
-            out.printf(Locale.ROOT, "end: rss=%d MB capacity=%d MB %s%n", rss() / MB, cache.capacity() / MB, manager.resizeStats());
+            out.printf(Locale.ROOT, "end: rss=%d MB capacity=%d MB reads=%d %s%n", rss() / MB, cache.capacity() / MB, reads.get(),
+                manager.resizeStats());
         } finally {
             Files.deleteIfExists(file);
         }
