@@ -85,6 +85,14 @@ import static io.streamcache.core.internal.layout.BlockMetadataDescriptor.entryL
  * {@link CacheStats#tiers()} gives per-tier occupancy, hits (views and copies), demotions and
  * promotions.
  *
+ * <h2>Resizing</h2>
+ * A tier built with a maximum capacity ({@link Builder#maxCapacity}) may grow and shrink by
+ * whole buffers while the cache runs ({@link #resize}, {@link #startShrink}): buffers go
+ * online, then draining (no block taken from them again) and offline (memory released) once
+ * their entries have been moved or deleted by their owner. The capacity counts every buffer
+ * holding memory, so data plus metadata never exceed it at any moment. See
+ * {@code docs/resize.md}.
+ *
  * <h2>Garbage</h2>
  * Insert, append, replace, delete, relocate, length and the copying reads allocate nothing on
  * the Java heap. Views allocate their small Netty wrappers; the bytes are not copied.
@@ -102,7 +110,7 @@ import static io.streamcache.core.internal.layout.BlockMetadataDescriptor.entryL
  * (allocation and free chains, hints, the full handler), {@code ChainCopier} (copies in, out and
  * between chains, views), {@code EntryWriter} (insert, append, replace, delete and relocate,
  * each undone on failure), {@code TierTable} and {@code Tier} (tiers, their regions and
- * accounts), {@code CacheConfig} (the builder's checks) and {@code BlockCacheJmx} (the MXBean).
+ * accounts), {@code TierResizer} (growing and shrinking resizable tiers), {@code CacheConfig} (the builder's checks) and {@code BlockCacheJmx} (the MXBean).
  */
 public final class BlockCache implements AutoCloseable {
     /**
