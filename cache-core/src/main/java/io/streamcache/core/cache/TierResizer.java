@@ -142,22 +142,27 @@ final class TierResizer {
     TierShrink startShrink(final Tier tier, final int target) {
         lock.lock();
         try {
-            final List<CacheBuffer> candidates = new ArrayList<>();
+            // The free counts change under load: sort on a snapshot of them, taken once (a
+            // comparator reading them live breaks the sort's contract).
+            final List<long[]> candidates = new ArrayList<>();
             for (int i = tier.firstBuffer; i < tier.firstBuffer + tier.bufferCount; i++) {
                 final CacheBuffer buffer = table.buffers[i];
                 if (buffer != null) {
-                    candidates.add(buffer);
+                    candidates.add(new long[] {i, buffer.freeCountVolatile()});
                 }
             }
             if (tier.resizable.releasesFromTheEnd()) {
-                candidates.sort(Comparator.comparingInt((CacheBuffer b) -> b.index).reversed());
+                candidates.sort(Comparator.comparingLong((long[] c) -> c[0]).reversed());
             } else {
                 // Fewest used blocks first (most free), the highest first among equals.
-                candidates.sort(Comparator.comparingInt(CacheBuffer::freeCountVolatile).reversed()
-                    .thenComparing(Comparator.comparingInt((CacheBuffer b) -> b.index).reversed()));
+                candidates.sort(Comparator.comparingLong((long[] c) -> c[1]).reversed()
+                    .thenComparing(Comparator.comparingLong((long[] c) -> c[0]).reversed()));
             }
             final int count = Math.max(0, tier.online - target);
-            final CacheBuffer[] draining = candidates.subList(0, count).toArray(new CacheBuffer[0]);
+            final CacheBuffer[] draining = new CacheBuffer[count];
+            for (int k = 0; k < count; k++) {
+                draining[k] = table.buffers[(int)candidates.get(k)[0]];
+            }
             for (final CacheBuffer buffer : draining) {
                 synchronized (buffer) {
                     buffer.draining = true;
@@ -175,7 +180,10 @@ final class TierResizer {
      * Takes the draining buffers off the tier's stack: pops every buffer, drops the draining
      * ones (under their monitor, as an allocating thread that pops one does) and pushes the
      * others back in their order. Allocating threads that find the stack empty meanwhile fall
-     * through to another tier or retry (they see free blocks, so the full handler is not called).
+     * through to another tier or retry (they see free blocks, so the full handler is not called;
+     * a cache built with a zero {@code fullRetryTimeout} may fail such an allocation with
+     * {@code CacheFullException}: the window is a few pops and pushes, at the start of a shrink
+     * and when a buffer was being pushed back as it was marked).
      */
     private void dropDraining(final Tier tier) {
         final List<CacheBuffer> kept = new ArrayList<>();
@@ -296,7 +304,15 @@ final class TierResizer {
         // A thread that took a buffer off the stack before it was marked may have pushed it back
         // since: drop it again, so that no released buffer is left in the stack (its slot is
         // reused when the tier grows, and a buffer must be in the stack at most once).
-        dropDraining(tier);
+        boolean inStack = false;
+        for (final CacheBuffer buffer : shrink.draining) {
+            synchronized (buffer) {
+                inStack |= !buffer.offline && buffer.inQueue;
+            }
+        }
+        if (inStack) {
+            dropDraining(tier);
+        }
         for (final CacheBuffer buffer : shrink.draining) {
             synchronized (buffer) {
                 if (buffer.offline || buffer.inQueue || BlockMetadataDescriptor.freeCount(buffer.header()) != full) {

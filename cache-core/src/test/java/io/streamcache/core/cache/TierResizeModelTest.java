@@ -39,9 +39,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * <p>{@code -Dstreamcache.resize.rounds=N} runs a longer variant (default 40 resizes).
  */
 class TierResizeModelTest {
-    private static final int BUFFER = 64 << 10;
     private static final int BLOCK = 1024;
-    private static final int MAX_BUFFERS = 8;
     private static final int SLOTS = 96;
     private static final int WORKERS = 3;
     private static final int ROUNDS = Integer.getInteger("streamcache.resize.rounds", 40);
@@ -57,13 +55,17 @@ class TierResizeModelTest {
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"direct", "mapped"})
+    @ValueSource(strings = {"direct", "mapped", "many"})
     void resizesUnderContentionKeepEveryEntryIntact(final String kind) throws Exception {
-        final MemoryRegionFactory region = kind.equals("direct") ? DirectMemoryRegion.factory()
-            : MappedFileRegion.factory(directory.resolve("model"));
+        final MemoryRegionFactory region = kind.equals("mapped") ? MappedFileRegion.factory(directory.resolve("model"))
+            : DirectMemoryRegion.factory();
+        // "many": 128 small buffers, so that choosing the buffers to drain sorts many of them
+        // while their free counts change.
+        final int bufferLength = kind.equals("many") ? 4 * BLOCK : 64 << 10;
+        final int maxBuffers = kind.equals("many") ? 128 : 8;
         final long seed = System.nanoTime();
-        try (BlockCache cache = BlockCache.builder().bufferLength(BUFFER).blockLength(BLOCK).capacity(4L * BUFFER)
-            .maxCapacity((long)MAX_BUFFERS * BUFFER).region(region).registerMBean(false).fullRetryTimeout(Duration.ZERO).build()) {
+        try (BlockCache cache = BlockCache.builder().bufferLength(bufferLength).blockLength(BLOCK).capacity(4L * bufferLength)
+            .maxCapacity((long)maxBuffers * bufferLength).region(region).registerMBean(false).fullRetryTimeout(Duration.ZERO).build()) {
             final Slot[] slots = new Slot[SLOTS];
             for (int i = 0; i < SLOTS; i++) {
                 slots[i] = new Slot();
@@ -79,14 +81,14 @@ class TierResizeModelTest {
             int shrinks = 0;
             try {
                 for (int round = 0; round < ROUNDS; round++) {
-                    final int target = 1 + random.nextInt(MAX_BUFFERS);
+                    final int target = 1 + random.nextInt(maxBuffers);
                     final long before = cache.tierCapacity(0);
-                    if ((long)target * BUFFER >= before) {
-                        assertEquals((long)target * BUFFER, cache.resize(0, (long)target * BUFFER), "seed=" + seed);
+                    if ((long)target * bufferLength >= before) {
+                        assertEquals((long)target * bufferLength, cache.resize(0, (long)target * bufferLength), "seed=" + seed);
                         continue;
                     }
                     shrinks++;
-                    try (TierShrink shrink = cache.startShrink(0, (long)target * BUFFER)) {
+                    try (TierShrink shrink = cache.startShrink(0, (long)target * bufferLength)) {
                         for (int pass = 0; !shrink.isComplete(); pass++) {
                             assertTrue(pass < 1000, "a shrink that drops what it cannot move completes; seed=" + seed);
                             for (final Slot slot : slots) {
@@ -108,7 +110,7 @@ class TierResizeModelTest {
                             shrink.release();
                             Thread.yield();
                         }
-                        assertEquals((long)target * BUFFER, cache.tierCapacity(0), "seed=" + seed);
+                        assertEquals((long)target * bufferLength, cache.tierCapacity(0), "seed=" + seed);
                     }
                 }
             } finally {
@@ -130,7 +132,7 @@ class TierResizeModelTest {
                 }
             }
             assertEquals(blocks, cache.stats().usedBlockCount(), "no block leaked or lost; seed=" + seed);
-            assertTrue(cache.capacity() <= (long)MAX_BUFFERS * BUFFER);
+            assertTrue(cache.capacity() <= (long)maxBuffers * bufferLength);
         }
     }
 
