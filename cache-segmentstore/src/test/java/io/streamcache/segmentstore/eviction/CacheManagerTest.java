@@ -365,9 +365,14 @@ class CacheManagerTest {
                     return failed;
                 }));
             }
+            // Wait for both appenders before reading: one still appending evicts the other's entries.
+            final int[] failedCounts = new int[names.size()];
+            for (int i = 0; i < names.size(); i++) {
+                failedCounts[i] = failures.get(i).get(50, TimeUnit.SECONDS);
+            }
             for (int i = 0; i < names.size(); i++) {
                 final String name = names.get(i);
-                final int failed = failures.get(i).get(50, TimeUnit.SECONDS);
+                final int failed = failedCounts[i];
                 assertTrue(failed < appends / 10, "most appends found room: failed=" + failed);
                 assertEquals((long) (appends - failed) * appendLength, store.info(name).length(), "a failed append leaves nothing");
                 for (final TestSegments.EntryView entry : entries(store, name)) {
