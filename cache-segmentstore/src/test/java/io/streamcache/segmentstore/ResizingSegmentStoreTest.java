@@ -114,6 +114,34 @@ class ResizingSegmentStoreTest {
     }
 
     @Test
+    void notYetDurableEntriesAreMovedButNeverDropped() {
+        try (BlockCache cache = cache(8, 8);
+             SegmentStore store = SegmentStore.builder(cache).maxIndexEntryLength(1000).appendsDurable(false)
+                 .cacheManager(TestSegments.manualManager(cache)).build()) {
+            final CacheManager manager = store.cacheManager();
+            store.create("s");
+            long length = 0;
+            while (cache.stats().utilization() < 0.7) {
+                store.append("s", buffer(9, length, 500));
+                length += 500;
+            }
+            final long used = cache.stats().usedBlockCount();
+            // 70 % of 8 buffers cannot fit in 2: only moves are allowed, so the shrink stops short.
+            final long stopped = manager.resizeTier(0, 2L * BUFFER_LENGTH, Duration.ofMillis(100));
+            assertTrue(stopped > 2L * BUFFER_LENGTH && stopped < 8L * BUFFER_LENGTH, "stopped at " + stopped);
+            assertEquals(0, manager.resizeStats().evictedEntries());
+            assertEquals(1, manager.resizeStats().partialShrinks());
+            assertEquals(used, cache.stats().usedBlockCount(), "nothing dropped");
+            checkReads(store, "s", 9, length, true);
+            // Once durable, the rest may be evicted: the shrink completes.
+            store.markDurable("s", length);
+            assertEquals(2L * BUFFER_LENGTH, manager.resizeTier(0, 2L * BUFFER_LENGTH, Duration.ofSeconds(10)));
+            assertTrue(manager.resizeStats().evictedEntries() > 0);
+            checkReads(store, "s", 9, length, false);
+        }
+    }
+
+    @Test
     void aPinnedEntryHoldsItsBufferUntilReleased() {
         try (BlockCache cache = cache(4, 4);
              SegmentStore store = TestSegments.store(cache, 1000)) {
