@@ -86,12 +86,8 @@ import static io.streamcache.core.internal.layout.BlockMetadataDescriptor.entryL
  * promotions.
  *
  * <h2>Resizing</h2>
- * A tier built with a maximum capacity ({@link Builder#maxCapacity}) may grow and shrink by
- * whole buffers while the cache runs ({@link #resize}, {@link #startShrink}): buffers go
- * online, then draining (no block taken from them again) and offline (memory released) once
- * their entries have been moved or deleted by their owner. The capacity counts every buffer
- * holding memory, so data plus metadata never exceed it at any moment. See
- * {@code docs/resize.md}.
+ * A tier built with a {@link Builder#maxCapacity} grows and shrinks by whole buffers while the
+ * cache runs ({@link #resize}, {@link #startShrink}; buffer states in {@code docs/resize.md}).
  *
  * <h2>Garbage</h2>
  * Insert, append, replace, delete, relocate, length and the copying reads allocate nothing on
@@ -354,30 +350,23 @@ public final class BlockCache implements AutoCloseable {
     }
 
     /**
-     * @return bytes one tier may grow to: its {@code maxCapacity}, or its capacity if it was
-     *         built without one (it cannot change size).
+     * @return bytes one tier may grow to: its {@code maxCapacity} (its capacity if it has none).
      * @throws IndexOutOfBoundsException if there is no such tier.
      */
     public long tierMaxCapacity(final int tier) {
         return (long)tiers.get(tier).bufferCount * bufferLength;
     }
 
-    /**
-     * @return whether a tier can change size (it was built with a maxCapacity).
-     * @throws IndexOutOfBoundsException if there is no such tier.
-     */
+    /** @return whether a tier can change size (built with a maxCapacity); IndexOutOfBoundsException if no such tier. */
     public boolean isResizable(final int tier) {
         return tiers.get(tier).resizable != null;
     }
 
     /**
-     * Sets a tier's capacity while the cache runs, in whole buffers ({@code capacity} rounded
-     * down). Growing brings buffers online at once (their memory allocated or mapped; all or
-     * none). Shrinking releases only what is free now: it drains the buffers with the fewest
-     * used blocks (the highest ones for a mapped file), releases those that are wholly free and
-     * puts the others back into service, and returns how far it got. A store whose entries can
-     * be moved shrinks fully through its cache manager ({@code CacheManager.resizeTier}), or
-     * through {@link #startShrink}. Waits for a resize running on another thread.
+     * Sets a tier's capacity while the cache runs, in whole buffers (rounded down). A grow brings
+     * buffers online at once, all or none. A shrink releases only the buffers wholly free now and
+     * returns how far it got (moving entries out is their owner's: {@link #startShrink}, or
+     * {@code CacheManager.resizeTier} for a store). Waits for a resize on another thread.
      *
      * @param tier     the tier.
      * @param capacity the bytes it should have: at least one buffer, at most its maxCapacity.
@@ -411,32 +400,7 @@ public final class BlockCache implements AutoCloseable {
     public ResizeTarget resizeTarget(final int tier) {
         final Tier t = tiers.get(tier);
         resizer.targetBuffers(t, tierCapacity(tier));
-        return new ResizeTarget() {
-            @Override
-            public long capacity() {
-                return tierCapacity(tier);
-            }
-
-            @Override
-            public long maxCapacity() {
-                return tierMaxCapacity(tier);
-            }
-
-            @Override
-            public long granularity() {
-                return bufferLength;
-            }
-
-            @Override
-            public long resize(final long capacity) {
-                return BlockCache.this.resize(tier, capacity);
-            }
-
-            @Override
-            public String name() {
-                return "cache " + name + " tier " + t.name;
-            }
-        };
+        return new TierResizeTarget(this, tier, "cache " + name + " tier " + t.name);
     }
 
     /**
