@@ -90,7 +90,7 @@ public final class MqBench {
     }
 
     /** What a run measured. */
-    record Result(double phase1Seconds, long phase1Bytes, long phase1Messages, double phase2Seconds, long phase2Bytes,
+    record Result(double phase1Seconds, double phase1CpuSeconds, long phase1Bytes, long phase1Messages, double phase2Seconds, long phase2Bytes,
                   long phase2Messages, long reads, long messagesRead, Histogram readLatency, Histogram appendLatency,
                   double openSeconds, double rawSeconds, long heapPerQueue, WriterBaseline.Result writer) {
         double phase1MBps() {
@@ -146,6 +146,7 @@ public final class MqBench {
         final long[] phase1 = new long[2];
         final long[] phase2 = new long[4];
         final double phase1Seconds;
+        final double phase1CpuSeconds;
         final double phase2Seconds;
         long heapPerQueue;
         try (MessageQueueStore mq = MessageQueueStore.open(log, config.cache)) {
@@ -153,8 +154,10 @@ public final class MqBench {
                 config.threads, config.topics, config.queues, config.min, config.max, bytes(config.phase1), bytes(config.phase2),
                 config.fetch);
             long start = System.nanoTime();
+            final long cpuStart = processCpuNanos();
             runPhase(config, mq, counts, config.phase1, false, phase1, null, appendLatency);
             phase1Seconds = (System.nanoTime() - start) / 1e9;
+            phase1CpuSeconds = (processCpuNanos() - cpuStart) / 1e9;
             final WriterStats writer = mq.segmentStore().log().orElseThrow().writerStats();
             out.printf(Locale.ROOT, "phase 1: %.2f s, %.1f MB/s, %,.0f messages/s; log: %,d forces (%.2f per message), %,d batches "
                     + "of %.0f KB mean%n", phase1Seconds, phase1[0] / 1e6 / phase1Seconds, phase1[1] / phase1Seconds, writer.forces(),
@@ -181,8 +184,9 @@ public final class MqBench {
         WriterBaseline.Result writer = null;
         if (config.writer) {
             writer = WriterBaseline.run(config, logConfig(config, config.dir.resolve("writer")), config.phase1);
-            out.printf(Locale.ROOT, "writer alone, phase 1's stream: %.2f s, %.1f MB/s, %,.0f messages/s; %,d forces, %,d batches%n",
-                writer.seconds(), writer.mbps(), writer.messages() / writer.seconds(), writer.forces(), writer.batches());
+            out.printf(Locale.ROOT, "writer alone, phase 1's stream: %.2f s (%.2f s of CPU), %.1f MB/s, %,.0f messages/s; %,d forces, "
+                    + "%,d batches%n", writer.seconds(), writer.cpuSeconds(), writer.mbps(), writer.messages() / writer.seconds(),
+                writer.forces(), writer.batches());
         }
         double rawSeconds = Double.NaN;
         if (config.raw) {
@@ -190,7 +194,7 @@ public final class MqBench {
             out.printf(Locale.ROOT, "raw write+force: %.2f s, %.1f MB/s%n", rawSeconds, config.phase1 / 1e6 / rawSeconds);
         }
         clean(config.dir);
-        return new Result(phase1Seconds, phase1[0], phase1[1], phase2Seconds, phase2[0], phase2[1], phase2[2], phase2[3],
+        return new Result(phase1Seconds, phase1CpuSeconds, phase1[0], phase1[1], phase2Seconds, phase2[0], phase2[1], phase2[2], phase2[3],
             readLatency, appendLatency, openSeconds, rawSeconds, heapPerQueue, writer);
     }
 
@@ -442,6 +446,9 @@ public final class MqBench {
         if (r.writer() != null) {
             out.printf(Locale.ROOT, "writer alone %8.1f MB/s (the AggregatingWriter on phase 1's stream, %.2f s); phase 1 at %.2fx of it%n",
                 r.writer().mbps(), r.writer().seconds(), r.phase1MBps() / r.writer().mbps());
+            out.printf(Locale.ROOT, "CPU          phase 1 %.2f s for %.2f GB, writer alone %.2f s for %.2f GB: %.2fx the CPU per byte%n",
+                r.phase1CpuSeconds(), r.phase1Bytes() / 1e9, r.writer().cpuSeconds(), r.writer().bytes() / 1e9,
+                (r.phase1CpuSeconds() / r.phase1Bytes()) / (r.writer().cpuSeconds() / r.writer().bytes()));
         }
         if (!Double.isNaN(r.rawSeconds())) {
             final double rawMBps = config.phase1 / 1e6 / r.rawSeconds();
@@ -451,13 +458,13 @@ public final class MqBench {
         out.printf(Locale.ROOT, "heap/queue   %,d B (heap growth over phase 1 / queues, after GC)%n", r.heapPerQueue());
         out.printf(Locale.ROOT, "{\"phase1_s\":%.3f,\"phase1_MBps\":%.1f,\"phase2_s\":%.3f,\"total_s\":%.3f,\"getrange_p50_us\":%.1f,"
                 + "\"getrange_p99_us\":%.1f,\"getrange_p999_us\":%.1f,\"open_s\":%.3f,\"raw_MBps\":%.1f,\"writer_MBps\":%.1f,"
-                + "\"phase1_vs_writer\":%.3f,\"heap_per_queue\":%d}%n",
+                + "\"phase1_vs_writer\":%.3f,\"phase1_cpu_s\":%.2f,\"writer_cpu_s\":%.2f,\"heap_per_queue\":%d}%n",
             r.phase1Seconds(), r.phase1MBps(), r.phase2Seconds(), r.phase1Seconds() + r.phase2Seconds(),
             r.readLatency().getValueAtPercentile(50) / 1e3, r.readLatency().getValueAtPercentile(99) / 1e3,
             r.readLatency().getValueAtPercentile(99.9) / 1e3, r.openSeconds(),
             Double.isNaN(r.rawSeconds()) ? Double.NaN : config.phase1 / 1e6 / r.rawSeconds(),
             r.writer() == null ? Double.NaN : r.writer().mbps(), r.writer() == null ? Double.NaN : r.phase1MBps() / r.writer().mbps(),
-            r.heapPerQueue());
+            r.phase1CpuSeconds(), r.writer() == null ? Double.NaN : r.writer().cpuSeconds(), r.heapPerQueue());
     }
 
     /** The cache manager's counters so far: how often its passes ran and what they evicted. */
@@ -466,6 +473,11 @@ public final class MqBench {
         out.printf(Locale.ROOT, "%s: cache manager: %,d passes (%,d from a full cache), %,d entries evicted (%,d MB), "
                 + "%,d busy segments skipped, utilization %.2f%n", phase, stats.runs(), stats.fullHandlerCalls(), stats.evictions(),
             stats.evictedBytes() / 1_000_000, stats.busySkips(), stats.utilization());
+    }
+
+    /** @return the CPU time of the whole process so far (every thread, the GC's included). */
+    static long processCpuNanos() {
+        return ((com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean()).getProcessCpuTime();
     }
 
     private static long usedHeapAfterGc() {

@@ -37,7 +37,7 @@ final class WriterBaseline {
     private static final int CHUNK = 256 << 10;
 
     /** What the baseline measured. */
-    record Result(double seconds, long bytes, long messages, long forces, long batches) {
+    record Result(double seconds, double cpuSeconds, long bytes, long messages, long forces, long batches) {
         double mbps() {
             return bytes / 1e6 / seconds;
         }
@@ -59,6 +59,7 @@ final class WriterBaseline {
                 final CountDownLatch done = new CountDownLatch(config.threads);
                 final Producer[] producers = new Producer[config.threads];
                 final long start = System.nanoTime();
+                final long cpuStart = MqBench.processCpuNanos();
                 for (int t = 0; t < config.threads; t++) {
                     producers[t] = new Producer(config, writer, t, budget, failure, done);
                     final Thread thread = new Thread(producers[t], "mq-writer-alone-" + t);
@@ -67,6 +68,7 @@ final class WriterBaseline {
                 }
                 done.await();
                 final double seconds = (System.nanoTime() - start) / 1e9;
+                final double cpuSeconds = (MqBench.processCpuNanos() - cpuStart) / 1e9;
                 if (failure.get() != null) {
                     throw new IllegalStateException("a writer-alone producer failed", failure.get());
                 }
@@ -77,7 +79,7 @@ final class WriterBaseline {
                     messages += p.messages;
                 }
                 final WriterStats stats = writer.stats();
-                return new Result(seconds, written, messages, stats.forces(), stats.batches());
+                return new Result(seconds, cpuSeconds, written, messages, stats.forces(), stats.batches());
             } finally {
                 writer.close();
             }

@@ -64,7 +64,8 @@ class MqBenchTest {
         assertEquals(0, status, out);
         assertTrue(out.contains("every queue's count checked"), out);
         assertTrue(out.contains("\"phase1_MBps\""), out);
-        assertTrue(out.contains("the AggregatingWriter on phase 1's stream") && out.contains("\"phase1_vs_writer\""), out);
+        assertTrue(out.contains("the AggregatingWriter on phase 1's stream") && out.contains("\"phase1_vs_writer\"")
+            && out.contains("\"writer_cpu_s\""), out);
     }
 
     /**
