@@ -26,7 +26,7 @@ import java.util.concurrent.CompletionException;
  * it, since a segment's appends complete in offset order, so their threads are on their way).
  * Readers use the volatile {@link #count} (read first) and {@link #ends} without the monitor.
  *
- * <p><b>Heap:</b> about 40 bytes plus the index (16 + 8 per slot); the segment name is the
+ * <p><b>Heap:</b> 48 bytes plus the index (16 + 8 per slot); the segment name is the
  * store's own string.
  */
 final class MessageQueue {

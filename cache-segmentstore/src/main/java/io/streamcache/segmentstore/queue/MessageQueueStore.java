@@ -67,7 +67,7 @@ import java.util.concurrent.CompletionException;
  * {@code maxAppendLength} (16 MiB by default). A failed append (a disk error) gives
  * its offset back and is never published, so the numbering has no holes.
  *
- * <p><b>Heap:</b> the facade adds per queue a {@code MessageQueue} (about 40 bytes), its
+ * <p><b>Heap:</b> the facade adds per queue a {@code MessageQueue} (48 bytes), its
  * index (16 bytes plus 8 per message, from 2 slots, doubling) and a 4-byte slot in its topic's
  * {@link QueueTable} page; the segment name is the store's own string. The store's segment costs
  * more (see docs/benchmarks.md, "heap per queue").
