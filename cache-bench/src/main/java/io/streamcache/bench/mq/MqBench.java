@@ -35,6 +35,10 @@ import java.util.stream.Stream;
  *            getRange(topic, queue, offset, --fetch) on one of its queues: from the tail
  *            (the last --fetch messages) with probability --tail, else from offset 0
  *   open:    the store is closed and opened again; every queue's message count is checked
+ *   writer:  phase 1's message stream (same threads, queues, lengths, bytes) written by the
+ *            store's AggregatingWriter alone, same log settings, into a directory of its own:
+ *            no segments, queues, cache or indexes ({@link WriterBaseline}); phase 1 is
+ *            reported as a ratio of it
  *   raw:     a plain loop writes --phase1 bytes in --batch writes, forcing each (the disk's limit)
  * </pre>
  *
@@ -45,7 +49,7 @@ import java.util.stream.Stream;
  * <pre>
  *   java -jar streamcache-bench.jar mq --dir /var/tmp/mq [--threads 40] [--topics 100]
  *        [--queues 250000] [--min 100] [--max 17408] [--phase1 3g] [--phase2 2g] [--fetch 30]
- *        [--tail 0.9] [--cache 2g] [--batch 1m] [--raw true] [--reopen true] [--prewrite BOOL]
+ *        [--tail 0.9] [--cache 2g] [--batch 1m] [--raw true] [--reopen true] [--writer true] [--prewrite BOOL]
  *        [--file-length SIZE]
  * </pre>
  * The directory is emptied first. Needs direct memory for the cache plus Netty's buffers.
@@ -74,6 +78,7 @@ public final class MqBench {
         int batch = 1 << 20;
         boolean raw = true;
         boolean reopen = true;
+        boolean writer = true;
         long seed = 42;
         /** null: the log's default. */
         Boolean preWrite;
@@ -85,9 +90,9 @@ public final class MqBench {
     }
 
     /** What a run measured. */
-    record Result(double phase1Seconds, long phase1Bytes, long phase1Messages, double phase2Seconds, long phase2Bytes,
+    record Result(double phase1Seconds, double phase1CpuSeconds, long phase1Bytes, long phase1Messages, double phase2Seconds, long phase2Bytes,
                   long phase2Messages, long reads, long messagesRead, Histogram readLatency, Histogram appendLatency,
-                  double openSeconds, double rawSeconds, long heapPerQueue) {
+                  double openSeconds, double rawSeconds, long heapPerQueue, WriterBaseline.Result writer) {
         double phase1MBps() {
             return phase1Bytes / 1e6 / phase1Seconds;
         }
@@ -130,18 +135,10 @@ public final class MqBench {
     static Result run(final Config config, final PrintStream out) throws Exception {
         clean(config.dir);
         Files.createDirectories(config.dir);
-        final Path logDir = config.dir.resolve("log");
-        final LogConfig.Builder logBuilder = LogConfig.builder(logDir);
-        if (config.preWrite != null) {
-            logBuilder.preWrite(config.preWrite);
-        }
-        if (config.fileLength > 0) {
-            logBuilder.fileLength(config.fileLength);
-        }
-        final LogConfig log = logBuilder.build();
+        final LogConfig log = logConfig(config, config.dir.resolve("log"));
         final long[][] counts = new long[config.threads][];
         for (int t = 0; t < config.threads; t++) {
-            counts[t] = new long[(config.queues - t + config.threads - 1) / config.threads];
+            counts[t] = new long[queuesOfThread(config, t)];
         }
         final long heapBefore = usedHeapAfterGc();
         final Histogram readLatency = new Histogram(3_600_000_000_000L, 2);
@@ -149,6 +146,7 @@ public final class MqBench {
         final long[] phase1 = new long[2];
         final long[] phase2 = new long[4];
         final double phase1Seconds;
+        final double phase1CpuSeconds;
         final double phase2Seconds;
         long heapPerQueue;
         try (MessageQueueStore mq = MessageQueueStore.open(log, config.cache)) {
@@ -156,8 +154,10 @@ public final class MqBench {
                 config.threads, config.topics, config.queues, config.min, config.max, bytes(config.phase1), bytes(config.phase2),
                 config.fetch);
             long start = System.nanoTime();
+            final long cpuStart = processCpuNanos();
             runPhase(config, mq, counts, config.phase1, false, phase1, null, appendLatency);
             phase1Seconds = (System.nanoTime() - start) / 1e9;
+            phase1CpuSeconds = (processCpuNanos() - cpuStart) / 1e9;
             final WriterStats writer = mq.segmentStore().log().orElseThrow().writerStats();
             out.printf(Locale.ROOT, "phase 1: %.2f s, %.1f MB/s, %,.0f messages/s; log: %,d forces (%.2f per message), %,d batches "
                     + "of %.0f KB mean%n", phase1Seconds, phase1[0] / 1e6 / phase1Seconds, phase1[1] / phase1Seconds, writer.forces(),
@@ -181,14 +181,21 @@ public final class MqBench {
             }
             out.printf(Locale.ROOT, "open: %.2f s, every queue's count checked%n", openSeconds);
         }
+        WriterBaseline.Result writer = null;
+        if (config.writer) {
+            writer = WriterBaseline.run(config, logConfig(config, config.dir.resolve("writer")), config.phase1);
+            out.printf(Locale.ROOT, "writer alone, phase 1's stream: %.2f s (%.2f s of CPU), %.1f MB/s, %,.0f messages/s; %,d forces, "
+                    + "%,d batches%n", writer.seconds(), writer.cpuSeconds(), writer.mbps(), writer.messages() / writer.seconds(),
+                writer.forces(), writer.batches());
+        }
         double rawSeconds = Double.NaN;
         if (config.raw) {
             rawSeconds = rawWrite(config.dir.resolve("raw"), config.phase1, config.batch);
             out.printf(Locale.ROOT, "raw write+force: %.2f s, %.1f MB/s%n", rawSeconds, config.phase1 / 1e6 / rawSeconds);
         }
         clean(config.dir);
-        return new Result(phase1Seconds, phase1[0], phase1[1], phase2Seconds, phase2[0], phase2[1], phase2[2], phase2[3],
-            readLatency, appendLatency, openSeconds, rawSeconds, heapPerQueue);
+        return new Result(phase1Seconds, phase1CpuSeconds, phase1[0], phase1[1], phase2Seconds, phase2[0], phase2[1], phase2[2], phase2[3],
+            readLatency, appendLatency, openSeconds, rawSeconds, heapPerQueue, writer);
     }
 
     /**
@@ -260,7 +267,7 @@ public final class MqBench {
             this.read = read;
             this.failure = failure;
             this.done = done;
-            this.random = new SplittableRandom(config.seed * 31 + thread * 7919L + (read ? 1 : 0));
+            this.random = workerRandom(config, thread, read);
             this.message = ByteBuffer.allocateDirect(config.max);
         }
 
@@ -340,12 +347,47 @@ public final class MqBench {
         }
 
         private String topic(final int queue) {
-            return "topic" + queue / config.queuesPerTopic();
+            return MqBench.topic(config, queue);
         }
 
         private int queueId(final int queue) {
-            return queue % config.queuesPerTopic();
+            return MqBench.queueId(config, queue);
         }
+    }
+
+    /** The random stream of thread {@code thread}'s worker in phase 1 ({@code read} false) or 2. */
+    static SplittableRandom workerRandom(final Config config, final int thread, final boolean read) {
+        return new SplittableRandom(config.seed * 31 + thread * 7919L + (read ? 1 : 0));
+    }
+
+    /** How many queues thread {@code thread} owns (global queue g belongs to thread g % threads). */
+    static int queuesOfThread(final Config config, final int thread) {
+        return (config.queues - thread + config.threads - 1) / config.threads;
+    }
+
+    static String topic(final Config config, final int queue) {
+        return "topic" + queue / config.queuesPerTopic();
+    }
+
+    static int queueId(final Config config, final int queue) {
+        return queue % config.queuesPerTopic();
+    }
+
+    /** The segment the facade keeps global queue {@code queue} in. */
+    static String segmentName(final Config config, final int queue) {
+        return MessageQueueStore.segmentName(topic(config, queue), queueId(config, queue));
+    }
+
+    /** The log settings of the run, over {@code directory}. */
+    static LogConfig logConfig(final Config config, final Path directory) {
+        final LogConfig.Builder builder = LogConfig.builder(directory);
+        if (config.preWrite != null) {
+            builder.preWrite(config.preWrite);
+        }
+        if (config.fileLength > 0) {
+            builder.fileLength(config.fileLength);
+        }
+        return builder.build();
     }
 
     private static void checkCounts(final Config config, final MessageQueueStore mq, final long[][] counts)
@@ -401,6 +443,13 @@ public final class MqBench {
         if (!Double.isNaN(r.openSeconds())) {
             out.printf(Locale.ROOT, "open         %8.2f s (clean close)%n", r.openSeconds());
         }
+        if (r.writer() != null) {
+            out.printf(Locale.ROOT, "writer alone %8.1f MB/s (the AggregatingWriter on phase 1's stream, %.2f s); phase 1 at %.2fx of it%n",
+                r.writer().mbps(), r.writer().seconds(), r.phase1MBps() / r.writer().mbps());
+            out.printf(Locale.ROOT, "CPU          phase 1 %.2f s for %.2f GB, writer alone %.2f s for %.2f GB: %.2fx the CPU per byte%n",
+                r.phase1CpuSeconds(), r.phase1Bytes() / 1e9, r.writer().cpuSeconds(), r.writer().bytes() / 1e9,
+                (r.phase1CpuSeconds() / r.phase1Bytes()) / (r.writer().cpuSeconds() / r.writer().bytes()));
+        }
         if (!Double.isNaN(r.rawSeconds())) {
             final double rawMBps = config.phase1 / 1e6 / r.rawSeconds();
             out.printf(Locale.ROOT, "raw limit    %8.1f MB/s (write+force of %s batches); phase 1 at %.2fx of it%n", rawMBps,
@@ -408,11 +457,14 @@ public final class MqBench {
         }
         out.printf(Locale.ROOT, "heap/queue   %,d B (heap growth over phase 1 / queues, after GC)%n", r.heapPerQueue());
         out.printf(Locale.ROOT, "{\"phase1_s\":%.3f,\"phase1_MBps\":%.1f,\"phase2_s\":%.3f,\"total_s\":%.3f,\"getrange_p50_us\":%.1f,"
-                + "\"getrange_p99_us\":%.1f,\"getrange_p999_us\":%.1f,\"open_s\":%.3f,\"raw_MBps\":%.1f,\"heap_per_queue\":%d}%n",
+                + "\"getrange_p99_us\":%.1f,\"getrange_p999_us\":%.1f,\"open_s\":%.3f,\"raw_MBps\":%.1f,\"writer_MBps\":%.1f,"
+                + "\"phase1_vs_writer\":%.3f,\"phase1_cpu_s\":%.2f,\"writer_cpu_s\":%.2f,\"heap_per_queue\":%d}%n",
             r.phase1Seconds(), r.phase1MBps(), r.phase2Seconds(), r.phase1Seconds() + r.phase2Seconds(),
             r.readLatency().getValueAtPercentile(50) / 1e3, r.readLatency().getValueAtPercentile(99) / 1e3,
             r.readLatency().getValueAtPercentile(99.9) / 1e3, r.openSeconds(),
-            Double.isNaN(r.rawSeconds()) ? Double.NaN : config.phase1 / 1e6 / r.rawSeconds(), r.heapPerQueue());
+            Double.isNaN(r.rawSeconds()) ? Double.NaN : config.phase1 / 1e6 / r.rawSeconds(),
+            r.writer() == null ? Double.NaN : r.writer().mbps(), r.writer() == null ? Double.NaN : r.phase1MBps() / r.writer().mbps(),
+            r.phase1CpuSeconds(), r.writer() == null ? Double.NaN : r.writer().cpuSeconds(), r.heapPerQueue());
     }
 
     /** The cache manager's counters so far: how often its passes ran and what they evicted. */
@@ -421,6 +473,11 @@ public final class MqBench {
         out.printf(Locale.ROOT, "%s: cache manager: %,d passes (%,d from a full cache), %,d entries evicted (%,d MB), "
                 + "%,d busy segments skipped, utilization %.2f%n", phase, stats.runs(), stats.fullHandlerCalls(), stats.evictions(),
             stats.evictedBytes() / 1_000_000, stats.busySkips(), stats.utilization());
+    }
+
+    /** @return the CPU time of the whole process so far (every thread, the GC's included). */
+    static long processCpuNanos() {
+        return ((com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean()).getProcessCpuTime();
     }
 
     private static long usedHeapAfterGc() {
@@ -467,6 +524,7 @@ public final class MqBench {
                 case "--batch" -> c.batch = positive(flag, (int) size(v));
                 case "--raw" -> c.raw = Boolean.parseBoolean(v);
                 case "--reopen" -> c.reopen = Boolean.parseBoolean(v);
+                case "--writer" -> c.writer = Boolean.parseBoolean(v);
                 case "--seed" -> c.seed = Long.parseLong(v);
                 case "--prewrite" -> c.preWrite = Boolean.parseBoolean(v);
                 case "--file-length" -> c.fileLength = size(v);
@@ -514,8 +572,8 @@ public final class MqBench {
 
     static String usage() {
         return "mq --dir DIR [--threads 40] [--topics 100] [--queues 250000] [--min 100] [--max 17408] [--phase1 3g]\n"
-            + "   [--phase2 2g] [--fetch 30] [--tail 0.9] [--cache 2g] [--batch 1m] [--raw true] [--reopen true] [--seed 42]\n"
-            + "   [--prewrite true|false (the log's default)] [--file-length (the log's default)]\n"
+            + "   [--phase2 2g] [--fetch 30] [--tail 0.9] [--cache 2g] [--batch 1m] [--raw true] [--reopen true] [--writer true]\n"
+            + "   [--seed 42] [--prewrite true|false (the log's default)] [--file-length (the log's default)]\n"
             + "The contest-shaped message-queue workload on MessageQueueStore; every byte read is checked.";
     }
 }

@@ -1,5 +1,6 @@
 package io.streamcache.bench.mq;
 
+import io.streamcache.segmentstore.queue.MessageQueueStore;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -9,6 +10,7 @@ import java.io.PrintStream;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.util.Map;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
@@ -62,6 +64,43 @@ class MqBenchTest {
         assertEquals(0, status, out);
         assertTrue(out.contains("every queue's count checked"), out);
         assertTrue(out.contains("\"phase1_MBps\""), out);
+        assertTrue(out.contains("the AggregatingWriter on phase 1's stream") && out.contains("\"phase1_vs_writer\"")
+            && out.contains("\"writer_cpu_s\""), out);
+    }
+
+    /**
+     * The writer-alone baseline writes phase 1's stream as the store would: its log, opened by
+     * the facade, holds every queue with messages 0..n-1, each with the bytes phase 1 gives it.
+     */
+    @Test
+    @Timeout(120)
+    void shouldWriteTheBaselineAsALogTheFacadeReadsBack() throws Exception {
+        final MqBench.Config config = MqBench.parse(new String[] {"--dir", directory.toString(), "--threads", "3", "--topics", "4",
+            "--queues", "50", "--max", "2k"});
+        final Path log = directory.resolve("writer");
+        final WriterBaseline.Result result = WriterBaseline.run(config, MqBench.logConfig(config, log), 1 << 20);
+        assertTrue(result.bytes() >= 1 << 20 && result.messages() > 0 && result.forces() > 0, result.toString());
+        long messages = 0;
+        long bytes = 0;
+        try (MessageQueueStore mq = MessageQueueStore.open(MqBench.logConfig(config, log), 64L << 20)) {
+            for (int queue = 0; queue < config.queues; queue++) {
+                final String topic = MqBench.topic(config, queue);
+                final int id = MqBench.queueId(config, queue);
+                final long count = mq.messageCount(topic, id);
+                for (long offset = 0; offset < count; offset += 30) {
+                    final Map<Integer, ByteBuffer> got = mq.getRange(topic, id, offset, 30);
+                    assertEquals(Math.min(30, count - offset), got.size());
+                    for (int i = 0; i < got.size(); i++) {
+                        final int length = MqMessages.length(queue, offset + i, config.min, config.max);
+                        assertNull(MqMessages.check(got.get(i), queue, offset + i, length));
+                        bytes += length;
+                    }
+                }
+                messages += count;
+            }
+        }
+        assertEquals(result.messages(), messages);
+        assertEquals(result.bytes(), bytes);
     }
 
     @Test

@@ -1,30 +1,25 @@
 package io.streamcache.segmentstore.queue;
 
-import io.streamcache.segmentstore.internal.StoreInternals;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.streamcache.core.CacheClosedException;
 import io.streamcache.core.cache.BlockCache;
 import io.streamcache.segmentstore.ReadResult;
 import io.streamcache.segmentstore.SegmentAppendTooLongException;
-import io.streamcache.segmentstore.SegmentExistsException;
 import io.streamcache.segmentstore.SegmentNameException;
 import io.streamcache.segmentstore.SegmentNames;
 import io.streamcache.segmentstore.SegmentStore;
+import io.streamcache.segmentstore.internal.log.LogRequest;
 import io.streamcache.segmentstore.log.LogConfig;
-import io.streamcache.segmentstore.internal.log.recovery.LocationIndex;
 
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
-import java.util.Arrays;
 import java.util.Collections;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Objects;
-import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
-import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * The message-queue interface of the contest (topics of numbered queues of messages) over a
@@ -34,14 +29,15 @@ import java.util.concurrent.ConcurrentHashMap;
  * <h2>Design</h2>
  * <pre>
  *  append(topic, queueId, data)                       getRange(topic, queueId, offset, fetchNum)
- *    | queue = queues[(topic, queueId)]                 | queue = queues[(topic, queueId)] (none: empty map)
+ *    | queue = queues[topic][queueId]  (QueueTable)     | queue = queues[topic][queueId] (none: empty map)
  *    |   (first append: create segment "mq/queueId/topic") | n = queue.count        volatile read, pairs with
  *    | store.appendAsync(segment, data)  ---- log ----   |                          the publisher's write
  *    |   one append = one DATA record      group commit  | ends = queue.ends      volatile read
- *    | completion (in byte order): queue.publish(offset, length)
- *    |   ends[count] = offset + length; count++          | bytes [ends[offset-1], ends[offset+k-1])
- *    |   (an out-of-order completion waits in pending)   |   via store.readThrough: cache, else the log
- *    v return the message's index once published         v up to fetchNum messages, keyed 0..k-1
+ *    | wait for the log's request (awaitDone: no node)   |
+ *    | queue.publish(offset, length), on this thread:    | bytes [ends[offset-1], ends[offset+k-1])
+ *    |   wait for the messages before it, then           |   via store.readThrough: cache, else the log
+ *    |   ends[count] = offset + length; count++          |
+ *    v return the message's index                        v up to fetchNum messages, keyed 0..k-1
  *
  *  one queue = one segment                 message index (per queue, on the heap)
  *  +----------+---------+---------------+  ends: long[]  | 812 | 1 930 | 19 311 | 19 411 | -1 ...
@@ -55,8 +51,10 @@ import java.util.concurrent.ConcurrentHashMap;
  * a growable {@code long[]} of message end offsets (8 bytes a message). A message is published
  * (counted) only after its append completed, that is after its bytes are durable and in the
  * segment (the cache, or a NOT_CACHED gap the log can fill), and only after every message before
- * it: an append whose completion is seen before an earlier one's (its caller registered the
- * callback late) waits in a small pending map. The publisher writes {@code ends[i]} and then the
+ * it. The appending thread publishes its own message once its append completed: a segment's
+ * appends complete in offset order, so the messages before it completed too and their threads
+ * are publishing them; if one has not yet, it waits on the queue's monitor for it
+ * ({@link MessageQueue#publish}). The publisher writes {@code ends[i]} and then the
  * volatile {@code count} (a release); {@code getRange} reads {@code count} and then
  * {@code ends} (acquires), so it never sees a message before its bytes are in place. An
  * {@code append} returns once its message is published: its index is then final.
@@ -69,6 +67,11 @@ import java.util.concurrent.ConcurrentHashMap;
  * {@code maxAppendLength} (16 MiB by default). A failed append (a disk error) gives
  * its offset back and is never published, so the numbering has no holes.
  *
+ * <p><b>Heap:</b> the facade adds per queue a {@code MessageQueue} (48 bytes), its
+ * index (16 bytes plus 8 per message, from 2 slots, doubling) and a 4-byte slot in its topic's
+ * {@link QueueTable} page; the segment name is the store's own string. The store's segment costs
+ * more (see docs/benchmarks.md, "heap per queue").
+ *
  * <p><b>Design note:</b> messages are read as one contiguous byte range per call and handed out
  * as slices of one heap buffer: one copy out of the cache, one allocation, whatever fetchNum is.
  */
@@ -76,11 +79,12 @@ public final class MessageQueueStore implements AutoCloseable {
     /** Prefix of the segment names of the queues. */
     public static final String SEGMENT_PREFIX = "mq/";
 
-    private static final int INITIAL_CAPACITY = 16;
+    /** Each thread's wrapper of the last buffer it appended from (see {@link Wrapped}). */
+    private static final ThreadLocal<Wrapped> WRAPPED = ThreadLocal.withInitial(Wrapped::new);
 
     private final SegmentStore store;
     private final BlockCache ownedCache;
-    private final ConcurrentHashMap<String, MessageQueue> queues = new ConcurrentHashMap<>();
+    private final QueueTable queues = new QueueTable();
     private volatile boolean closed;
 
     /**
@@ -100,9 +104,12 @@ public final class MessageQueueStore implements AutoCloseable {
         this.store = Objects.requireNonNull(store, "store");
         this.ownedCache = ownedCache;
         for (final String name : store.segmentNames()) {
-            if (name.startsWith(SEGMENT_PREFIX)) {
-                queues.put(name, MessageQueue.rebuild(store, name));
+            final int slash = name.startsWith(SEGMENT_PREFIX) ? name.indexOf('/', SEGMENT_PREFIX.length()) : -1;
+            final int queueId = slash < 0 ? -1 : queueIdOf(name, slash);
+            if (queueId < 0) {
+                continue;
             }
+            queues.putRebuilt(name.substring(slash + 1), queueId, MessageQueue.rebuild(store, name));
         }
     }
 
@@ -138,6 +145,13 @@ public final class MessageQueueStore implements AutoCloseable {
      * Appends a message (the remaining bytes of {@code data}; its position is not moved, and it
      * must not change until this returns) and waits until it is durable.
      *
+     * <p><b>Allocation:</b> in steady state (the queue exists, and the calling thread appends
+     * from the same {@code ByteBuffer} object as on its last call, as a producer reusing its
+     * buffer does) this method allocates nothing itself; the store's log allocates its request
+     * (the future) and the boxed offset it completes with. A thread keeps a wrapper of the last
+     * buffer it appended from (so that buffer stays reachable from the thread); a new buffer
+     * object costs one new wrapper.
+     *
      * @return the message's offset in its queue: 0, 1, 2, ...
      * @throws NullPointerException     if {@code topic} or {@code data} is null.
      * @throws IllegalArgumentException if {@code queueId} is negative, or {@code data} is empty.
@@ -160,26 +174,35 @@ public final class MessageQueueStore implements AutoCloseable {
                 + " queueId=" + queueId + ")");
         }
         ensureOpen();
-        final String segment = segmentName(topic, queueId);
-        // Everything that can be checked is checked before the queue exists: a failed append leaves no trace.
-        SegmentNames.check(segment);
-        checkLength(segment, length);
-        final MessageQueue queue = createdQueue(segment);
-        final ByteBuf wrapped = Unpooled.wrappedBuffer(data);
-        final CompletableFuture<Long> index = new CompletableFuture<>();
-        final CompletableFuture<Long> appended = store.appendAsync(queue.segment, wrapped);
-        appended.whenComplete((offset, failure) -> {
-            if (failure != null) {
-                index.completeExceptionally(failure);
-            } else {
-                try {
-                    queue.publish(offset, length, index);
-                } catch (final RuntimeException | Error e) {
-                    index.completeExceptionally(e);
-                }
+        MessageQueue queue = queues.get(topic, queueId);
+        if (queue == null) {
+            // Everything that can be checked is checked before the queue exists: a failed append leaves no trace.
+            final String segment = segmentName(topic, queueId);
+            SegmentNames.check(segment);
+            checkLength(segment, length);
+            queue = createdQueue(topic, queueId);
+        } else {
+            checkLength(queue.segment, length);
+            if (!queue.ensureCreated(store, queues)) {
+                queue = createdQueue(topic, queueId);
             }
-        });
-        return join(index);
+        }
+        final Wrapped wrapper = WRAPPED.get();
+        final CompletableFuture<Long> appended;
+        try {
+            appended = store.appendAsync(queue.segment, wrapper.wrap(data));
+            final long offset;
+            if (appended instanceof LogRequest request) {
+                // The log's request is the future: wait on it without the JDK's wait node.
+                request.awaitDone();
+                offset = request.isCompletedExceptionally() ? join(request) : request.segmentOffset();
+            } else {
+                offset = join(appended);
+            }
+            return queue.publish(offset, length);
+        } finally {
+            wrapper.release();
+        }
     }
 
     /**
@@ -202,7 +225,7 @@ public final class MessageQueueStore implements AutoCloseable {
             throw new IllegalArgumentException("fetchNum=" + fetchNum + " must be >= 0 (topic=" + topic + " queueId=" + queueId + ")");
         }
         ensureOpen();
-        final MessageQueue queue = queues.get(segmentName(topic, queueId));
+        final MessageQueue queue = queues.get(topic, queueId);
         if (queue == null || fetchNum == 0) {
             return Collections.emptyMap();
         }
@@ -235,7 +258,7 @@ public final class MessageQueueStore implements AutoCloseable {
     public long messageCount(final String topic, final int queueId) {
         Objects.requireNonNull(topic, "topic");
         checkQueueId(queueId);
-        final MessageQueue queue = queues.get(segmentName(topic, queueId));
+        final MessageQueue queue = queues.get(topic, queueId);
         return queue == null ? 0 : queue.count;
     }
 
@@ -303,12 +326,61 @@ public final class MessageQueueStore implements AutoCloseable {
     }
 
     /** The queue's segment created (or found); a queue whose creation failed on another thread is replaced. */
-    private MessageQueue createdQueue(final String segment) {
+    private MessageQueue createdQueue(final String topic, final int queueId) {
         while (true) {
-            final MessageQueue queue = queues.computeIfAbsent(segment, MessageQueue::new);
+            final MessageQueue queue = queues.getOrCreate(topic, queueId, MessageQueue::new);
             if (queue.ensureCreated(store, queues)) {
                 return queue;
             }
+        }
+    }
+
+    /**
+     * @return the queue id of a segment named {@code mq/<queueId>/<topic>} (the id in canonical
+     *         decimal, as {@link #segmentName} writes it), or -1 for any other name.
+     */
+    static int queueIdOf(final String name, final int slash) {
+        final int from = SEGMENT_PREFIX.length();
+        if (slash <= from || slash - from > 10) {
+            return -1;
+        }
+        long id = 0;
+        for (int i = from; i < slash; i++) {
+            final char c = name.charAt(i);
+            if (c < '0' || c > '9' || (c == '0' && i == from && slash - from > 1)) {
+                return -1;
+            }
+            id = id * 10 + (c - '0');
+        }
+        return id > Integer.MAX_VALUE ? -1 : (int) id;
+    }
+
+    /**
+     * One thread's reusable {@link ByteBuf} over the last {@link ByteBuffer} it appended from: a
+     * producer that appends from one buffer gets the same wrapper each time, its indices set to
+     * the buffer's position and limit, instead of a new wrapper (and a slice of the buffer) per
+     * message. Confined to its thread; the store is done with it when the append returns.
+     */
+    private static final class Wrapped {
+        private ByteBuffer buffer;
+        private ByteBuf wrapper;
+        private boolean inUse;
+
+        ByteBuf wrap(final ByteBuffer data) {
+            if (inUse) {
+                // Re-entered on this thread (an append from inside an append's callback): no reuse.
+                return Unpooled.wrappedBuffer(data);
+            }
+            if (data != buffer) {
+                wrapper = Unpooled.wrappedBuffer(data.duplicate().clear());
+                buffer = data;
+            }
+            inUse = true;
+            return wrapper.setIndex(data.position(), data.limit());
+        }
+
+        void release() {
+            inUse = false;
         }
     }
 
@@ -344,156 +416,5 @@ public final class MessageQueueStore implements AutoCloseable {
             }
             throw e;
         }
-    }
-
-    /**
-     * One queue's message index: the end offset of every published message. Publication is
-     * serialized by the instance's monitor; readers use the volatile {@link #count} and
-     * {@link #ends} without it.
-     */
-    private static final class MessageQueue {
-        final String segment;
-        /** Published messages; written under the monitor after their ends (release). */
-        volatile long count;
-        /** End offsets; replaced (grown) under the monitor before a count that needs it is published. */
-        volatile long[] ends;
-        /** Byte end of the published messages; under the monitor. */
-        private long end;
-        /** Completions seen before an earlier one's, by byte offset; under the monitor. */
-        private final TreeMap<Long, Pending> pending = new TreeMap<>();
-        private volatile boolean created;
-        /** Its creation failed and it left the map; under the monitor. */
-        private boolean discarded;
-
-        MessageQueue(final String segment) {
-            this.segment = segment;
-            this.ends = new long[INITIAL_CAPACITY];
-        }
-
-        static MessageQueue rebuild(final SegmentStore store, final String segment) {
-            final LocationIndex locations = StoreInternals.locations(store, segment);
-            final long length = store.info(segment).length();
-            if (locations == null) {
-                throw new IllegalStateException("segment=" + segment + " has no location index: the message boundaries cannot be "
-                    + "rebuilt (recover the store with the default ScanningRecoveryHook)");
-            }
-            final MessageQueue queue = new MessageQueue(segment);
-            synchronized (queue) {
-                if (locations.startOffset() != 0 || locations.endOffset() != length) {
-                    throw new IllegalStateException("segment=" + segment + " locations [" + locations.startOffset() + ", "
-                        + locations.endOffset() + ") do not cover its length=" + length + " from 0");
-                }
-                final long[] count = new long[1];
-                locations.forEach((offset, recordLength, fileNumber, position) -> {
-                    queue.grow(count[0] + 1);
-                    queue.ends[(int) count[0]] = offset + recordLength;
-                    count[0]++;
-                });
-                queue.end = length;
-                queue.count = count[0];
-                queue.created = true;
-            }
-            return queue;
-        }
-
-        /**
-         * Creates the queue's segment once.
-         *
-         * @return false if this queue was discarded (its creation failed on another thread):
-         *         the caller takes the queue now in the map instead.
-         * @throws RuntimeException what the creation threw; the queue is then out of the map.
-         */
-        boolean ensureCreated(final SegmentStore store, final ConcurrentHashMap<String, MessageQueue> queues) {
-            if (created) {
-                return true;
-            }
-            synchronized (this) {
-                if (discarded) {
-                    return false;
-                }
-                if (!created) {
-                    // The CREATE is not waited for: the first append, queued after it, is
-                    // acknowledged only once both are durable (one force, not two). A creation
-                    // that fails (the log failed) fails that append too and discards the queue.
-                    final CompletableFuture<Void> creation;
-                    try {
-                        creation = store.createAsync(segment);
-                    } catch (final RuntimeException | Error e) {
-                        discard(queues);
-                        throw e;
-                    }
-                    final Throwable failedAtOnce = creation.isCompletedExceptionally() ? cause(creation) : null;
-                    if (failedAtOnce != null && !(failedAtOnce instanceof SegmentExistsException)) {
-                        discard(queues);
-                        throw failedAtOnce instanceof RuntimeException r ? r : new CompletionException(failedAtOnce);
-                    }
-                    // SegmentExistsException: created by another facade over the same store; take it as it is.
-                    if (failedAtOnce == null) {
-                        creation.whenComplete((ignored, failure) -> {
-                            if (failure != null) {
-                                synchronized (this) {
-                                    discard(queues);
-                                }
-                            }
-                        });
-                    }
-                    created = true;
-                }
-                return true;
-            }
-        }
-
-        /** Takes the queue out of the map after its creation failed; under the monitor. */
-        private void discard(final ConcurrentHashMap<String, MessageQueue> queues) {
-            discarded = true;
-            created = false;
-            queues.remove(segment, this);
-        }
-
-        private static Throwable cause(final CompletableFuture<?> failed) {
-            try {
-                failed.join();
-                return null;
-            } catch (final CompletionException e) {
-                return e.getCause() != null ? e.getCause() : e;
-            } catch (final java.util.concurrent.CancellationException e) {
-                return e;
-            }
-        }
-
-        synchronized void publish(final long offset, final int length, final CompletableFuture<Long> index) {
-            if (offset != end) {
-                pending.put(offset, new Pending(length, index));
-                return;
-            }
-            long published = count;
-            published = publishOne(published, length, index);
-            for (Pending next = pending.remove(end); next != null; next = pending.remove(end)) {
-                published = publishOne(published, next.length, next.index);
-            }
-        }
-
-        private long publishOne(final long published, final int length, final CompletableFuture<Long> index) {
-            grow(published + 1);
-            end += length;
-            ends[(int) published] = end;
-            count = published + 1;
-            index.complete(published);
-            return published + 1;
-        }
-
-        /** Under the monitor. */
-        private void grow(final long capacity) {
-            if (capacity > Integer.MAX_VALUE - 8) {
-                throw new IllegalStateException("segment=" + segment + " holds the most messages a queue may: " + count);
-            }
-            final long[] current = ends;
-            if (capacity > current.length) {
-                ends = Arrays.copyOf(current, (int) Math.min(Integer.MAX_VALUE - 8, Math.max(capacity, 2L * current.length)));
-            }
-        }
-    }
-
-    private record Pending(int length, CompletableFuture<Long> index) {
     }
 }

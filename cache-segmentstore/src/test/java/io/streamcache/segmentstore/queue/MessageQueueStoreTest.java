@@ -238,4 +238,199 @@ class MessageQueueStoreTest {
             assertEquals(0, queues.queueCount(), "a create that failed leaves no queue");
         }
     }
+
+    /**
+     * A producer reuses one buffer (the thread keeps one wrapper of it) at any position and
+     * limit, and switches between buffers of every kind: every message reads back as appended.
+     */
+    @Test
+    void shouldAppendFromAReusedBufferAtAnyPositionAndFromBuffersOfEveryKind() {
+        try (MessageQueueStore queues = MessageQueueStore.open(config(), 8L << 20)) {
+            final ByteBuffer direct = ByteBuffer.allocateDirect(4096);
+            final ByteBuffer heap = ByteBuffer.allocate(4096);
+            final Random random = new Random(3);
+            final List<byte[]> appended = new ArrayList<>();
+            for (int i = 0; i < 200; i++) {
+                final byte[] bytes = new byte[1 + random.nextInt(1000)];
+                random.nextBytes(bytes);
+                final int position = random.nextInt(4096 - bytes.length);
+                final ByteBuffer source = switch (i % 5) {
+                    case 0, 1 -> direct;
+                    case 2 -> heap;
+                    case 3 -> direct.asReadOnlyBuffer();
+                    default -> ByteBuffer.wrap(new byte[4096]);
+                };
+                final ByteBuffer writable = source.isReadOnly() ? direct : source;
+                writable.clear();
+                writable.put(position, bytes);
+                source.limit(position + bytes.length).position(position);
+                assertEquals(i, queues.append("reuse", 1, source));
+                assertEquals(position, source.position(), "the position is not moved");
+                assertEquals(position + bytes.length, source.limit());
+                appended.add(bytes);
+                source.clear();
+            }
+            for (int i = 0; i < appended.size(); i++) {
+                final ByteBuffer got = queues.getRange("reuse", 1, i, 1).get(0);
+                final byte[] bytes = new byte[got.remaining()];
+                got.get(bytes);
+                assertArrayEquals(appended.get(i), bytes, "message " + i);
+            }
+        }
+    }
+
+    @Test
+    void shouldTakeOnlyCanonicalQueueNamesAsQueuesWhenOpening() {
+        assertEquals(7, MessageQueueStore.queueIdOf("mq/7/t", 4));
+        assertEquals(0, MessageQueueStore.queueIdOf("mq/0/t", 4));
+        assertEquals(Integer.MAX_VALUE, MessageQueueStore.queueIdOf("mq/2147483647/t", 13));
+        assertEquals(-1, MessageQueueStore.queueIdOf("mq/2147483648/t", 13));
+        assertEquals(-1, MessageQueueStore.queueIdOf("mq/07/t", 5));
+        assertEquals(-1, MessageQueueStore.queueIdOf("mq//t", 3));
+        assertEquals(-1, MessageQueueStore.queueIdOf("mq/-1/t", 5));
+        assertEquals(-1, MessageQueueStore.queueIdOf("mq/x/t", 4));
+        final BlockCache cache = BlockCache.builder().capacity(8L << 20).registerMBean(false).build();
+        try (SegmentStore store = SegmentStore.builder(cache).log(config()).build()) {
+            final MessageQueueStore first = new MessageQueueStore(store);
+            assertEquals(0, first.append("t/x", 12, ByteBuffer.wrap(new byte[] {1, 2})));
+            assertEquals(1, first.append("t/x", 12, ByteBuffer.wrap(new byte[] {3})));
+            for (final String other : List.of("mq/012/t", "mq/x/t", "mq/5", "other/1/t")) {
+                store.create(other);
+                store.append(other, ByteBuffer.wrap(new byte[] {9}));
+            }
+            final MessageQueueStore second = new MessageQueueStore(store);
+            assertEquals(1, second.queueCount(), "only mq/12/t/x is a queue");
+            assertEquals(2, second.messageCount("t/x", 12));
+            assertEquals(0, second.messageCount("t", 12));
+            assertEquals(ByteBuffer.wrap(new byte[] {3}), second.getRange("t/x", 12, 1, 5).get(0));
+        } finally {
+            cache.close();
+        }
+    }
+
+    /** Forces fail while it is set: the log fails, as on a disk error. */
+    private static final class FailingForces implements io.streamcache.segmentstore.log.LogFileFactory {
+        private final io.streamcache.segmentstore.log.LogFileFactory files =
+            io.streamcache.segmentstore.internal.log.FileChannelLogFile.factory(io.streamcache.segmentstore.log.DirectIoMode.OFF);
+        volatile boolean fail;
+
+        @Override
+        public io.streamcache.segmentstore.log.LogFile open(final Path path) throws java.io.IOException {
+            final io.streamcache.segmentstore.log.LogFile file = files.open(path);
+            return new io.streamcache.segmentstore.log.LogFile() {
+                @Override
+                public void write(final ByteBuffer source, final long position) throws java.io.IOException {
+                    file.write(source, position);
+                }
+
+                @Override
+                public int read(final ByteBuffer destination, final long position) throws java.io.IOException {
+                    return file.read(destination, position);
+                }
+
+                @Override
+                public void force() throws java.io.IOException {
+                    if (fail) {
+                        throw new java.io.IOException("Input/output error");
+                    }
+                    file.force();
+                }
+
+                @Override
+                public long length() throws java.io.IOException {
+                    return file.length();
+                }
+
+                @Override
+                public void setLength(final long length) throws java.io.IOException {
+                    file.setLength(length);
+                }
+
+                @Override
+                public Path path() {
+                    return file.path();
+                }
+
+                @Override
+                public void close() throws java.io.IOException {
+                    file.close();
+                }
+            };
+        }
+    }
+
+    /**
+     * Eight threads append to two queues while the disk fails for a while: the appends that fail
+     * throw, the others get indexes 0, 1, 2, ... with no hole and no repeat per queue, and after
+     * a restart every counted message reads back as the one its thread appended.
+     */
+    @Test
+    void shouldNumberWithoutHolesAcrossADiskError() throws Exception {
+        final FailingForces files = new FailingForces();
+        final LogConfig config = LogConfig.builder(directory).fileLength(16L << 20).preWrite(false).spareFiles(0).fileFactory(files)
+            .retryInterval(java.time.Duration.ofMillis(20)).build();
+        final int threads = 8;
+        final ConcurrentHashMap<Long, Long> bySeed = new ConcurrentHashMap<>();
+        final AtomicLong failed = new AtomicLong();
+        final AtomicLong succeeded = new AtomicLong();
+        try (MessageQueueStore queues = MessageQueueStore.open(config, 8L << 20)) {
+            final AtomicBoolean stop = new AtomicBoolean();
+            final ExecutorService pool = Executors.newFixedThreadPool(threads);
+            final List<Future<?>> done = new ArrayList<>();
+            final ConcurrentHashMap<String, Boolean> indexes = new ConcurrentHashMap<>();
+            for (int t = 0; t < threads; t++) {
+                final int thread = t;
+                done.add(pool.submit(() -> {
+                    final ByteBuffer buffer = ByteBuffer.allocateDirect(MAX_LENGTH);
+                    for (long i = 0; !stop.get() || i < 20; i++) {
+                        final long seed = thread * 1_000_000L + i;
+                        final int queue = (int) (seed % 2);
+                        final byte[] bytes = message(seed);
+                        buffer.clear();
+                        buffer.put(bytes).flip();
+                        try {
+                            final long index = queues.append("disk", queue, buffer);
+                            if (indexes.putIfAbsent(queue + "/" + index, Boolean.TRUE) != null) {
+                                throw new AssertionError("index " + index + " of queue " + queue + " given twice");
+                            }
+                            bySeed.put(seed, queue * (1L << 40) + index);
+                            succeeded.incrementAndGet();
+                        } catch (final io.streamcache.segmentstore.log.LogFailedException e) {
+                            failed.incrementAndGet();
+                        }
+                    }
+                    return null;
+                }));
+            }
+            while (succeeded.get() < 100) {
+                Thread.sleep(1);
+            }
+            files.fail = true;
+            while (failed.get() == 0) {
+                Thread.sleep(1);
+            }
+            Thread.sleep(30);
+            files.fail = false;
+            final long before = succeeded.get();
+            while (succeeded.get() < before + 100) {
+                Thread.sleep(1);
+            }
+            stop.set(true);
+            for (final Future<?> f : done) {
+                f.get(60, TimeUnit.SECONDS);
+            }
+            pool.shutdown();
+            assertTrue(failed.get() > 0);
+            assertEquals(succeeded.get(), queues.messageCount("disk", 0) + queues.messageCount("disk", 1), "no hole");
+        }
+        try (MessageQueueStore reopened = MessageQueueStore.open(config(), 8L << 20)) {
+            assertEquals(succeeded.get(), reopened.messageCount("disk", 0) + reopened.messageCount("disk", 1));
+            for (final Map.Entry<Long, Long> e : bySeed.entrySet()) {
+                final int queue = (int) (e.getValue() >>> 40);
+                final long index = e.getValue() & ((1L << 40) - 1);
+                final ByteBuffer got = reopened.getRange("disk", queue, index, 1).get(0);
+                assertEquals(ByteBuffer.wrap(message(e.getKey())), got, "queue " + queue + " index " + index);
+            }
+        }
+    }
 }

@@ -7,6 +7,7 @@ import io.netty.buffer.ByteBuf;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.locks.LockSupport;
 
 /**
  * One request to the {@link AggregatingWriter}, which is also its future: created by a producer
@@ -23,7 +24,7 @@ import java.util.concurrent.CompletableFuture;
  *
  * <p><b>Allocation:</b> this object is all a producer allocates per request (about 80 bytes
  * with the future's fields); waiting on it with {@code join()} or {@code get()} adds the JDK's
- * small wait node.
+ * small wait node, waiting with {@link #awaitDone()} adds nothing.
  */
 public final class LogRequest extends CompletableFuture<Long> {
     /** Not a record: re-validates the log after a disk error. */
@@ -71,6 +72,13 @@ public final class LogRequest extends CompletableFuture<Long> {
     /** Next request handed to the completion thread: set with release by the writer, read with acquire by the completer. */
     @SuppressWarnings("unused")
     private volatile LogRequest handoffNext;
+
+    /**
+     * The thread in {@link #awaitDone()}, if any: written by it before it checks
+     * {@link #isDone()}, read by whoever completes this after completing it (both volatile, so
+     * one of the two sees the other).
+     */
+    private volatile Thread awaiting;
 
     LogRequest(final byte type, final int segmentId, final long segmentOffset, final ByteBuf data, final byte[] name,
                final Object attachment, final long epoch) {
@@ -146,6 +154,57 @@ public final class LogRequest extends CompletableFuture<Long> {
      */
     LogCommitHandler handler() {
         return handler;
+    }
+
+    /**
+     * Waits until the future is done, without allocating (unlike {@code join()}, which allocates
+     * the JDK's wait node): for the one thread that submitted the request and waits for it; any
+     * other thread uses the future's own methods. Interrupts do not end the wait (as with
+     * {@code join()}); the thread's interrupt status is kept.
+     */
+    public void awaitDone() {
+        if (isDone()) {
+            return;
+        }
+        awaiting = Thread.currentThread();
+        boolean interrupted = false;
+        while (!isDone()) {
+            LockSupport.park(this);
+            interrupted |= Thread.interrupted();
+        }
+        awaiting = null;
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    @Override
+    public boolean complete(final Long value) {
+        final boolean completed = super.complete(value);
+        wake();
+        return completed;
+    }
+
+    @Override
+    public boolean completeExceptionally(final Throwable failure) {
+        final boolean completed = super.completeExceptionally(failure);
+        wake();
+        return completed;
+    }
+
+    @Override
+    public boolean cancel(final boolean mayInterruptIfRunning) {
+        final boolean cancelled = super.cancel(mayInterruptIfRunning);
+        wake();
+        return cancelled;
+    }
+
+    /** After completion: unparks the thread in {@link #awaitDone()}, if there is one. */
+    private void wake() {
+        final Thread thread = awaiting;
+        if (thread != null) {
+            LockSupport.unpark(thread);
+        }
     }
 
     /** @return a request that tells the completion thread to stop (also the hand-off list's stub). */

@@ -56,7 +56,13 @@ public final class LocationIndex {
     public static final long MAX_POSITION = ((1L << POSITION_BITS) - 1) << POSITION_SHIFT;
     private static final long DELTA_MASK = MAX_DELTA;
     private static final long POSITION_MASK = (1L << POSITION_BITS) - 1;
-    private static final int INITIAL_RECORDS = 8;
+    /**
+     * First capacity of the record and block arrays (then half again each time). Small: a store
+     * of many short segments (a message queue per segment, 250,000 of them, most with one to a
+     * few records, each in another file, so one block per record) would otherwise hold 8 slots
+     * of each of the five arrays per segment, about 300 bytes, for one record.
+     */
+    private static final int INITIAL_RECORDS = 2;
     private static final int INITIAL_BLOCKS = 2;
     /** Approximate bytes of the object and its six array headers. */
     private static final int FIXED_FOOTPRINT = 64 + 5 * 16;

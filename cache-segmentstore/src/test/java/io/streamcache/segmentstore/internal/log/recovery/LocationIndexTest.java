@@ -169,6 +169,25 @@ class LocationIndexTest {
     }
 
     /**
+     * A short segment's index stays small: one record (one block) takes two slots of each array,
+     * not eight (a store of 250,000 message queues holds one index per queue, most with a record
+     * or two); records still index and grow past it.
+     */
+    @Test
+    void shouldHoldAFewRecordsInSmallArrays() {
+        final LocationIndex index = new LocationIndex(0);
+        final long empty = index.footprint();
+        index.add(0, 100, 3, 4096);
+        assertTrue(index.footprint() - empty <= 2 * 4 + 2 * 4 + 2 * 8 + 2 * 8 + 2 * 4, "one record: " + (index.footprint() - empty));
+        for (int i = 1; i < 20; i++) {
+            index.add(100L * i, 100, 3 + i, 4096 + 8L * i);
+        }
+        final LocationList list = new LocationList();
+        assertTrue(index.locate(0, 2000, list));
+        assertEquals(2000, index.endOffset());
+    }
+
+    /**
      * Bytes per record indexed, at tight capacity and as the arrays grow: the figure quoted in
      * the class comment.
      */

@@ -1,0 +1,87 @@
+package io.streamcache.segmentstore.queue;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Random;
+import java.util.concurrent.atomic.AtomicReference;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+
+/** A queue's publication: in byte order, whatever order the appending threads arrive in. */
+@Timeout(60)
+class MessageQueueTest {
+    @Test
+    void shouldNumberMessagesInByteOrderWhenTheirThreadsArriveShuffled() throws Exception {
+        final Random random = new Random(7);
+        for (int round = 0; round < 20; round++) {
+            final int messages = 1 + random.nextInt(40);
+            final long[] offsets = new long[messages];
+            final int[] lengths = new int[messages];
+            long at = 0;
+            for (int i = 0; i < messages; i++) {
+                offsets[i] = at;
+                lengths[i] = 1 + random.nextInt(1000);
+                at += lengths[i];
+            }
+            final List<Integer> order = new ArrayList<>();
+            for (int i = 0; i < messages; i++) {
+                order.add(i);
+            }
+            Collections.shuffle(order, random);
+            final MessageQueue queue = new MessageQueue("mq/0/t");
+            final long[] indexes = new long[messages];
+            final AtomicReference<Throwable> failure = new AtomicReference<>();
+            final List<Thread> threads = new ArrayList<>();
+            for (final int i : order) {
+                final Thread thread = new Thread(() -> {
+                    try {
+                        indexes[i] = queue.publish(offsets[i], lengths[i]);
+                    } catch (final Throwable e) {
+                        failure.compareAndSet(null, e);
+                    }
+                });
+                thread.start();
+                threads.add(thread);
+            }
+            for (final Thread thread : threads) {
+                thread.join();
+            }
+            if (failure.get() != null) {
+                throw new AssertionError(failure.get());
+            }
+            assertEquals(messages, queue.count);
+            for (int i = 0; i < messages; i++) {
+                assertEquals(i, indexes[i], "message at offset " + offsets[i]);
+                assertEquals(offsets[i] + lengths[i], queue.ends[i]);
+            }
+        }
+    }
+
+    @Test
+    void shouldGrowItsIndexFromTwoSlots() {
+        final MessageQueue queue = new MessageQueue("mq/0/t");
+        assertEquals(0, queue.ends.length, "no index before the first message");
+        assertEquals(0, queue.publish(0, 10));
+        assertEquals(2, queue.ends.length);
+        for (int i = 1; i < 100; i++) {
+            assertEquals(i, queue.publish(10L * i, 10));
+        }
+        assertEquals(128, queue.ends.length);
+        assertEquals(1000, queue.ends[99]);
+    }
+
+    @Test
+    void shouldRefuseACompletionBelowThePublishedEnd() {
+        final MessageQueue queue = new MessageQueue("mq/0/t");
+        queue.publish(0, 10);
+        final IllegalStateException e = assertThrows(IllegalStateException.class, () -> queue.publish(5, 10));
+        assertEquals(1, queue.count, "nothing published");
+        org.junit.jupiter.api.Assertions.assertTrue(e.getMessage().contains("mq/0/t") && e.getMessage().contains("offset=5"),
+            e.getMessage());
+    }
+}
