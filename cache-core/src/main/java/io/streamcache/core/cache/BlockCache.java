@@ -124,6 +124,8 @@ public final class BlockCache implements AutoCloseable {
     private final ChainCopier copier;
     private final EntryWriter writer;
     private final ObjectName objectName;
+    /** What a warm restart adopted, or {@link WarmStart#none()}. */
+    private final WarmStart warmStart;
     private volatile boolean closed;
 
     private BlockCache(final CacheConfig config) {
@@ -137,6 +139,12 @@ public final class BlockCache implements AutoCloseable {
         this.allocator = new BlockAllocator(name, table, tiers.tiers(), config.fullHandler, config.fullRetryTimeout);
         this.copier = new ChainCopier(table);
         this.writer = new EntryWriter(maxEntryLength, table, tiers, allocator, copier);
+        try {
+            this.warmStart = config.warmCatalog != null ? RegionAdopter.adopt(config, table, tiers) : WarmStart.none();
+        } catch (final RuntimeException | Error e) {
+            tiers.closeRegions();
+            throw e;
+        }
         try {
             this.objectName = config.registerMBean ? BlockCacheJmx.register(this, allocator) : null;
         } catch (final RuntimeException e) {
@@ -308,6 +316,28 @@ public final class BlockCache implements AutoCloseable {
     public int relocate(final int address, final int targetTier) {
         ensureOpen();
         return writer.relocate(address, targetTier);
+    }
+
+    /**
+     * Returns the 64-bit digest of an entry's bytes, as a {@link WarmCatalog} records it and a
+     * warm restart checks it (see {@code EntryDigest}). A read of the entry: it may run
+     * concurrently with other reads of it, not with a change. Allocates nothing.
+     *
+     * @throws InvalidAddressException if {@code address} is not that of a live entry.
+     */
+    public long digest(final int address) {
+        ensureOpen();
+        final long word = table.lastWordOf(address);
+        return EntryDigest.of(table, address, entryLength(word));
+    }
+
+    /**
+     * @return what this cache's warm restart found when it was built (the adopted entries, the
+     *         discarded records, or why it started cold); {@link WarmStart#enabled()} is false
+     *         for a cache built without {@link Builder#warmRestart(java.nio.file.Path)}. Any thread.
+     */
+    public WarmStart warmStart() {
+        return warmStart;
     }
 
     /**
@@ -565,6 +595,7 @@ public final class BlockCache implements AutoCloseable {
         private String name;
         private boolean registerMBean = true;
         private boolean regionSet;
+        private java.nio.file.Path warmCatalog;
         private final List<CacheConfig.TierSpec> tiers = new ArrayList<>();
 
         private Builder() {
@@ -648,6 +679,23 @@ public final class BlockCache implements AutoCloseable {
             return this;
         }
 
+        /**
+         * Makes the cache restartable warm: when it is built over regions that kept their memory
+         * ({@link io.streamcache.core.memory.MappedFileRegion#persistent}), it adopts the entries
+         * the catalog at {@code catalog} names whose blocks and bytes are intact (checked chain by
+         * chain and digest by digest), frees every other block, and reports what it found in
+         * {@link BlockCache#warmStart()}; the catalog's owner (a segment store) claims the entries
+         * and writes the catalog again ({@link WarmCatalog.Writer}). Without a usable catalog, or
+         * over regions created afresh, the cache starts empty and says why. See
+         * {@code docs/warm-restart.md}.
+         *
+         * @param catalog the catalog's file (its own small file, outside the region).
+         */
+        public Builder warmRestart(final java.nio.file.Path catalog) {
+            this.warmCatalog = Objects.requireNonNull(catalog, "catalog");
+            return this;
+        }
+
         public Builder registerMBean(final boolean registerMBean) {
             this.registerMBean = registerMBean;
             return this;
@@ -660,7 +708,7 @@ public final class BlockCache implements AutoCloseable {
          */
         public BlockCache build() {
             return new BlockCache(new CacheConfig(name, capacity, blockLength, bufferLength, maxEntryLength, region, regionSet,
-                tiers, fullHandler, fullRetryTimeout, registerMBean));
+                tiers, fullHandler, fullRetryTimeout, registerMBean, warmCatalog));
         }
     }
 }

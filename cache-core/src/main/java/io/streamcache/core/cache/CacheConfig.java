@@ -5,6 +5,7 @@ import io.streamcache.core.internal.layout.BlockAddressDescriptor;
 import io.streamcache.core.internal.layout.BlockMetadataDescriptor;
 import io.streamcache.core.memory.MemoryRegionFactory;
 
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 
@@ -26,6 +27,8 @@ final class CacheConfig {
     final boolean registerMBean;
     /** The tiers to build, fastest first: those declared, or one tier named "default". */
     final List<TierSpec> tiers;
+    /** The warm catalog's file for a warm restart ({@link WarmCatalog}), or null: the cache starts empty. */
+    final Path warmCatalog;
 
     /** A tier as configured: its name, capacity in bytes and region. */
     record TierSpec(String name, long capacity, MemoryRegionFactory region) {
@@ -42,6 +45,18 @@ final class CacheConfig {
     CacheConfig(final String name, final long capacity, final int blockLength, final int bufferLength, final int maxEntryLength,
                 final MemoryRegionFactory region, final boolean regionSet, final List<TierSpec> declaredTiers,
                 final CacheFullHandler fullHandler, final Duration fullRetryTimeout, final boolean registerMBean) {
+        this(name, capacity, blockLength, bufferLength, maxEntryLength, region, regionSet, declaredTiers, fullHandler,
+            fullRetryTimeout, registerMBean, null);
+    }
+
+    /**
+     * As above, with the warm catalog of a warm restart ({@code null}: none).
+     */
+    CacheConfig(final String name, final long capacity, final int blockLength, final int bufferLength, final int maxEntryLength,
+                final MemoryRegionFactory region, final boolean regionSet, final List<TierSpec> declaredTiers,
+                final CacheFullHandler fullHandler, final Duration fullRetryTimeout, final boolean registerMBean,
+                final Path warmCatalog) {
+        this.warmCatalog = warmCatalog;
         this.name = name;
         this.blockLength = blockLength;
         this.bufferLength = bufferLength;
