@@ -43,7 +43,9 @@ public interface StreamcacheThreads {
         /** Ages the Hitmap policy's bitmaps (one per Hitmap policy). */
         HITMAP_UPDATER("hitmap-updater"),
         /** Reads and checks log files ahead of recovery's replay while a store opens (one per open, ends with it). */
-        RECOVERY_SCAN("recovery-scan");
+        RECOVERY_SCAN("recovery-scan"),
+        /** Writes the warm catalog of a store whose cache restarts warm (one per such store). */
+        WARM_CHECKPOINT("warm-checkpoint");
 
         private final String label;
 

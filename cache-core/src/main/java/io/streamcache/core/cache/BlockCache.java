@@ -332,6 +332,25 @@ public final class BlockCache implements AutoCloseable {
     }
 
     /**
+     * Returns the digest of the first {@code length} bytes of an entry that holds them all in
+     * its last block's chain, that is when {@code length} ends in the entry's last block (an
+     * owner that indexes fewer bytes than the entry holds records those). As
+     * {@link #digest(int)} otherwise.
+     *
+     * @throws IndexOutOfBoundsException if {@code length} is negative, longer than the entry, or
+     *                                   ends before the entry's last block.
+     */
+    public long digest(final int address, final int length) {
+        ensureOpen();
+        final int entryLength = entryLength(table.lastWordOf(address));
+        if (length < 0 || length > entryLength || table.blockCount(length) != table.blockCount(entryLength)) {
+            throw new IndexOutOfBoundsException("length=" + length + " does not end in the last block of the entry at address=0x"
+                + Integer.toHexString(address) + " of length " + entryLength);
+        }
+        return EntryDigest.of(table, address, length);
+    }
+
+    /**
      * @return what this cache's warm restart found when it was built (the adopted entries, the
      *         discarded records, or why it started cold); {@link WarmStart#enabled()} is false
      *         for a cache built without {@link Builder#warmRestart(java.nio.file.Path)}. Any thread.
