@@ -3,6 +3,7 @@ package io.streamcache.core.cache;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.streamcache.core.memory.MappedFileRegion;
+import io.streamcache.core.memory.MemoryRegionFactory;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -30,7 +31,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 /**
  * A cache over a persistent mapped-file region, reopened with its warm catalog: what comes back
  * after a clean close, and what is discarded (and why) when the region or the catalog was
- * damaged, is stale, or belongs to another geometry or version.
+ * damaged, is stale, or belongs to another geometry or version. {@link PmemWarmRestartTest} runs
+ * the same over a persistent llpl pool.
  */
 class WarmRestartTest {
     private static final int BLOCK = 4096;
@@ -48,9 +50,14 @@ class WarmRestartTest {
         return dir.resolve("catalog");
     }
 
+    /** The persistent region under test; its file's offsets are the region's (flips land where the test aims). */
+    MemoryRegionFactory persistentRegion(final Path file) {
+        return MappedFileRegion.persistent(file);
+    }
+
     private BlockCache open(final long capacity) {
         return BlockCache.builder().capacity(capacity).blockLength(BLOCK).bufferLength(BUFFER).registerMBean(false)
-            .region(MappedFileRegion.persistent(regionFile())).warmRestart(catalogFile()).build();
+            .region(persistentRegion(regionFile())).warmRestart(catalogFile()).build();
     }
 
     /** Entries written, by address, with their bytes. */
