@@ -60,7 +60,13 @@ final class StressRun {
     }
 
     final StressConfig config;
-    final SegmentStore store;
+    /** The store; replaced by the sampler thread at a {@code --restart-at}, while no producer or reader runs. */
+    volatile SegmentStore store;
+    /**
+     * Bytes behind each segment's acknowledged end that tail readers built now start at: 0, or
+     * after a restart {@code --restart-rewind} (consumers reconnecting re-read the recent tail).
+     */
+    volatile long resumeRewind;
     final StressMetrics metrics = new StressMetrics();
     final SegmentState[] segments;
     /** What readers check against; the producers always write {@link SegmentContent#SPLITMIX}. */
