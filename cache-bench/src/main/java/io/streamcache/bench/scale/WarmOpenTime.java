@@ -33,8 +33,9 @@ import java.util.stream.Stream;
  * {@code --region}, with its warm catalog in the log directory, appends {@code --append}-byte
  * records round-robin to {@code --segments} segments (durability NEVER: the page cache holds the
  * log, which is what a clean close leaves anyway) until the log holds as much as the cache, then
- * closes cleanly. Then, {@code --repeats} times each, and timed from the cache's {@code build()}
- * to the store's {@code build()} returning:
+ * closes cleanly, and {@code sync} writes the dirty pages back. Then, {@code --repeats} times each
+ * (warm and cold direct memory alternating, then cold mapped file), and timed from the cache's
+ * {@code build()} to the store's {@code build()} returning:
  * <ul>
  *   <li><b>warm</b>: the same region and catalog; the cache adopts (catalog, chains, a digest of
  *       every cached byte, free lists), the store recovers the log and indexes the entries; then
@@ -44,7 +45,9 @@ import java.util.stream.Stream;
  *       every byte a NOT_CACHED gap;</li>
  *   <li><b>cold, direct memory</b>: the default region (committed lazily), same recovery.</li>
  * </ul>
- * Prints each time and the median; the region and log are removed at the end.
+ * A cold open is followed by reading back through the log, per segment, the tail bytes the warm
+ * open restored (what it takes a cold store to hold what the warm one holds at once); that time
+ * is printed apart. Prints each time and the median; the region and log are removed at the end.
  */
 public final class WarmOpenTime {
     private WarmOpenTime() {
@@ -80,20 +83,21 @@ public final class WarmOpenTime {
             final long written = fill(region, catalog, log, capacity, segments, append);
             System.out.printf(Locale.ROOT, "fill: %d MB in %d segments, %.1f s%n", written >> 20, segments,
                 (System.nanoTime() - start) / 1e9);
+            // The fill's dirty pages written back first, so that the first opens do not pay for them.
+            new ProcessBuilder("sync").inheritIO().start().waitFor();
             final List<Long> warm = new ArrayList<>();
+            final List<Long> coldDirect = new ArrayList<>();
+            // Warm and cold (direct memory, which leaves the region alone) alternate: the load of the
+            // machine drifts; the first warm open tells the cold ones how much to read back.
             for (int r = 0; r < repeats; r++) {
                 warm.add(open("warm", MappedFileRegion.persistent(region), catalog, log, capacity));
+                coldDirect.add(open("cold, direct memory", DirectMemoryRegion.factory(), null, log, capacity));
             }
             final List<Long> coldMapped = new ArrayList<>();
             for (int r = 0; r < repeats; r++) {
                 delete(region);
                 Files.deleteIfExists(catalog);
                 coldMapped.add(open("cold, mapped file", MappedFileRegion.persistent(region), catalog, log, capacity));
-            }
-            delete(region);
-            final List<Long> coldDirect = new ArrayList<>();
-            for (int r = 0; r < repeats; r++) {
-                coldDirect.add(open("cold, direct memory", DirectMemoryRegion.factory(), null, log, capacity));
             }
             System.out.printf(Locale.ROOT, "median ms: warm %d, cold mapped file %d, cold direct memory %d (cache %d MB)%n",
                 median(warm), median(coldMapped), median(coldDirect), capacity >> 20);
@@ -140,17 +144,46 @@ public final class WarmOpenTime {
         return written;
     }
 
+    /** Bytes per segment the last warm open restored: what a cold open reads back to be as warm. */
+    private static long restoredPerSegment;
+
     private static long open(final String what, final MemoryRegionFactory region, final Path catalog, final Path log,
-                             final long capacity) {
+                             final long capacity) throws Exception {
         final long start = System.nanoTime();
-        try (BlockCache cache = cache(region, catalog, capacity);
-             SegmentStore store = SegmentStore.builder(cache).log(logConfig(log)).build()) {
-            final long ms = (System.nanoTime() - start) / 1_000_000;
-            final WarmRestoreStats stats = store.warmRestore();
-            System.out.printf(Locale.ROOT, "%-20s %6d ms  restored %d entries, %d MB (cache adoption %d ms, indexing %d ms)%s%n",
-                what, ms, stats.restoredEntries(), stats.restoredBytes() >> 20, stats.cacheMillis(), stats.attachMillis(),
-                stats.warm() || !stats.enabled() ? "" : " cold: " + stats.coldReason());
-            return ms;
+        try (BlockCache cache = cache(region, catalog, capacity)) {
+            final long cacheBuilt = System.nanoTime();
+            try (SegmentStore store = SegmentStore.builder(cache).log(logConfig(log)).build()) {
+                final long end = System.nanoTime();
+                final long ms = (end - start) / 1_000_000;
+                final WarmRestoreStats stats = store.warmRestore();
+                if (stats.warm()) {
+                    restoredPerSegment = stats.restoredBytes() / Math.max(1, store.segmentCount());
+                }
+                // A cold store reads back through the log what the warm one restored: the tail of each segment.
+                String refill = "";
+                if (!stats.warm() && restoredPerSegment > 0) {
+                    final long refillStart = System.nanoTime();
+                    long bytes = 0;
+                    for (final String name : store.segmentNames()) {
+                        final long length = store.info(name).length();
+                        long at = Math.max(0, length - restoredPerSegment);
+                        while (at < length) {
+                            try (io.streamcache.segmentstore.ReadResult result = store.readThrough(name, at,
+                                (int) Math.min(1 << 20, length - at)).get()) {
+                                at += result.length();
+                                bytes += result.length();
+                            }
+                        }
+                    }
+                    refill = String.format(Locale.ROOT, "; then %d ms to read the same %d MB back through the log",
+                        (System.nanoTime() - refillStart) / 1_000_000, bytes >> 20);
+                }
+                System.out.printf(Locale.ROOT, "%-20s %6d ms (cache %d ms, store %d ms)  restored %d entries, %d MB (adoption %d ms,"
+                        + " indexing %d ms)%s%s%n", what, ms, (cacheBuilt - start) / 1_000_000, (end - cacheBuilt) / 1_000_000,
+                    stats.restoredEntries(), stats.restoredBytes() >> 20, stats.cacheMillis(), stats.attachMillis(),
+                    stats.warm() || !stats.enabled() ? "" : " (cold: " + stats.coldReason() + ")", refill);
+                return ms;
+            }
         }
     }
 
