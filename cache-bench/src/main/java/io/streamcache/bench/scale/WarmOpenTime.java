@@ -34,7 +34,7 @@ import java.util.stream.Stream;
  * records round-robin to {@code --segments} segments (durability NEVER: the page cache holds the
  * log, which is what a clean close leaves anyway) until the log holds as much as the cache, then
  * closes cleanly, and {@code sync} writes the dirty pages back. Then, {@code --repeats} times each
- * (warm and cold direct memory alternating, then cold mapped file), and timed from the cache's
+ * (warm, then cold direct memory, then cold mapped file), and timed from the cache's
  * {@code build()} to the store's {@code build()} returning:
  * <ul>
  *   <li><b>warm</b>: the same region and catalog; the cache adopts (catalog, chains, a digest of
@@ -87,10 +87,13 @@ public final class WarmOpenTime {
             new ProcessBuilder("sync").inheritIO().start().waitFor();
             final List<Long> warm = new ArrayList<>();
             final List<Long> coldDirect = new ArrayList<>();
-            // Warm and cold (direct memory, which leaves the region alone) alternate: the load of the
-            // machine drifts; the first warm open tells the cold ones how much to read back.
+            // Warm first, each reopening what the last one closed; not alternated with cold opens: a
+            // cold store opening the log bumps its writer epoch, and the catalog is then another
+            // writer's (IDENTITY). The warm opens tell the cold ones how much to read back.
             for (int r = 0; r < repeats; r++) {
                 warm.add(open("warm", MappedFileRegion.persistent(region), catalog, log, capacity));
+            }
+            for (int r = 0; r < repeats; r++) {
                 coldDirect.add(open("cold, direct memory", DirectMemoryRegion.factory(), null, log, capacity));
             }
             final List<Long> coldMapped = new ArrayList<>();
