@@ -259,6 +259,72 @@ class WarmRestartStoreTest {
     }
 
     @Test
+    void checkpointsUnderConcurrentAppendsReadsAndEvictionsNeverRecordAWrongEntry() throws Exception {
+        open();
+        final List<String> names = new ArrayList<>();
+        for (int s = 0; s < 8; s++) {
+            names.add(newSegment());
+        }
+        final java.util.concurrent.atomic.AtomicBoolean stop = new java.util.concurrent.atomic.AtomicBoolean();
+        final java.util.concurrent.ConcurrentLinkedQueue<Throwable> failures = new java.util.concurrent.ConcurrentLinkedQueue<>();
+        final List<Thread> threads = new ArrayList<>();
+        for (int t = 0; t < 4; t++) {
+            final List<String> owned = List.of(names.get(2 * t), names.get(2 * t + 1));
+            final Random random = new Random(t);
+            threads.add(new Thread(() -> {
+                try {
+                    while (!stop.get()) {
+                        final String name = owned.get(random.nextInt(2));
+                        append(name, 1 + random.nextInt(2000));
+                        final SegmentInfo info = store.info(name);
+                        final long at = info.startOffset() + (long) (random.nextDouble() * (info.length() - info.startOffset()));
+                        try (ReadResult result = store.read(name, at, 1000)) {
+                            assertArrayEquals(TestSegments.pattern(seed(name), at, result.length()), TestSegments.bytes(result));
+                        }
+                    }
+                } catch (final Throwable e) {
+                    failures.add(e);
+                }
+            }));
+        }
+        threads.add(new Thread(() -> {
+            try {
+                while (!stop.get()) {
+                    store.cacheManager().evictDownTo(0.4);
+                    Thread.sleep(1);
+                }
+            } catch (final Throwable e) {
+                failures.add(e);
+            }
+        }));
+        threads.forEach(Thread::start);
+        for (int i = 0; i < 30; i++) {
+            store.warmCheckpointer().checkpoint(false);
+        }
+        stop.set(true);
+        for (final Thread thread : threads) {
+            thread.join();
+        }
+        assertTrue(failures.isEmpty(), failures::toString);
+        // The last running checkpoint, as a crash would leave it, then more changes and a reopen.
+        store.warmCheckpointer().checkpoint(false);
+        Files.copy(dir.resolve("catalog"), dir.resolve("stale"), StandardCopyOption.REPLACE_EXISTING);
+        for (int i = 0; i < 10; i++) {
+            append(names.get(i % names.size()), 3000);
+        }
+        close();
+        Files.copy(dir.resolve("stale"), dir.resolve("catalog"), StandardCopyOption.REPLACE_EXISTING);
+        open();
+        assertTrue(store.warmRestore().warm(), store.warmRestore()::toString);
+        assertTrue(store.warmRestore().restoredEntries() > 0, store.warmRestore()::toString);
+        for (final String name : names) {
+            checkCachedBytes(name);
+            checkAllBytes(name);
+        }
+        close();
+    }
+
+    @Test
     void aCatalogOfAnotherLogBringsNothingBack() throws Exception {
         open();
         final String name = newSegment();
