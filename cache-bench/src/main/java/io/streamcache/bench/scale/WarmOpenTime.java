@@ -27,7 +27,8 @@ import java.util.stream.Stream;
  *
  * <pre>
  *   java -cp streamcache-bench.jar io.streamcache.bench.scale.WarmOpenTime --region /dev/shm/warm-region \
- *        --log /var/tmp/warm-log [--cache 4g] [--segments 1000] [--append 64k] [--repeats 3]
+ *        --log /var/tmp/warm-log [--cache 4g] [--segments 1000] [--append 64k] [--repeats 3] \
+ *        [--kinds warm,direct,mapped]
  * </pre>
  * Fill: a store over a cache of {@code --cache} bytes in a persistent mapped-file region at
  * {@code --region}, with its warm catalog in the log directory, appends {@code --append}-byte
@@ -45,7 +46,8 @@ import java.util.stream.Stream;
  *       every byte a NOT_CACHED gap;</li>
  *   <li><b>cold, direct memory</b>: the default region (committed lazily), same recovery.</li>
  * </ul>
- * A cold open is followed by reading back through the log, per segment, the tail bytes the warm
+ * {@code --kinds} leaves out the cold opens not named (a cold direct-memory cache commits as much
+ * RAM as it reads back). A cold open is followed by reading back through the log, per segment, the tail bytes the warm
  * open restored (what it takes a cold store to hold what the warm one holds at once); that time
  * is printed apart. Prints each time and the median; the region and log are removed at the end.
  */
@@ -60,6 +62,7 @@ public final class WarmOpenTime {
         int segments = 1000;
         int append = 64 << 10;
         int repeats = 3;
+        String kinds = "warm,direct,mapped";
         for (int i = 0; i + 1 < args.length; i += 2) {
             final String v = args[i + 1];
             switch (args[i]) {
@@ -69,6 +72,7 @@ public final class WarmOpenTime {
                 case "--segments" -> segments = Integer.parseInt(v);
                 case "--append" -> append = (int) OpenTime.size(v);
                 case "--repeats" -> repeats = Integer.parseInt(v);
+                case "--kinds" -> kinds = v;
                 default -> throw new IllegalArgumentException("unknown flag " + args[i]);
             }
         }
@@ -93,11 +97,11 @@ public final class WarmOpenTime {
             for (int r = 0; r < repeats; r++) {
                 warm.add(open("warm", MappedFileRegion.persistent(region), catalog, log, capacity));
             }
-            for (int r = 0; r < repeats; r++) {
+            for (int r = 0; r < repeats && kinds.contains("direct"); r++) {
                 coldDirect.add(open("cold, direct memory", DirectMemoryRegion.factory(), null, log, capacity));
             }
             final List<Long> coldMapped = new ArrayList<>();
-            for (int r = 0; r < repeats; r++) {
+            for (int r = 0; r < repeats && kinds.contains("mapped"); r++) {
                 delete(region);
                 Files.deleteIfExists(catalog);
                 coldMapped.add(open("cold, mapped file", MappedFileRegion.persistent(region), catalog, log, capacity));
@@ -191,6 +195,9 @@ public final class WarmOpenTime {
     }
 
     private static long median(final List<Long> values) {
+        if (values.isEmpty()) {
+            return -1;
+        }
         final List<Long> sorted = new ArrayList<>(values);
         sorted.sort(Comparator.naturalOrder());
         return sorted.get(sorted.size() / 2);
