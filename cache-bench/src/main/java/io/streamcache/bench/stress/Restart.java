@@ -26,7 +26,9 @@ import java.util.concurrent.TimeUnit;
  *                   producers go on at their offsets; tail readers resume --restart-rewind bytes
  *                   behind each tail (consumers reconnecting re-read the tail just cached);
  *                   catch-up readers start over
- *  60 s later (or at the end): hits and misses of the reads since the restart, bytes through the log
+ *  60 s later (or at the end): hits and misses of the reads since the restart, the bytes of the
+ *                   reads that went through the log, and what the store loaded from its files
+ *                   (read-through loads whole ranges ahead of the reader: the cost of a miss)
  * </pre>
  * <b>Threading:</b> the sampler thread only.
  */
@@ -45,6 +47,8 @@ final class Restart implements AutoCloseable {
     private long misses;
     private long logBytes;
     private long readBytes;
+    private long logFileBytes;
+    private long logLoads;
 
     Restart(final StressConfig config) {
         this.config = config;
@@ -127,6 +131,9 @@ final class Restart implements AutoCloseable {
     /** Marks when the threads after the restart started: the first minute counts from here. */
     void started(final StressRun run) {
         restartedNanos = System.nanoTime();
+        final io.streamcache.segmentstore.log.HistoricalReadStats log = run.store.log().orElseThrow().historicalReadStats();
+        logFileBytes = log.bytesRead();
+        logLoads = log.loads();
     }
 
     /** Prints the reads since the restart once 60 s passed, or at the end of the run ({@code end}) if they did not. */
@@ -139,10 +146,13 @@ final class Restart implements AutoCloseable {
         final long m = run.metrics.cacheMisses.sum() - misses;
         final long viaLog = run.metrics.logBytes.sum() - logBytes;
         final long read = run.metrics.tailRead.bytes.sum() + run.metrics.catchupRead.bytes.sum() - readBytes;
+        final io.streamcache.segmentstore.log.HistoricalReadStats log = run.store.log().orElseThrow().historicalReadStats();
         out.printf(Locale.ROOT, "restart (%s): first %.0f s after it: read hit ratio %.2f%% (%d hits, %d misses); %s read, %s of it"
-                + " (%.2f%%) through the log%n", config.restartWarm ? "warm" : "cold",
+                + " (%.2f%%) in reads that went through the log; the store loaded %d ranges, %s, from the log files%n",
+            config.restartWarm ? "warm" : "cold",
             Math.min(WINDOW_NANOS, now - restartedNanos) / 1e9, h + m == 0 ? 0 : 100.0 * h / (h + m), h, m,
-            Report.formatBytes(read), Report.formatBytes(viaLog), read == 0 ? 0 : 100.0 * viaLog / read);
+            Report.formatBytes(read), Report.formatBytes(viaLog), read == 0 ? 0 : 100.0 * viaLog / read,
+            log.loads() - logLoads, Report.formatBytes(log.bytesRead() - logFileBytes));
     }
 
     private static void join(final List<Thread> threads, final long seconds) {

@@ -322,6 +322,34 @@ class WarmRestartTest {
     }
 
     @Test
+    void exactlyOneOfManyThreadsClaimsTheAdoptedEntries() throws Exception {
+        try (BlockCache cache = open(CAPACITY)) {
+            final int threads = 8;
+            final java.util.concurrent.CyclicBarrier start = new java.util.concurrent.CyclicBarrier(threads);
+            final java.util.concurrent.atomic.AtomicInteger winners = new java.util.concurrent.atomic.AtomicInteger();
+            final List<Thread> claimers = new ArrayList<>();
+            for (int t = 0; t < threads; t++) {
+                claimers.add(new Thread(() -> {
+                    try {
+                        start.await();
+                        if (cache.warmStart().claim()) {
+                            winners.incrementAndGet();
+                        }
+                    } catch (final Exception e) {
+                        throw new IllegalStateException(e);
+                    }
+                }));
+            }
+            claimers.forEach(Thread::start);
+            for (final Thread claimer : claimers) {
+                claimer.join();
+            }
+            assertEquals(1, winners.get());
+            assertFalse(cache.warmStart().claim());
+        }
+    }
+
+    @Test
     void aCacheWithoutWarmRestartReportsItDisabled() {
         try (BlockCache cache = BlockCache.builder().capacity(CAPACITY).bufferLength(BUFFER).registerMBean(false).build()) {
             assertFalse(cache.warmStart().enabled());
