@@ -389,7 +389,7 @@ final class Segment implements PromotionTarget {
                         + name + ": " + holder);
                 }
             }
-            placeLocked(holder, position, pieceEnd, address);
+            placeLocked(holder, position, pieceEnd, address, hooks.generation(), false);
             filled += n;
             position = pieceEnd;
         }
@@ -399,9 +399,12 @@ final class Segment implements PromotionTarget {
     /**
      * Indexes the cache entry at {@code address} as the bytes {@code [position, pieceEnd)}: cut
      * out of the placeholder {@code holder} that covers them (the part before keeps its key, the
-     * part after is a new placeholder), or where no entry was if {@code holder} is null.
+     * part after is a new placeholder), or where no entry was if {@code holder} is null; the
+     * entry's generation is {@code generation}. A fill is a use for the eviction policy; a warm
+     * restart's {@code restored} entry is not (it keeps the age it had).
      */
-    private void placeLocked(final ReadIndexEntry holder, final long position, final long pieceEnd, final int address) {
+    private void placeLocked(final ReadIndexEntry holder, final long position, final long pieceEnd, final int address,
+                             final int generation, final boolean restored) {
         if (holder != null) {
             final long holderEnd = holder.endOffset();
             if (holder.offset() < position) {
@@ -416,9 +419,11 @@ final class Segment implements PromotionTarget {
                     holder.generation()));
             }
         }
-        final ReadIndexEntry cached = new ReadIndexEntry(position, (int) (pieceEnd - position), address, hooks.generation());
+        final ReadIndexEntry cached = new ReadIndexEntry(position, (int) (pieceEnd - position), address, generation);
         index.insert(cached);
-        hooks.recordUse(name, cached);
+        if (!restored) {
+            hooks.recordUse(name, cached);
+        }
         listLocked(cached);
         if (index.last() == cached) {
             tailOpen = true;
@@ -428,11 +433,12 @@ final class Segment implements PromotionTarget {
     /**
      * A warm restart's step: indexes a cache entry the cache adopted from its region as the bytes
      * {@code [offset, offset + length)}, if they are durable bytes of this segment that no cached
-     * entry holds (a placeholder of recovery covers them).
+     * entry holds (a placeholder of recovery covers them). It is {@code age} generations old, as
+     * it was at the checkpoint, so that the cache manager evicts in the order it would have.
      *
      * @return null if indexed, else why not (the caller then deletes the cache entry).
      */
-    WarmRestore.Reason adoptLocked(final long offset, final int n, final int address) {
+    WarmRestore.Reason adoptLocked(final long offset, final int n, final int address, final int age) {
         if (deleted) {
             return WarmRestore.Reason.SEGMENT_GONE;
         }
@@ -449,7 +455,7 @@ final class Segment implements PromotionTarget {
         if (holder == null || holder.isCached() || holder.endOffset() < offset + n || holder.offset() > from) {
             return WarmRestore.Reason.OVERLAP;
         }
-        placeLocked(holder, offset, offset + n, address);
+        placeLocked(holder, offset, offset + n, address, hooks.generation() - Math.max(0, age), true);
         return null;
     }
 

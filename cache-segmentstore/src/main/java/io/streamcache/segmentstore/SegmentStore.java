@@ -381,7 +381,7 @@ public final class SegmentStore implements AutoCloseable {
                 // After recovery, which says what is durable; before any append can come.
                 final WarmRestore.Result restored = WarmRestore.attach(name, cache, table, logDirectory.epoch());
                 this.warmRestore = restored.stats();
-                this.checkpointer = new WarmCheckpointer(name, cache, table, logDirectory.epoch(), cache.warmStart().sequence(),
+                this.checkpointer = new WarmCheckpointer(name, cache, table, manager, logDirectory.epoch(), cache.warmStart().sequence(),
                     builder.warmCheckpointInterval, restored.digests(), threads);
             } else {
                 this.warmRestore = WarmRestoreStats.DISABLED;

@@ -3,6 +3,7 @@ package io.streamcache.segmentstore;
 import io.streamcache.core.StreamcacheThreads;
 import io.streamcache.core.cache.BlockCache;
 import io.streamcache.core.cache.WarmCatalog;
+import io.streamcache.segmentstore.eviction.CacheManager;
 import io.streamcache.segmentstore.internal.index.ReadIndexEntry;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -25,7 +26,8 @@ import java.util.concurrent.locks.ReentrantLock;
  * <pre>
  *  for each live segment:            under the segment's lock (appends, eviction and
  *    for each index entry:           relocation of that segment wait; others run)
- *      cached and below durableLength -&gt; (offset, length, address), digest:
+ *      cached and below durableLength -&gt; (offset, length, address, age = generations since
+ *        its last use), digest:
  *        the last checkpoint's if the same (segment, offset, address, length) had one,
  *        else cache.digest(address, length)        (a segment's durable bytes never change,
  *                                                   so the key determines the bytes)
@@ -47,6 +49,7 @@ final class WarmCheckpointer implements AutoCloseable {
     private final String store;
     private final BlockCache cache;
     private final SegmentTable table;
+    private final CacheManager manager;
     private final long identity;
     private final long intervalNanos;
     private final Thread thread;
@@ -59,16 +62,19 @@ final class WarmCheckpointer implements AutoCloseable {
     private long[] offsets = new long[64];
     private int[] lengths = new int[64];
     private int[] addresses = new int[64];
+    private int[] ages = new int[64];
     private volatile long checkpoints;
     private volatile long lastRecords;
     private volatile long lastHashed;
 
-    WarmCheckpointer(final String store, final BlockCache cache, final SegmentTable table, final long identity,
+    WarmCheckpointer(final String store, final BlockCache cache, final SegmentTable table, final CacheManager manager,
+                     final long identity,
                      final long firstSequence, final Duration interval, final Map<Key, Long> digests,
                      final StreamcacheThreads threads) {
         this.store = store;
         this.cache = cache;
         this.table = table;
+        this.manager = manager;
         this.identity = identity;
         this.sequence = firstSequence;
         this.intervalNanos = interval.toNanos();
@@ -122,6 +128,7 @@ final class WarmCheckpointer implements AutoCloseable {
                 for (final Segment segment : table.segments.values()) {
                     final long[] digestsOut;
                     int count = 0;
+                    final int current = manager.generation();
                     segment.lock.lock();
                     try {
                         if (segment.deleted) {
@@ -135,6 +142,8 @@ final class WarmCheckpointer implements AutoCloseable {
                                 offsets[count] = entry.offset();
                                 lengths[count] = entry.length();
                                 addresses[count] = entry.address();
+                                // Generations before now: how far back its last use was.
+                                ages[count] = Math.max(0, current - entry.generation());
                                 count++;
                             }
                         }
@@ -163,7 +172,7 @@ final class WarmCheckpointer implements AutoCloseable {
                     }
                     for (int i = 0; i < count; i++) {
                         if (lengths[i] >= 0) {
-                            writer.add(segment.id, offsets[i], addresses[i], lengths[i], digestsOut[i]);
+                            writer.add(segment.id, offsets[i], addresses[i], lengths[i], digestsOut[i], ages[i]);
                         }
                     }
                 }
@@ -185,6 +194,7 @@ final class WarmCheckpointer implements AutoCloseable {
         offsets = Arrays.copyOf(offsets, offsets.length * 2);
         lengths = Arrays.copyOf(lengths, lengths.length * 2);
         addresses = Arrays.copyOf(addresses, addresses.length * 2);
+        ages = Arrays.copyOf(ages, ages.length * 2);
     }
 
     /** @return checkpoints written. */

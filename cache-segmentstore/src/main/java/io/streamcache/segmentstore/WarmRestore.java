@@ -6,7 +6,10 @@ import io.streamcache.core.cache.WarmStart;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.EnumMap;
+import java.util.List;
 import java.util.HashMap;
 import java.util.Map;
 
@@ -25,7 +28,8 @@ import java.util.Map;
  *    offset before the segment's start             -&gt; TRUNCATED
  *    not inside [start, durable length)            -&gt; NOT_DURABLE
  *    not inside one placeholder (overlaps another) -&gt; OVERLAP
- *    else indexed in place of the placeholder's bytes: a cached, durable entry
+ *    else indexed in place of the placeholder's bytes: a cached, durable entry, its generation
+ *      the manager's current one less its AGE (its eviction order comes back with it)
  * </pre>
  * Why this is enough never to serve a wrong byte: the cache adopted only bytes equal to those
  * the checkpoint digested, the checkpoint digested only durable bytes of the segment at those
@@ -66,7 +70,11 @@ final class WarmRestore {
         long restored = 0;
         long restoredBytes = 0;
         final boolean identityOk = start.identity() == epoch - 1;
-        for (final WarmCatalog.Entry entry : start.adopted()) {
+        // Oldest first: a segment is listed for the manager's passes at the generation of its
+        // first cached entry, which must be its oldest.
+        final List<WarmCatalog.Entry> entries = new ArrayList<>(start.adopted());
+        entries.sort(Comparator.comparingInt(WarmCatalog.Entry::age).reversed());
+        for (final WarmCatalog.Entry entry : entries) {
             Reason reason = identityOk ? null : Reason.IDENTITY;
             if (reason == null) {
                 final Segment segment = entry.owner() >= 0 && entry.owner() <= Integer.MAX_VALUE
@@ -76,7 +84,7 @@ final class WarmRestore {
                 } else {
                     segment.lock.lock();
                     try {
-                        reason = segment.adoptLocked(entry.position(), entry.length(), entry.address());
+                        reason = segment.adoptLocked(entry.position(), entry.length(), entry.address(), entry.age());
                     } finally {
                         segment.lock.unlock();
                     }

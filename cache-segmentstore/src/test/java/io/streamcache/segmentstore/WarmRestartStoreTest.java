@@ -325,6 +325,29 @@ class WarmRestartStoreTest {
     }
 
     @Test
+    void restoredEntriesKeepTheirEvictionOrder() {
+        open();
+        final String older = newSegment();
+        final String newer = newSegment();
+        append(older, 1000);
+        for (int i = 0; i < 5; i++) {
+            store.cacheManager().advanceGeneration();
+        }
+        append(newer, 1000);
+        close();
+        open();
+        final int olderGeneration = TestSegments.generations(store, older).get(0);
+        final int newerGeneration = TestSegments.generations(store, newer).get(0);
+        assertEquals(5, newerGeneration - olderGeneration, "ages as they were at the close");
+        // The older one goes first: one segment's worth evicted, the newer one stays cached.
+        store.cacheManager().advanceGeneration();
+        store.cacheManager().evictDownTo(cache.stats().utilization() * 0.6);
+        assertTrue(cachedRanges(older).isEmpty(), "the older entry was evicted");
+        assertEquals(1, cachedRanges(newer).size(), "the newer entry stays");
+        close();
+    }
+
+    @Test
     void aCatalogOfAnotherLogBringsNothingBack() throws Exception {
         open();
         final String name = newSegment();

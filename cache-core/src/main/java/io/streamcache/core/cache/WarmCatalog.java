@@ -56,13 +56,15 @@ import java.util.zip.CRC32C;
  *  +---------------------------------------------------------------+
  *  |                  reserved (u32) = 0                           |  H - 4
  *  +---------------------------------------------------------------+
- *  then RECORD_COUNT records of 32 bytes, from H:
+ *  then RECORD_COUNT records of 40 bytes, from H:
  *  +---------------------------------------------------------------+
  *  |  OWNER (u64): the segment id     | POSITION (u64): its offset |
  *  +---------------------------------------------------------------+
  *  |  ADDRESS (u32): the entry's last block | LENGTH (u32)         |
  *  +---------------------------------------------------------------+
  *  |  DIGEST (u64): of the entry's bytes in the region, see EntryDigest |
+ *  +---------------------------------------------------------------+
+ *  |  AGE (u32): the owner's recency of the entry | reserved (u32) |
  *  +---------------------------------------------------------------+
  * </pre>
  * CLEAN says the owner wrote the catalog at its clean close, after which the region did not
@@ -86,7 +88,7 @@ public final class WarmCatalog {
     static final int FLAG_CLEAN = 1;
     static final int FLAGS_OFFSET = 12;
     static final int TIERS_OFFSET = 56;
-    static final int RECORD_LENGTH = 32;
+    static final int RECORD_LENGTH = 40;
     /** More tiers than this in a header is damage, not a cache. */
     static final int MAX_TIERS = 1 << 16;
 
@@ -101,8 +103,11 @@ public final class WarmCatalog {
      * @param address  the entry's address (its last block) when the record was written.
      * @param length   the entry's length then.
      * @param digest   the digest of those bytes ({@link BlockCache#digest(int)}).
+     * @param age      the owner's measure of how long ago the entry was last used (the segment
+     *                 store's: generations before the checkpoint's), so that it comes back with
+     *                 its eviction order; 0 if the owner keeps none.
      */
-    public record Entry(long owner, long position, int address, int length, long digest) {
+    public record Entry(long owner, long position, int address, int length, long digest, int age) {
     }
 
     /** What {@link #read} found: the header's fields and the records. */
@@ -185,7 +190,7 @@ public final class WarmCatalog {
                 recordsCrc.update(chunk.duplicate());
                 for (int i = 0; i < chunk.limit(); i += RECORD_LENGTH) {
                     entries.add(new Entry(chunk.getLong(i), chunk.getLong(i + 8), chunk.getInt(i + 16), chunk.getInt(i + 20),
-                        chunk.getLong(i + 24)));
+                        chunk.getLong(i + 24), chunk.getInt(i + 32)));
                 }
                 position += chunk.limit();
             }
@@ -286,14 +291,14 @@ public final class WarmCatalog {
         }
 
         /**
-         * Adds one record.
+         * Adds one record; see {@link Entry} for the fields.
          */
-        public void add(final long owner, final long entryPosition, final int address, final int length, final long digest)
-            throws IOException {
+        public void add(final long owner, final long entryPosition, final int address, final int length, final long digest,
+                        final int age) throws IOException {
             if (records.remaining() < RECORD_LENGTH) {
                 flush();
             }
-            records.putLong(owner).putLong(entryPosition).putInt(address).putInt(length).putLong(digest);
+            records.putLong(owner).putLong(entryPosition).putInt(address).putInt(length).putLong(digest).putInt(age).putInt(0);
             count++;
         }
 

@@ -87,7 +87,7 @@ class WarmRestartTest {
     private void checkpoint(final BlockCache cache, final boolean clean) throws IOException {
         try (WarmCatalog.Writer writer = new WarmCatalog.Writer(cache, 77, 1)) {
             for (final int address : written.keySet()) {
-                writer.add(address, 0, address, cache.length(address), cache.digest(address));
+                writer.add(address, 0, address, cache.length(address), cache.digest(address), 0);
             }
             writer.commit(clean);
         }
@@ -248,8 +248,8 @@ class WarmRestartTest {
         try (BlockCache cache = open(CAPACITY)) {
             final int address = insert(cache, 2 * BLOCK);
             try (WarmCatalog.Writer writer = new WarmCatalog.Writer(cache, 1, 1)) {
-                writer.add(1, 0, address, cache.length(address), cache.digest(address));
-                writer.add(2, 0, address, cache.length(address), cache.digest(address));
+                writer.add(1, 0, address, cache.length(address), cache.digest(address), 0);
+                writer.add(2, 0, address, cache.length(address), cache.digest(address), 0);
                 writer.commit(true);
             }
         }
