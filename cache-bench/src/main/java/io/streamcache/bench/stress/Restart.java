@@ -114,7 +114,13 @@ final class Restart implements AutoCloseable {
             }
         }
         cache = cache();
-        store = store(cache, CacheManager.builder(cache).name("stress").registerMBean(false), dir);
+        final CacheManager.Builder manager = CacheManager.builder(cache).name("stress").registerMBean(false);
+        if (run.readerAware != null) {
+            // The readers register with the new store's policy.
+            run.readerAware = new io.streamcache.segmentstore.eviction.ReaderAwarePolicy();
+            manager.policy(run.readerAware);
+        }
+        store = store(cache, manager, dir);
         final long opened = System.nanoTime();
         run.store = store;
         run.resumeRewind = config.restartRewind;

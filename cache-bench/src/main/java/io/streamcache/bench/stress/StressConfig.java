@@ -111,6 +111,7 @@ public final class StressConfig {
         "                       stop, the store and cache close cleanly and reopen, the readers resume",
         "                       --restart-rewind bytes behind each tail (the tail that was just in the",
         "                       cache), and the hit ratio of the first minute after it is printed",
+        "                       (with --policy generations or reader-aware)",
         "  --restart warm|cold  warm: the cache reopens from its region and warm catalog; cold: the",
         "                       region file and catalog are removed first (default warm)",
         "  --region PATH        the cache's region: a persistent mapped file (default with --restart-at:",
@@ -261,8 +262,8 @@ public final class StressConfig {
             if (b.duration == null || b.restartAt.compareTo(b.duration) >= 0) {
                 throw new IllegalArgumentException("--restart-at=" + b.restartAt.toMillis() + "ms must be inside --duration");
             }
-            if (b.policy != Policy.GENERATIONS) {
-                throw new IllegalArgumentException("--restart-at works with --policy generations only");
+            if (b.policy == Policy.HITMAP) {
+                throw new IllegalArgumentException("--restart-at works with --policy generations or reader-aware");
             }
             if (b.region == null) {
                 final Path shm = Path.of("/dev/shm");

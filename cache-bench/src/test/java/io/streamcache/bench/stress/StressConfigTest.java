@@ -119,6 +119,8 @@ class StressConfigTest {
 
     @Test
     void shouldParseAndCheckTheRestartFlags() {
+        assertEquals(StressConfig.Policy.READER_AWARE,
+            StressConfig.parse(new String[] {"--duration", "3m", "--restart-at", "1m", "--policy", "reader-aware"}).policy);
         final StressConfig config = StressConfig.parse(new String[] {"--duration", "3m", "--restart-at", "60s", "--restart", "cold",
             "--segments", "8", "--cache-size", "64m"});
         assertEquals(60_000, config.restartAt.toMillis());
