@@ -101,7 +101,10 @@ import static io.streamcache.core.internal.layout.BlockMetadataDescriptor.entryL
  * (allocation and free chains, hints, the full handler), {@code ChainCopier} (copies in, out and
  * between chains, views), {@code EntryWriter} (insert, append, replace, delete and relocate,
  * each undone on failure), {@code TierTable} and {@code Tier} (tiers, their regions and
- * accounts), {@code CacheConfig} (the builder's checks) and {@code BlockCacheJmx} (the MXBean).
+ * accounts), {@code CacheConfig} (the builder's checks) and {@code BlockCacheJmx} (the MXBean);
+ * for a warm restart, {@code RegionAdopter} (adoption from a reopened region), {@code EntryDigest}
+ * (the entries' digest), {@link WarmCatalog} (the catalog's format) and {@link WarmStart} (what
+ * came back): see {@code docs/warm-restart.md}.
  */
 public final class BlockCache implements AutoCloseable {
     /**
