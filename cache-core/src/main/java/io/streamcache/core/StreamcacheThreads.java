@@ -45,7 +45,9 @@ public interface StreamcacheThreads {
         /** Reads and checks log files ahead of recovery's replay while a store opens (one per open, ends with it). */
         RECOVERY_SCAN("recovery-scan"),
         /** Watches the process's memory and resizes the cache (one per {@code MemoryMonitor}, optional). */
-        MEMORY_MONITOR("memory-monitor");
+        MEMORY_MONITOR("memory-monitor"),
+        /** Writes the warm catalog of a store whose cache restarts warm (one per such store). */
+        WARM_CHECKPOINT("warm-checkpoint");
 
         private final String label;
 

@@ -376,41 +376,87 @@ final class Segment implements PromotionTarget {
             final long pieceEnd = Math.min(Math.min(limit, dataEnd), position + maxEntryLength);
             final int n = (int) (pieceEnd - position);
             final int address = cache.insert(data.slice(data.readerIndex() + (int) (position - offset), n), fillTier);
+            ReadIndexEntry holder = null;
             if (entry != null) {
                 // A full cache ran an eviction pass inside the insert, on this thread, and the
                 // pass takes this lock again (reentrant): it may have coalesced the placeholder
                 // into an entry it evicted before it. Eviction never caches bytes and coalescing
                 // only grows placeholders, so one placeholder still covers the piece: find it.
-                final ReadIndexEntry holder = index.floorContaining(position);
+                holder = index.floorContaining(position);
                 if (holder == null || holder.isCached() || holder.endOffset() < pieceEnd) {
                     cache.delete(address);
                     throw new IllegalStateException("placeholder of [" + position + ", " + pieceEnd + ") lost during a fill of segment="
                         + name + ": " + holder);
                 }
-                final long holderEnd = holder.endOffset();
-                if (holder.offset() < position) {
-                    // Keep the placeholder as the part before the piece: shorter, same key.
-                    holder.length((int) (position - holder.offset()));
-                } else {
-                    index.remove(holder.offset());
-                    retirer.accept(holder);
-                }
-                if (pieceEnd < holderEnd) {
-                    index.insert(new ReadIndexEntry(pieceEnd, (int) (holderEnd - pieceEnd), ReadIndexEntry.NULL_ADDRESS,
-                        holder.generation()));
-                }
             }
-            final ReadIndexEntry cached = new ReadIndexEntry(position, n, address, hooks.generation());
-            index.insert(cached);
-            hooks.recordUse(name, cached);
-            listLocked(cached);
-            if (index.last() == cached) {
-                tailOpen = true;
-            }
+            placeLocked(holder, position, pieceEnd, address, hooks.generation(), false);
             filled += n;
             position = pieceEnd;
         }
         return filled;
+    }
+
+    /**
+     * Indexes the cache entry at {@code address} as the bytes {@code [position, pieceEnd)}: cut
+     * out of the placeholder {@code holder} that covers them (the part before keeps its key, the
+     * part after is a new placeholder), or where no entry was if {@code holder} is null; the
+     * entry's generation is {@code generation}. A fill is a use for the eviction policy; a warm
+     * restart's {@code restored} entry is not (it keeps the age it had).
+     */
+    private void placeLocked(final ReadIndexEntry holder, final long position, final long pieceEnd, final int address,
+                             final int generation, final boolean restored) {
+        if (holder != null) {
+            final long holderEnd = holder.endOffset();
+            if (holder.offset() < position) {
+                // Keep the placeholder as the part before the piece: shorter, same key.
+                holder.length((int) (position - holder.offset()));
+            } else {
+                index.remove(holder.offset());
+                retirer.accept(holder);
+            }
+            if (pieceEnd < holderEnd) {
+                index.insert(new ReadIndexEntry(pieceEnd, (int) (holderEnd - pieceEnd), ReadIndexEntry.NULL_ADDRESS,
+                    holder.generation()));
+            }
+        }
+        final ReadIndexEntry cached = new ReadIndexEntry(position, (int) (pieceEnd - position), address, generation);
+        index.insert(cached);
+        if (!restored) {
+            hooks.recordUse(name, cached);
+        }
+        listLocked(cached);
+        if (index.last() == cached) {
+            tailOpen = true;
+        }
+    }
+
+    /**
+     * A warm restart's step: indexes a cache entry the cache adopted from its region as the bytes
+     * {@code [offset, offset + length)}, if they are durable bytes of this segment that no cached
+     * entry holds (a placeholder of recovery covers them). It is {@code age} generations old, as
+     * it was at the checkpoint, so that the cache manager evicts in the order it would have.
+     *
+     * @return null if indexed, else why not (the caller then deletes the cache entry).
+     */
+    WarmRestore.Reason adoptLocked(final long offset, final int n, final int address, final int age) {
+        if (deleted) {
+            return WarmRestore.Reason.SEGMENT_GONE;
+        }
+        if (n > 0 && offset <= startOffset - n) {
+            return WarmRestore.Reason.TRUNCATED;
+        }
+        if (n <= 0 || n > maxEntryLength || offset > durableLength - n) {
+            return WarmRestore.Reason.NOT_DURABLE;
+        }
+        // An entry a truncation cut through starts before the start offset, as it did before:
+        // its bytes before the start are never read.
+        final long from = Math.max(offset, startOffset);
+        final ReadIndexEntry holder = index.floorContaining(from);
+        if (holder == null || holder.isCached() || holder.endOffset() < offset + n || holder.offset() > from) {
+            return WarmRestore.Reason.OVERLAP;
+        }
+        placeLocked(holder, offset, offset + n, address, hooks.generation() - Math.max(0, age), true);
+        return null;
     }
 
     // ------------------------------------------------------------------------------------------
@@ -634,6 +680,14 @@ final class Segment implements PromotionTarget {
      * @return the waiters to fail, or null.
      */
     Waiter deleteLocked(final boolean storeClosed) {
+        return deleteLocked(storeClosed, false);
+    }
+
+    /**
+     * As {@link #deleteLocked(boolean)}; with {@code keepCacheEntries} (a store closing for a
+     * warm restart) the cache entries are left in the cache, unretired, for the warm catalog.
+     */
+    Waiter deleteLocked(final boolean storeClosed, final boolean keepCacheEntries) {
         if (deleted) {
             return null;
         }
@@ -642,7 +696,9 @@ final class Segment implements PromotionTarget {
         if (!storeClosed) {
             hooks.segmentDeleted(name);
         }
-        index.forEach(retirer);
+        if (!keepCacheEntries) {
+            index.forEach(retirer);
+        }
         index.clear();
         return takeWaiters(Long.MAX_VALUE);
     }

@@ -33,6 +33,8 @@ import io.streamcache.segmentstore.internal.log.recovery.RecoveredLog;
 import io.streamcache.segmentstore.internal.log.recovery.RecoveryHook;
 import io.streamcache.segmentstore.internal.log.recovery.ScanningRecoveryHook;
 
+import org.slf4j.LoggerFactory;
+
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ReadOnlyBufferException;
@@ -339,6 +341,10 @@ public final class SegmentStore implements AutoCloseable {
     private final ReadThrough readThrough;
     /** With a log and {@link Builder#compaction}: retention and compaction; set once after construction. */
     private volatile Compactor compactor;
+    /** With a cache built for a warm restart: writes its catalog; else null. */
+    private final WarmCheckpointer checkpointer;
+    /** What the warm restart brought back. */
+    private final WarmRestoreStats warmRestore;
 
     private SegmentStore(final Builder builder) {
         this.cache = builder.cache;
@@ -352,6 +358,8 @@ public final class SegmentStore implements AutoCloseable {
         this.table = new SegmentTable(name, cache, manager, maxIndexEntryLength, builder.fillTier, appendsDurable, waiting);
         ManagerHooks.of(manager).register(table.evictionSource());
         if (builder.log == null) {
+            this.checkpointer = null;
+            this.warmRestore = WarmRestoreStats.DISABLED;
             this.mutations = table;
             this.durable = null;
             this.logDirectory = null;
@@ -369,10 +377,23 @@ public final class SegmentStore implements AutoCloseable {
         try {
             final RecoveredLog recovered = opening.open(table, locations);
             this.logDirectory = opening.directory();
+            if (cache.warmStart().enabled()) {
+                // After recovery, which says what is durable; before any append can come.
+                final WarmRestore.Result restored = WarmRestore.attach(name, cache, table, logDirectory.epoch());
+                this.warmRestore = restored.stats();
+                this.checkpointer = new WarmCheckpointer(name, cache, table, manager, logDirectory.epoch(), cache.warmStart().sequence(),
+                    builder.warmCheckpointInterval, restored.digests(), threads);
+            } else {
+                this.warmRestore = WarmRestoreStats.DISABLED;
+                this.checkpointer = null;
+            }
             this.durable = new DurableSegmentTable(table, waiting, logDirectory,
                 locations.feed(builder.logListener, table, readThrough.channels()), recovered, threads);
             this.mutations = durable;
             this.storeLog = new StoreLogView(durable.writer(), logDirectory, readThrough.historicalReader());
+            if (checkpointer != null) {
+                checkpointer.start();
+            }
         } catch (final IOException e) {
             abandon(opening);
             throw new LogException("could not open the log in " + builder.log.directory() + ": " + e.getMessage(), e);
@@ -984,7 +1005,23 @@ public final class SegmentStore implements AutoCloseable {
             // Writes and completes what was submitted: the commits still find their segments.
             writer.close();
         }
-        table.deleteAll();
+        if (checkpointer != null) {
+            // The last catalog, after the writer drained and with eviction stopped, so that
+            // nothing changes in the cache after it; the entries then stay in the cache.
+            checkpointer.close();
+            table.stopEviction();
+            boolean written = false;
+            try {
+                checkpointer.checkpoint(writer.cleanEnd() != null);
+                written = true;
+            } catch (final IOException | RuntimeException e) {
+                LoggerFactory.getLogger(SegmentStore.class).warn("store {}: the warm catalog could not be written at close; the"
+                    + " next open finds the last checkpoint's: {}", name, e.toString());
+            }
+            table.deleteAll(written);
+        } else {
+            table.deleteAll();
+        }
         waiting.shutdown();
         if (ownsManager) {
             manager.close();
@@ -1000,6 +1037,20 @@ public final class SegmentStore implements AutoCloseable {
 
     public boolean isClosed() {
         return table.isClosed();
+    }
+
+    /**
+     * @return what this store's warm restart brought back when it was built
+     *         ({@link WarmRestoreStats#DISABLED} unless its cache was built with
+     *         {@link BlockCache.Builder#warmRestart}). Immutable; any thread.
+     */
+    public WarmRestoreStats warmRestore() {
+        return warmRestore;
+    }
+
+    /** For tests in this package: the warm checkpointer, or null. */
+    WarmCheckpointer warmCheckpointer() {
+        return checkpointer;
     }
 
     /**
@@ -1090,6 +1141,8 @@ public final class SegmentStore implements AutoCloseable {
     public static final class Builder {
         /** Default longest index entry: 1 MiB. */
         public static final int MAX_INDEX_ENTRY_LENGTH_DEFAULT = 1 << 20;
+        /** Default interval between warm checkpoints. */
+        public static final Duration WARM_CHECKPOINT_INTERVAL_DEFAULT = Duration.ofSeconds(30);
 
         private final BlockCache cache;
         private int maxIndexEntryLength = MAX_INDEX_ENTRY_LENGTH_DEFAULT;
@@ -1110,6 +1163,7 @@ public final class SegmentStore implements AutoCloseable {
         private int readThroughThreads = HistoricalReader.THREADS_DEFAULT;
         private CompactionConfig compaction;
         private StreamcacheThreads threads = StreamcacheThreads.defaults();
+        private Duration warmCheckpointInterval = WARM_CHECKPOINT_INTERVAL_DEFAULT;
 
         private Builder(final BlockCache cache) {
             this.cache = Objects.requireNonNull(cache, "cache");
@@ -1277,6 +1331,21 @@ public final class SegmentStore implements AutoCloseable {
          *                {@link StreamcacheThreads#defaults()}. The roles are listed in
          *                {@code docs/threads.md}.
          */
+        /**
+         * Sets how often a store whose cache was built for a warm restart
+         * ({@link BlockCache.Builder#warmRestart}) writes its warm catalog on its checkpoint
+         * thread; it writes one at once when built and one at its clean close. After a crash the
+         * next open can bring back what the last checkpoint saw and still holds; entries cached
+         * since are read from the log again. Each checkpoint hashes only the entries that changed
+         * since the last one.
+         *
+         * @param interval positive; 30 seconds by default.
+         */
+        public Builder warmCheckpointInterval(final Duration interval) {
+            this.warmCheckpointInterval = Objects.requireNonNull(interval, "interval");
+            return this;
+        }
+
         public Builder threads(final StreamcacheThreads threads) {
             this.threads = Objects.requireNonNull(threads, "threads");
             return this;
@@ -1308,6 +1377,17 @@ public final class SegmentStore implements AutoCloseable {
         public SegmentStore build() {
             if (cache.isClosed()) {
                 throw new CacheClosedException("cache " + cache.name() + " is closed");
+            }
+            if (cache.warmStart().enabled() && log == null) {
+                throw new CacheConfigurationException("cache " + cache.name() + " is built for a warm restart, which needs a log:"
+                    + " set log(LogConfig), or build the cache without warmRestart");
+            }
+            if (warmCheckpointInterval.isNegative() || warmCheckpointInterval.isZero()) {
+                throw new CacheConfigurationException("warmCheckpointInterval=" + warmCheckpointInterval + " must be positive");
+            }
+            if (cache.warmStart().enabled() && !cache.warmStart().claim()) {
+                throw new CacheConfigurationException("cache " + cache.name() + " restarted warm for another store: a cache built"
+                    + " with warmRestart serves one store");
             }
             if (compaction != null && log == null) {
                 throw new CacheConfigurationException("compaction needs a log: set log(LogConfig) too");

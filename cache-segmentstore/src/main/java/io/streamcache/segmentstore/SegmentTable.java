@@ -260,10 +260,14 @@ final class SegmentTable implements SegmentMutations {
      * fails its waiting reads.
      */
     void deleteSegment(final Segment segment, final boolean storeClosed) {
+        deleteSegment(segment, storeClosed, false);
+    }
+
+    private void deleteSegment(final Segment segment, final boolean storeClosed, final boolean keepCacheEntries) {
         final Waiter waiters;
         segment.lock.lock();
         try {
-            waiters = segment.deleteLocked(storeClosed);
+            waiters = segment.deleteLocked(storeClosed, keepCacheEntries);
         } finally {
             segment.lock.unlock();
         }
@@ -346,11 +350,24 @@ final class SegmentTable implements SegmentMutations {
      * their last release), failing the waiting reads with a {@link CacheClosedException}.
      */
     void deleteAll() {
+        deleteAll(false);
+    }
+
+    /**
+     * As {@link #deleteAll()}; with {@code keepCacheEntries} (a close for a warm restart, after
+     * the last checkpoint) the segments' cache entries stay in the cache for the next open.
+     */
+    void deleteAll(final boolean keepCacheEntries) {
         managerHooks.unregister(evictionSource);
         for (final Segment segment : segments.values()) {
             segments.remove(segment.name, segment);
-            deleteSegment(segment, true);
+            deleteSegment(segment, true, keepCacheEntries);
         }
+    }
+
+    /** Stops eviction through this table (a warm close's last checkpoint must see what stays). */
+    void stopEviction() {
+        managerHooks.unregister(evictionSource);
     }
 
     /** Undoes a store's construction that failed: no reads wait yet. */

@@ -243,7 +243,7 @@ public final class OpenTime {
         }
     }
 
-    private static long size(final String v) {
+    static long size(final String v) {
         final String s = v.trim().toLowerCase(Locale.ROOT);
         final char unit = s.charAt(s.length() - 1);
         final long m = unit == 'k' ? 1L << 10 : unit == 'm' ? 1L << 20 : unit == 'g' ? 1L << 30 : 1;

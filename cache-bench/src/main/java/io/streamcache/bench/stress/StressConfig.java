@@ -107,6 +107,17 @@ public final class StressConfig {
         "  --log-file-size S    length of each log file: 64m (the default), 4m or more, a multiple of 4k",
         "  --prefill [off|full] before measuring, append without readers until the cache is full",
         "                       (its eviction target reached); the clock starts after (default off)",
+        "  --restart-at D       restart the store at D into the run (issue 16): producers and readers",
+        "                       stop, the store and cache close cleanly and reopen, the readers resume",
+        "                       --restart-rewind bytes behind each tail (the tail that was just in the",
+        "                       cache), and the hit ratio of the first minute after it is printed",
+        "                       (with --policy generations or reader-aware)",
+        "  --restart warm|cold  warm: the cache reopens from its region and warm catalog; cold: the",
+        "                       region file and catalog are removed first (default warm)",
+        "  --region PATH        the cache's region: a persistent mapped file (default with --restart-at:",
+        "                       a file in /dev/shm, or the temporary directory; else direct memory)",
+        "  --restart-rewind S   bytes behind each segment's tail the readers resume at (default: the",
+        "                       cache size over the segments)",
         "  --help               this text",
         "",
         "Exit code: 0 if every byte read verified, 1 on a mismatch or failure, 2 on bad flags.");
@@ -131,6 +142,14 @@ public final class StressConfig {
     final long retention;
     final boolean prefill;
     final long logFileSize;
+    /** When to restart the store (issue 16), or null for no restart. */
+    final Duration restartAt;
+    /** Whether the restart is warm (the cache reopens from its region) or cold. */
+    final boolean restartWarm;
+    /** The persistent mapped-file region of the cache, or null for direct memory. */
+    final Path region;
+    /** Bytes behind each tail the readers resume at after the restart. */
+    final long restartRewind;
 
     private StressConfig(final Builder b) {
         this.producers = b.producers;
@@ -152,6 +171,10 @@ public final class StressConfig {
         this.retention = b.retention;
         this.prefill = b.prefill;
         this.logFileSize = b.logFileSize;
+        this.restartAt = b.restartAt;
+        this.restartWarm = b.restartWarm;
+        this.region = b.region;
+        this.restartRewind = b.restartRewind;
     }
 
     /**
@@ -214,6 +237,15 @@ public final class StressConfig {
                         throw new IllegalArgumentException("--log-file-size=" + value + " must be a multiple of 4096");
                     }
                     break;
+                case "restart-at": b.restartAt = parseDuration(value); break;
+                case "restart":
+                    if (!value.equals("warm") && !value.equals("cold")) {
+                        throw new IllegalArgumentException("--restart=" + value + " must be warm or cold");
+                    }
+                    b.restartWarm = value.equals("warm");
+                    break;
+                case "region": b.region = Path.of(value); break;
+                case "restart-rewind": b.restartRewind = parseSize(name, value, 0, 1L << 50); break;
                 default: throw new IllegalArgumentException("unknown flag: --" + name + " (see --help)");
             }
         }
@@ -225,6 +257,22 @@ public final class StressConfig {
         }
         if (!retentionGiven) {
             b.retention = 2 * b.cacheSize;
+        }
+        if (b.restartAt != null) {
+            if (b.duration == null || b.restartAt.compareTo(b.duration) >= 0) {
+                throw new IllegalArgumentException("--restart-at=" + b.restartAt.toMillis() + "ms must be inside --duration");
+            }
+            if (b.policy == Policy.HITMAP) {
+                throw new IllegalArgumentException("--restart-at works with --policy generations or reader-aware");
+            }
+            if (b.region == null) {
+                final Path shm = Path.of("/dev/shm");
+                b.region = (java.nio.file.Files.isDirectory(shm) ? shm : Path.of(System.getProperty("java.io.tmpdir")))
+                    .resolve("streamcache-stress-" + ProcessHandle.current().pid() + ".region");
+            }
+            if (b.restartRewind < 0) {
+                b.restartRewind = b.cacheSize / b.segments;
+            }
         }
         if (b.out == null) {
             b.out = Path.of("stress-results", LocalDateTime.now().format(DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss", Locale.ROOT)));
@@ -331,7 +379,10 @@ public final class StressConfig {
             + " durability=" + durability.flag() + " policy=" + policy.flag()
             + " dir=" + (dir == null ? "<temp>" : dir) + " out=" + out + " seed=" + seed
             + " retention=" + (retention == 0 ? "off" : String.valueOf(retention)) + " prefill=" + (prefill ? "full" : "off")
-            + " logFileSize=" + logFileSize;
+            + " logFileSize=" + logFileSize
+            + (restartAt != null ? " restartAt=" + restartAt.toMillis() + "ms restart=" + (restartWarm ? "warm" : "cold")
+                + " restartRewind=" + restartRewind : "")
+            + (region != null ? " region=" + region : "");
     }
 
     private static final class Builder {
@@ -354,5 +405,9 @@ public final class StressConfig {
         long retention;
         boolean prefill;
         long logFileSize = LogConfig.FILE_LENGTH_DEFAULT;
+        Duration restartAt;
+        boolean restartWarm = true;
+        Path region;
+        long restartRewind = -1;
     }
 }

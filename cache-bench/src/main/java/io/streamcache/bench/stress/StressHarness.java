@@ -155,7 +155,8 @@ public final class StressHarness {
         final boolean[] interrupted = new boolean[1];
         final Report report;
         final Instant startedAt = Instant.now();
-        try (BlockCache cache = BlockCache.builder().capacity(config.cacheSize).name("stress").registerMBean(false).build()) {
+        final Restart restart = new Restart(config);
+        try (BlockCache cache = restart.cache()) {
             final StressRun run;
             final List<Sample> samples = new ArrayList<>();
             final long startNanos;
@@ -171,11 +172,7 @@ public final class StressHarness {
             } else if (hitmap != null) {
                 manager.policy(hitmap);
             }
-            try (hitmap; SegmentStore store = SegmentStore.builder(cache)
-                .name("stress")
-                .cacheManager(manager)
-                .log(LogConfig.builder(dir).durability(policy(config.durability)).fileLength(config.logFileSize).name("stress").build())
-                .build()) {
+            try (hitmap; restart; SegmentStore store = restart.store(cache, manager, dir)) {
                 if (config.maxWriteSize > store.maxAppendLength()) {
                     out.println("stress: --write-size=" + config.maxWriteSize + " is more than the log's maxAppendLength="
                         + store.maxAppendLength());
@@ -234,8 +231,31 @@ public final class StressHarness {
                 long lastAppendBytes = run.metrics.append.bytes.sum();
                 long lastReadBytes = readBytes(run.metrics);
                 final long deadline = config.duration == null ? Long.MAX_VALUE : startNanos + config.duration.toNanos();
+                final long restartAt = config.restartAt == null ? Long.MAX_VALUE : startNanos + config.restartAt.toNanos();
                 while (true) {
                     final long now = System.nanoTime();
+                    if (now >= restartAt && !restart.done() && !run.stopping()) {
+                        restart.restart(run, producers, readers, catchups, dir, out);
+                        if (run.failed()) {
+                            break;
+                        }
+                        for (int i = 0; i < config.producers; i++) {
+                            producers.add(start(new Producer(run, i), "stress-producer-" + i));
+                        }
+                        if (config.retention > 0) {
+                            readers.add(start(new Retention(run), "stress-retention"));
+                        }
+                        for (int i = 0; i < config.tailReaders; i++) {
+                            readers.add(start(new TailReader(run, i), "stress-tail-" + i));
+                        }
+                        for (int i = 0; i < config.catchupReaders; i++) {
+                            final CatchUpReader reader = new CatchUpReader(run, i);
+                            catchups.add(reader);
+                            readers.add(start(reader, "stress-catchup-" + i));
+                        }
+                        restart.started(run);
+                    }
+                    restart.reportFirstMinute(run, now, false, out);
                     if (now >= deadline || producers.stream().noneMatch(Thread::isAlive)) {
                         run.stopping.set(true);
                     }
@@ -243,7 +263,7 @@ public final class StressHarness {
                         break;
                     }
                     if (now - lastTick >= TICK_NANOS) {
-                        final Sample sample = sample(run, cache, gauges, startNanos, lastTick, now, lastAppendBytes, lastReadBytes);
+                        final Sample sample = sample(run, restart.current(cache), gauges, startNanos, lastTick, now, lastAppendBytes, lastReadBytes);
                         lastAppendBytes = run.metrics.append.bytes.sum();
                         lastReadBytes = readBytes(run.metrics);
                         lastTick = now;
@@ -255,19 +275,23 @@ public final class StressHarness {
                 joinAll(producers, 90);
                 joinAll(readers, StressRun.READ_THROUGH_TIMEOUT_SECONDS + 5);
                 final long end = System.nanoTime();
+                restart.reportFirstMinute(run, end, true, out);
+                final BlockCache current = restart.current(cache);
+                final SegmentStore currentStore = run.store;
                 policyStats = new PolicyStats(config.policy, run.metrics.readerRegistrations.sum(), gauges.registeredReadersMax,
                     run.registeredReaders(), hitmap == null ? 0 : hitmap.applied(), hitmap == null ? 0 : hitmap.drops());
-                final Sample last = sample(run, cache, gauges, startNanos, lastTick, end, lastAppendBytes, lastReadBytes);
+                final Sample last = sample(run, current, gauges, startNanos, lastTick, end, lastAppendBytes, lastReadBytes);
                 if (end - lastTick >= TICK_NANOS / 5) {
                     samples.add(last);
                     out.println(progressLine(last));
                 }
-                cacheStats = cache.stats();
-                managerStats = store.cacheManager().stats();
+                cacheStats = current.stats();
+                managerStats = currentStore.cacheManager().stats();
                 final long heap = heapUsedAfterGc();
-                final CacheStats atEnd = cache.stats();
+                final CacheStats atEnd = current.stats();
                 final long disk = diskBytes(dir);
-                footprint = new Footprint(disk, Math.max(disk, gauges.diskBytesMax), store.log().orElseThrow().directoryStats().filesDeleted(), heap,
+                footprint = new Footprint(disk, Math.max(disk, gauges.diskBytesMax),
+                    currentStore.log().orElseThrow().directoryStats().filesDeleted(), heap,
                     atEnd.storedBytes(), atEnd.usedBytes());
                 final boolean readersEnded = readers.stream().noneMatch(Thread::isAlive);
                 report = new Report(config, startedAt, (end - startNanos) / 1e9, interrupted[0], run, samples, cacheStats, managerStats,

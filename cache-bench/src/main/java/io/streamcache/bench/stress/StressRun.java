@@ -60,13 +60,22 @@ final class StressRun {
     }
 
     final StressConfig config;
-    final SegmentStore store;
+    /** The store; replaced by the sampler thread at a {@code --restart-at}, while no producer or reader runs. */
+    volatile SegmentStore store;
+    /**
+     * Bytes behind each segment's acknowledged end that tail readers built now start at: 0, or
+     * after a restart {@code --restart-rewind} (consumers reconnecting re-read the recent tail).
+     */
+    volatile long resumeRewind;
     final StressMetrics metrics = new StressMetrics();
     final SegmentState[] segments;
     /** What readers check against; the producers always write {@link SegmentContent#SPLITMIX}. */
     final SegmentContent expected;
-    /** The store's policy when it is {@code --policy reader-aware}, which the readers register with; null otherwise. */
-    final ReaderAwarePolicy readerAware;
+    /**
+     * The store's policy when it is {@code --policy reader-aware}, which the readers register with;
+     * null otherwise. Replaced with the new store's at a {@code --restart-at}, while no reader runs.
+     */
+    volatile ReaderAwarePolicy readerAware;
     final AtomicBoolean stopping = new AtomicBoolean();
     /**
      * Whether appends started now are measured (recorded and counted against {@code --ops});
@@ -99,10 +108,11 @@ final class StressRun {
      * @return the registration, or null when the run uses another policy.
      */
     ReaderAwarePolicy.Reader register(final SegmentState segment, final long position) {
-        if (readerAware == null) {
+        final ReaderAwarePolicy policy = readerAware;
+        if (policy == null) {
             return null;
         }
-        final ReaderAwarePolicy.Reader reader = readerAware.register(segment.name, position);
+        final ReaderAwarePolicy.Reader reader = policy.register(segment.name, position);
         metrics.readerRegistrations.increment();
         return reader;
     }

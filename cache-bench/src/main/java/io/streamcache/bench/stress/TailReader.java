@@ -58,7 +58,7 @@ final class TailReader implements Runnable {
         positions = new long[followed.length];
         registered = new ReaderAwarePolicy.Reader[followed.length];
         for (int i = 0; i < followed.length; i++) {
-            positions[i] = Math.max(followed[i].appendedEnd, followed[i].truncatedTo);
+            positions[i] = Math.max(followed[i].appendedEnd - run.resumeRewind, followed[i].truncatedTo);
             publish(i);
         }
     }

@@ -116,4 +116,24 @@ class StressConfigTest {
         // Flag values are exact, as for --durability.
         assertThrows(IllegalArgumentException.class, () -> StressConfig.parse(new String[] {"--policy", "Reader-Aware"}));
     }
+
+    @Test
+    void shouldParseAndCheckTheRestartFlags() {
+        assertEquals(StressConfig.Policy.READER_AWARE,
+            StressConfig.parse(new String[] {"--duration", "3m", "--restart-at", "1m", "--policy", "reader-aware"}).policy);
+        final StressConfig config = StressConfig.parse(new String[] {"--duration", "3m", "--restart-at", "60s", "--restart", "cold",
+            "--segments", "8", "--cache-size", "64m"});
+        assertEquals(60_000, config.restartAt.toMillis());
+        assertFalse(config.restartWarm);
+        assertEquals((64L << 20) / 8, config.restartRewind);
+        assertTrue(config.region != null, "a default region file for the restart");
+        assertTrue(StressConfig.parse(new String[] {"--duration", "3m", "--restart-at", "1m"}).restartWarm);
+        assertEquals("--restart-at=60000ms must be inside --duration", assertThrows(IllegalArgumentException.class,
+            () -> StressConfig.parse(new String[] {"--duration", "60s", "--restart-at", "60s"})).getMessage());
+        assertEquals("--restart=tepid must be warm or cold", assertThrows(IllegalArgumentException.class,
+            () -> StressConfig.parse(new String[] {"--restart", "tepid"})).getMessage());
+        assertThrows(IllegalArgumentException.class,
+            () -> StressConfig.parse(new String[] {"--restart-at", "10s", "--policy", "hitmap"}));
+        assertEquals(null, StressConfig.parse(new String[0]).restartAt);
+    }
 }

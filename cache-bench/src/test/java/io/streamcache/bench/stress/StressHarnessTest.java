@@ -14,6 +14,7 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 class StressHarnessTest {
@@ -72,6 +73,32 @@ class StressHarnessTest {
         assertTrue(Pattern.compile("offset=(2[4-9]|3[01]) expected=").matcher(text).find(), text);
         final String summary = Files.readString(out.resolve("summary.json"));
         assertTrue(summary.contains("\"passed\": false") && summary.contains("\"firstMismatch\""), summary);
+    }
+
+    @Test
+    @Timeout(value = 60, unit = TimeUnit.SECONDS)
+    void shouldRestartWarmAndColdInTheMiddleOfARunAndStillVerify() throws Exception {
+        for (final String kind : new String[] {"warm", "cold"}) {
+            final Path out = temp.resolve("restart-" + kind);
+            final Path log = temp.resolve("log-" + kind);
+            final Path region = temp.resolve("region-" + kind);
+            final String[] args = smallRun("4s", out);
+            final String[] restart = java.util.Arrays.copyOf(args, args.length + 6);
+            System.arraycopy(new String[] {"--restart-at", "2s", "--restart", kind, "--region", region.toString()}, 0, restart,
+                args.length, 6);
+            restart[java.util.Arrays.asList(restart).indexOf("--dir") + 1] = log.toString();
+            final ByteArrayOutputStream console = new ByteArrayOutputStream();
+            final int code = new StressHarness().execute(restart, new PrintStream(console, true, StandardCharsets.UTF_8), false);
+            final String text = console.toString(StandardCharsets.UTF_8);
+
+            assertEquals(0, code, text);
+            assertTrue(text.contains("verification: PASSED"), text);
+            assertTrue(text.contains("restart (" + kind + "): closed in"), text);
+            assertTrue(text.contains("restart (" + kind + "): first "), text);
+            // Warm: the cache came back from its region after the clean close; cold: it did not.
+            assertTrue(text.contains("warm=" + kind.equals("warm") + ","), text);
+            assertFalse(Files.exists(region), "the region file is removed at the end");
+        }
     }
 
     private static long jsonLong(final String json, final String field) {

@@ -106,7 +106,10 @@ import static io.streamcache.core.internal.layout.BlockMetadataDescriptor.entryL
  * (allocation and free chains, hints, the full handler), {@code ChainCopier} (copies in, out and
  * between chains, views), {@code EntryWriter} (insert, append, replace, delete and relocate,
  * each undone on failure), {@code TierTable} and {@code Tier} (tiers, their regions and
- * accounts), {@code TierResizer} (growing and shrinking resizable tiers), {@code CacheConfig} (the builder's checks) and {@code BlockCacheJmx} (the MXBean).
+ * accounts), {@code TierResizer} (growing and shrinking resizable tiers), {@code CacheConfig} (the builder's checks) and {@code BlockCacheJmx} (the MXBean);
+ * for a warm restart, {@code RegionAdopter} (adoption from a reopened region), {@code EntryDigest}
+ * (the entries' digest), {@link WarmCatalog} (the catalog's format) and {@link WarmStart} (what
+ * came back): see {@code docs/warm-restart.md}.
  */
 public final class BlockCache implements AutoCloseable {
     /**
@@ -129,6 +132,8 @@ public final class BlockCache implements AutoCloseable {
     private final EntryWriter writer;
     private final TierResizer resizer;
     private final ObjectName objectName;
+    /** What a warm restart adopted, or {@link WarmStart#none()}. */
+    private final WarmStart warmStart;
     private volatile boolean closed;
 
     private BlockCache(final CacheConfig config) {
@@ -142,6 +147,12 @@ public final class BlockCache implements AutoCloseable {
         this.copier = new ChainCopier(table);
         this.writer = new EntryWriter(maxEntryLength, table, tiers, allocator, copier);
         this.resizer = new TierResizer(name, table, tiers, allocator, bufferLength);
+        try {
+            this.warmStart = config.warmCatalog != null ? RegionAdopter.adopt(config, table, tiers) : WarmStart.none();
+        } catch (final RuntimeException | Error e) {
+            tiers.closeRegions();
+            throw e;
+        }
         try {
             this.objectName = config.registerMBean ? BlockCacheJmx.register(this, allocator) : null;
         } catch (final RuntimeException e) {
@@ -314,6 +325,47 @@ public final class BlockCache implements AutoCloseable {
     public int relocate(final int address, final int targetTier) {
         ensureOpen();
         return writer.relocate(address, targetTier);
+    }
+
+    /**
+     * Returns the 64-bit digest of an entry's bytes, as a {@link WarmCatalog} records it and a
+     * warm restart checks it (see {@code EntryDigest}). A read of the entry: it may run
+     * concurrently with other reads of it, not with a change. Allocates nothing.
+     *
+     * @throws InvalidAddressException if {@code address} is not that of a live entry.
+     */
+    public long digest(final int address) {
+        ensureOpen();
+        final long word = table.lastWordOf(address);
+        return EntryDigest.of(table, address, entryLength(word));
+    }
+
+    /**
+     * Returns the digest of the first {@code length} bytes of an entry that holds them all in
+     * its last block's chain, that is when {@code length} ends in the entry's last block (an
+     * owner that indexes fewer bytes than the entry holds records those). As
+     * {@link #digest(int)} otherwise.
+     *
+     * @throws IndexOutOfBoundsException if {@code length} is negative, longer than the entry, or
+     *                                   ends before the entry's last block.
+     */
+    public long digest(final int address, final int length) {
+        ensureOpen();
+        final int entryLength = entryLength(table.lastWordOf(address));
+        if (length < 0 || length > entryLength || table.blockCount(length) != table.blockCount(entryLength)) {
+            throw new IndexOutOfBoundsException("length=" + length + " does not end in the last block of the entry at address=0x"
+                + Integer.toHexString(address) + " of length " + entryLength);
+        }
+        return EntryDigest.of(table, address, length);
+    }
+
+    /**
+     * @return what this cache's warm restart found when it was built (the adopted entries, the
+     *         discarded records, or why it started cold); {@link WarmStart#enabled()} is false
+     *         for a cache built without {@link Builder#warmRestart(java.nio.file.Path)}. Any thread.
+     */
+    public WarmStart warmStart() {
+        return warmStart;
     }
 
     /**
@@ -681,6 +733,7 @@ public final class BlockCache implements AutoCloseable {
         private String name;
         private boolean registerMBean = true;
         private boolean regionSet;
+        private java.nio.file.Path warmCatalog;
         private final List<CacheConfig.TierSpec> tiers = new ArrayList<>();
 
         private Builder() {
@@ -787,6 +840,23 @@ public final class BlockCache implements AutoCloseable {
             return this;
         }
 
+        /**
+         * Makes the cache restartable warm: when it is built over regions that kept their memory
+         * ({@link io.streamcache.core.memory.MappedFileRegion#persistent}), it adopts the entries
+         * the catalog at {@code catalog} names whose blocks and bytes are intact (checked chain by
+         * chain and digest by digest), frees every other block, and reports what it found in
+         * {@link BlockCache#warmStart()}; the catalog's owner (a segment store) claims the entries
+         * and writes the catalog again ({@link WarmCatalog.Writer}). Without a usable catalog, or
+         * over regions created afresh, the cache starts empty and says why. See
+         * {@code docs/warm-restart.md}.
+         *
+         * @param catalog the catalog's file (its own small file, outside the region).
+         */
+        public Builder warmRestart(final java.nio.file.Path catalog) {
+            this.warmCatalog = Objects.requireNonNull(catalog, "catalog");
+            return this;
+        }
+
         public Builder registerMBean(final boolean registerMBean) {
             this.registerMBean = registerMBean;
             return this;
@@ -799,7 +869,7 @@ public final class BlockCache implements AutoCloseable {
          */
         public BlockCache build() {
             return new BlockCache(new CacheConfig(name, capacity, maxCapacity, blockLength, bufferLength, maxEntryLength, region, regionSet,
-                tiers, fullHandler, fullRetryTimeout, registerMBean));
+                tiers, fullHandler, fullRetryTimeout, registerMBean, warmCatalog));
         }
     }
 }

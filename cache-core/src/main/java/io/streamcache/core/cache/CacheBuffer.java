@@ -66,12 +66,23 @@ final class CacheBuffer {
     private int freeCount;
 
     CacheBuffer(final int index, final int tier, final ByteBuffer buffer, final int blocksPerBuffer) {
+        this(index, tier, buffer, blocksPerBuffer, false);
+    }
+
+    /**
+     * @param keepMetadata whether to leave block 0 as the memory holds it (a warm restart's
+     *                     reopened region, whose free list {@code RegionAdopter} rebuilds before
+     *                     the cache is used) instead of linking every block into the free list.
+     */
+    CacheBuffer(final int index, final int tier, final ByteBuffer buffer, final int blocksPerBuffer, final boolean keepMetadata) {
         this.index = index;
         this.tier = tier;
         this.address = BufferUtil.address(buffer);
         this.memory = Unpooled.wrappedBuffer(buffer);
         this.blocksPerBuffer = blocksPerBuffer;
-        resetFreeList();
+        if (!keepMetadata) {
+            resetFreeList();
+        }
         inQueue = true;
     }
 

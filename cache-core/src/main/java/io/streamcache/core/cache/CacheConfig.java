@@ -5,6 +5,7 @@ import io.streamcache.core.internal.layout.BlockAddressDescriptor;
 import io.streamcache.core.internal.layout.BlockMetadataDescriptor;
 import io.streamcache.core.memory.MemoryRegionFactory;
 
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 
@@ -26,6 +27,8 @@ final class CacheConfig {
     final boolean registerMBean;
     /** The tiers to build, fastest first: those declared, or one tier named "default". */
     final List<TierSpec> tiers;
+    /** The warm catalog's file for a warm restart ({@link WarmCatalog}), or null: the cache starts empty. */
+    final Path warmCatalog;
 
     /**
      * A tier as configured: its name, capacity in bytes, the capacity it may grow to while the
@@ -68,12 +71,19 @@ final class CacheConfig {
                 final MemoryRegionFactory region, final boolean regionSet, final List<TierSpec> declaredTiers,
                 final CacheFullHandler fullHandler, final Duration fullRetryTimeout, final boolean registerMBean) {
         this(name, capacity, TierSpec.SAME, blockLength, bufferLength, maxEntryLength, region, regionSet, declaredTiers, fullHandler,
-            fullRetryTimeout, registerMBean);
+            fullRetryTimeout, registerMBean, null);
     }
 
+    /**
+     * The full constructor: {@code maxCapacity} is what a one-tier cache may grow to
+     * ({@link TierSpec#SAME}: it keeps its size), {@code warmCatalog} the warm catalog of a warm
+     * restart ({@code null}: none).
+     */
     CacheConfig(final String name, final long capacity, final long maxCapacity, final int blockLength, final int bufferLength, final int maxEntryLength,
                 final MemoryRegionFactory region, final boolean regionSet, final List<TierSpec> declaredTiers,
-                final CacheFullHandler fullHandler, final Duration fullRetryTimeout, final boolean registerMBean) {
+                final CacheFullHandler fullHandler, final Duration fullRetryTimeout, final boolean registerMBean,
+                final Path warmCatalog) {
+        this.warmCatalog = warmCatalog;
         this.name = name;
         this.blockLength = blockLength;
         this.bufferLength = bufferLength;
@@ -136,6 +146,15 @@ final class CacheConfig {
         }
         if (fullRetryTimeout.isNegative()) {
             throw new CacheConfigurationException("fullRetryTimeout=" + fullRetryTimeout + " must not be negative");
+        }
+        if (warmCatalog != null) {
+            for (final TierSpec spec : tiers) {
+                if (spec.resizable()) {
+                    throw new CacheConfigurationException((declaredTiers.isEmpty() ? "" : "tier " + spec.name + ": ")
+                        + "maxCapacity=" + spec.maxCapacity + " set on a cache that restarts warm: a warm catalog describes a"
+                        + " region of fixed size, so leave maxCapacity unset (or build the cache without warmRestart)");
+                }
+            }
         }
     }
 

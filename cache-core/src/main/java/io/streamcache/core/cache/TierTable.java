@@ -60,8 +60,10 @@ final class TierTable {
                     throw new CacheConfigurationException("tier " + spec.name() + ": region " + region.description()
                         + " does not hold bufferCount=" + max + " x bufferLength=" + bufferLength);
                 }
+                // A warm restart keeps a reopened region's metadata for RegionAdopter to read.
+                final boolean keep = config.warmCatalog != null && region.reopened();
                 for (int i = 0; i < count; i++) {
-                    buffers[first + i] = new CacheBuffer(first + i, t, region.buffer(i), blocksPerBuffer);
+                    buffers[first + i] = new CacheBuffer(first + i, t, region.buffer(i), blocksPerBuffer, keep);
                 }
                 // Last pushed is popped first: a new cache hands its buffers out in ascending order.
                 for (int i = count - 1; i >= 0; i--) {

@@ -27,7 +27,18 @@ import java.util.Objects;
  * zeros, so that its blocks are reserved in the file system: a file system that cannot hold it
  * fails the build of the cache with a {@link CacheConfigurationException}, never a later
  * {@code SIGBUS} on a page the file system cannot back. The file is deleted on close unless asked
- * otherwise. Data is kept in native byte order; the file is scratch space, not a format.
+ * otherwise. Data is kept in native byte order; such a file is scratch space, not a format.
+ *
+ * <p><b>Persistent regions</b> ({@link #persistent(Path)}), for a warm restart: the file is a
+ * shared mapping that is never deleted, and an existing file of exactly the region's length is
+ * mapped as it is, not truncated nor zeroed, so that the cache's buffers (data and their metadata
+ * blocks) come back as the last process left them: {@link #reopened()} is then true. A file of
+ * another length (the capacity changed) or a missing file is created afresh as above and
+ * {@link #reopened()} is false. What the bytes mean is the cache's business (its warm catalog,
+ * see {@code docs/warm-restart.md}); the region only keeps them. Writes reach the page cache when
+ * they are made, so they survive the death of the process (SIGKILL) but not of the machine unless
+ * the kernel wrote them back; the region never forces the file (a cache is not durable: the
+ * catalog's digests tell stale bytes from good ones).
  *
  * <p><b>Huge pages:</b> on a {@code hugetlbfs} mount (for example
  * {@code mount -t hugetlbfs none /mnt/huge} after {@code sysctl vm.nr_hugepages=N}) the region is
@@ -55,9 +66,12 @@ public final class MappedFileRegion extends BufferArrayRegion {
     private final Path path;
     private final boolean deleteOnClose;
     private final MappedByteBuffer[] chunks;
+    /** Whether an existing file was mapped as it was (a persistent region's reopen). */
+    private boolean reopened;
 
     private MappedFileRegion(
-        final Path path, final Mode mode, final boolean deleteOnClose, final int bufferCount, final int bufferLength) {
+        final Path path, final Mode mode, final boolean deleteOnClose, final boolean keep, final int bufferCount,
+        final int bufferLength) {
         super(bufferCount, bufferLength);
         this.path = path;
         this.deleteOnClose = deleteOnClose;
@@ -71,11 +85,20 @@ public final class MappedFileRegion extends BufferArrayRegion {
             if (parent != null) {
                 Files.createDirectories(parent);
             }
+            final long existing = keep && Files.isRegularFile(path) ? Files.size(path) : -1;
             try (RandomAccessFile file = new RandomAccessFile(path.toFile(), "rw"); FileChannel channel = file.getChannel()) {
-                file.setLength(0);
                 final FileStore store = Files.getFileStore(path);
                 hugePages = HUGETLBFS.equals(store.type());
-                if (hugePages) {
+                reopened = existing == length && !hugePages;
+                if (keep && !reopened) {
+                    LOG.info("persistent mapped-file region at {}: {}; created afresh", path, existing < 0 ? "no file"
+                        : hugePages ? "on hugetlbfs (its pages do not outlive their mappings)"
+                        : "its length " + existing + " is not the region's " + length);
+                }
+                if (reopened) {
+                    // Mapped as it is: the last process's buffers are the point.
+                } else if (hugePages) {
+                    file.setLength(0);
                     // hugetlbfs refuses write(2) and reports no free space without a size= limit: the
                     // file is sized with ftruncate, and mapping it reserves its huge pages (or fails).
                     final long pageSize = store.getBlockSize();
@@ -86,6 +109,7 @@ public final class MappedFileRegion extends BufferArrayRegion {
                     }
                     file.setLength(length);
                 } else {
+                    file.setLength(0);
                     final long usable = store.getUsableSpace();
                     if (length > usable) {
                         throw new CacheConfigurationException("mapped-file region needs " + length + " bytes at " + path
@@ -111,7 +135,8 @@ public final class MappedFileRegion extends BufferArrayRegion {
         } catch (final RuntimeException e) {
             throw releaseAfter(e);
         }
-        LOG.info("mapped-file region at {}: {} buffers x {} bytes ({})", path, bufferCount, bufferLength, mode);
+        LOG.info("mapped-file region at {}: {} buffers x {} bytes ({}{})", path, bufferCount, bufferLength, mode,
+            reopened ? ", reopened as it was" : "");
     }
 
     /**
@@ -138,13 +163,33 @@ public final class MappedFileRegion extends BufferArrayRegion {
     private record Factory(Path path, Mode mode, boolean deleteOnClose) implements MemoryRegionFactory {
         @Override
         public MemoryRegion open(final int bufferCount, final int bufferLength) {
-            return new MappedFileRegion(path, mode, deleteOnClose, bufferCount, bufferLength);
+            return new MappedFileRegion(path, mode, deleteOnClose, false, bufferCount, bufferLength);
         }
 
         @Override
         public ResizableRegion openResizable(final int onlineCount, final int maxBufferCount, final int bufferLength) {
             return new ResizableMappedFileRegion(path, mode, deleteOnClose, onlineCount, maxBufferCount, bufferLength);
         }
+    }
+
+    /**
+     * A region that outlives its process, for a warm restart: a shared mapping of {@code path},
+     * never deleted; an existing file of exactly the region's length is mapped as it is (not
+     * truncated, not zeroed: {@link #reopened()} is true), any other is created afresh. Pair it
+     * with {@code BlockCache.Builder.warmRestart}: without a warm catalog the cache clears the
+     * reopened buffers' metadata as for a new region.
+     *
+     * @param path the file that holds the buffers between runs.
+     * @return a factory of persistent regions in {@code path}.
+     */
+    public static MemoryRegionFactory persistent(final Path path) {
+        Objects.requireNonNull(path, "path");
+        return (bufferCount, bufferLength) -> new MappedFileRegion(path, Mode.SHARED, false, true, bufferCount, bufferLength);
+    }
+
+    @Override
+    public boolean reopened() {
+        return reopened;
     }
 
     private static void reserve(final FileChannel channel, final long length) throws IOException {
@@ -176,7 +221,7 @@ public final class MappedFileRegion extends BufferArrayRegion {
 
     @Override
     public String description() {
-        return "mapped file " + path + ", " + bufferCount + " x " + bufferLength + " bytes";
+        return "mapped file " + path + ", " + bufferCount + " x " + bufferLength + " bytes" + (reopened ? ", reopened" : "");
     }
 
     /**

@@ -35,6 +35,19 @@ public interface MemoryRegion extends AutoCloseable {
     ByteBuffer buffer(int index);
 
     /**
+     * Whether the region's memory holds what a region at the same place left when it was closed
+     * or its process died: true only for a persistent region that reopened an existing file of
+     * the same length without clearing it ({@link MappedFileRegion#persistent}). A cache built
+     * for a warm restart adopts the entries its catalog names from such a region; in any other
+     * region the memory's contents mean nothing.
+     *
+     * @return false unless the region reopened preserved memory (the default).
+     */
+    default boolean reopened() {
+        return false;
+    }
+
+    /**
      * @return a human-readable description: the kind of memory and where it lives.
      */
     String description();

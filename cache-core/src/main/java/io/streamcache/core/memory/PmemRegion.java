@@ -55,7 +55,7 @@ import java.util.Objects;
  * the setting to change. Buffers start zeroed (the file is new).
  *
  * <p><b>Persistence.</b> None, and none is needed: a cache is not durable (the log holds the
- * durable copy). The region never flushes: stores reach the CPU caches as stores to DRAM do,
+ * durable copy); a {@link #persistent} region only keeps the pool file for a warm restart. The region never flushes: stores reach the CPU caches as stores to DRAM do,
  * then the media when the CPU evicts the lines (PMEM) or the kernel writes dirty pages back
  * (another file system). Nothing about the file's contents is guaranteed after a crash, and
  * nothing reads it back. On a disk file system that write-back is real I/O: use PMEM or a tmpfs.
@@ -75,16 +75,27 @@ public final class PmemRegion extends BufferArrayRegion {
     private final Path path;
     private final boolean deleteOnClose;
     private final Pool pool;
+    /** Whether an existing pool file was mapped as it was (a persistent region's reopen). */
+    private final boolean reopened;
 
-    private PmemRegion(final Path path, final boolean deleteOnClose, final int bufferCount, final int bufferLength) {
+    private PmemRegion(final Path path, final boolean deleteOnClose, final boolean keep, final int bufferCount,
+                       final int bufferLength) {
         super(checkGeometry(path, bufferCount, bufferLength), bufferLength);
         this.path = path;
         this.deleteOnClose = deleteOnClose;
         final long length = (long)bufferCount * bufferLength;
         checkLlplOnClassPath(path);
         Pool.loadNativeLibrary(path);
-        prepareFile(path, length);
-        this.pool = Pool.create(path, length);
+        final long existing = keep ? existingLength(path) : -1;
+        this.reopened = existing == length;
+        if (keep && !reopened) {
+            LOG.info("persistent PMEM region at {}: {}; created afresh", path, existing < 0 ? "no pool file"
+                : "its length " + existing + " is not the region's " + length);
+        }
+        if (!reopened) {
+            prepareFile(path, length);
+        }
+        this.pool = reopened ? Pool.open(path, length) : Pool.create(path, length);
         try {
             for (int i = 0; i < bufferCount; i++) {
                 buffers[i] = Regions.wrap(pool.address + (long)i * bufferLength, bufferLength);
@@ -97,7 +108,16 @@ public final class PmemRegion extends BufferArrayRegion {
             }
             throw e;
         }
-        LOG.info("PMEM region at {}: {} buffers x {} bytes (llpl MemoryPool)", path, bufferCount, bufferLength);
+        LOG.info("PMEM region at {}: {} buffers x {} bytes (llpl MemoryPool{})", path, bufferCount, bufferLength,
+            reopened ? ", reopened as it was" : "");
+    }
+
+    private static long existingLength(final Path path) {
+        try {
+            return Files.isRegularFile(path) ? Files.size(path) : -1;
+        } catch (final IOException e) {
+            return -1;
+        }
     }
 
     /**
@@ -116,7 +136,29 @@ public final class PmemRegion extends BufferArrayRegion {
      */
     public static MemoryRegionFactory factory(final Path path, final boolean deleteOnClose) {
         Objects.requireNonNull(path, "path");
-        return (bufferCount, bufferLength) -> new PmemRegion(path, deleteOnClose, bufferCount, bufferLength);
+        return (bufferCount, bufferLength) -> new PmemRegion(path, deleteOnClose, false, bufferCount, bufferLength);
+    }
+
+    /**
+     * A PMEM region that outlives its process, for a warm restart: never deleted; an existing
+     * pool file of exactly the region's length is opened as it is ({@code MemoryPool.openPool}:
+     * not recreated, not zeroed; {@link #reopened()} is true), any other is created afresh. The
+     * region still never flushes: what a SIGKILL leaves is what the process stored (the mapping
+     * is shared); after a power loss on real PMEM, lines the CPU had not written back are lost,
+     * which the warm catalog's digests detect. Pair it with
+     * {@code BlockCache.Builder.warmRestart}.
+     *
+     * @param path the pool file that holds the buffers between runs.
+     * @return a factory of persistent PMEM regions in {@code path}. Touches no llpl class.
+     */
+    public static MemoryRegionFactory persistent(final Path path) {
+        Objects.requireNonNull(path, "path");
+        return (bufferCount, bufferLength) -> new PmemRegion(path, false, true, bufferCount, bufferLength);
+    }
+
+    @Override
+    public boolean reopened() {
+        return reopened;
     }
 
     /**
@@ -290,6 +332,26 @@ public final class PmemRegion extends BufferArrayRegion {
                 throw new CacheConfigurationException("PMEM region at " + path + " could not be created ("
                     + e.getMessage() + "): check the path, its permissions and free space, or lower the cache capacity", e);
             }
+            return wrap(path, length, pool, true);
+        }
+
+        /**
+         * Maps an existing pool file of {@code length} bytes as it is. Never deletes the file.
+         */
+        static Pool open(final Path path, final long length) {
+            final MemoryPool pool;
+            try {
+                pool = MemoryPool.openPool(path.toString());
+            } catch (final LinkageError e) {
+                throw nativeLibraryMissing(path, e);
+            } catch (final MemoryPoolException | IllegalArgumentException e) {
+                throw new CacheConfigurationException("PMEM region at " + path + " could not be reopened ("
+                    + e.getMessage() + "): check the path and its permissions, or remove the file to start cold", e);
+            }
+            return wrap(path, length, pool, false);
+        }
+
+        private static Pool wrap(final Path path, final long length, final MemoryPool pool, final boolean created) {
             Method close = null;
             try {
                 close = pool.getClass().getDeclaredMethod("close");
@@ -316,7 +378,9 @@ public final class PmemRegion extends BufferArrayRegion {
                     failure.addSuppressed(new IllegalStateException("the pool stays mapped until the JVM exits: "
                         + "llpl 1.2.0 has no public way to unmap it"));
                 }
-                deleteQuietly(path, failure);
+                if (created) {
+                    deleteQuietly(path, failure);
+                }
                 throw failure;
             }
         }

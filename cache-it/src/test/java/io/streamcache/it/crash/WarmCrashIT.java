@@ -1,0 +1,178 @@
+package io.streamcache.it.crash;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import io.streamcache.core.cache.BlockCache;
+import io.streamcache.segmentstore.ReadResult;
+import io.streamcache.segmentstore.SegmentInfo;
+import io.streamcache.segmentstore.SegmentStore;
+import io.streamcache.segmentstore.WarmRestoreStats;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.SplittableRandom;
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
+/**
+ * Warm restart under SIGKILL: a child JVM ({@link WarmCrashWorkload}) appends to many segments
+ * of a store whose cache is a persistent mapped-file region with a warm catalog (checkpointed
+ * every 100 ms, evicting all the while), and is killed at a random moment; this JVM then opens
+ * the same region, catalog and log, as the next broker would, and checks what it serves.
+ * <pre>
+ *  round r = 1..rounds (streamcache.warmCrash.rounds, 3)
+ *    start the child; wait for its first ack; let it run 200..1000 ms; SIGKILL (exit 137)
+ *    open the cache (adopts from the region what the catalog names and is intact) and the store
+ *      (recovers the log; indexes the adopted entries that lie in durable bytes)
+ *    per segment: length &gt;= the end of every acknowledged append; every byte of [0, length),
+ *      first from the cache alone (the warm bytes: copying reads that stop at NOT_CACHED), the
+ *      rest through the log, is the workload's byte at that offset
+ *    the check closes cleanly (a clean catalog): the next child starts warm from it
+ *  over all rounds: bytes were served warm (from the region, without the log)
+ * </pre>
+ * About 15 s of CI time with the defaults; {@code -Dstreamcache.warmCrash.rounds=30} for a long run.
+ */
+@Timeout(value = 4, unit = TimeUnit.MINUTES)
+class WarmCrashIT {
+    private static final int SIGKILL_EXIT = 137;
+    private static final int SEGMENTS = 24;
+
+    @TempDir
+    Path root;
+
+    @Test
+    void shouldServeEveryAcknowledgedByteAndNoWrongOneAfterSigkill() throws Exception {
+        final long configured = Long.getLong("streamcache.crash.seed", 0);
+        final long seed = configured != 0 ? configured : System.nanoTime();
+        final SplittableRandom random = new SplittableRandom(seed);
+        final int rounds = Integer.getInteger("streamcache.warmCrash.rounds", 3);
+        final Map<String, Long> floors = new HashMap<>();
+        long warmBytes = 0;
+        System.out.println("WarmCrashIT seed=" + seed + " directory=" + root);
+        for (int round = 1; round <= rounds; round++) {
+            final String context = "seed=" + seed + " round=" + round + ":";
+            final Path out = root.resolve("round-" + round + ".out");
+            final Path err = root.resolve("round-" + round + ".err");
+            final String java = ProcessHandle.current().info().command().orElseThrow();
+            final Process process = new ProcessBuilder(List.of(java, "-Xmx192m", "-XX:MaxDirectMemorySize=192m", "-XX:+UseSerialGC",
+                "-cp", System.getProperty("java.class.path"), WarmCrashWorkload.class.getName(), root.toString(),
+                Integer.toString(SEGMENTS), Long.toString(random.nextLong()), "120"))
+                .redirectOutput(out.toFile()).redirectError(err.toFile()).start();
+            try {
+                final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+                while (!Files.readString(out, StandardCharsets.US_ASCII).contains("ack ")) {
+                    if (!process.isAlive() || System.nanoTime() > deadline) {
+                        fail(context + " the workload acknowledged nothing: " + read(err));
+                    }
+                    Thread.sleep(5);
+                }
+                Thread.sleep(200 + random.nextInt(801));
+                assertTrue(process.isAlive(), () -> context + " the workload exited early: " + read(err));
+            } finally {
+                process.destroyForcibly();
+                process.waitFor(60, TimeUnit.SECONDS);
+            }
+            assertEquals(SIGKILL_EXIT, process.exitValue(), () -> context + " not killed by SIGKILL: " + read(err));
+            for (final String line : Files.readAllLines(out, StandardCharsets.US_ASCII)) {
+                final String[] parts = line.split(" ");
+                if (parts.length == 4 && parts[0].equals("ack")) {
+                    floors.merge(parts[1], Long.parseLong(parts[2]) + Long.parseLong(parts[3]), Math::max);
+                }
+            }
+            warmBytes += verify(floors, context);
+        }
+        assertTrue(warmBytes > 0, "no byte was served warm in " + rounds + " rounds, seed=" + seed);
+    }
+
+    /** @return bytes served from the cache as it was reopened, before any read through the log. */
+    private long verify(final Map<String, Long> floors, final String context) throws Exception {
+        try (BlockCache cache = WarmCrashWorkload.cache(root, "warm-crash-check");
+             SegmentStore store = WarmCrashWorkload.checkStore(cache, root, "warm-crash-check")) {
+            final WarmRestoreStats stats = store.warmRestore();
+            long warm = 0;
+            for (final Map.Entry<String, Long> floor : floors.entrySet()) {
+                final String name = floor.getKey();
+                final int segment = WarmCrashWorkload.segmentIndex(name);
+                assertTrue(store.exists(name), () -> context + " segment " + name + " is gone");
+                final SegmentInfo info = store.info(name);
+                assertTrue(info.length() >= floor.getValue(), () -> context + " " + name + " length=" + info.length()
+                    + " < acknowledged end=" + floor.getValue());
+                // The warm bytes: what the reopened cache holds, read from it alone.
+                long at = 0;
+                while (at < info.length()) {
+                    final ByteBuf chunk = Unpooled.buffer((int) Math.min(1 << 20, info.length() - at));
+                    store.read(name, at, chunk);
+                    final int n = chunk.readableBytes();
+                    check(context, name, segment, at, chunk, n);
+                    warm += n;
+                    at = n > 0 ? at + n : nextCached(store, name, at + 1, info.length());
+                }
+            }
+            // Then every byte, through the log where the cache has none (its fills evict).
+            for (final Map.Entry<String, Long> floor : floors.entrySet()) {
+                final String name = floor.getKey();
+                final int segment = WarmCrashWorkload.segmentIndex(name);
+                final SegmentInfo info = store.info(name);
+                long at = 0;
+                while (at < info.length()) {
+                    try (ReadResult result = store.readThrough(name, at, (int) Math.min(1 << 20, info.length() - at))
+                        .get(30, TimeUnit.SECONDS)) {
+                        final int n = result.length();
+                        assertTrue(n > 0, () -> context + " " + name + " nothing read: " + result.status());
+                        check(context, name, segment, at, result.data(), n);
+                        at += n;
+                    }
+                }
+                floors.put(name, info.length());
+            }
+            System.out.println(context + " " + stats + " warm bytes=" + warm);
+            return warm;
+        }
+    }
+
+    /**
+     * @return an offset at or after {@code from} whose byte the cache holds, probing every 512
+     *         bytes (cached entries are longer), or {@code end}.
+     */
+    private static long nextCached(final SegmentStore store, final String name, final long from, final long end) {
+        final ByteBuf one = Unpooled.buffer(1, 1);
+        for (long at = from; at < end; at = Math.min(end, at + 512)) {
+            one.clear();
+            store.read(name, at, one);
+            if (one.readableBytes() == 1) {
+                return at;
+            }
+        }
+        return end;
+    }
+
+    private static void check(final String context, final String name, final int segment, final long at, final ByteBuf data,
+                              final int n) {
+        for (int i = 0; i < n; i++) {
+            final byte expected = WarmCrashWorkload.byteAt(segment, at + i);
+            final byte actual = data.getByte(data.readerIndex() + i);
+            if (expected != actual) {
+                fail(context + " " + name + " byte at offset=" + (at + i) + " is " + actual + ", expected " + expected);
+            }
+        }
+    }
+
+    private static String read(final Path path) {
+        try {
+            return Files.readString(path);
+        } catch (final IOException e) {
+            return e.toString();
+        }
+    }
+}
