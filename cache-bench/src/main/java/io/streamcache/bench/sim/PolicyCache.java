@@ -25,6 +25,10 @@ import java.util.List;
  * Readers of the reader-aware policy are registered, moved after each read and closed as the
  * trace says; or, inferring readers, none is registered and every read is reported to the policy
  * ({@code observeRead}), as a {@code SegmentStore} does. The policy's clock counts accesses.
+ * A read miss of the reader-aware policy, with the cache at or over its target, is cached only if
+ * the policy's fill admission keeps it ({@code ReaderAwarePolicy.admit}, asked after the read is
+ * reported, as the store asks when it fills what it read back from the log); a refused block is
+ * served and not cached.
  */
 final class PolicyCache implements SimCache {
     /** Accesses between two drains of the Hitmap's queue. */
@@ -46,6 +50,8 @@ final class PolicyCache implements SimCache {
     private long used;
     private long failed;
     private long passes;
+    /** Reads served and not cached: the reader-aware policy's admission refused them. */
+    private long refused;
 
     /**
      * @param generationPeriod accesses between two generations, &gt;= 1.
@@ -94,8 +100,24 @@ final class PolicyCache implements SimCache {
         final Seg seg = segs[trace.segment(i)];
         final int block = trace.block(i);
         final boolean hit = seg.cached.get(block);
+        // The store reports a read (and a reader moves) once it is served, before what it read
+        // back from the log is admitted: the reader is then past the block.
+        final boolean read = trace.type(i) == Trace.READ;
+        if (readerAware != null && inferReaders) {
+            if (read) {
+                readerAware.observeRead(seg.name, (long) block * Trace.BLOCK_SIZE, (long) (block + 1) * Trace.BLOCK_SIZE);
+            }
+        } else if (readerAware != null && read && trace.reader(i) >= 0) {
+            final ReaderAwarePolicy.Reader reader = readers[trace.reader(i)];
+            if (reader != null) {
+                reader.position((long) (block + 1) * Trace.BLOCK_SIZE);
+            }
+        }
         if (hit) {
             policy.recordUse(seg.name, seg.entries[block], generation);
+        } else if (read && readerAware != null && used >= (long) Math.floor(targetUtilization * capacity)
+            && !readerAware.admit(seg.name, (long) block * Trace.BLOCK_SIZE, (long) (block + 1) * Trace.BLOCK_SIZE)) {
+            refused++;
         } else {
             if (used >= capacity) {
                 generation++;
@@ -108,16 +130,6 @@ final class PolicyCache implements SimCache {
                 seg.put(block, entry);
                 used++;
                 policy.recordUse(seg.name, entry, generation);
-            }
-        }
-        if (readerAware != null && inferReaders) {
-            if (trace.type(i) == Trace.READ) {
-                readerAware.observeRead(seg.name, (long) block * Trace.BLOCK_SIZE, (long) (block + 1) * Trace.BLOCK_SIZE);
-            }
-        } else if (readerAware != null && trace.type(i) == Trace.READ && trace.reader(i) >= 0) {
-            final ReaderAwarePolicy.Reader reader = readers[trace.reader(i)];
-            if (reader != null) {
-                reader.position((long) (block + 1) * Trace.BLOCK_SIZE);
             }
         }
         return hit;
@@ -161,6 +173,11 @@ final class PolicyCache implements SimCache {
     @Override
     public long failedInserts() {
         return failed;
+    }
+
+    /** @return reads the reader-aware policy's admission served without caching. */
+    long refusedFills() {
+        return refused;
     }
 
     long passes() {

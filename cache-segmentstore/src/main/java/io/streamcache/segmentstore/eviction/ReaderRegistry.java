@@ -212,6 +212,8 @@ final class ReaderRegistry {
         boolean removed;
         /** Re-read registrations since the last pass; under the monitor. */
         int pendingRereads;
+        /** Expected re-read registrations per generation (the last pass's rate), for fill admission; written by the pass. */
+        volatile double admitRate;
         /** The farthest entry end a pass surveyed: the tail as far as the policy knows; written by the pass. */
         volatile long tail;
         // Confined to the pass.
