@@ -3,6 +3,10 @@ package io.streamcache.bench.sim;
 import io.streamcache.segmentstore.eviction.EvictionPolicy;
 import io.streamcache.segmentstore.eviction.HitmapPolicy;
 import io.streamcache.segmentstore.eviction.ReaderAwarePolicy;
+import io.streamcache.segmentstore.internal.eviction.EvictionScan;
+import io.streamcache.segmentstore.internal.eviction.EvictionSource;
+import io.streamcache.segmentstore.internal.eviction.GenerationLists;
+import io.streamcache.segmentstore.internal.eviction.OneTierPass;
 import io.streamcache.segmentstore.internal.index.ReadIndexEntry;
 
 import java.util.ArrayList;
@@ -18,9 +22,11 @@ import java.util.List;
  * {@code generationPeriod} accesses the generation advances and, above the target utilization,
  * a pass evicts down to it (the manager's timer); an insert into a full cache advances the
  * generation and runs a pass that frees at least one block (the manager's full handler). A pass
- * is {@code beginPass}, a survey of every cached entry segment by segment in offset order, then
- * {@code advance}/{@code select} steps until enough blocks are freed, exactly as
- * {@code CacheManager.pass} does. The Hitmap's updater is simulated by a {@code drain()} every
+ * is the cache manager's own code, {@link OneTierPass}, over this cache as its one
+ * {@link EvictionSource}: under the generation policy it first walks only the segments holding
+ * the oldest entries, listed by the store's {@link GenerationLists}; otherwise (and for what that
+ * step leaves) {@code beginPass}, a survey of every cached entry segment by segment in offset
+ * order, then {@code advance}/{@code select} steps until enough blocks are freed. The Hitmap's updater is simulated by a {@code drain()} every
  * {@value #HITMAP_BATCH} accesses (a 4 KB page of hashes), so the run is deterministic.
  * Readers of the reader-aware policy are registered, moved after each read and closed as the
  * trace says; or, inferring readers, none is registered and every read is reported to the policy
@@ -42,6 +48,10 @@ final class PolicyCache implements SimCache {
     private final long generationPeriod;
     private final Seg[] segs;
     private final List<Seg> live = new ArrayList<>();
+    /** The cache's segments with cached blocks by the generation of their oldest (the store's listing). */
+    private final GenerationLists<Seg> byGeneration = new GenerationLists<>(new SegMembers());
+    private final List<EvictionSource> sources = List.of(new Source());
+    private final OneTierPass onePass;
     private final ReaderAwarePolicy.Reader[] readers;
     private final Clock clock;
     private final boolean inferReaders;
@@ -77,6 +87,7 @@ final class PolicyCache implements SimCache {
         this.generationPeriod = generationPeriod;
         this.segs = new Seg[trace.segmentCount()];
         this.readers = new ReaderAwarePolicy.Reader[trace.readerCount()];
+        this.onePass = new OneTierPass(policy, Trace.BLOCK_SIZE);
     }
 
     @Override
@@ -129,6 +140,11 @@ final class PolicyCache implements SimCache {
                 final ReadIndexEntry entry = new ReadIndexEntry((long) block * Trace.BLOCK_SIZE, Trace.BLOCK_SIZE, 1, generation);
                 seg.put(block, entry);
                 used++;
+                if (!seg.listed) {
+                    seg.listed = true;
+                    seg.listedGeneration = generation;
+                    byGeneration.push(seg);
+                }
                 policy.recordUse(seg.name, entry, generation);
             }
         }
@@ -192,29 +208,85 @@ final class PolicyCache implements SimCache {
             return;
         }
         passes++;
-        policy.beginPass(generation);
-        for (final Seg seg : live) {
-            for (int b = seg.cached.nextSetBit(0); b >= 0; b = seg.cached.nextSetBit(b + 1)) {
-                policy.survey(seg.name, seg.entries[b]);
+        onePass.run(sources, generation, wanted);
+    }
+
+    /** Evicts a cached block (the source's eviction: the entry's address set to none). */
+    private void evict(final Seg seg, final int block) {
+        seg.entries[block].address(ReadIndexEntry.NULL_ADDRESS);
+        seg.cached.clear(block);
+        seg.entries[block] = null;
+        used--;
+    }
+
+    /** Offers a segment's cached blocks in offset order, evicting those the scan selects, until it is done. */
+    private void walk(final Seg seg, final EvictionScan scan) {
+        for (int b = seg.cached.nextSetBit(0); b >= 0 && !scan.isDone(); b = seg.cached.nextSetBit(b + 1)) {
+            if (scan.select(seg.name, seg.entries[b])) {
+                evict(seg, b);
             }
         }
-        long freed = 0;
-        while (freed < wanted && policy.advance()) {
+    }
+
+    /** This cache as the manager's passes see a store: every segment in table order, or the oldest first. */
+    private final class Source implements EvictionSource {
+        @Override
+        public int scan(final EvictionScan scan) {
             for (final Seg seg : live) {
-                for (int b = seg.cached.nextSetBit(0); b >= 0 && freed < wanted; b = seg.cached.nextSetBit(b + 1)) {
-                    final ReadIndexEntry entry = seg.entries[b];
-                    if (policy.select(seg.name, entry)) {
-                        entry.address(ReadIndexEntry.NULL_ADDRESS);
-                        seg.cached.clear(b);
-                        seg.entries[b] = null;
-                        used--;
-                        freed++;
-                    }
-                }
-                if (freed >= wanted) {
+                if (scan.isDone()) {
                     break;
                 }
+                walk(seg, scan);
             }
+            return 0;
+        }
+
+        @Override
+        public boolean walksOldestFirst() {
+            return true;
+        }
+
+        @Override
+        public int scanOldestFirst(final EvictionScan scan, final int current) {
+            return byGeneration.scan(scan, current);
+        }
+    }
+
+    /** How the shared listing reaches a simulated segment (the store's {@code SegmentsByGeneration} does the same for a Segment). */
+    private final class SegMembers implements GenerationLists.Members<Seg> {
+        @Override
+        public Seg next(final Seg seg) {
+            return seg.nextListed;
+        }
+
+        @Override
+        public void next(final Seg seg, final Seg next) {
+            seg.nextListed = next;
+        }
+
+        @Override
+        public int listedGeneration(final Seg seg) {
+            return seg.listedGeneration;
+        }
+
+        @Override
+        public long walk(final Seg seg, final EvictionScan scan, final int current) {
+            PolicyCache.this.walk(seg, scan);
+            boolean found = false;
+            int oldest = 0;
+            for (int b = seg.cached.nextSetBit(0); b >= 0; b = seg.cached.nextSetBit(b + 1)) {
+                final int g = seg.entries[b].generation();
+                if (!found || current - g > current - oldest) {
+                    found = true;
+                    oldest = g;
+                }
+            }
+            if (!found) {
+                seg.listed = false;
+                return GenerationLists.NONE;
+            }
+            seg.listedGeneration = GenerationLists.bounded(oldest, current);
+            return seg.listedGeneration;
         }
     }
 
@@ -233,6 +305,10 @@ final class PolicyCache implements SimCache {
         final String name;
         final BitSet cached = new BitSet();
         ReadIndexEntry[] entries = new ReadIndexEntry[64];
+        /** In the oldest-first listing: whether listed, at which generation, and the next in its list. */
+        boolean listed;
+        int listedGeneration;
+        Seg nextListed;
 
         Seg(final String name) {
             this.name = name;
