@@ -249,21 +249,12 @@ public final class ReaderAwarePolicy implements EvictionPolicy {
     }
 
     /**
-     * Admission of data read back from the log: asked by the store when a read-through or
-     * historical read is about to fill the cache while the cache has no free room below its target
-     * (with room, everything is kept). Keeps the range if a live reader is expected to read it
-     * (one at or behind its last byte), or if its learned re-read value (the segment's re-read
-     * frequency, and how far behind the tail re-reads read) ranks above what the last pass
-     * evicted; refuses a range read behind every live reader whose segment's data is not read
-     * again often enough. See {@link FillAdmission} for the rule.
+     * Admission of data read back from the log, asked by the store when a fill finds no room below
+     * the target: keeps the range if a live reader is at or behind its last byte, or if its learned
+     * re-read value ranks above the last pass's cut-off ({@link FillAdmission}). Data path, under
+     * the segment's lock; no lock of its own, no allocation.
      *
-     * <p><b>Threading:</b> the data path, under the segment's lock; no lock of its own, no
-     * allocation (two counters are incremented).
-     *
-     * @param segment the segment's name.
-     * @param offset  the range's first byte.
-     * @param end     the byte after its last.
-     * @return whether to cache the range ({@code false}: serve it and drop it, or stage it in a slower tier).
+     * @return whether to cache {@code [offset, end)} of the segment ({@code false}: serve and drop it, or stage it lower).
      */
     public boolean admit(final String segment, final long offset, final long end) {
         return admission.admit(registry.segments.get(segment), offset, end);
@@ -450,7 +441,7 @@ public final class ReaderAwarePolicy implements EvictionPolicy {
             positions = Arrays.copyOf(positions, n);
             speeds = Arrays.copyOf(speeds, n);
         }
-        sortTogether(positions, speeds);
+        ReaderRegistry.sortTogether(positions, speeds);
         final boolean reread = set.reread && current - set.rereadGeneration <= rereadGenerations;
         final long tail = Math.max(set.tail, positions.length == 0 ? 0 : positions[positions.length - 1]);
         final double rate = set.learned ? model.rate(set.bucket, set.lengthBucket) : 0;
@@ -464,29 +455,6 @@ public final class ReaderAwarePolicy implements EvictionPolicy {
             speedCount++;
         }
         return speed;
-    }
-
-    /** Sorts positions ascending, carrying each one's speed along (insertion sort below 32, shell sort above). */
-    static void sortTogether(final long[] positions, final double[] speeds) {
-        final int n = positions.length;
-        int gap = 1;
-        while (gap < n / 3) {
-            gap = 3 * gap + 1;
-        }
-        for (; gap >= 1; gap /= 3) {
-            for (int i = gap; i < n; i++) {
-                final long p = positions[i];
-                final double v = speeds[i];
-                int j = i;
-                while (j >= gap && positions[j - gap] > p) {
-                    positions[j] = positions[j - gap];
-                    speeds[j] = speeds[j - gap];
-                    j -= gap;
-                }
-                positions[j] = p;
-                speeds[j] = v;
-            }
-        }
     }
 
     @Override
