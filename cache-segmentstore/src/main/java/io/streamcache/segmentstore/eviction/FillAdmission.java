@@ -14,6 +14,9 @@ import java.util.concurrent.atomic.AtomicLong;
  * <h2>The rule</h2>
  * A range is kept when
  * <ol>
+ *   <li>no live reader of its segment has passed it (a key/value read, a first read, a segment
+ *       nobody reads; an inferred reader counts only once it has read {@value #PASSING_RUN}
+ *       bytes in one run): nothing says it is a catch-up behind the readers; or</li>
  *   <li>a live reader of its segment (registered, or inferred and reading sequentially; neither
  *       stalled nor idle past the timeout) is at or behind the range's last byte: someone is
  *       expected to read it (a catch-up reader's read-ahead, a slow tail reader's next blocks);
@@ -26,7 +29,10 @@ import java.util.concurrent.atomic.AtomicLong;
  * Otherwise (a block read behind every live reader, in a segment whose data behind the tail is
  * not read again often enough to beat what the passes evict now) it is served and not kept: the
  * store leaves it out of the cache, or stages it in the slowest tier. While no pass has evicted
- * anything, every range is kept.
+ * anything, every range is kept. (A first version also refused fills of segments without live
+ * readers when they ranked at or below the cut-off: on key/value traces, where every read is one,
+ * the cache then stopped taking new keys; and counting any inferred reader that read twice in a
+ * row cost 9 points on them with inferred readers, adjacent keys read in turn looking like one.)
  *
  * <pre>
  *   segment:  0 ............................................ tail
@@ -43,6 +49,11 @@ import java.util.concurrent.atomic.AtomicLong;
  * time); what they publish is read with volatile loads. The counters may be read from any thread.
  */
 final class FillAdmission {
+    /**
+     * An inferred reader counts as having passed a range only once it has read this many bytes in
+     * one sequential run: a scan, not two adjacent key/value reads that look like a reader.
+     */
+    static final long PASSING_RUN = 1024 * 1024;
     /** No pass has selected anything yet. */
     static final long NO_CUTOFF = Long.MIN_VALUE;
 
@@ -90,7 +101,7 @@ final class FillAdmission {
             return true;
         }
         if (set == null) {
-            return keyBeats(ReaderAwarePolicy.reuseKey(false, 0), cut);
+            return true;
         }
         final long now = registry.clock.getAsLong();
         boolean anyReader = false;
@@ -112,14 +123,19 @@ final class FillAdmission {
             if (t.end < end) {
                 return true;
             }
-            anyReader = true;
+            anyReader |= t.end - t.start >= PASSING_RUN;
+        }
+        if (!anyReader) {
+            // No live reader has passed it: not a catch-up behind readers (a key/value read, a
+            // first read); nothing to go by, the passes rank it as any other entry.
+            return true;
         }
         final boolean reread = set.reread && registry.latestGeneration - set.rereadGeneration <= rereadGenerations;
         final double[] byDistance = coverage;
         final long tail = Math.max(set.tail, set.reached);
         final double value = byDistance.length == 0 ? 0
             : set.admitRate * byDistance[ReuseModel.distanceBucket(tail - offset)];
-        return keyBeats(ReaderAwarePolicy.reuseKey(anyReader && !reread, value), cut);
+        return keyBeats(ReaderAwarePolicy.reuseKey(!reread, value), cut);
     }
 
     private static boolean keyBeats(final long key, final long cut) {

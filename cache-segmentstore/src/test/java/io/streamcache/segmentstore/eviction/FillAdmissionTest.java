@@ -22,7 +22,7 @@ class FillAdmissionTest {
     private static final long IDLE = 1_000;
 
     private final AtomicLong clock = new AtomicLong();
-    private final ReaderAwarePolicy policy = new ReaderAwarePolicy(0, ReaderAwarePolicy.POPULARITY_HALF_LIFE_DEFAULT, IDLE, clock::get);
+    private final ReaderAwarePolicy policy = new ReaderAwarePolicy(0, ReaderAwarePolicy.POPULARITY_HALF_LIFE_DEFAULT, IDLE, clock::get).admitFills(true);
 
     private static Map<String, ReadIndexEntry> entries(final int generation, final String segment, final int from, final int to) {
         final Map<String, ReadIndexEntry> map = new LinkedHashMap<>();
@@ -91,27 +91,26 @@ class FillAdmissionTest {
     }
 
     @Test
-    void aStalledOrSingleReadReaderExpectsNothing() {
-        // The cut-off is at data of a segment nobody reads (class 0, not passed): a fill of a
-        // segment without a live reader ties with it and is refused.
-        oneStep(policy, 2, entries(1, "cold", 0, 8));
-        read("s", 0, 4);
-        assertTrue(admit("s", 10), "a live sequential reader at block 4 heads for block 10");
-        clock.addAndGet(100); // far more than 16 of its 1-tick intervals: stalled
-        assertFalse(admit("s", 10), "a stalled reader expects nothing");
+    void aStalledReaderExpectsNothingAndWithoutALiveReaderThatPassedItARangeIsKept() {
+        read("s", 20, 24); // reader A, at block 24
+        read("s", 0, 4); // reader B, at block 4, one read a tick
+        oneStep(policy, 2, entries(1, "s", 0, 32)); // cuts off blocks 0-3, passed by both
+        assertTrue(admit("s", 10), "B heads for block 10");
+        read("s", 24, 44); // A reads on for 20 ticks: B, late by more than 16 of its intervals, stalls
+        assertFalse(admit("s", 10), "B stalled: A has passed block 10 and nobody is expected");
+        clock.addAndGet(100); // A stalls too
+        assertTrue(admit("s", 10), "no live reader passed it: not a catch-up behind readers, kept");
         clock.incrementAndGet();
-        policy.observeRead("t", 0, B); // one read is no reader
-        assertFalse(admit("t", 5));
-        clock.incrementAndGet();
-        policy.observeRead("t", B, 2 * B); // now it reads on: a reader
+        policy.observeRead("t", 0, B); // one read is no reader: a key/value read is kept
         assertTrue(admit("t", 5));
+        assertTrue(admit("t", 0));
     }
 
     @Test
     void anOftenReReadSegmentKeepsWhatARarelyReReadOneRefuses() {
         // Re-read sessions open behind the tail of "hot" often, of "never" not at all: the
         // re-read frequency of each segment decides whether a fill behind every reader is kept.
-        final ReaderAwarePolicy learning = new ReaderAwarePolicy(0, 64, IDLE, clock::get);
+        final ReaderAwarePolicy learning = new ReaderAwarePolicy(0, 64, IDLE, clock::get).admitFills(true);
         final Map<String, ReadIndexEntry> all = new LinkedHashMap<>();
         all.putAll(entries(1, "hot", 0, 16));
         all.putAll(entries(1, "never", 0, 16));
@@ -126,11 +125,16 @@ class FillAdmissionTest {
                 }
             }
         }
+        // A reader reads "never" from its tail on (not a re-read): it has passed never's data.
+        for (int b = 16; b < 20; b++) {
+            clock.incrementAndGet();
+            learning.observeRead("never", (long) b * B, (long) (b + 1) * B);
+        }
         // The last pass cuts off at hot's data (all it surveyed): what "never" holds is worth less.
         learning.beginPass(200);
         entries(1, "hot", 0, 16).forEach((key, entry) -> learning.survey("hot", entry));
         assertTrue(learning.advance());
         assertTrue(learning.admit("hot", 3L * B, 4L * B), "hot is re-read: its data ties with the cut-off (the newest of a step survives)");
-        assertFalse(learning.admit("never", 3L * B, 4L * B), "never is not re-read: worth less than the cut-off, refused");
+        assertFalse(learning.admit("never", 0, B), "never is not re-read: worth less than the cut-off, refused");
     }
 }

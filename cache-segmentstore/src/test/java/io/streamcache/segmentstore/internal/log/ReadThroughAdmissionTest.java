@@ -35,6 +35,7 @@ class ReadThroughAdmissionTest {
     private static final int APPEND = 8000;
     private static final int APPENDS = 32;
     private static final long IDLE = 1_000_000;
+    private static final long LENGTH = (long) APPEND * APPENDS;
 
     @TempDir
     Path directory;
@@ -43,7 +44,7 @@ class ReadThroughAdmissionTest {
     final Closer closer = new Closer();
 
     private final AtomicLong clock = new AtomicLong();
-    private final ReaderAwarePolicy policy = new ReaderAwarePolicy(0, ReaderAwarePolicy.POPULARITY_HALF_LIFE_DEFAULT, IDLE, clock::get);
+    private final ReaderAwarePolicy policy = new ReaderAwarePolicy(0, ReaderAwarePolicy.POPULARITY_HALF_LIFE_DEFAULT, IDLE, clock::get).admitFills(true);
 
     private SegmentStore store(final BlockCache cache, final int fillTier) {
         closer.add(cache);
@@ -67,9 +68,21 @@ class ReadThroughAdmissionTest {
         futures.forEach(CompletableFuture::join);
     }
 
-    /** "s" written and evicted (a pass cut off its data), then "filler" puts the cache over its target. */
+    /**
+     * "s" written and read near its end by a tail reader (two sequential reads: a live reader that
+     * has passed everything before), "cold" written, both evicted, then "filler" puts the cache
+     * over its target.
+     */
     private void prepare(final SegmentStore store, final int fillerAppends) {
         append(store, "s", 7, APPENDS);
+        for (long at = LENGTH - 8000; at < LENGTH; at += 4000) {
+            clock.incrementAndGet();
+            store.read("s", at, 4000).close();
+        }
+        // A segment nobody reads: its data is evicted after s's passed data, so the last cut-off
+        // reaches data that no live reader passed (what a new reader behind the tail's first
+        // range, a re-read, ranks as).
+        append(store, "cold", 8, 8);
         for (int i = 0; i < 4; i++) {
             store.cacheManager().evictDownTo(0.0);
         }
@@ -102,7 +115,7 @@ class ReadThroughAdmissionTest {
         final SegmentStore store = store(TestSegments.cache(512 * 1024), 0);
         prepare(store, 40);
         assertArrayEquals(TestSegments.pattern(7, 100_000, 100), readThrough(store, 100_000, 100));
-        assertTrue(!cached(store, 100_000), "a one-off read behind every reader of a segment nobody re-reads: not kept");
+        assertTrue(!cached(store, 100_000), "a one-off read behind the live tail reader of a segment nobody re-reads: not kept");
         assertEquals(1, policy.fillsRefused());
         assertEquals(0, policy.fillsKept());
         // A reader going on from where it read: the ranges it is heading into are kept.
