@@ -18,7 +18,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * On a clock the test moves (no real time).
  */
 class FillAdmissionTest {
-    private static final int B = 4096;
+    /** 64 KiB entries: 16 of them are the 1 MiB run after which an inferred reader counts as passing data. */
+    private static final int B = 64 * 1024;
     private static final long IDLE = 1_000;
 
     private final AtomicLong clock = new AtomicLong();
@@ -126,7 +127,7 @@ class FillAdmissionTest {
             }
         }
         // A reader reads "never" from its tail on (not a re-read): it has passed never's data.
-        for (int b = 16; b < 20; b++) {
+        for (int b = 16; b < 40; b++) {
             clock.incrementAndGet();
             learning.observeRead("never", (long) b * B, (long) (b + 1) * B);
         }
