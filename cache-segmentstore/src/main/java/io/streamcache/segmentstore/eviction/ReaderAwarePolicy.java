@@ -264,7 +264,7 @@ public final class ReaderAwarePolicy implements EvictionPolicy {
 
     /**
      * Turns fill admission ({@link #admit}) on or off; off by default (every fill is kept): in the
-     * simulator it changed the streaming workloads by at most 0.2 point and cost up to 1.6 points
+     * simulator it changed the streaming workloads by at most 0.2 point and cost up to 1.8 points
      * on the key/value traces with inferred readers (docs/benchmarks.md). Any thread.
      *
      * @return this policy.
