@@ -9,7 +9,8 @@ import java.util.concurrent.atomic.AtomicLong;
 /**
  * The reader-aware policy's admission of data read back from the log (a read-through or
  * historical read filling the cache) when the cache has no free room below its target: whether
- * the filled range is worth what a pass would have to evict to make room for it.
+ * the filled range is worth what a pass would have to evict to make room for it. Asked only when
+ * {@link ReaderAwarePolicy#admitFills(boolean)} turned it on (off by default).
  *
  * <h2>The rule</h2>
  * A range is kept when
