@@ -20,7 +20,9 @@ import java.util.concurrent.CompletionException;
  * With a log: reads that go to the log for bytes the cache does not hold (evicted, or restored
  * by recovery as NOT_CACHED gaps), through a {@link HistoricalReader} it owns over the log
  * files' read channels, and puts what it read back into the cache ({@link #fillFromLog}, the
- * reader's sink). The flow is drawn under <em>Read-through</em> in {@link SegmentStore}'s class
+ * reader's sink) where the cache manager admits it (see {@code ManagerHooks.fillTier}: with the
+ * reader-aware policy, a range read behind every live reader of a segment rarely re-read is served
+ * and not cached when the cache has no free room). The flow is drawn under <em>Read-through</em> in {@link SegmentStore}'s class
  * comment, the public contract. A miss loads the historical reader's range length, or more for
  * a reader going on where the segment's last load ended ({@link SequentialReadAhead}, up to
  * {@code maxReadAhead}); a miss after some cached data loads the next range in the background.
@@ -142,14 +144,19 @@ final class ReadThrough {
         again.close();
         final long length;
         final boolean sealed;
+        final long end;
         segment.lock.lock();
         try {
             length = segment.length;
             sealed = segment.sealed;
+            end = Math.min(Math.min(range.endOffset(), length), offset + maxLength);
+            if (end > offset) {
+                // Served from the range, not the cache: the policy sees the read as any other.
+                managerHooks.recordRead(segment.name, offset, end);
+            }
         } finally {
             segment.lock.unlock();
         }
-        final long end = Math.min(Math.min(range.endOffset(), length), offset + maxLength);
         if (end <= offset) {
             return segment.read(offset, maxLength);
         }
@@ -178,7 +185,12 @@ final class ReadThrough {
             }
             final long end = Math.min(offset + data.readableBytes(), segment.length);
             if (end > offset) {
-                segment.fillLocked(offset, data.slice(data.readerIndex(), (int) (end - offset)));
+                // The manager's admission: a range nobody is expected to read again is served
+                // (afterLoad reads it from the range) and not cached, or staged in a slower tier.
+                final int tier = managerHooks.fillTier(segment.name, offset, end, segment.fillTier());
+                if (tier >= 0) {
+                    segment.fillLocked(offset, data.slice(data.readerIndex(), (int) (end - offset)), tier);
+                }
             }
         } finally {
             segment.lock.unlock();

@@ -352,6 +352,16 @@ final class Segment implements PromotionTarget {
      * @return bytes newly cached.
      */
     long fillLocked(final long offset, final ByteBuf data) {
+        return fillLocked(offset, data, fillTier);
+    }
+
+    /** The store's fill tier: where {@link #fillLocked(long, ByteBuf)} inserts first. */
+    int fillTier() {
+        return fillTier;
+    }
+
+    /** As {@link #fillLocked(long, ByteBuf)}, inserting into {@code tier} first. */
+    long fillLocked(final long offset, final ByteBuf data, final int tier) {
         checkLive();
         if (offset > length - data.readableBytes()) {
             throw new IllegalArgumentException("offset=" + offset + " length=" + data.readableBytes() + " ends past length=" + length
@@ -375,7 +385,7 @@ final class Segment implements PromotionTarget {
             }
             final long pieceEnd = Math.min(Math.min(limit, dataEnd), position + maxEntryLength);
             final int n = (int) (pieceEnd - position);
-            final int address = cache.insert(data.slice(data.readerIndex() + (int) (position - offset), n), fillTier);
+            final int address = cache.insert(data.slice(data.readerIndex() + (int) (position - offset), n), tier);
             ReadIndexEntry holder = null;
             if (entry != null) {
                 // A full cache ran an eviction pass inside the insert, on this thread, and the

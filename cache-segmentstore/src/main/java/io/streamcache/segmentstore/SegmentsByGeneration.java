@@ -1,10 +1,7 @@
 package io.streamcache.segmentstore;
 
 import io.streamcache.segmentstore.internal.eviction.EvictionScan;
-
-import java.util.Map;
-import java.util.TreeMap;
-import java.util.concurrent.atomic.AtomicReference;
+import io.streamcache.segmentstore.internal.eviction.GenerationLists;
 
 /**
  * A store's segments that hold cached entries, listed by a lower bound of the generation of
@@ -22,35 +19,43 @@ import java.util.concurrent.atomic.AtomicReference;
  * unlists a segment only under its lock, after reading its oldest cached generation.
  *
  * <h2>Threading</h2>
- * The data path only pushes onto {@link #incoming}, a lock-free stack linked through
- * {@link Segment#nextListed}: one compare-and-set at a segment's transition from no cached entry
- * to one, nothing allocated, no lock. Everything else is confined to the cache manager's pass
- * (one at a time, under the pass lock): it takes the whole stack and files its segments into
- * {@link #lists}, keyed by generation, then walks those.
+ * The data path only pushes onto the incoming stack, linked through {@link Segment#nextListed}:
+ * one compare-and-set at a segment's transition from no cached entry to one, nothing allocated,
+ * no lock. Everything else is confined to the cache manager's pass (one at a time, under the pass
+ * lock): it takes the whole stack and files its segments into lists keyed by generation, then
+ * walks those. The lists are {@link GenerationLists}, shared with the eviction simulator; this
+ * class is how they reach a {@link Segment}: its fields, and its walk under its lock.
  *
  * <p>Generations are compared by their difference, as the policies compare them; a segment whose
  * oldest entry is more than 2^30 generations old is filed at that distance (as a policy, such
  * an entry would look young anyway).
  */
 final class SegmentsByGeneration {
-    private static final int MAX_AGE = 1 << 30;
+    private final GenerationLists<Segment> lists = new GenerationLists<>(new GenerationLists.Members<>() {
+        @Override
+        public Segment next(final Segment segment) {
+            return segment.nextListed;
+        }
 
-    /** Segments listed by the data path since the last pass took them. */
-    private final AtomicReference<Segment> incoming = new AtomicReference<>();
-    /** Pass-confined: the listed segments by listing generation, each list linked through {@link Segment#nextListed}. */
-    private final TreeMap<Integer, Segment> lists = new TreeMap<>((a, b) -> Integer.signum(a - b));
-    /** Pass-confined: segments moved during a walk, filed again after it. */
-    private Segment moved;
-    /** Pass-confined: how many segments are in {@link #lists} (for tests and stats). */
-    private int size;
+        @Override
+        public void next(final Segment segment, final Segment next) {
+            segment.nextListed = next;
+        }
+
+        @Override
+        public int listedGeneration(final Segment segment) {
+            return segment.listedGeneration;
+        }
+
+        @Override
+        public long walk(final Segment segment, final EvictionScan scan, final int current) {
+            return SegmentsByGeneration.walk(segment, scan, current);
+        }
+    });
 
     /** Data path, under the segment's lock, which has just set {@code listed}: lock-free push. */
     void push(final Segment segment) {
-        Segment head;
-        do {
-            head = incoming.get();
-            segment.nextListed = head;
-        } while (!incoming.compareAndSet(head, segment));
+        lists.push(segment);
     }
 
     /**
@@ -63,66 +68,22 @@ final class SegmentsByGeneration {
      * @return segments skipped because another thread held their lock.
      */
     int scan(final EvictionScan scan, final int current) {
-        fileIncoming(current);
-        int busy = 0;
-        try {
-            for (final Map.Entry<Integer, Segment> list : lists.entrySet()) {
-                if (scan.isDone() || !scan.beforeGeneration(list.getKey())) {
-                    break;
-                }
-                final int generation = list.getKey();
-                Segment previous = null;
-                Segment segment = list.getValue();
-                while (segment != null && !scan.isDone()) {
-                    final Segment next = segment.nextListed;
-                    final long walked = walk(segment, scan, current);
-                    if (walked == BUSY) {
-                        busy++;
-                    }
-                    if (walked == BUSY || walked != NONE && (int) walked - generation <= 0) {
-                        previous = segment;
-                    } else {
-                        // Out of this list: to the list of its oldest entry, or unlisted.
-                        if (previous == null) {
-                            list.setValue(next);
-                        } else {
-                            previous.nextListed = next;
-                        }
-                        if (walked != NONE) {
-                            segment.nextListed = moved;
-                            moved = segment;
-                        } else {
-                            size--;
-                        }
-                    }
-                    segment = next;
-                }
-            }
-        } finally {
-            lists.values().removeIf(head -> head == null);
-            fileMoved();
-        }
-        return busy;
+        return lists.scan(scan, current);
     }
-
-    /** {@link #walk}: the segment was busy. */
-    private static final long BUSY = Long.MIN_VALUE;
-    /** {@link #walk}: the segment has no cached entry left (now unlisted). */
-    private static final long NONE = Long.MAX_VALUE;
 
     /**
      * Offers one segment's entries to the scan, then re-reads its oldest cached generation under
      * the same lock hold and lists it there; unlists it if it has no cached entry left.
      *
-     * @return the segment's oldest cached generation (bounded to {@link #MAX_AGE} before
-     *         {@code current}; the segment's new listing generation), {@link #NONE} (now
-     *         unlisted) or {@link #BUSY}.
+     * @return the segment's oldest cached generation (bounded to 2^30 before {@code current};
+     *         the segment's new listing generation), {@link GenerationLists#NONE} (now unlisted)
+     *         or {@link GenerationLists#BUSY}.
      */
     private static long walk(final Segment segment, final EvictionScan scan, final int current) {
         long from = 0;
         while (true) {
             if (!segment.lock.tryLock()) {
-                return BUSY;
+                return GenerationLists.BUSY;
             }
             try {
                 from = segment.scanLocked(scan, from);
@@ -131,9 +92,9 @@ final class SegmentsByGeneration {
                     final long oldest = segment.oldestCachedGenerationLocked(current);
                     if (oldest == Segment.NO_CACHED_ENTRY) {
                         segment.listed = false;
-                        return NONE;
+                        return GenerationLists.NONE;
                     }
-                    final int bounded = bounded((int) oldest, current);
+                    final int bounded = GenerationLists.bounded((int) oldest, current);
                     segment.listedGeneration = bounded;
                     return bounded;
                 }
@@ -145,50 +106,13 @@ final class SegmentsByGeneration {
         }
     }
 
-    /** Files the segments the data path listed since the last pass. */
-    private void fileIncoming(final int current) {
-        Segment segment = incoming.getAndSet(null);
-        while (segment != null) {
-            final Segment next = segment.nextListed;
-            // listedGeneration was written before the push, which the getAndSet synchronizes with.
-            file(segment, bounded(segment.listedGeneration, current));
-            size++;
-            segment = next;
-        }
-    }
-
-    private void fileMoved() {
-        Segment segment = moved;
-        moved = null;
-        while (segment != null) {
-            final Segment next = segment.nextListed;
-            file(segment, segment.listedGeneration);
-            segment = next;
-        }
-    }
-
-    /**
-     * Adds a listed segment to the list of {@code key}. The segment's lock is not needed: the
-     * data path writes {@code listedGeneration} and {@code nextListed} only of a segment it
-     * lists, and this one is listed.
-     */
-    private void file(final Segment segment, final int key) {
-        segment.nextListed = lists.get(key);
-        lists.put(key, segment);
-    }
-
-    /** @return {@code generation}, or the generation {@link #MAX_AGE} before {@code current} if it is older. */
-    private static int bounded(final int generation, final int current) {
-        return current - generation > MAX_AGE ? current - MAX_AGE : generation;
-    }
-
     /** Pass-confined: listed segments filed by the last walk (the data path's since then excluded). */
     int size() {
-        return size;
+        return lists.size();
     }
 
     /** Pass-confined: the number of distinct listing generations (for tests). */
     int listCount() {
-        return lists.size();
+        return lists.listCount();
     }
 }

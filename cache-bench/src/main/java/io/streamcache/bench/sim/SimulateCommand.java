@@ -38,6 +38,7 @@ public final class SimulateCommand {
         "  --idle-timeout N              reader-aware's idle timeout in accesses (default " + Simulator.IDLE_TIMEOUT_DEFAULT + ")",
         "  --trace FILE[,FILE...]        also replay CSV traces (lines: segment,offset,length,reader; see CsvTrace)",
         "  --by-class                    also print each policy's hit ratio by reader class (tail, catch-up, follower, random)",
+        "  --fill-admission              reader-aware: refuse read misses behind every live reader that rank at or below the last cut-off (ReaderAwarePolicy.admitFills; off by default)",
         "  --json FILE                   also write the results as JSON",
         "  --svg FILE                    also write a chart of hit ratio against cache size",
         "  --help");
@@ -58,6 +59,7 @@ public final class SimulateCommand {
         long idleTimeout = Simulator.IDLE_TIMEOUT_DEFAULT;
         final List<Path> csvTraces = new ArrayList<>();
         boolean byClass = false;
+        boolean fillAdmission = false;
         try {
             for (int i = 0; i < args.length; i++) {
                 final String flag = args[i];
@@ -67,6 +69,10 @@ public final class SimulateCommand {
                 }
                 if (flag.equals("--by-class")) {
                     byClass = true;
+                    continue;
+                }
+                if (flag.equals("--fill-admission")) {
+                    fillAdmission = true;
                     continue;
                 }
                 if (i + 1 >= args.length) {
@@ -106,7 +112,7 @@ public final class SimulateCommand {
             System.err.println(USAGE);
             return 2;
         }
-        final Simulator simulator = new Simulator(target, generations, idleTimeout);
+        final Simulator simulator = new Simulator(target, generations, idleTimeout).fillAdmission(fillAdmission);
         final List<Object> sources = new ArrayList<>(workloads);
         sources.addAll(csvTraces);
         final List<Trace> traces = new ArrayList<>();

@@ -35,6 +35,8 @@ public final class Simulator {
     private final double targetUtilization;
     private final int generationsPerCapacity;
     private final long idleTimeout;
+    /** Whether the reader-aware policy's fill admission is on (off by default, as in the policy). */
+    private boolean fillAdmission;
 
     public Simulator(final double targetUtilization, final int generationsPerCapacity) {
         this(targetUtilization, generationsPerCapacity, IDLE_TIMEOUT_DEFAULT);
@@ -43,6 +45,12 @@ public final class Simulator {
     /**
      * @param idleTimeout the reader-aware policy's idle timeout, in accesses, &gt;= 1.
      */
+    /** Turns the reader-aware policy's fill admission on ({@code ReaderAwarePolicy.admitFills}); before any run. */
+    public Simulator fillAdmission(final boolean on) {
+        fillAdmission = on;
+        return this;
+    }
+
     public Simulator(final double targetUtilization, final int generationsPerCapacity, final long idleTimeout) {
         if (!(targetUtilization > 0.0 && targetUtilization <= 1.0)) {
             throw new IllegalArgumentException("targetUtilization=" + targetUtilization + " must be in (0, 1]");
@@ -134,7 +142,7 @@ public final class Simulator {
                 // The policy's clock is the simulator's: one tick per access.
                 final PolicyCache.Clock clock = new PolicyCache.Clock();
                 final ReaderAwarePolicy readerAware = new ReaderAwarePolicy(ReaderAwarePolicy.REREAD_GENERATIONS_DEFAULT,
-                    ReaderAwarePolicy.POPULARITY_HALF_LIFE_DEFAULT, idleTimeout, clock);
+                    ReaderAwarePolicy.POPULARITY_HALF_LIFE_DEFAULT, idleTimeout, clock).admitFills(fillAdmission);
                 yield new PolicyCache(trace, readerAware, cacheBlocks, targetUtilization, period, clock,
                     policy.equals("reader-aware-auto"));
             }

@@ -13,6 +13,9 @@ import java.util.SplittableRandom;
  * picks another. If the retention thread truncates the segment under it, it skips to the new
  * start. Publishes its segment and position for the sampler's lag measure ({@link #lagBytes()}).
  *
+ * <p>With {@code --catchup-share F} it waits before each read while catch-up reads exceed that
+ * share of all reads ({@link StressRun#paceCatchUp()}).
+ *
  * <p>With {@code --policy reader-aware} each pass registers a policy reader for its segment at
  * the offset it starts from, moves it to the end of every read (and of every truncation skip)
  * and closes it when the pass ends, before the next segment is picked.
@@ -63,7 +66,8 @@ final class CatchUpReader implements Runnable {
                 final ReaderAwarePolicy.Reader registered = run.register(segment, position);
                 try {
                     while (position < end && !run.stopping()) {
-                        final int wanted = (int) Math.min(MAX_READ_LENGTH, end - position);
+                        run.paceCatchUp();
+                        final int wanted = (int) Math.min(run.config.catchupReadSize, end - position);
                         try (ReadResult result = run.fetch(segment, position, wanted, run.metrics.catchupRead)) {
                             if (result.length() == 0) {
                                 break;

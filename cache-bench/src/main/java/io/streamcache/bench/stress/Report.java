@@ -123,6 +123,10 @@ final class Report {
         out.printf(Locale.ROOT, "reads through the log: tail %,d of %,d, catch-up %,d of %,d (%.1f%%)%n", metrics.tailRead.throughLog.sum(),
             metrics.tailRead.total.getTotalCount(), metrics.catchupRead.throughLog.sum(), metrics.catchupRead.total.getTotalCount(),
             100.0 * metrics.catchupRead.throughLog.sum() / Math.max(1, metrics.catchupRead.total.getTotalCount()));
+        out.printf(Locale.ROOT, "hits by reader class: tail %.2f%% of %,d reads, catch-up %.2f%% of %,d reads (catch-up share %.1f%%)%n",
+            metrics.tailRead.hitRatio() * 100, metrics.tailRead.reads.sum(), metrics.catchupRead.hitRatio() * 100,
+            metrics.catchupRead.reads.sum(), 100.0 * metrics.catchupRead.reads.sum()
+                / Math.max(1, metrics.catchupRead.reads.sum() + metrics.tailRead.reads.sum()));
         out.println("eviction policy: " + policyStats.describe());
         out.printf(Locale.ROOT, "reader lag: tail %s (%s) mean, %s max; catch-up %s (%s) mean, %s max%n",
             formatBytes((long) meanOf(Sample::tailLagBytes)), formatSeconds(meanOf(Sample::tailLagSeconds)),
@@ -198,6 +202,8 @@ final class Report {
         field(j, "ops", config.ops).append(", ");
         field(j, "tailReaders", config.tailReaders).append(", ");
         field(j, "catchupReaders", config.catchupReaders).append(", ");
+        field(j, "catchupShare", config.catchupShare).append(", ");
+        field(j, "catchupReadSize", config.catchupReadSize).append(", ");
         field(j, "cacheSize", config.cacheSize).append(", ");
         field(j, "durability", config.durability.flag()).append(", ");
         field(j, "policy", config.policy.flag()).append(", ");
@@ -235,6 +241,11 @@ final class Report {
         field(j, "pinnedResultsAtEnd", managerStats.pinnedResults()).append(", ");
         field(j, "leakedResults", managerStats.leakedResults()).append(", ");
         field(j, "fullFailures", cacheStats.fullFailures()).append("},\n");
+        j.append("  \"readsByClass\": {");
+        readClass(j, "tail", metrics.tailRead).append(", ");
+        readClass(j, "catchUp", metrics.catchupRead).append(", ");
+        field(j, "catchUpShare", (double) metrics.catchupRead.reads.sum()
+            / Math.max(1, metrics.catchupRead.reads.sum() + metrics.tailRead.reads.sum())).append("},\n");
         j.append("  \"policy\": {");
         field(j, "name", policyStats.policy().flag()).append(", ");
         field(j, "readerRegistrations", policyStats.readerRegistrations()).append(", ");
@@ -351,6 +362,14 @@ final class Report {
         }
         j.append('"').append(name).append("\": ");
         return Double.isFinite(value) ? j.append(String.format(Locale.ROOT, "%.4f", value)) : j.append("null");
+    }
+
+    /** One reader class's reads, hits and hit ratio, as a JSON object field. */
+    private static StringBuilder readClass(final StringBuilder j, final String name, final StressMetrics.Op op) {
+        j.append('"').append(name).append("\": {");
+        field(j, "reads", op.reads.sum()).append(", ");
+        field(j, "hits", op.hits.sum()).append(", ");
+        return field(j, "hitRatio", op.hitRatio()).append('}');
     }
 
     static String jsonEscape(final String s) {

@@ -93,6 +93,9 @@ public final class StressConfig {
         "  --ops N              stop after N appends instead (whichever of --duration / --ops is given)",
         "  --tail-readers N     readers following the tails (default 2)",
         "  --catchup-readers N  readers reading segments from the start, behind the tail (default 1)",
+        "  --catchup-share F    catch-up readers wait so that catch-up reads are about this share of all",
+        "                       reads, in (0, 0.95] (default: off, they read as fast as they can)",
+        "  --catchup-read-size S  most bytes one catch-up read asks for: 64k, 1m (default 1m)",
         "  --cache-size S       cache capacity: 256m, 1g, or bytes (default 256m)",
         "  --durability P       every-batch | interval | never (default every-batch)",
         "  --policy P           eviction policy of the cache manager: generations | reader-aware | hitmap",
@@ -131,6 +134,10 @@ public final class StressConfig {
     final long ops;
     final int tailReaders;
     final int catchupReaders;
+    /** Share of all reads the catch-up reads are held to; 0: off. */
+    final double catchupShare;
+    /** Most bytes one catch-up read asks for. */
+    final int catchupReadSize;
     final long cacheSize;
     final Durability durability;
     final Policy policy;
@@ -161,6 +168,8 @@ public final class StressConfig {
         this.ops = b.ops;
         this.tailReaders = b.tailReaders;
         this.catchupReaders = b.catchupReaders;
+        this.catchupShare = b.catchupShare;
+        this.catchupReadSize = b.catchupReadSize;
         this.cacheSize = b.cacheSize;
         this.durability = b.durability;
         this.policy = b.policy;
@@ -220,6 +229,8 @@ public final class StressConfig {
                 case "ops": b.ops = parseLong(name, value, 1, Long.MAX_VALUE); break;
                 case "tail-readers": b.tailReaders = parseInt(name, value, 0, 1024); break;
                 case "catchup-readers": b.catchupReaders = parseInt(name, value, 0, 1024); break;
+                case "catchup-share": b.catchupShare = parseShare(name, value); break;
+                case "catchup-read-size": b.catchupReadSize = (int) parseSize(name, value, 4096, 1L << 20); break;
                 case "cache-size": b.cacheSize = parseSize(name, value, 4L << 20, 1L << 40); break;
                 case "durability": b.durability = Durability.parse(value); break;
                 case "policy": b.policy = Policy.parse(value); break;
@@ -278,6 +289,19 @@ public final class StressConfig {
             b.out = Path.of("stress-results", LocalDateTime.now().format(DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss", Locale.ROOT)));
         }
         return new StressConfig(b);
+    }
+
+    private static double parseShare(final String name, final String value) {
+        final double share;
+        try {
+            share = Double.parseDouble(value);
+        } catch (final NumberFormatException e) {
+            throw new IllegalArgumentException("--" + name + "=" + value + " is not a number", e);
+        }
+        if (!(share > 0 && share <= 0.95)) {
+            throw new IllegalArgumentException("--" + name + "=" + value + " must be in (0, 0.95]");
+        }
+        return share;
     }
 
     private static boolean parsePrefill(final String value) {
@@ -375,7 +399,8 @@ public final class StressConfig {
         return "producers=" + producers + " parallelism=" + parallelism + " segments=" + segments
             + " writeSize=" + (minWriteSize == maxWriteSize ? String.valueOf(minWriteSize) : minWriteSize + "-" + maxWriteSize)
             + (duration != null ? " duration=" + duration.toMillis() + "ms" : " ops=" + ops)
-            + " tailReaders=" + tailReaders + " catchupReaders=" + catchupReaders + " cacheSize=" + cacheSize
+            + " tailReaders=" + tailReaders + " catchupReaders=" + catchupReaders
+            + (catchupShare > 0 ? " catchupShare=" + catchupShare : "") + " catchupReadSize=" + catchupReadSize + " cacheSize=" + cacheSize
             + " durability=" + durability.flag() + " policy=" + policy.flag()
             + " dir=" + (dir == null ? "<temp>" : dir) + " out=" + out + " seed=" + seed
             + " retention=" + (retention == 0 ? "off" : String.valueOf(retention)) + " prefill=" + (prefill ? "full" : "off")
@@ -395,6 +420,8 @@ public final class StressConfig {
         long ops;
         int tailReaders = 2;
         int catchupReaders = 1;
+        double catchupShare;
+        int catchupReadSize = CatchUpReader.MAX_READ_LENGTH;
         long cacheSize = CACHE_SIZE_DEFAULT;
         Durability durability = Durability.EVERY_BATCH;
         Policy policy = Policy.GENERATIONS;

@@ -26,6 +26,10 @@ final class StressMetrics {
         final LongAdder bytes = new LongAdder();
         /** Reads of this kind that missed the cache and went through the log (reads only). */
         final LongAdder throughLog = new LongAdder();
+        /** Reads of this kind that returned bytes (reads only; tail waits that completed included). */
+        final LongAdder reads = new LongAdder();
+        /** Of {@link #reads}, those served from the cache (reads only). */
+        final LongAdder hits = new LongAdder();
         private Histogram recycled;
 
         Op(final String name) {
@@ -44,6 +48,14 @@ final class StressMetrics {
             total.reset();
             bytes.reset();
             throughLog.reset();
+            reads.reset();
+            hits.reset();
+        }
+
+        /** @return the share of this kind's reads served from the cache (1 if none). */
+        double hitRatio() {
+            final long n = reads.sum();
+            return n == 0 ? 1.0 : (double) hits.sum() / n;
         }
 
         /** The histogram of what was recorded since the last call, also added to the total; sampler thread only. */

@@ -172,6 +172,7 @@ final class StressRun {
     ReadResult fetch(final SegmentState segment, final long offset, final int maxLength, final StressMetrics.Op op) throws Exception {
         final long start = System.nanoTime();
         ReadResult result = store.read(segment.name, offset, maxLength);
+        boolean hit = false;
         if (result.status() == ReadStatus.NOT_CACHED && result.length() == 0) {
             result.release();
             metrics.cacheMisses.increment();
@@ -180,11 +181,33 @@ final class StressRun {
             metrics.logBytes.add(result.length());
         } else if (result.length() > 0) {
             metrics.cacheHits.increment();
+            hit = true;
         }
         if (result.length() > 0) {
             op.record(System.nanoTime() - start, result.length());
+            op.reads.increment();
+            if (hit) {
+                op.hits.increment();
+            }
         }
         return result;
+    }
+
+    /**
+     * With {@code --catchup-share F}: holds a catch-up reader until catch-up reads are below
+     * {@code F / (1 - F)} times the tail reads, so that catch-up reads make about that share of
+     * all reads whatever the speed of the cache (and, with {@code --ops}, the read side is fixed
+     * by the appends as the tail side is). Returns at once without the flag, or when stopping.
+     */
+    void paceCatchUp() throws InterruptedException {
+        final double share = config.catchupShare;
+        if (share <= 0) {
+            return;
+        }
+        final double ratio = share / (1 - share);
+        while (!stopping() && metrics.catchupRead.reads.sum() >= ratio * metrics.tailRead.reads.sum() + 1) {
+            Thread.sleep(1);
+        }
     }
 
     /**

@@ -111,6 +111,8 @@ final class TailReader implements Runnable {
                             run.metrics.tailTimeouts.increment();
                         } else if (result.length() > 0) {
                             run.metrics.cacheHits.increment();
+                            run.metrics.tailRead.reads.increment();
+                            run.metrics.tailRead.hits.increment();
                             if (!run.verify(segment, result, reader)) {
                                 return;
                             }

@@ -46,6 +46,22 @@ class StressConfigTest {
     }
 
     @Test
+    void shouldParseTheCatchUpShareAndReadSizeAndRejectBadOnes() {
+        final StressConfig config = StressConfig.parse(new String[] {"--catchup-share", "0.4", "--catchup-read-size", "64k"});
+        assertEquals(0.4, config.catchupShare, 1e-12);
+        assertEquals(64 * 1024, config.catchupReadSize);
+        final StressConfig defaults = StressConfig.parse(new String[0]);
+        assertEquals(0, defaults.catchupShare);
+        assertEquals(CatchUpReader.MAX_READ_LENGTH, defaults.catchupReadSize);
+        for (final String bad : new String[] {"0", "0.96", "-0.1", "x"}) {
+            final IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> StressConfig.parse(new String[] {"--catchup-share", bad}));
+            assertTrue(e.getMessage().contains("--catchup-share"), e.getMessage());
+        }
+        assertThrows(IllegalArgumentException.class, () -> StressConfig.parse(new String[] {"--catchup-read-size", "2m"}));
+    }
+
+    @Test
     void shouldParseDurationsAndSizes() {
         assertEquals(Duration.ofMillis(500), StressConfig.parseDuration("500ms"));
         assertEquals(Duration.ofSeconds(90), StressConfig.parseDuration("90"));

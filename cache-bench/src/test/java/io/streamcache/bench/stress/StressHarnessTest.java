@@ -245,4 +245,32 @@ class StressHarnessTest {
         assertTrue(jsonLong(summary, "hitmapApplied") > 0, summary);
         assertEquals(0, jsonLong(summary, "readerRegistrations"), summary);
     }
+
+    @Test
+    @Timeout(value = 60, unit = TimeUnit.SECONDS)
+    void shouldHoldCatchUpReadsToTheirShareAndCountHitsByReaderClass() throws Exception {
+        final Path out = temp.resolve("share");
+        final String[] args = {"--producers", "1", "--parallelism", "4", "--segments", "4", "--write-size", "4096", "--ops", "4000",
+            "--tail-readers", "1", "--catchup-readers", "2", "--catchup-share", "0.5", "--catchup-read-size", "64k",
+            "--cache-size", "8m", "--durability", "never", "--dir", temp.resolve("share-log").toString(), "--out", out.toString()};
+        final ByteArrayOutputStream console = new ByteArrayOutputStream();
+        final int code = new StressHarness().execute(args, new PrintStream(console, true, StandardCharsets.UTF_8), false);
+        final String text = console.toString(StandardCharsets.UTF_8);
+        assertEquals(0, code, text);
+        assertTrue(text.contains("hits by reader class: tail "), text);
+        final String summary = Files.readString(out.resolve("summary.json"));
+        final Matcher m = Pattern.compile("\"tail\": \\{\"reads\": (\\d+), \"hits\": (\\d+), [^}]*\\}, "
+            + "\"catchUp\": \\{\"reads\": (\\d+), \"hits\": (\\d+),").matcher(summary);
+        assertTrue(m.find(), summary);
+        final long tailReads = Long.parseLong(m.group(1));
+        final long tailHits = Long.parseLong(m.group(2));
+        final long catchupReads = Long.parseLong(m.group(3));
+        final long catchupHits = Long.parseLong(m.group(4));
+        assertTrue(tailHits <= tailReads && catchupHits <= catchupReads, summary);
+        // Every hit the run counted is a tail or a catch-up hit.
+        assertEquals(jsonLong(summary, "hits"), tailHits + catchupHits, summary);
+        // A catch-up reader reads only while catch-up reads are below the tail reads (share 0.5):
+        // at most one read more each than that bound when both passed the check at once.
+        assertTrue(catchupReads <= tailReads + 1 + 2, "catch-up " + catchupReads + " tail " + tailReads);
+    }
 }

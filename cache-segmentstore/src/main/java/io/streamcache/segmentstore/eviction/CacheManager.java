@@ -140,6 +140,11 @@ public final class CacheManager implements AutoCloseable {
         }
 
         @Override
+        public int fillTier(final String segment, final long offset, final long end, final int tier) {
+            return CacheManager.this.fillTier(segment, offset, end, tier);
+        }
+
+        @Override
         public void segmentDeleted(final String segment) {
             if (readerAware != null) {
                 readerAware.forget(segment);
@@ -237,6 +242,20 @@ public final class CacheManager implements AutoCloseable {
      */
     private void recordUse(final String segment, final ReadIndexEntry entry) {
         policy.recordUse(segment, entry, generation.get());
+    }
+
+    /** See {@link ManagerHooks#fillTier}: admission of bytes read back from the log. */
+    private int fillTier(final String segment, final long offset, final long end, final int tier) {
+        if (readerAware == null) {
+            return tier;
+        }
+        final long blocks = Math.max(1, (end - offset + cache.blockLength() - 1) / cache.blockLength());
+        if (cache.tierUsedBlocks(tier) + blocks <= (long) Math.floor(tierTargets[tier] * cache.tierBlocks(tier))
+            || readerAware.admit(segment, offset, end)) {
+            return tier;
+        }
+        final int last = cache.tierCount() - 1;
+        return tier < last ? last : -1;
     }
 
     /**

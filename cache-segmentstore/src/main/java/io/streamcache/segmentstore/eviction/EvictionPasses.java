@@ -5,10 +5,9 @@ import io.streamcache.core.cache.BlockCache;
 import io.streamcache.core.cache.CacheStats;
 import io.streamcache.segmentstore.internal.eviction.EvictionScan;
 import io.streamcache.segmentstore.internal.eviction.EvictionSource;
+import io.streamcache.segmentstore.internal.eviction.OneTierPass;
 import io.streamcache.segmentstore.internal.index.ReadIndexEntry;
 
-import java.util.Arrays;
-import java.util.Iterator;
 import java.util.Objects;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
@@ -24,17 +23,18 @@ import java.util.concurrent.locks.ReentrantLock;
  * A pass frees blocks until the cache is back at its target utilization (and at least a given
  * number of blocks, for an allocation that found the cache full). Over a cache of one tier it
  * asks the {@link EvictionPolicy} to survey the evictable entries of every source (the
- * {@link SurveyScan}), then moves the policy's cut-off one step at a time (oldest generations
+ * survey of {@link OneTierPass}), then moves the policy's cut-off one step at a time (oldest generations
  * first, for the default {@link GenerationPolicy}) and scans the sources again, evicting what
- * lies behind the cut-off (the {@link EvictScan}), until enough blocks are freed or the policy
+ * lies behind the cut-off (its evict scan), until enough blocks are freed or the policy
  * has no step left. Evicting is {@code cache.delete(address)} and setting the entry's address to
  * {@link ReadIndexEntry#NULL_ADDRESS}, done by the source under the segment's lock.
  *
  * <p>Under the {@link GenerationPolicy}, with one source that supports it
  * ({@link EvictionSource#walksOldestFirst()}), the first step walks only the source's oldest
- * segments ({@link #oldestFirst}): the survey stops once every entry at least as old as the
- * cut-off a full survey would choose has been surveyed, and the eviction visits only the
- * segments that may hold entries behind that cut-off. A pass left short finishes as above.
+ * segments: the survey stops once every entry at least as old as the cut-off a full survey would
+ * choose has been surveyed, and the eviction visits only the segments that may hold entries
+ * behind that cut-off. A pass left short finishes as above. The one-tier pass is
+ * {@link OneTierPass}, which the eviction simulator runs too.
  *
  * <p>Over a tiered cache a pass works from the slowest tier up ({@link #tieredPass}): the last
  * tier evicts down to its target, then every other tier over its target demotes the entries the
@@ -66,9 +66,8 @@ final class EvictionPasses {
     private final CopyOnWriteArrayList<EvictionSource> sources = new CopyOnWriteArrayList<>();
 
     private final ReentrantLock passLock = new ReentrantLock();
-    private final SurveyScan survey = new SurveyScan();
-    private final OldestSurveyScan oldestSurvey = new OldestSurveyScan();
-    private final EvictScan evict = new EvictScan();
+    /** The one-tier pass (shared with the eviction simulator). */
+    private final OneTierPass onePass;
     private final TierScan tierScan = new TierScan();
     private final SizeHistogram histogram = new SizeHistogram();
 
@@ -103,6 +102,7 @@ final class EvictionPasses {
         this.admission = admission;
         this.admissionThreshold = admission.maxLength();
         this.tiers = tiers;
+        this.onePass = new OneTierPass(policy, cache.blockLength());
     }
 
     // ------------------------------------------------------------------------------------------
@@ -215,75 +215,12 @@ final class EvictionPasses {
         if (wanted <= 0 || sources.isEmpty()) {
             return 0;
         }
-        long busy = 0;
-        evict.reset(wanted);
-        final EvictionSource only = onlySource();
-        if (policy instanceof GenerationPolicy generations && only != null && only.walksOldestFirst()) {
-            busy += oldestFirst(generations, only, wanted * cache.blockLength());
-            if (evict.isDone()) {
-                return finish(busy);
-            }
-        }
-        policy.beginPass(generation.get(), (wanted - evict.blocks) * cache.blockLength());
-        for (final EvictionSource source : sources) {
-            busy += source.scan(survey);
-        }
-        while (!evict.isDone() && policy.advance()) {
-            for (final EvictionSource source : sources) {
-                busy += source.scan(evict);
-                if (evict.isDone()) {
-                    break;
-                }
-            }
-        }
-        return finish(busy);
-    }
-
-    /**
-     * @return the one registered source, or null if there are none or several (a snapshot: a
-     *         source may be unregistered while a pass runs).
-     */
-    private EvictionSource onlySource() {
-        final Iterator<EvictionSource> all = sources.iterator();
-        final EvictionSource first = all.hasNext() ? all.next() : null;
-        return all.hasNext() ? null : first;
-    }
-
-    /** Ends a one-tier pass: adds its evictions and busy skips to the counters. */
-    private long finish(final long busy) {
-        evictions = evictions + evict.entries;
-        evictedBytes = evictedBytes + evict.bytes;
-        busySkips = busySkips + busy;
-        tiers.evictions[0].add(evict.entries);
-        return evict.blocks;
-    }
-
-    /**
-     * The first step of a one-tier pass under the {@link GenerationPolicy}, over a source that
-     * walks its segments oldest first: surveys only the segments listed before the first
-     * generation at which the bytes surveyed at least as old add up to {@code wantedBytes} (all
-     * of them, if they never do), then evicts behind the policy's first cut-off from only the
-     * segments listed at or before it. The cut-off is the one a survey of every segment would
-     * give, since every entry at least as old as it has been surveyed; the entries behind it are
-     * evicted oldest listing first. If that step leaves the pass short (busy, pinned or
-     * not-yet-durable entries), the caller runs the full pass for the rest.
-     *
-     * @return segments skipped because they were busy.
-     */
-    private long oldestFirst(final GenerationPolicy generations, final EvictionSource source, final long wantedBytes) {
-        final int current = generation.get();
-        generations.beginPass(current, wantedBytes);
-        oldestSurvey.reset(current, wantedBytes);
-        long busy = source.scanOldestFirst(oldestSurvey, current);
-        if (generations.advance()) {
-            evict.bound(generations.cutoffGeneration());
-            try {
-                busy += source.scanOldestFirst(evict, current);
-            } finally {
-                evict.unbound();
-            }
-        }
-        return busy;
+        final long freed = onePass.run(sources, generation.get(), wanted);
+        evictions = evictions + onePass.evictedEntries();
+        evictedBytes = evictedBytes + onePass.evictedBytes();
+        busySkips = busySkips + onePass.busySkips();
+        tiers.evictions[0].add(onePass.evictedEntries());
+        return freed;
     }
 
     /**
@@ -452,119 +389,6 @@ final class EvictionPasses {
         @Override
         public boolean isDone() {
             return !surveying && blocks >= wanted;
-        }
-    }
-
-    /** The survey: offers every evictable entry to the policy, evicts none. */
-    private final class SurveyScan implements EvictionScan {
-        @Override
-        public boolean select(final String segment, final ReadIndexEntry entry) {
-            policy.survey(segment, entry);
-            return false;
-        }
-
-        @Override
-        public boolean isDone() {
-            return false;
-        }
-    }
-
-    /**
-     * The survey of a walk oldest first: offers every entry to the policy, and ends the walk
-     * before the first generation at which the bytes it surveyed at least as old as the one
-     * before add up to the bytes the pass wants. Those bytes are counted by age in a fixed
-     * histogram; an entry older than its last slot counts in that slot, which can only make
-     * the walk go on longer.
-     */
-    private final class OldestSurveyScan implements EvictionScan {
-        private static final int AGES = 4096;
-        /** Bytes surveyed by age ({@code current - generation}, from 1). */
-        private final long[] bytesByAge = new long[AGES];
-        private int current;
-        private long wantedBytes;
-        /** Ages at least this old are summed in {@link #behind}. */
-        private int summedFrom;
-        private long behind;
-
-        void reset(final int current, final long wantedBytes) {
-            this.current = current;
-            this.wantedBytes = wantedBytes;
-            Arrays.fill(bytesByAge, 0);
-            summedFrom = AGES;
-            behind = 0;
-        }
-
-        @Override
-        public boolean select(final String segment, final ReadIndexEntry entry) {
-            policy.survey(segment, entry);
-            final int age = current - entry.generation();
-            if (age > 0) {
-                bytesByAge[Math.min(age, AGES - 1)] += entry.length();
-            }
-            return false;
-        }
-
-        @Override
-        public boolean beforeGeneration(final int next) {
-            // Every entry older than next has been surveyed: those of age >= current - next + 1.
-            final int age = Math.max(1, current - next + 1);
-            while (summedFrom > age) {
-                behind += bytesByAge[--summedFrom];
-            }
-            return behind < wantedBytes;
-        }
-
-        @Override
-        public boolean isDone() {
-            return false;
-        }
-    }
-
-    /** One step of the cut-off: evicts what the policy selects until enough blocks are freed. */
-    private final class EvictScan implements EvictionScan {
-        private long wanted;
-        private long blocks;
-        private long entries;
-        private long bytes;
-        /** In a walk oldest first: the cut-off generation, past which no listed segment holds a candidate. */
-        private boolean bounded;
-        private int cutoff;
-
-        void bound(final int cutoffGeneration) {
-            bounded = true;
-            cutoff = cutoffGeneration;
-        }
-
-        void unbound() {
-            bounded = false;
-        }
-
-        @Override
-        public boolean beforeGeneration(final int generation) {
-            return !bounded || generation - cutoff <= 0;
-        }
-
-        void reset(final long wanted) {
-            this.wanted = wanted;
-            blocks = 0;
-            entries = 0;
-            bytes = 0;
-        }
-
-        @Override
-        public boolean select(final String segment, final ReadIndexEntry entry) {
-            if (!policy.select(segment, entry)) {
-                return false;
-            }
-            blocks += blocksOf(entry.length());
-            entries++;
-            bytes += entry.length();
-            return true;
-        }
-
-        @Override
-        public boolean isDone() {
-            return blocks >= wanted;
         }
     }
 }

@@ -106,6 +106,8 @@ public final class ReaderAwarePolicy implements EvictionPolicy {
     private static final int NOT_PASSED_SHIFT = 40;
     /** Within class 1: the quantized value above the age (31 bits). */
     private static final int VALUE_SHIFT = 32;
+    /** The low bits of a rank that order by age (within a class and value step). */
+    static final int AGE_BITS = 32;
     private static final long MAX_VALUE_STEP = (1L << (RANK_SHIFT - VALUE_SHIFT)) - 1;
     /** Segments not surveyed or read for this many half-lives, with no readers and no popularity left, are dropped. */
     private static final int STALE_HALF_LIVES = 4;
@@ -123,6 +125,9 @@ public final class ReaderAwarePolicy implements EvictionPolicy {
 
     /** The readers of every segment and the ended re-read sessions (any thread). */
     private final ReaderRegistry registry;
+    /** Whether data read back from the log is kept when the cache has no free room (the data path). */
+    private final FillAdmission admission;
+    private volatile boolean admitFills;
     private final int rereadGenerations;
     private final int popularityHalfLife;
     private final LongSupplier clock;
@@ -202,6 +207,7 @@ public final class ReaderAwarePolicy implements EvictionPolicy {
         this.rereadGenerations = rereadGenerations;
         this.popularityHalfLife = popularityHalfLife;
         this.model = new ReuseModel(popularityHalfLife);
+        this.admission = new FillAdmission(registry, idleTimeout, rereadGenerations);
     }
 
     // ------------------------------------------------------------------------------------------
@@ -241,6 +247,41 @@ public final class ReaderAwarePolicy implements EvictionPolicy {
      */
     public void observeRead(final String segment, final long offset, final long end) {
         registry.observeRead(segment, offset, end, idleTimeout);
+    }
+
+    /**
+     * Admission of data read back from the log, asked by the store when a fill finds no room below
+     * the target: keeps the range unless live readers have all passed it; then keeps it if one is
+     * at or behind its last byte, or if its learned
+     * re-read value ranks above the last pass's cut-off ({@link FillAdmission}). Data path, under
+     * the segment's lock; no lock of its own, no allocation.
+     *
+     * @return whether to cache {@code [offset, end)} of the segment ({@code false}: serve and drop it, or stage it lower).
+     */
+    public boolean admit(final String segment, final long offset, final long end) {
+        return !admitFills || admission.admit(registry.segments.get(segment), offset, end);
+    }
+
+    /**
+     * Turns fill admission ({@link #admit}) on or off; off by default (every fill is kept): in the
+     * simulator it changed the streaming workloads by at most 0.2 point and cost up to 1.8 points
+     * on the key/value traces with inferred readers (docs/benchmarks.md). Any thread.
+     *
+     * @return this policy.
+     */
+    public ReaderAwarePolicy admitFills(final boolean on) {
+        admitFills = on;
+        return this;
+    }
+
+    /** @return fills {@link #admit} kept (any thread). */
+    public long fillsKept() {
+        return admission.kept();
+    }
+
+    /** @return fills {@link #admit} refused (any thread). */
+    public long fillsRefused() {
+        return admission.refused();
     }
 
     /** @return registered readers the passes closed because they were idle longer than the timeout (any thread). */
@@ -307,6 +348,7 @@ public final class ReaderAwarePolicy implements EvictionPolicy {
         speedSum = 0;
         speedCount = 0;
         learn(currentGeneration);
+        admission.publishCoverage(model.coverageCopy());
         final Iterator<SegmentReaders> it = registry.segments.values().iterator();
         while (it.hasNext()) {
             final SegmentReaders set = it.next();
@@ -413,10 +455,12 @@ public final class ReaderAwarePolicy implements EvictionPolicy {
             positions = Arrays.copyOf(positions, n);
             speeds = Arrays.copyOf(speeds, n);
         }
-        sortTogether(positions, speeds);
+        ReaderRegistry.sortTogether(positions, speeds);
         final boolean reread = set.reread && current - set.rereadGeneration <= rereadGenerations;
         final long tail = Math.max(set.tail, positions.length == 0 ? 0 : positions[positions.length - 1]);
-        return new View(set, positions, speeds, reread, tail, set.learned ? model.rate(set.bucket, set.lengthBucket) : 0);
+        final double rate = set.learned ? model.rate(set.bucket, set.lengthBucket) : 0;
+        set.admitRate = rate;
+        return new View(set, positions, speeds, reread, tail, rate);
     }
 
     private double noteSpeed(final double speed) {
@@ -425,29 +469,6 @@ public final class ReaderAwarePolicy implements EvictionPolicy {
             speedCount++;
         }
         return speed;
-    }
-
-    /** Sorts positions ascending, carrying each one's speed along (insertion sort below 32, shell sort above). */
-    static void sortTogether(final long[] positions, final double[] speeds) {
-        final int n = positions.length;
-        int gap = 1;
-        while (gap < n / 3) {
-            gap = 3 * gap + 1;
-        }
-        for (; gap >= 1; gap /= 3) {
-            for (int i = gap; i < n; i++) {
-                final long p = positions[i];
-                final double v = speeds[i];
-                int j = i;
-                while (j >= gap && positions[j - gap] > p) {
-                    positions[j] = positions[j - gap];
-                    speeds[j] = speeds[j - gap];
-                    j -= gap;
-                }
-                positions[j] = p;
-                speeds[j] = v;
-            }
-        }
     }
 
     @Override
@@ -491,6 +512,7 @@ public final class ReaderAwarePolicy implements EvictionPolicy {
         }
         final int step = Math.max(1, rankCount / STEPS);
         cutoff = ranks[Math.min(rankCount, nextRank + step) - 1];
+        admission.publishCutoff(cutoff);
         nextRank = Math.min(rankCount, nextRank + step);
         while (nextRank < rankCount && ranks[nextRank] == cutoff) {
             nextRank++;
@@ -522,11 +544,29 @@ public final class ReaderAwarePolicy implements EvictionPolicy {
             }
             passedByAll = !view.reread;
         }
-        final double value = view.rate * model.coverage(view.tail - entry.offset());
+        return reuseKey(passedByAll, view.rate * model.coverage(view.tail - entry.offset())) | byAge;
+    }
+
+    /**
+     * @return the rank of an entry no reader is heading for, without its age (the low
+     *         {@value #AGE_BITS} bits, zero): class 0 (passed first) if {@code value} is not
+     *         positive, else class 1 by the value's step.
+     */
+    static long reuseKey(final boolean passedByAll, final double value) {
         if (!(value > 0)) {
-            return (RANK_NO_REUSE << RANK_SHIFT) | ((passedByAll ? 0L : 1L) << NOT_PASSED_SHIFT) | byAge;
+            return (RANK_NO_REUSE << RANK_SHIFT) | ((passedByAll ? 0L : 1L) << NOT_PASSED_SHIFT);
         }
-        return (RANK_REUSE << RANK_SHIFT) | (valueStep(value) << VALUE_SHIFT) | byAge;
+        return (RANK_REUSE << RANK_SHIFT) | (valueStep(value) << VALUE_SHIFT);
+    }
+
+    /** @return a rank without its age bits: the class and the value step (or the bit of class 0). */
+    static long withoutAge(final long rank) {
+        return rank & ~((1L << AGE_BITS) - 1);
+    }
+
+    /** @return whether a rank without its age is of class 0 (no expected reuse). */
+    static boolean noReuse(final long key) {
+        return key >>> RANK_SHIFT == RANK_NO_REUSE;
     }
 
     /** @return a value's position on a log scale, {@value #VALUE_STEPS_PER_OCTAVE} steps an octave, in [0, 2^24). */
@@ -678,6 +718,16 @@ public final class ReaderAwarePolicy implements EvictionPolicy {
             final long moved = position() - anchorPosition; // the acquire first: then the stamps written before it
             final long elapsed = lastTime - anchorTime;
             return elapsed > 0 ? Math.max(0, (double) moved) / elapsed : 0;
+        }
+
+        /** @return the clock when it last moved (racy: read after {@link #position()} for a consistent pair). */
+        long lastTime() {
+            return lastTime;
+        }
+
+        /** @return its longest recent gap between moves, 0 until known (racy). */
+        double interval() {
+            return interval;
         }
 
         /** @return the last position set (an acquire load). */

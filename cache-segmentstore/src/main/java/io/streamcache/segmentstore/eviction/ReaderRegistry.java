@@ -127,6 +127,29 @@ final class ReaderRegistry {
         SegmentReaders.STAMP.setRelease(set, reuse.session);
     }
 
+    /** Sorts positions ascending, carrying each one's speed along (insertion sort below 32, shell sort above). */
+    static void sortTogether(final long[] positions, final double[] speeds) {
+        final int n = positions.length;
+        int gap = 1;
+        while (gap < n / 3) {
+            gap = 3 * gap + 1;
+        }
+        for (; gap >= 1; gap /= 3) {
+            for (int i = gap; i < n; i++) {
+                final long p = positions[i];
+                final double v = speeds[i];
+                int j = i;
+                while (j >= gap && positions[j - gap] > p) {
+                    positions[j] = positions[j - gap];
+                    speeds[j] = speeds[j - gap];
+                    j -= gap;
+                }
+                positions[j] = p;
+                speeds[j] = v;
+            }
+        }
+    }
+
     /**
      * Registers a reader of a segment (see {@link ReaderAwarePolicy#register}).
      *
@@ -212,6 +235,8 @@ final class ReaderRegistry {
         boolean removed;
         /** Re-read registrations since the last pass; under the monitor. */
         int pendingRereads;
+        /** Expected re-read registrations per generation (the last pass's rate), for fill admission; written by the pass. */
+        volatile double admitRate;
         /** The farthest entry end a pass surveyed: the tail as far as the policy knows; written by the pass. */
         volatile long tail;
         // Confined to the pass.

@@ -171,6 +171,11 @@ final class ReuseModel {
         return coverage[distanceBucket(distance)];
     }
 
+    /** @return a copy of the coverage by distance bucket (for readers outside the pass). */
+    double[] coverageCopy() {
+        return coverage.clone();
+    }
+
     /** @return the bucket of a per-segment decayed re-read count. */
     static int rateBucket(final double count) {
         if (!(count >= FIRST_BUCKET_COUNT)) {

@@ -52,6 +52,22 @@ public interface ManagerHooks {
     void recordRead(String segment, long offset, long end);
 
     /**
+     * Where a fill of bytes read back from the log (a read-through or historical read) goes:
+     * {@code tier} (the store's fill tier) while that tier has room below its target or the
+     * policy keeps the range ({@link io.streamcache.segmentstore.eviction.ReaderAwarePolicy#admit});
+     * else the slowest tier if the cache has a slower one (staged there), else nowhere. Policies
+     * other than the reader-aware one keep everything. Data path, under the segment's lock;
+     * allocates nothing.
+     *
+     * @param segment the segment filled.
+     * @param offset  the range's first byte.
+     * @param end     the byte after its last.
+     * @param tier    the store's fill tier.
+     * @return the tier to fill into, or -1 to serve the bytes without caching them.
+     */
+    int fillTier(String segment, long offset, long end, int tier);
+
+    /**
      * Tells the policy a segment was deleted (its readers and history go). Any thread.
      *
      * @param segment the deleted segment.
