@@ -3,6 +3,7 @@ package io.streamcache.segmentstore.internal.log;
 import io.netty.buffer.ByteBuf;
 import io.streamcache.core.CacheClosedException;
 import io.streamcache.core.StreamcacheThreads;
+import io.streamcache.segmentstore.internal.log.recovery.Checkpointer;
 import io.streamcache.segmentstore.internal.log.recovery.RecoveredFile;
 import io.streamcache.segmentstore.internal.log.recovery.RecoveredLog;
 import io.streamcache.segmentstore.internal.log.recovery.RecoveredSegment;
@@ -115,6 +116,8 @@ public final class AggregatingWriter implements AutoCloseable {
     private final Completer completer;
     private final BatchWriter writer;
     private final ObjectName objectName;
+    /** Writes the recovery checkpoint after rolls, if {@link LogConfig#checkpointFiles()} is positive; else null. */
+    private final Checkpointer checkpointer;
     private boolean closeCalled;
 
     private AggregatingWriter(final LogDirectory directory, final LogRecordListener listener, final RecoveredLog recovered,
@@ -144,6 +147,11 @@ public final class AggregatingWriter implements AutoCloseable {
         }
         counters.bufferedBytes = batch.used();
 
+        // Set before the writer thread starts: the roller reads it there.
+        this.checkpointer = config.checkpointFiles() > 0 ? Checkpointer.start(config, threads, name) : null;
+        if (checkpointer != null) {
+            files.onRoll(checkpointer::fileStarted);
+        }
         directory.start(threads);
         completer.start();
         writer.start();
@@ -535,6 +543,9 @@ public final class AggregatingWriter implements AutoCloseable {
         LockSupport.unpark(writer.thread());
         joinQuietly(writer.thread());
         joinQuietly(completer.thread());
+        if (checkpointer != null) {
+            checkpointer.close();
+        }
         LogMBeans.unregister(objectName);
     }
 

@@ -559,6 +559,46 @@ final class LogReplay implements LogRecordVisitor {
         segment.below = null;
     }
 
+    // ------------------------------------------------------------------------------------------
+    // Recovery checkpoint (RecoveryCheckpoint): the state between two files, saved and restored
+    // ------------------------------------------------------------------------------------------
+
+    /**
+     * @return the live segments' states, in no particular order (for writing a checkpoint).
+     */
+    Iterable<SegmentState> liveStates() {
+        return liveByName.values();
+    }
+
+    /**
+     * @return the live state of segment {@code id}, or null.
+     */
+    SegmentState liveState(final int id) {
+        final SegmentState segment = byId.get(id);
+        return segment == null || segment.deleted ? null : segment;
+    }
+
+    /**
+     * Puts a live segment as a checkpoint saved it: bounds, where its logged bytes begin, its
+     * location index and the locations held aside for {@link #finish()}.
+     */
+    void restoreSegment(final int id, final String name, final long start, final long length, final boolean sealed,
+                        final long loggedFrom, final long loggedFromFile, final LocationIndex locations,
+                        final TreeMap<Long, long[]> below) {
+        final SegmentState segment = new SegmentState(id, name, start, length, sealed, loggedFromFile);
+        segment.loggedFrom = loggedFrom;
+        segment.locations = locations;
+        segment.below = below;
+        put(segment);
+    }
+
+    /**
+     * @param maxSegmentId the highest segment id the checkpointed files ever used (deleted ones included).
+     */
+    void restoreMaxSegmentId(final long maxSegmentId) {
+        this.maxSegmentId = Math.max(this.maxSegmentId, maxSegmentId);
+    }
+
     List<RecoveredSegment> finish() {
         final List<SegmentState> states = new ArrayList<>(byId.values());
         states.sort((a, b) -> Integer.compareUnsigned(a.id, b.id));
