@@ -138,7 +138,7 @@ public final class AggregatingWriter implements AutoCloseable {
         }
         for (final RecoveredFile file : recovered.files()) {
             table.file(file.fileNumber());
-            file.dataEnds().forEach((segment, end) -> table.fileData(file.fileNumber(), segment, end));
+            file.forEachDataEnd((segment, end) -> table.fileData(file.fileNumber(), segment, end));
         }
         if (recovered.hasTail()) {
             files.resume(recovered.tailFileNumber(), recovered.tailEndPosition());

@@ -348,8 +348,9 @@ public final class LogRecovery {
         }
 
         final List<RecoveredSegment> segments = scans.isEmpty() ? List.of() : replay.finish();
+        final Map<Long, long[]> live = liveLengths(segments);
         if (checkpoint != null) {
-            checkLocatedInFiles(segments, scans);
+            checkLocatedInFiles(live, scans);
         }
 
         for (int i = numbers.size() - 1; i >= removeFrom; i--) {
@@ -397,7 +398,7 @@ public final class LogRecovery {
             }
         }
 
-        final List<RecoveredFile> files = recoveredFiles(scans, segments, replay.fileEnds);
+        final List<RecoveredFile> files = recoveredFiles(scans, live, replay.fileEnds);
         LOG.info("Log {}: recovered {} file(s), bytes={}, segments={} in {} ms ({} file(s) scanned ahead on a second thread,"
             + " {} SNAPSHOT(s) checked by digest, {} exactly)", directory, scans.size(), bytesRead, segments.size(),
             (System.nanoTime() - started) / 1_000_000, prescannedFiles, replay.digestChecks, replay.exactChecks);
@@ -411,31 +412,16 @@ public final class LogRecovery {
      * deleted a covered file after the checkpoint was written, and no copy replayed since
      * relocates that byte (a full scan then decides what the files hold).
      */
-    private static void checkLocatedInFiles(final List<RecoveredSegment> segments, final List<LogFileScan> scans)
+    private static void checkLocatedInFiles(final Map<Long, long[]> live, final List<LogFileScan> scans)
         throws RecoveryCheckpoint.Refused {
         final Set<Long> files = new HashSet<>();
         for (final LogFileScan scan : scans) {
             files.add(scan.fileNumber());
         }
-        final long[] missing = {-1, -1};
-        for (final RecoveredSegment segment : segments) {
-            if (segment.deleted()) {
-                continue;
-            }
-            final long start = segment.startOffset();
-            segment.locations().forEach((offset, length, fileNumber, position) -> {
-                // missing[1]: the last file found present (records of a segment mostly share files).
-                if (offset + length > start && fileNumber != missing[1]) {
-                    if (files.contains(fileNumber)) {
-                        missing[1] = fileNumber;
-                    } else {
-                        missing[0] = fileNumber;
-                    }
-                }
-            });
-            if (missing[0] >= 0) {
-                throw new RecoveryCheckpoint.Refused("segmentId=" + Integer.toUnsignedString(segment.id()) + " has live bytes"
-                    + " located in fileNumber=" + missing[0] + ", which is gone");
+        for (final Map.Entry<Long, long[]> file : live.entrySet()) {
+            if (file.getValue()[0] > 0 && !files.contains(file.getKey())) {
+                throw new RecoveryCheckpoint.Refused("bytes=" + file.getValue()[0] + " of live segments are located in fileNumber="
+                    + file.getKey() + ", which is gone");
             }
         }
     }
@@ -570,8 +556,10 @@ public final class LogRecovery {
         }
     }
 
-    private List<RecoveredFile> recoveredFiles(final List<LogFileScan> scans, final List<RecoveredSegment> segments,
-                                               final List<LogReplay.FileEnds> fileEnds) {
+    /**
+     * @return per file number, the bytes of live segments located in it (in a one-element array).
+     */
+    private static Map<Long, long[]> liveLengths(final List<RecoveredSegment> segments) {
         final Map<Long, long[]> live = new HashMap<>();
         // A segment's consecutive records mostly lie in one file: the last file's counter is
         // kept, so the map (and a boxed key) is touched once per run of records, not per record.
@@ -593,16 +581,28 @@ public final class LogRecovery {
                 }
             });
         }
+        return live;
+    }
+
+    private List<RecoveredFile> recoveredFiles(final List<LogFileScan> scans, final Map<Long, long[]> live,
+                                               final List<LogReplay.FileEnds> fileEnds) {
         final List<RecoveredFile> files = new ArrayList<>(scans.size());
         for (int i = 0; i < scans.size(); i++) {
             final LogFileScan scan = scans.get(i);
             final LogReplay.FileEnds ends = fileEnds.get(i);
-            final Map<Integer, Long> dataEnds = new HashMap<>(Math.max(16, (int) (ends.size() / 0.75f) + 1));
+            int count = 0;
             for (int j = 0; j < ends.size(); j++) {
+                count += ends.segment(j).deleted ? 0 : 1;
+            }
+            final int[] ids = new int[count];
+            final long[] endOffsets = new long[count];
+            for (int j = 0, k = 0; j < ends.size(); j++) {
                 if (!ends.segment(j).deleted) {
-                    dataEnds.put(ends.segment(j).id, ends.end(j));
+                    ids[k] = ends.segment(j).id;
+                    endOffsets[k++] = ends.end(j);
                 }
             }
+            final DataEnds dataEnds = new DataEnds(ids, endOffsets);
             final long[] liveLength = live.get(scan.fileNumber());
             files.add(new RecoveredFile(scan.fileNumber(), path(scan.fileNumber()), scan.fileLength(), scan.end(),
                 scan.endPosition(), scan.recordCount(), scan.dataLength(), liveLength == null ? 0 : liveLength[0], dataEnds));

@@ -106,9 +106,19 @@ final class LogReplay implements LogRecordVisitor {
      * per file: no entry object or boxing per segment and file.
      */
     static final class FileEnds {
-        private SegmentState[] segments = new SegmentState[64];
-        private long[] ends = new long[64];
+        private SegmentState[] segments;
+        private long[] ends;
         private int size;
+
+        FileEnds() {
+            this(64);
+        }
+
+        /** @param capacity entries to hold before growing (a checkpoint knows how many). */
+        FileEnds(final int capacity) {
+            segments = new SegmentState[Math.max(1, capacity)];
+            ends = new long[Math.max(1, capacity)];
+        }
 
         void note(final SegmentState segment, final long end) {
             if (segment.endsIn == this) {

@@ -321,7 +321,7 @@ final class RecoveryCheckpoint {
                 final int ends = body.getInt(at + 52, ByteOrder.LITTLE_ENDIAN);
                 at += 56;
                 if (present.contains(file.number())) {
-                    final LogReplay.FileEnds fileEnds = new LogReplay.FileEnds();
+                    final LogReplay.FileEnds fileEnds = new LogReplay.FileEnds(ends);
                     for (int j = 0; j < ends; j++) {
                         final LogReplay.SegmentState segment = replay.liveState(body.getInt(at + 12 * j, ByteOrder.LITTLE_ENDIAN));
                         if (segment != null) {
