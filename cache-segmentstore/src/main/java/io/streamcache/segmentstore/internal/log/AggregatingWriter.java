@@ -152,9 +152,16 @@ public final class AggregatingWriter implements AutoCloseable {
         if (checkpointer != null) {
             files.onRoll(checkpointer::fileStarted);
         }
-        directory.start(threads);
-        completer.start();
-        writer.start();
+        try {
+            directory.start(threads);
+            completer.start();
+            writer.start();
+        } catch (final RuntimeException | Error e) {
+            if (checkpointer != null) {
+                checkpointer.close();
+            }
+            throw e;
+        }
         this.objectName = config.registerMBeans() ? LogMBeans.register("LogWriter", name, new MXBeanAdapter(this)) : null;
     }
 
