@@ -302,6 +302,7 @@ final class RecoveryCheckpoint {
         try {
             final int fileCount = body.getInt(0, ByteOrder.LITTLE_ENDIAN);
             final int segmentCount = body.getInt(4, ByteOrder.LITTLE_ENDIAN);
+            replay.reserve(segmentCount);
             int at = 8;
             final int filesAt = at;
             for (int i = 0; i < fileCount; i++) {
