@@ -27,7 +27,7 @@ import java.util.stream.Stream;
  * <pre>
  *   java -cp streamcache-bench.jar io.streamcache.bench.scale.OpenTime --dir /var/tmp/open \
  *        [--bytes 1g] [--segments 10000] [--append 4k] [--threads 8] [--cache 512m] [--repeats 3] \
- *        [--save /var/tmp/killed-1g | --from /var/tmp/killed-1g] [--checkpoint 0]
+ *        [--save /var/tmp/killed-1g | --from /var/tmp/killed-1g] [--checkpoint 0] [--writer-heap 1g]
  * </pre>
  * A child JVM creates the segments, appends {@code --bytes} round-robin over them from
  * {@code --threads} threads (every append acknowledged, i.e. forced), prints how far it got,
@@ -46,6 +46,8 @@ import java.util.stream.Stream;
  * the writer writes checkpoints in the background as it goes, and is killed whatever it is doing
  * then; the opens start from the newest checkpoint the kill left. The output says how many
  * checkpoint files the killed log holds ({@code checkpoint=} bytes of {@code CHECKPOINT}, 0 if none).
+ * {@code --writer-heap} is the writer JVM's {@code -Xmx} (1g): a store of 1,000,000 segments with
+ * checkpoints needs more (the checkpoint thread holds a second copy of the table while it runs).
  */
 public final class OpenTime {
     /** {@code --checkpoint}, for the opens. */
@@ -65,6 +67,7 @@ public final class OpenTime {
         Path save = null;
         Path from = null;
         int checkpoint = 0;
+        String writerHeap = "1g";
         for (int i = 0; i + 1 < args.length; i += 2) {
             final String v = args[i + 1];
             switch (args[i]) {
@@ -78,6 +81,7 @@ public final class OpenTime {
                 case "--save" -> save = Path.of(v);
                 case "--from" -> from = Path.of(v);
                 case "--checkpoint" -> checkpoint = Integer.parseInt(v);
+                case "--writer-heap" -> writerHeap = v;
                 default -> throw new IllegalArgumentException("unknown flag " + args[i]);
             }
         }
@@ -91,7 +95,7 @@ public final class OpenTime {
             copy(from, log);
             written = -1;
         } else {
-            written = writeAndKill(log, bytes, segments, append, threads, checkpoint);
+            written = writeAndKill(log, bytes, segments, append, threads, checkpoint, writerHeap);
             if (save != null) {
                 clean(save);
                 copy(log, save);
@@ -157,9 +161,9 @@ public final class OpenTime {
     }
 
     private static long writeAndKill(final Path log, final long bytes, final int segments, final int append, final int threads,
-                                     final int checkpoint) throws IOException, InterruptedException {
+                                     final int checkpoint, final String writerHeap) throws IOException, InterruptedException {
         final List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-            "-Xmx1g", "-XX:MaxDirectMemorySize=1g", "-cp", System.getProperty("java.class.path"), Writer.class.getName(),
+            "-Xmx" + writerHeap, "-XX:MaxDirectMemorySize=1g", "-cp", System.getProperty("java.class.path"), Writer.class.getName(),
             log.toString(), Long.toString(bytes), Integer.toString(segments), Integer.toString(append), Integer.toString(threads),
             Integer.toString(checkpoint)));
         final long start = System.nanoTime();

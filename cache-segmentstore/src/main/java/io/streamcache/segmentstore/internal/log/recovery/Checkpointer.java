@@ -50,8 +50,10 @@ import static io.streamcache.segmentstore.internal.log.LogFileDescriptor.FIRST_R
  * <h2>Cost</h2>
  * A checkpoint reads the previous one and the files since it, and writes the whole state:
  * the segment table, ~16 bytes per DATA record of the live segments and ~12 bytes per segment
- * and covered file; its peak heap is that of an open's replay. The first one after an open
- * without a valid checkpoint replays every file.
+ * and covered file. While it runs it holds a second copy of the table and the location
+ * indexes (the heap of an open's replay) besides the store's own: budget the heap for both. Out
+ * of heap, it skips that checkpoint and tries again at the next roll. The first one after an
+ * open without a valid checkpoint replays every file.
  */
 public final class Checkpointer implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(Checkpointer.class);
@@ -166,6 +168,12 @@ public final class Checkpointer implements AutoCloseable {
             } catch (final IOException | RuntimeException e) {
                 skipped.incrementAndGet();
                 LOG.warn("Log {}: recovery checkpoint before fileNumber={} skipped: {}", directory, target, e.toString());
+            } catch (final OutOfMemoryError e) {
+                // Its replay holds a second copy of the table while it runs: with too little heap the
+                // thread gives this one up (the replay is garbage now) rather than dying; the next roll tries again.
+                skipped.incrementAndGet();
+                LOG.error("Log {}: recovery checkpoint before fileNumber={} skipped, out of heap (a checkpoint needs about"
+                    + " the heap of an open's replay besides the store's own): {}", directory, target, e.toString());
             }
         }
     }
