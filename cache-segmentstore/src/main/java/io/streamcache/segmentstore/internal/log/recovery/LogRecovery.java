@@ -93,6 +93,16 @@ import static io.streamcache.segmentstore.internal.log.LogFileDescriptor.PAGE_LE
  * that is cut is logged at WARN and counted ({@link RecoveredLog#tornTailBytes()}); under
  * {@link CorruptionPolicy#FAIL_ON_TORN_TAIL} it fails instead.
  *
+ * <h2>Recovery checkpoint</h2>
+ * With {@link Builder#checkpoint(boolean)} and a {@link RecoveryCheckpoint} in the directory that
+ * validates and matches the files (its file F there with the same epoch, every file before F one
+ * it covers), the replay starts from the checkpoint's state and reads only F (whose SNAPSHOT is
+ * checked against it) and the files after it; the files before F are not read. Nothing on disk
+ * changes until the checkpoint is accepted: a checkpoint that does not validate or match, any
+ * corruption or cut in the files from F on, or a live byte left located in a deleted file makes
+ * the open log why and run the full replay above instead, so its errors and cuts are exactly
+ * those of the full replay ({@link #checkpointUsed()} says which ran).
+ *
  * <h2>What the writer must guarantee</h2>
  * Every write starts and ends on a page boundary (the last records of a write are followed by
  * PADDING to the boundary, in every file, also the one rolled away from); a write is issued only
