@@ -10,6 +10,7 @@ import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
 import java.nio.channels.FileChannel;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
@@ -165,6 +166,11 @@ public final class Checkpointer implements AutoCloseable {
                 skipped.incrementAndGet();
                 LOG.warn("Log {}: recovery checkpoint before fileNumber={} skipped, the replay failed: {}", directory, target,
                     e.getMessage());
+            } catch (final NoSuchFileException e) {
+                // Compaction or retirement deleted a file while it was being replayed: expected, not a fault.
+                skipped.incrementAndGet();
+                LOG.info("Log {}: recovery checkpoint before fileNumber={} skipped, a file was deleted meanwhile: {}", directory,
+                    target, e.getMessage());
             } catch (final IOException | RuntimeException e) {
                 skipped.incrementAndGet();
                 LOG.warn("Log {}: recovery checkpoint before fileNumber={} skipped: {}", directory, target, e.toString());
