@@ -27,7 +27,7 @@ import java.util.stream.Stream;
  * <pre>
  *   java -cp streamcache-bench.jar io.streamcache.bench.scale.OpenTime --dir /var/tmp/open \
  *        [--bytes 1g] [--segments 10000] [--append 4k] [--threads 8] [--cache 512m] [--repeats 3] \
- *        [--save /var/tmp/killed-1g | --from /var/tmp/killed-1g]
+ *        [--save /var/tmp/killed-1g | --from /var/tmp/killed-1g] [--checkpoint 0] [--writer-heap 1g]
  * </pre>
  * A child JVM creates the segments, appends {@code --bytes} round-robin over them from
  * {@code --threads} threads (every append acknowledged, i.e. forced), prints how far it got,
@@ -40,8 +40,19 @@ import java.util.stream.Stream;
  * <p>{@code --save DIR} copies the killed writer's log to {@code DIR} before the first open;
  * {@code --from DIR} skips the writer and copies {@code DIR} instead, so that two builds can be
  * measured on the same killed log (writing gigabytes with a force per batch takes minutes).
+ *
+ * <p>{@code --checkpoint N} sets {@link LogConfig.Builder#checkpointFiles} in the writer and in
+ * every open (0, the default: no recovery checkpoint, every file scanned at open). With N &gt; 0
+ * the writer writes checkpoints in the background as it goes, and is killed whatever it is doing
+ * then; the opens start from the newest checkpoint the kill left. The output says how many
+ * checkpoint files the killed log holds ({@code checkpoint=} bytes of {@code CHECKPOINT}, 0 if none).
+ * {@code --writer-heap} is the writer JVM's {@code -Xmx} (1g): a store of 1,000,000 segments with
+ * checkpoints needs more (the checkpoint thread holds a second copy of the table while it runs).
  */
 public final class OpenTime {
+    /** {@code --checkpoint}, for the opens. */
+    private static final int[] CONFIG_CHECKPOINT = {0};
+
     private OpenTime() {
     }
 
@@ -55,6 +66,8 @@ public final class OpenTime {
         int repeats = 3;
         Path save = null;
         Path from = null;
+        int checkpoint = 0;
+        String writerHeap = "1g";
         for (int i = 0; i + 1 < args.length; i += 2) {
             final String v = args[i + 1];
             switch (args[i]) {
@@ -67,6 +80,8 @@ public final class OpenTime {
                 case "--repeats" -> repeats = Integer.parseInt(v);
                 case "--save" -> save = Path.of(v);
                 case "--from" -> from = Path.of(v);
+                case "--checkpoint" -> checkpoint = Integer.parseInt(v);
+                case "--writer-heap" -> writerHeap = v;
                 default -> throw new IllegalArgumentException("unknown flag " + args[i]);
             }
         }
@@ -80,15 +95,17 @@ public final class OpenTime {
             copy(from, log);
             written = -1;
         } else {
-            written = writeAndKill(log, bytes, segments, append, threads);
+            written = writeAndKill(log, bytes, segments, append, threads, checkpoint, writerHeap);
             if (save != null) {
                 clean(save);
                 copy(log, save);
             }
         }
         final long onDisk = du(log);
-        System.out.printf(Locale.ROOT, "log: %,d segments, %,d bytes acknowledged before the kill, %,d bytes on disk%n", segments,
-            written, onDisk);
+        final Path checkpointFile = log.resolve("CHECKPOINT");
+        System.out.printf(Locale.ROOT, "log: %,d segments, %,d bytes acknowledged before the kill, %,d bytes on disk, checkpoint=%d"
+            + " bytes%n", segments, written, onDisk, Files.exists(checkpointFile) ? Files.size(checkpointFile) : 0);
+        CONFIG_CHECKPOINT[0] = checkpoint;
 
         final long buildStart = System.nanoTime();
         try (BlockCache c = BlockCache.builder().capacity(cache).registerMBean(false).build()) {
@@ -121,7 +138,8 @@ public final class OpenTime {
     private static double[] open(final BlockCache cache, final Path log, final int segments) {
         final long cpuStart = processCpuNanos();
         final long start = System.nanoTime();
-        try (SegmentStore store = SegmentStore.builder(cache).log(LogConfig.builder(log).build()).build()) {
+        try (SegmentStore store = SegmentStore.builder(cache).log(LogConfig.builder(log).checkpointFiles(CONFIG_CHECKPOINT[0])
+            .build()).build()) {
             final long opened = System.nanoTime();
             final long cpu = processCpuNanos() - cpuStart;
             if (store.segmentCount() != segments) {
@@ -142,11 +160,13 @@ public final class OpenTime {
             .getProcessCpuTime();
     }
 
-    private static long writeAndKill(final Path log, final long bytes, final int segments, final int append, final int threads)
-        throws IOException, InterruptedException {
+    private static long writeAndKill(final Path log, final long bytes, final int segments, final int append, final int threads,
+                                     final int checkpoint, final String writerHeap) throws IOException, InterruptedException {
         final List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-            "-Xmx1g", "-XX:MaxDirectMemorySize=1g", "-cp", System.getProperty("java.class.path"), Writer.class.getName(),
-            log.toString(), Long.toString(bytes), Integer.toString(segments), Integer.toString(append), Integer.toString(threads)));
+            "-Xmx" + writerHeap, "-XX:MaxDirectMemorySize=1g", "-cp", System.getProperty("java.class.path"), Writer.class.getName(),
+            log.toString(), Long.toString(bytes), Integer.toString(segments), Integer.toString(append), Integer.toString(threads),
+            Integer.toString(checkpoint)));
+        final long start = System.nanoTime();
         final Process child = new ProcessBuilder(command).redirectErrorStream(true).start();
         long written = -1;
         try (BufferedReader in = new BufferedReader(new InputStreamReader(child.getInputStream(), StandardCharsets.UTF_8))) {
@@ -154,6 +174,9 @@ public final class OpenTime {
             while ((line = in.readLine()) != null) {
                 if (line.startsWith("WRITTEN ")) {
                     written = Long.parseLong(line.substring(8).trim());
+                    // From the child's start: JVM start and the creates included, the same for every setting.
+                    System.out.printf(Locale.ROOT, "writer: %,d bytes acknowledged in %.2f s (checkpointFiles=%d)%n", written,
+                        (System.nanoTime() - start) / 1e9, checkpoint);
                     break;
                 }
                 System.out.println("child: " + line);
@@ -178,8 +201,10 @@ public final class OpenTime {
             final int segments = Integer.parseInt(args[2]);
             final int append = Integer.parseInt(args[3]);
             final int threads = Integer.parseInt(args[4]);
+            final int checkpoint = args.length > 5 ? Integer.parseInt(args[5]) : 0;
             final BlockCache cache = BlockCache.builder().capacity(256L << 20).registerMBean(false).build();
-            final SegmentStore store = SegmentStore.builder(cache).log(LogConfig.builder(log).build()).build();
+            final SegmentStore store = SegmentStore.builder(cache).log(LogConfig.builder(log).checkpointFiles(checkpoint).build())
+                .build();
             final long perThread = bytes / threads;
             final Thread[] workers = new Thread[threads];
             final Thread[] tails = new Thread[threads];

@@ -5,6 +5,7 @@ import io.streamcache.segmentstore.ReadResult;
 import io.streamcache.segmentstore.SegmentInfo;
 import io.streamcache.segmentstore.SegmentStore;
 import io.streamcache.segmentstore.internal.log.LogFileDescriptor;
+import io.streamcache.segmentstore.internal.log.recovery.LogRecovery;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -52,13 +53,24 @@ class CompactionCrashIT {
 
     @Test
     void shouldKeepEveryAcknowledgedByteExactlyOnceWhenKilledDuringCompaction() throws Exception {
+        killAndVerify(root, Integer.getInteger("streamcache.compactionCrash.rounds", 6), 0, "CompactionCrashIT");
+    }
+
+    /**
+     * The rounds of the class comment over {@code root/log}, the workload and the checks run with
+     * {@link io.streamcache.segmentstore.log.LogConfig.Builder#checkpointFiles checkpointFiles}.
+     *
+     * @return with checkpoints, in how many rounds a read-only recovery before the open started
+     *         from the checkpoint the kill left (0 without).
+     */
+    static int killAndVerify(final Path root, final int rounds, final int checkpointFiles, final String name) throws Exception {
         final long configured = Long.getLong("streamcache.crash.seed", 0);
         final long seed = configured != 0 ? configured : System.nanoTime();
         final SplittableRandom random = new SplittableRandom(seed);
         final Path directory = Files.createDirectories(root.resolve("log"));
-        final int rounds = Integer.getInteger("streamcache.compactionCrash.rounds", 6);
         final Map<String, Long> floors = new HashMap<>();
-        System.out.println("CompactionCrashIT seed=" + seed + " directory=" + root);
+        int fromCheckpoint = 0;
+        System.out.println(name + " seed=" + seed + " directory=" + root);
         for (int round = 1; round <= rounds; round++) {
             final String context = "seed=" + seed + " round=" + round + ":";
             final Path out = root.resolve("round-" + round + ".out");
@@ -66,7 +78,7 @@ class CompactionCrashIT {
             final String java = ProcessHandle.current().info().command().orElseThrow();
             final Process process = new ProcessBuilder(List.of(java, "-Xmx192m", "-XX:MaxDirectMemorySize=192m", "-XX:+UseSerialGC",
                 "-cp", System.getProperty("java.class.path"), CompactionCrashWorkload.class.getName(), directory.toString(),
-                Long.toString(random.nextLong()), "120")).redirectOutput(out.toFile()).redirectError(err.toFile()).start();
+                Long.toString(random.nextLong()), "120", Integer.toString(checkpointFiles))).redirectOutput(out.toFile()).redirectError(err.toFile()).start();
             try {
                 final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
                 while (!Files.readString(out, StandardCharsets.US_ASCII).contains("ack ")) {
@@ -88,18 +100,27 @@ class CompactionCrashIT {
                     floors.merge(parts[1], Long.parseLong(parts[2]) + Long.parseLong(parts[3]), Math::max);
                 }
             }
-            verify(directory, floors, context);
+            if (checkpointFiles > 0) {
+                final LogRecovery recovery = LogRecovery.builder(directory).readOnly(true).checkpoint(true).build();
+                recovery.recover();
+                fromCheckpoint += recovery.checkpointUsed() ? 1 : 0;
+                System.out.println(context + " recovery " + (recovery.checkpointUsed() ? "started from" : "did not use")
+                    + " the checkpoint");
+            }
+            verify(directory, floors, context, checkpointFiles);
             final TreeSet<Long> files = fileNumbers(directory);
             System.out.println(context + " verified " + floors + "; files " + files.first() + ".." + files.last() + " (" + files.size() + ")");
         }
         final TreeSet<Long> numbers = fileNumbers(directory);
         assertTrue(numbers.first() > 1, "the idle segment's first file was compacted away: " + numbers + " seed=" + seed);
+        return fromCheckpoint;
     }
 
-    private static void verify(final Path directory, final Map<String, Long> floors, final String context) throws Exception {
+    private static void verify(final Path directory, final Map<String, Long> floors, final String context, final int checkpointFiles)
+        throws Exception {
         try (BlockCache cache = BlockCache.builder().capacity(64L << 20).name("compaction-crash-check").registerMBean(false).build();
              SegmentStore store = SegmentStore.builder(cache).name("compaction-crash-check")
-                 .log(CompactionCrashWorkload.logConfig(directory)).build()) {
+                 .log(CompactionCrashWorkload.logConfig(directory, checkpointFiles)).build()) {
             for (final Map.Entry<String, Long> floor : floors.entrySet()) {
                 final String name = floor.getKey();
                 assertTrue(store.exists(name), () -> context + " segment " + name + " is gone");

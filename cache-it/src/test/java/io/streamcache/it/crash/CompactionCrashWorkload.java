@@ -24,13 +24,15 @@ import java.util.concurrent.TimeUnit;
  * the time, until it is killed.
  *
  * <pre>
- *  java ... CompactionCrashWorkload &lt;logDirectory&gt; &lt;seed&gt; &lt;maxSeconds&gt;
+ *  java ... CompactionCrashWorkload &lt;logDirectory&gt; &lt;seed&gt; &lt;maxSeconds&gt; [&lt;checkpointFiles&gt;]
  *
  *  segments   idle: 1000 bytes once (first run), never again, never truncated
  *             slow: a 50..300-byte append every 20th round, never truncated (touches every file)
  *             busy-0..5: 200..8000-byte appends, retention keeps their last 64 KiB
  *  compactor  every 5 ms, slack one file, 16 MiB/s: the idle and slow segments' bytes are copied
  *             out of old files again and again while the busy ones kill the rest
+ *  checkpoint LogConfig.checkpointFiles (0, none, unless given): with 1, a recovery checkpoint
+ *             after every roll, so kills land while one is written
  * </pre>
  * Byte {@code o} of segment {@code k} is {@link #byteAt(int, long)}, so the test can check every
  * byte it reads. Every append's future is joined, then "ack &lt;name&gt; &lt;offset&gt; &lt;length&gt;" is
@@ -48,7 +50,12 @@ public final class CompactionCrashWorkload {
     }
 
     static LogConfig logConfig(final Path directory) {
-        return LogConfig.builder(directory).fileLength(FILE_LENGTH).batchLength(64 << 10).spareFiles(1).build();
+        return logConfig(directory, 0);
+    }
+
+    static LogConfig logConfig(final Path directory, final int checkpointFiles) {
+        return LogConfig.builder(directory).fileLength(FILE_LENGTH).batchLength(64 << 10).spareFiles(1)
+            .checkpointFiles(checkpointFiles).build();
     }
 
     /** Segment index of a name: idle 0, slow 1, busy-i 2 + i. */
@@ -78,6 +85,7 @@ public final class CompactionCrashWorkload {
         final Path directory = Paths.get(args[0]);
         final long seed = Long.parseLong(args[1]);
         final long maxSeconds = Long.parseLong(args[2]);
+        final int checkpointFiles = args.length > 3 ? Integer.parseInt(args[3]) : 0;
         final Thread guard = new Thread(() -> {
             try {
                 TimeUnit.SECONDS.sleep(maxSeconds);
@@ -89,7 +97,7 @@ public final class CompactionCrashWorkload {
         guard.setDaemon(true);
         guard.start();
         try {
-            run(directory, new SplittableRandom(seed));
+            run(directory, new SplittableRandom(seed), checkpointFiles);
         } catch (final RuntimeException | Error e) {
             System.err.println("CompactionCrashWorkload failed");
             e.printStackTrace(System.err);
@@ -98,9 +106,9 @@ public final class CompactionCrashWorkload {
         }
     }
 
-    private static void run(final Path directory, final SplittableRandom random) {
+    private static void run(final Path directory, final SplittableRandom random, final int checkpointFiles) {
         final BlockCache cache = BlockCache.builder().capacity(32L << 20).name("compaction-crash").registerMBean(false).build();
-        final SegmentStore store = SegmentStore.builder(cache).name("compaction-crash").log(logConfig(directory))
+        final SegmentStore store = SegmentStore.builder(cache).name("compaction-crash").log(logConfig(directory, checkpointFiles))
             .compaction(CompactionConfig.builder().interval(Duration.ofMillis(5)).slackLength(FILE_LENGTH)
                 .bytesPerSecond(16L << 20).build())
             .build();

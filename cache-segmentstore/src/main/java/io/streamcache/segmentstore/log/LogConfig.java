@@ -33,6 +33,8 @@ import static io.streamcache.segmentstore.internal.log.LogFileDescriptor.PAGE_LE
  *  durability      EVERY_BATCH    when the log is forced: every batch, at an interval, never
  *  queueCapacity   65536          requests waiting for the writer before producers wait
  *  retryInterval   1 s            after a disk error, how often the writer retries by itself (0: only recover())
+ *  checkpointFiles 0 (off)        write a recovery checkpoint after every this many new files, in the background;
+ *                                 an open then scans only the files after it (docs/log-format.md)
  *
  *  (*) or, if not set, the most a file of fileLength holds ({@link #maxAppendLengthFor(long)}), if less
  * </pre>
@@ -52,6 +54,10 @@ public final class LogConfig {
     /** Default longest append: 16 MiB (less if the files cannot hold it, see {@link #maxAppendLengthFor(long)}). */
     public static final int MAX_APPEND_LENGTH_DEFAULT = 16 << 20;
     public static final Duration RETRY_INTERVAL_DEFAULT = Duration.ofSeconds(1);
+    /**
+     * Off: an open reads and checks every byte of every file (see {@link Builder#checkpointFiles}).
+     */
+    public static final int CHECKPOINT_FILES_DEFAULT = 0;
     /** Upper bound of {@link Builder#maxAppendLength(int)}: 1 GiB. */
     public static final int MAX_MAX_APPEND_LENGTH = 1 << 30;
 
@@ -79,6 +85,7 @@ public final class LogConfig {
     private final LogFileFactory fileFactory;
     private final String name;
     private final boolean registerMBeans;
+    private final int checkpointFiles;
 
     private LogConfig(final Builder builder) {
         this.directory = builder.directory;
@@ -100,6 +107,7 @@ public final class LogConfig {
         this.fileFactory = builder.fileFactory != null ? builder.fileFactory : FileChannelLogFile.factory(builder.directIo);
         this.name = builder.name;
         this.registerMBeans = builder.registerMBeans;
+        this.checkpointFiles = builder.checkpointFiles;
     }
 
     /**
@@ -130,6 +138,7 @@ public final class LogConfig {
         builder.fileFactory = fileFactory;
         builder.name = name;
         builder.registerMBeans = registerMBeans;
+        builder.checkpointFiles = checkpointFiles;
         return builder;
     }
 
@@ -227,6 +236,14 @@ public final class LogConfig {
     }
 
     /**
+     * @return after how many new files the writer's background thread writes a recovery
+     *         checkpoint, which recovery then starts from; 0: no checkpoint, every file is scanned.
+     */
+    public int checkpointFiles() {
+        return checkpointFiles;
+    }
+
+    /**
      * @return bytes of the writer's batch buffer: a batch plus a carried tail of less than a page.
      */
     public int bufferCapacity() {
@@ -239,7 +256,7 @@ public final class LogConfig {
             + spareFiles + ", recycleFiles=" + recycleFiles + ", directIo=" + directIo + ", batchLength=" + batchLength
             + ", maxDelay=" + maxDelay + ", alignment=" + alignment + ", cutThreshold=" + cutThreshold + ", durability="
             + durability + ", queueCapacity=" + queueCapacity + ", maxAppendLength=" + maxAppendLength + ", retryInterval="
-            + retryInterval + '}';
+            + retryInterval + ", checkpointFiles=" + checkpointFiles + '}';
     }
 
     /**
@@ -264,6 +281,7 @@ public final class LogConfig {
         private LogFileFactory fileFactory;
         private String name;
         private boolean registerMBeans = true;
+        private int checkpointFiles = CHECKPOINT_FILES_DEFAULT;
 
         private Builder(final Path directory) {
             this.directory = Objects.requireNonNull(directory, "directory");
@@ -427,9 +445,30 @@ public final class LogConfig {
         }
 
         /**
+         * @param checkpointFiles with a positive value, a background thread writes a <em>recovery
+         *                        checkpoint</em> (the file {@code CHECKPOINT}) once at least this
+         *                        many files were started since the last one: the segment table and
+         *                        the location index of every DATA record in the files before the
+         *                        current one. An open loads it and replays only the files from the
+         *                        current one on, instead of reading and CRC-checking every byte of
+         *                        every file; a missing, damaged or mismatching checkpoint is logged
+         *                        and the open scans everything as without one. What it gives up:
+         *                        bytes in the files before the checkpoint are checked when they are
+         *                        read (historical reads check every record), not at open. 0 (the
+         *                        default) writes none and ignores any on disk. In [0, 2^20].
+         */
+        public Builder checkpointFiles(final int checkpointFiles) {
+            this.checkpointFiles = checkpointFiles;
+            return this;
+        }
+
+        /**
          * @throws CacheConfigurationException if a setting is out of range.
          */
         public LogConfig build() {
+            if (checkpointFiles < 0 || checkpointFiles > 1 << 20) {
+                throw new CacheConfigurationException("checkpointFiles=" + checkpointFiles + " must be in [0, 2^20]");
+            }
             if (batchLength < MIN_BATCH_LENGTH || batchLength > MAX_BATCH_LENGTH || batchLength % PAGE_LENGTH != 0) {
                 throw new CacheConfigurationException("batchLength=" + batchLength + " must be a multiple of " + PAGE_LENGTH
                     + " in [" + MIN_BATCH_LENGTH + ", " + MAX_BATCH_LENGTH + "]");

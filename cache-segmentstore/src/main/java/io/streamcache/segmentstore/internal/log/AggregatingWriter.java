@@ -3,6 +3,7 @@ package io.streamcache.segmentstore.internal.log;
 import io.netty.buffer.ByteBuf;
 import io.streamcache.core.CacheClosedException;
 import io.streamcache.core.StreamcacheThreads;
+import io.streamcache.segmentstore.internal.log.recovery.Checkpointer;
 import io.streamcache.segmentstore.internal.log.recovery.RecoveredFile;
 import io.streamcache.segmentstore.internal.log.recovery.RecoveredLog;
 import io.streamcache.segmentstore.internal.log.recovery.RecoveredSegment;
@@ -115,6 +116,8 @@ public final class AggregatingWriter implements AutoCloseable {
     private final Completer completer;
     private final BatchWriter writer;
     private final ObjectName objectName;
+    /** Writes the recovery checkpoint after rolls, if {@link LogConfig#checkpointFiles()} is positive; else null. */
+    private final Checkpointer checkpointer;
     private boolean closeCalled;
 
     private AggregatingWriter(final LogDirectory directory, final LogRecordListener listener, final RecoveredLog recovered,
@@ -135,7 +138,7 @@ public final class AggregatingWriter implements AutoCloseable {
         }
         for (final RecoveredFile file : recovered.files()) {
             table.file(file.fileNumber());
-            file.dataEnds().forEach((segment, end) -> table.fileData(file.fileNumber(), segment, end));
+            file.forEachDataEnd((segment, end) -> table.fileData(file.fileNumber(), segment, end));
         }
         if (recovered.hasTail()) {
             files.resume(recovered.tailFileNumber(), recovered.tailEndPosition());
@@ -144,9 +147,21 @@ public final class AggregatingWriter implements AutoCloseable {
         }
         counters.bufferedBytes = batch.used();
 
-        directory.start(threads);
-        completer.start();
-        writer.start();
+        // Set before the writer thread starts: the roller reads it there.
+        this.checkpointer = config.checkpointFiles() > 0 ? Checkpointer.start(config, threads, name) : null;
+        if (checkpointer != null) {
+            files.onRoll(checkpointer::fileStarted);
+        }
+        try {
+            directory.start(threads);
+            completer.start();
+            writer.start();
+        } catch (final RuntimeException | Error e) {
+            if (checkpointer != null) {
+                checkpointer.close();
+            }
+            throw e;
+        }
         this.objectName = config.registerMBeans() ? LogMBeans.register("LogWriter", name, new MXBeanAdapter(this)) : null;
     }
 
@@ -535,6 +550,9 @@ public final class AggregatingWriter implements AutoCloseable {
         LockSupport.unpark(writer.thread());
         joinQuietly(writer.thread());
         joinQuietly(completer.thread());
+        if (checkpointer != null) {
+            checkpointer.close();
+        }
         LogMBeans.unregister(objectName);
     }
 

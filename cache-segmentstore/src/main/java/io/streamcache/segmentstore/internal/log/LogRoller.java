@@ -12,6 +12,7 @@ import org.slf4j.LoggerFactory;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import java.util.function.LongConsumer;
 
 import static io.streamcache.segmentstore.internal.log.LogFileDescriptor.FIRST_RECORD_POSITION;
 import static io.streamcache.segmentstore.internal.log.LogFileDescriptor.PAGE_LENGTH;
@@ -73,6 +74,8 @@ final class LogRoller {
     private boolean truncatedOrDeleted;
     /** The file records go to now: written by the writer thread, read by compaction. */
     private volatile long currentFileNumber;
+    /** Told the number of each new file once its SNAPSHOT is written (the recovery checkpoint's trigger). */
+    private LongConsumer rolled = number -> { };
 
     LogRoller(final LogDirectory directory, final LogRecordListener listener, final WriterCounters counters, final RecordBatch batch) {
         final LogConfig config = directory.config();
@@ -89,6 +92,14 @@ final class LogRoller {
 
     LogSegmentTable table() {
         return table;
+    }
+
+    /**
+     * @param rolled told, on the writer thread, the number of each file rolled to after its
+     *               SNAPSHOT was written (and forced, but with {@code NEVER}); must not block.
+     */
+    void onRoll(final LongConsumer rolled) {
+        this.rolled = rolled;
     }
 
     // ------------------------------------------------------------------------------------------
@@ -136,6 +147,7 @@ final class LogRoller {
             closeQuietly(old);
             counters.fileRolled();
         }
+        rolled.accept(fileNumber);
         retireDeadFiles();
     }
 

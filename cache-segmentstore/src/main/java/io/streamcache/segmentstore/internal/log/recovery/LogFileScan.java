@@ -37,6 +37,19 @@ public final class LogFileScan {
         this.size = size;
     }
 
+    /**
+     * A file a recovery checkpoint covers, as the checkpoint's scan of it found it (not read again).
+     */
+    static LogFileScan covered(final long fileNumber, final long fileLength, final long epoch, final ScanEnd end,
+                               final long endPosition, final long recordCount, final long dataLength) {
+        final LogFileScan scan = new LogFileScan(fileNumber, fileLength);
+        scan.header(true, fileLength, epoch);
+        scan.end(end, endPosition, null);
+        scan.recordCount = recordCount;
+        scan.dataLength = dataLength;
+        return scan;
+    }
+
     void header(final boolean valid, final long fileLength, final long epoch) {
         this.headerValid = valid;
         this.fileLength = fileLength;

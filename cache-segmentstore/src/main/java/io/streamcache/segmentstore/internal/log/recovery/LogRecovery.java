@@ -21,6 +21,8 @@ import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
+import java.util.Set;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -91,6 +93,16 @@ import static io.streamcache.segmentstore.internal.log.LogFileDescriptor.PAGE_LE
  * that is cut is logged at WARN and counted ({@link RecoveredLog#tornTailBytes()}); under
  * {@link CorruptionPolicy#FAIL_ON_TORN_TAIL} it fails instead.
  *
+ * <h2>Recovery checkpoint</h2>
+ * With {@link Builder#checkpoint(boolean)} and a {@link RecoveryCheckpoint} in the directory that
+ * validates and matches the files (its file F there with the same epoch, every file before F one
+ * it covers), the replay starts from the checkpoint's state and reads only F (whose SNAPSHOT is
+ * checked against it) and the files after it; the files before F are not read. Nothing on disk
+ * changes until the checkpoint is accepted: a checkpoint that does not validate or match, any
+ * corruption or cut in the files from F on, or a live byte left located in a deleted file makes
+ * the open log why and run the full replay above instead, so its errors and cuts are exactly
+ * those of the full replay ({@link #checkpointUsed()} says which ran).
+ *
  * <h2>What the writer must guarantee</h2>
  * Every write starts and ends on a page boundary (the last records of a write are followed by
  * PADDING to the boundary, in every file, also the one rolled away from); a write is issued only
@@ -111,8 +123,11 @@ public final class LogRecovery {
     private final boolean parallelScan;
     private final StreamcacheThreads threads;
     private final String owner;
+    private final boolean checkpoint;
     /** Files of the last {@link #recover()} replayed from a {@link Prescanner}'s scan. */
     private int prescannedFiles;
+    /** Whether the last {@link #recover()} started from a recovery checkpoint. */
+    private boolean checkpointUsed;
 
     private LogRecovery(final Builder builder) {
         this.directory = builder.directory;
@@ -123,6 +138,12 @@ public final class LogRecovery {
         this.parallelScan = builder.parallelScan;
         this.threads = builder.threads;
         this.owner = builder.owner;
+        this.checkpoint = builder.checkpoint;
+    }
+
+    /** @return whether the last {@link #recover()} started from the directory's recovery checkpoint. */
+    public boolean checkpointUsed() {
+        return checkpointUsed;
     }
 
     /** @return files the last {@link #recover()} replayed from a scan made ahead on the second thread. */
@@ -147,9 +168,46 @@ public final class LogRecovery {
      * @throws IOException           if the directory or a file cannot be read or repaired.
      */
     public RecoveredLog recover() throws IOException {
+        checkpointUsed = false;
+        if (checkpoint) {
+            RecoveryCheckpoint loaded = null;
+            try {
+                loaded = RecoveryCheckpoint.read(directory);
+                if (loaded != null) {
+                    final RecoveredLog log = recover(loaded);
+                    checkpointUsed = true;
+                    return log;
+                }
+                LOG.info("Log {}: no recovery checkpoint; scanning every file", directory);
+            } catch (final RecoveryCheckpoint.Refused e) {
+                LOG.warn("Log {}: recovery checkpoint not used, scanning every file: {}", directory, e.getMessage());
+            } catch (final LogCorruptedException e) {
+                // Nothing was changed on disk yet: the full scan finds the same and reports it as always.
+                LOG.warn("Log {}: the files from the recovery checkpoint's fileNumber={} on do not replay on it ({}); scanning"
+                    + " every file", directory, loaded.fileNumber(), e.getMessage());
+            }
+        }
+        try {
+            return recover(null);
+        } catch (final RecoveryCheckpoint.Refused e) {
+            throw new AssertionError("only a checkpoint is refused", e);
+        }
+    }
+
+    /**
+     * @param checkpoint null: replay every file; else start from it and replay only the files
+     *                   from its file number on. With a checkpoint, nothing on disk changes
+     *                   before it is accepted: anything that does not fit it throws
+     *                   {@link RecoveryCheckpoint.Refused} (or the replay's
+     *                   {@link LogCorruptedException}) and the caller scans everything.
+     */
+    private RecoveredLog recover(final RecoveryCheckpoint checkpoint) throws IOException, RecoveryCheckpoint.Refused {
         final long started = System.nanoTime();
         prescannedFiles = 0;
         final List<Long> numbers = listFileNumbers();
+        if (checkpoint != null) {
+            checkpoint.check(directory, numbers);
+        }
         // Written by a clean close, removed when a writer opens: with it, the log must end exactly there.
         final CleanMark mark = CleanMark.read(directory);
         final LogScanner scanner = new LogScanner(chunkLength, tornWriteWindow);
@@ -176,28 +234,43 @@ public final class LogRecovery {
             tail--;
         }
 
-        final LogReplay replay = new LogReplay(directory, corruptionPolicy);
+        final LogReplay replay = new LogReplay(directory, checkpoint != null ? CorruptionPolicy.FAIL : corruptionPolicy);
         final List<LogFileScan> scans = new ArrayList<>();
+        // With a checkpoint: the files before its file number come from it, the replay starts at it.
+        int first = 0;
+        if (checkpoint != null) {
+            first = numbers.indexOf(checkpoint.fileNumber());
+            if (first > tail) {
+                throw new RecoveryCheckpoint.Refused("its fileNumber=" + checkpoint.fileNumber() + " holds no record: the log"
+                    + " ends before it");
+            }
+            final Set<Long> present = new HashSet<>(numbers.subList(0, first));
+            for (final RecoveryCheckpoint.CoveredFile file : checkpoint.restore(replay, present)) {
+                scans.add(file.toScan());
+            }
+        }
         // The files whose SNAPSHOT is checked (each right after the one before it) are read and
         // validated ahead on a second thread; the others (the first, and each after a gap) the
         // replay scans itself, since their SNAPSHOT is applied, not checked.
-        long maxEpoch = -1;
-        long maxEpochFile = 0;
+        long maxEpoch = checkpoint != null ? checkpoint.maxEpoch() : -1;
+        long maxEpochFile = checkpoint != null && first > 0 ? numbers.get(first - 1) : 0;
         int removeFrom = tail + 1;
         final List<Long> ahead = new ArrayList<>();
-        for (int i = 1; i <= tail; i++) {
-            if (numbers.get(i) == numbers.get(i - 1) + 1) {
+        for (int i = first; i <= tail; i++) {
+            if (i > 0 && (numbers.get(i) == numbers.get(i - 1) + 1 || (checkpoint != null && i == first))) {
                 ahead.add(numbers.get(i));
             }
         }
         try (Prescanner prescanner = parallelScan && !ahead.isEmpty()
             ? new Prescanner(directory, ahead, chunkLength, tornWriteWindow, threads, owner) : null) {
             final LogRecordView view = new LogRecordView();
-            for (int i = 0; i <= tail; i++) {
+            for (int i = first; i <= tail; i++) {
                 final long number = numbers.get(i);
                 final Path path = path(number);
                 LogFileScan scan = null;
-                final LogReplay.SnapshotMode mode = i == 0 ? LogReplay.SnapshotMode.APPLY
+                // The checkpoint's file: its SNAPSHOT must equal the checkpoint's table.
+                final LogReplay.SnapshotMode mode = checkpoint != null && i == first ? LogReplay.SnapshotMode.CHECK
+                    : i == 0 ? LogReplay.SnapshotMode.APPLY
                     : numbers.get(i) == numbers.get(i - 1) + 1 ? LogReplay.SnapshotMode.CHECK : LogReplay.SnapshotMode.RESYNC;
                 replay.beginFile(number, path, mode);
                 final PrescannedFile prescanned = prescanner != null && mode == LogReplay.SnapshotMode.CHECK
@@ -251,7 +324,7 @@ public final class LogRecovery {
                     : i == tail && end == ScanEnd.TORN ? new LogCorruptedException(path, number, scan.endPosition(), scan.reason()
                         + "; the log was closed cleanly (" + CleanMark.FILE_NAME + " mark), so this is damage, not a torn write")
                     : new LogCorruptedException(path, number, scan.endPosition(), describe(scan, i < tail));
-                if (corruptionPolicy != CorruptionPolicy.TRUNCATE) {
+                if (checkpoint != null || corruptionPolicy != CorruptionPolicy.TRUNCATE) {
                     throw e;
                 }
                 truncation = e;
@@ -268,10 +341,13 @@ public final class LogRecovery {
             replay.fileEnds.remove(replay.fileEnds.size() - 1);
             removeFrom = scans.size();
         }
+        if (checkpoint != null && scans.size() <= first) {
+            throw new RecoveryCheckpoint.Refused("its fileNumber=" + checkpoint.fileNumber() + " keeps no record");
+        }
         if (mark != null && truncation == null) {
             final LogCorruptedException e = checkCleanEnd(mark, scans.isEmpty() ? null : scans.get(scans.size() - 1));
             if (e != null) {
-                if (corruptionPolicy != CorruptionPolicy.TRUNCATE) {
+                if (checkpoint != null || corruptionPolicy != CorruptionPolicy.TRUNCATE) {
                     throw e;
                 }
                 truncation = e;
@@ -282,6 +358,10 @@ public final class LogRecovery {
         }
 
         final List<RecoveredSegment> segments = scans.isEmpty() ? List.of() : replay.finish();
+        final Map<Long, long[]> live = liveLengths(segments);
+        if (checkpoint != null) {
+            checkLocatedInFiles(live, scans);
+        }
 
         for (int i = numbers.size() - 1; i >= removeFrom; i--) {
             removed.add(path(numbers.get(i)));
@@ -328,13 +408,32 @@ public final class LogRecovery {
             }
         }
 
-        final List<RecoveredFile> files = recoveredFiles(scans, segments, replay.fileEnds);
+        final List<RecoveredFile> files = recoveredFiles(scans, live, replay.fileEnds);
         LOG.info("Log {}: recovered {} file(s), bytes={}, segments={} in {} ms ({} file(s) scanned ahead on a second thread,"
             + " {} SNAPSHOT(s) checked by digest, {} exactly)", directory, scans.size(), bytesRead, segments.size(),
             (System.nanoTime() - started) / 1_000_000, prescannedFiles, replay.digestChecks, replay.exactChecks);
         final long nextFileNumber = tailScan != null ? tailFileNumber + 1 : numbers.isEmpty() ? 1 : numbers.get(0);
         return new RecoveredLog(segments, files, removed, tailFileNumber, tailFileLength, tailEndPosition, resumePosition,
             tailZeroEnd, nextFileNumber, replay.maxSegmentId + 1, truncation, bytesRead, mark != null, tornBytes);
+    }
+
+    /**
+     * Refuses a checkpoint after which a live byte is located in a file that is gone: compaction
+     * deleted a covered file after the checkpoint was written, and no copy replayed since
+     * relocates that byte (a full scan then decides what the files hold).
+     */
+    private static void checkLocatedInFiles(final Map<Long, long[]> live, final List<LogFileScan> scans)
+        throws RecoveryCheckpoint.Refused {
+        final Set<Long> files = new HashSet<>();
+        for (final LogFileScan scan : scans) {
+            files.add(scan.fileNumber());
+        }
+        for (final Map.Entry<Long, long[]> file : live.entrySet()) {
+            if (file.getValue()[0] > 0 && !files.contains(file.getKey())) {
+                throw new RecoveryCheckpoint.Refused("bytes=" + file.getValue()[0] + " of live segments are located in fileNumber="
+                    + file.getKey() + ", which is gone");
+            }
+        }
     }
 
     /**
@@ -381,6 +480,13 @@ public final class LogRecovery {
     // ------------------------------------------------------------------------------------------
 
     private List<Long> listFileNumbers() throws IOException {
+        return listFileNumbers(directory);
+    }
+
+    /**
+     * @return the numbers of the log files in {@code directory}, in order.
+     */
+    static List<Long> listFileNumbers(final Path directory) throws IOException {
         final List<Long> numbers = new ArrayList<>();
         try (DirectoryStream<Path> stream = Files.newDirectoryStream(directory, "log-*.log")) {
             for (final Path path : stream) {
@@ -460,8 +566,10 @@ public final class LogRecovery {
         }
     }
 
-    private List<RecoveredFile> recoveredFiles(final List<LogFileScan> scans, final List<RecoveredSegment> segments,
-                                               final List<LogReplay.FileEnds> fileEnds) {
+    /**
+     * @return per file number, the bytes of live segments located in it (in a one-element array).
+     */
+    private static Map<Long, long[]> liveLengths(final List<RecoveredSegment> segments) {
         final Map<Long, long[]> live = new HashMap<>();
         // A segment's consecutive records mostly lie in one file: the last file's counter is
         // kept, so the map (and a boxed key) is touched once per run of records, not per record.
@@ -483,16 +591,28 @@ public final class LogRecovery {
                 }
             });
         }
+        return live;
+    }
+
+    private List<RecoveredFile> recoveredFiles(final List<LogFileScan> scans, final Map<Long, long[]> live,
+                                               final List<LogReplay.FileEnds> fileEnds) {
         final List<RecoveredFile> files = new ArrayList<>(scans.size());
         for (int i = 0; i < scans.size(); i++) {
             final LogFileScan scan = scans.get(i);
             final LogReplay.FileEnds ends = fileEnds.get(i);
-            final Map<Integer, Long> dataEnds = new HashMap<>(Math.max(16, (int) (ends.size() / 0.75f) + 1));
+            int count = 0;
             for (int j = 0; j < ends.size(); j++) {
+                count += ends.segment(j).deleted ? 0 : 1;
+            }
+            final int[] ids = new int[count];
+            final long[] endOffsets = new long[count];
+            for (int j = 0, k = 0; j < ends.size(); j++) {
                 if (!ends.segment(j).deleted) {
-                    dataEnds.put(ends.segment(j).id, ends.end(j));
+                    ids[k] = ends.segment(j).id;
+                    endOffsets[k++] = ends.end(j);
                 }
             }
+            final DataEnds dataEnds = new DataEnds(ids, endOffsets);
             final long[] liveLength = live.get(scan.fileNumber());
             files.add(new RecoveredFile(scan.fileNumber(), path(scan.fileNumber()), scan.fileLength(), scan.end(),
                 scan.endPosition(), scan.recordCount(), scan.dataLength(), liveLength == null ? 0 : liveLength[0], dataEnds));
@@ -512,6 +632,7 @@ public final class LogRecovery {
         private boolean parallelScan = true;
         private StreamcacheThreads threads = StreamcacheThreads.defaults();
         private String owner = "log";
+        private boolean checkpoint;
 
         private Builder(final Path directory) {
             this.directory = Objects.requireNonNull(directory, "directory");
@@ -560,6 +681,17 @@ public final class LogRecovery {
          */
         public Builder parallelScan(final boolean parallelScan) {
             this.parallelScan = parallelScan;
+            return this;
+        }
+
+        /**
+         * @param checkpoint if true, start from the directory's recovery checkpoint
+         *                   ({@link RecoveryCheckpoint}, written by a {@link Checkpointer}) when it
+         *                   validates and matches the files, replaying only the files from its
+         *                   file number on; otherwise (and if false, the default) replay every file.
+         */
+        public Builder checkpoint(final boolean checkpoint) {
+            this.checkpoint = checkpoint;
             return this;
         }
 

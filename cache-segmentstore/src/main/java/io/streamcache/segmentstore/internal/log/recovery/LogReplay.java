@@ -106,9 +106,19 @@ final class LogReplay implements LogRecordVisitor {
      * per file: no entry object or boxing per segment and file.
      */
     static final class FileEnds {
-        private SegmentState[] segments = new SegmentState[64];
-        private long[] ends = new long[64];
+        private SegmentState[] segments;
+        private long[] ends;
         private int size;
+
+        FileEnds() {
+            this(64);
+        }
+
+        /** @param capacity entries to hold before growing (a checkpoint knows how many). */
+        FileEnds(final int capacity) {
+            segments = new SegmentState[Math.max(1, capacity)];
+            ends = new long[Math.max(1, capacity)];
+        }
 
         void note(final SegmentState segment, final long end) {
             if (segment.endsIn == this) {
@@ -140,8 +150,8 @@ final class LogReplay implements LogRecordVisitor {
 
     private final Path directory;
     private final CorruptionPolicy corruptionPolicy;
-    private final Int2ObjectHashMap<SegmentState> byId = new Int2ObjectHashMap<>();
-    private final Map<String, SegmentState> liveByName = new HashMap<>();
+    private Int2ObjectHashMap<SegmentState> byId = new Int2ObjectHashMap<>();
+    private Map<String, SegmentState> liveByName = new HashMap<>();
     private final List<SnapshotCodec.Entry> snapshotEntries = new ArrayList<>();
     /** Per file replayed, in order: each segment's DATA end offset in it. */
     final List<FileEnds> fileEnds = new ArrayList<>();
@@ -559,11 +569,69 @@ final class LogReplay implements LogRecordVisitor {
         segment.below = null;
     }
 
+    // ------------------------------------------------------------------------------------------
+    // Recovery checkpoint (RecoveryCheckpoint): the state between two files, saved and restored
+    // ------------------------------------------------------------------------------------------
+
+    /**
+     * Sizes the tables for {@code segments} segments before a checkpoint restores them (no
+     * rehashing while 250,000 go in). Only on a replay that holds none yet.
+     */
+    void reserve(final int segments) {
+        if (byId.isEmpty() && liveByName.isEmpty()) {
+            byId = new Int2ObjectHashMap<>(Math.max(8, (int) (segments / 0.65f) + 1), 0.65f);
+            liveByName = new HashMap<>(Math.max(16, (int) (segments / 0.75f) + 1));
+        }
+    }
+
+    /**
+     * @return the live segments' states, in no particular order (for writing a checkpoint).
+     */
+    Iterable<SegmentState> liveStates() {
+        return liveByName.values();
+    }
+
+    /**
+     * @return the live state of segment {@code id}, or null.
+     */
+    SegmentState liveState(final int id) {
+        final SegmentState segment = byId.get(id);
+        return segment == null || segment.deleted ? null : segment;
+    }
+
+    /**
+     * Puts a live segment as a checkpoint saved it: bounds, where its logged bytes begin, its
+     * location index and the locations held aside for {@link #finish()}.
+     */
+    void restoreSegment(final int id, final String name, final long start, final long length, final boolean sealed,
+                        final long loggedFrom, final long loggedFromFile, final LocationIndex locations,
+                        final TreeMap<Long, long[]> below) {
+        final SegmentState segment = new SegmentState(id, name, start, length, sealed, loggedFromFile);
+        segment.loggedFrom = loggedFrom;
+        segment.locations = locations;
+        segment.below = below;
+        put(segment);
+    }
+
+    /**
+     * @param maxSegmentId the highest segment id the checkpointed files ever used (deleted ones included).
+     */
+    void restoreMaxSegmentId(final long maxSegmentId) {
+        this.maxSegmentId = Math.max(this.maxSegmentId, maxSegmentId);
+    }
+
     List<RecoveredSegment> finish() {
-        final List<SegmentState> states = new ArrayList<>(byId.values());
-        states.sort((a, b) -> Integer.compareUnsigned(a.id, b.id));
-        final List<RecoveredSegment> segments = new ArrayList<>(states.size());
-        for (final SegmentState segment : states) {
+        // In id order: a sort of primitive keys (unsigned id, index), not of the objects with a
+        // comparator (at 250,000 segments the comparator sort was a visible part of an open).
+        final SegmentState[] unsorted = byId.values().toArray(new SegmentState[0]);
+        final long[] keys = new long[unsorted.length];
+        for (int i = 0; i < unsorted.length; i++) {
+            keys[i] = Integer.toUnsignedLong(unsorted[i].id) << 32 | i;
+        }
+        java.util.Arrays.sort(keys);
+        final List<RecoveredSegment> segments = new ArrayList<>(unsorted.length);
+        for (final long key : keys) {
+            final SegmentState segment = unsorted[(int) key];
             if (!segment.deleted && segment.start < segment.loggedFrom && segment.below != null) {
                 fillFromBelow(segment);
             }

@@ -222,6 +222,31 @@ public final class LogScanner {
             && type == LogRecordDescriptor.TYPE_SNAPSHOT;
     }
 
+    /**
+     * Hands a file's first record to {@code visitor} if the header validates and the record is a
+     * valid SNAPSHOT, reading nothing after it (the {@link Checkpointer} checks the SNAPSHOT of
+     * the file being written).
+     *
+     * @return the header's EPOCH, or -1 if the header or the SNAPSHOT does not validate.
+     * @throws IOException if reading fails.
+     */
+    long firstSnapshot(final FileChannel channel, final long fileNumber, final LogRecordVisitor visitor) throws IOException {
+        begin(channel, fileNumber);
+        final long size = channel.size();
+        limit = size;
+        if (checkHeader(size) != null) {
+            return -1;
+        }
+        final long epoch = buffer.getLong((int) (LogFileDescriptor.EPOCH_OFFSET - bufferPosition));
+        limit = Math.min(size, buffer.getLong((int) (LogFileDescriptor.FILE_LENGTH_OFFSET - bufferPosition)));
+        if (FIRST_RECORD_POSITION < limit && validate(FIRST_RECORD_POSITION) == RECORD
+            && type == LogRecordDescriptor.TYPE_SNAPSHOT) {
+            visitor.onRecord(view);
+            return epoch;
+        }
+        return -1;
+    }
+
     private void begin(final FileChannel channel, final long fileNumber) {
         this.channel = channel;
         this.fileNumber = fileNumber;

@@ -21,6 +21,24 @@ import java.util.Map;
 public record RecoveredFile(long fileNumber, Path path, long fileLength, ScanEnd end, long endPosition, long recordCount,
                             long dataLength, long liveLength, Map<Integer, Long> dataEnds) {
     public RecoveredFile {
-        dataEnds = Map.copyOf(dataEnds);
+        dataEnds = dataEnds instanceof DataEnds ? dataEnds : Map.copyOf(dataEnds);
+    }
+
+    /**
+     * Hands every entry of {@link #dataEnds()} to {@code visitor}, without boxing when recovery
+     * built them.
+     */
+    public void forEachDataEnd(final DataEndVisitor visitor) {
+        if (dataEnds instanceof DataEnds packed) {
+            packed.forEachEnd(visitor::accept);
+        } else {
+            dataEnds.forEach((id, end) -> visitor.accept(id, end));
+        }
+    }
+
+    /** Receives one entry of {@link #dataEnds()}. */
+    @FunctionalInterface
+    public interface DataEndVisitor {
+        void accept(int segmentId, long end);
     }
 }

@@ -110,6 +110,7 @@ public final class ScanningRecoveryHook implements RecoveryHook {
         final RecoveredLog log = LogRecovery.builder(config.directory())
             .corruptionPolicy(corruptionPolicy)
             .tornWriteWindow(tornWriteWindow(config))
+            .checkpoint(config.checkpointFiles() > 0)
             .threads(threads, owner)
             .build()
             .recover();
