@@ -53,6 +53,12 @@ import java.util.concurrent.locks.ReentrantLock;
  * must all be called with it held. The two parts that touch the fewest fields, the waiter queue
  * ({@link #newWaiter} to {@link #timeout}) and the eviction listing ({@link #listLocked},
  * {@link #oldestCachedGenerationLocked}), are the ones to move out first if it grows further.
+ * It did grow (803 lines at the split, ~960 now): the warm restart's adoption
+ * ({@link #adoptLocked}) and the fill into a chosen tier for reader-aware admission
+ * ({@link #fillLocked(long, ByteBuf, int)}) were added as operations under the same lock. The
+ * next split, not yet made: the waiter queue and the eviction listing as above, and the fill and
+ * adoption paths (which share the placeholder splitting) into a class of their own called with
+ * the lock held.
  */
 final class Segment implements PromotionTarget {
     private static final int INITIAL_VIEWS = 4;
