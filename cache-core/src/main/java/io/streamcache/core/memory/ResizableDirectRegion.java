@@ -35,27 +35,21 @@ import static org.agrona.UnsafeAccess.UNSAFE;
  *
  * <p><b>Threading:</b> see {@link ResizableRegion}.
  */
-final class ResizableDirectRegion implements ResizableRegion {
+final class ResizableDirectRegion extends ResizableBufferArrayRegion {
     private static final Logger LOG = LoggerFactory.getLogger(ResizableDirectRegion.class);
 
-    private final int bufferLength;
     private final DirectMemoryRegion.Commit commit;
     /** LAZY: malloc'd address per slot, 0 when offline. */
     private final long[] allocations;
     /** EAGER: the JDK's buffer per slot, null when offline. */
     private final ByteBuffer[] owned;
-    /** The aligned buffer per slot, null when offline; written by the resizing thread, read by any. */
-    private final ByteBuffer[] buffers;
-    private volatile int online;
-    private boolean closed;
 
     ResizableDirectRegion(final int onlineCount, final int maxBufferCount, final int bufferLength,
                           final DirectMemoryRegion.Commit commit) {
-        this.bufferLength = bufferLength;
+        super(maxBufferCount, bufferLength);
         this.commit = commit;
         this.allocations = new long[maxBufferCount];
         this.owned = new ByteBuffer[maxBufferCount];
-        this.buffers = new ByteBuffer[maxBufferCount];
         final long needed = (long)onlineCount * (bufferLength + Regions.ALIGNMENT);
         if (commit == DirectMemoryRegion.Commit.LAZY) {
             // The container check covers what is online at build; growing checks the JVM's limit.
@@ -75,46 +69,8 @@ final class ResizableDirectRegion implements ResizableRegion {
     }
 
     @Override
-    public int bufferCount() {
-        return buffers.length;
-    }
-
-    @Override
-    public int bufferLength() {
-        return bufferLength;
-    }
-
-    @Override
-    public ByteBuffer buffer(final int index) {
-        Regions.checkIndex(index, buffers.length);
-        final ByteBuffer buffer = buffers[index];
-        if (buffer == null) {
-            throw new IllegalStateException("buffer " + index + " is offline");
-        }
-        return buffer;
-    }
-
-    @Override
-    public int onlineCount() {
-        return online;
-    }
-
-    @Override
-    public boolean isOnline(final int index) {
-        Regions.checkIndex(index, buffers.length);
-        return buffers[index] != null;
-    }
-
-    @Override
-    public synchronized ByteBuffer online(final int index) {
-        Regions.checkIndex(index, buffers.length);
-        if (closed) {
-            throw new IllegalStateException("region is closed");
-        }
-        if (buffers[index] != null) {
-            throw new IllegalStateException("buffer " + index + " is online already");
-        }
-        final int length = bufferLength + Regions.ALIGNMENT;
+    ByteBuffer attach(final int index) {
+        final int length = bufferLength() + Regions.ALIGNMENT;
         final ByteBuffer aligned;
         try {
             if (commit == DirectMemoryRegion.Commit.LAZY) {
@@ -128,39 +84,27 @@ final class ResizableDirectRegion implements ResizableRegion {
                 }
                 allocations[index] = address;
                 final long skip = (Regions.ALIGNMENT - (address & (Regions.ALIGNMENT - 1))) & (Regions.ALIGNMENT - 1);
-                aligned = Regions.wrap(address + skip, bufferLength);
+                aligned = Regions.wrap(address + skip, bufferLength());
             } else {
                 final ByteBuffer chunk = ByteBuffer.allocateDirect(length);
                 owned[index] = chunk;
                 final long address = BufferUtil.address(chunk);
                 final int skip = (int)((Regions.ALIGNMENT - (address & (Regions.ALIGNMENT - 1))) & (Regions.ALIGNMENT - 1));
-                aligned = chunk.duplicate().position(skip).limit(skip + bufferLength).slice();
+                aligned = chunk.duplicate().position(skip).limit(skip + bufferLength()).slice();
             }
         } catch (final OutOfMemoryError e) {
             throw new CacheConfigurationException("direct memory for buffer " + index + " (" + length + " bytes) could not be "
                 + "allocated (" + e.getMessage() + "): raise -XX:MaxDirectMemorySize or grow the cache less", e);
         }
-        buffers[index] = Regions.slice(aligned, 0, bufferLength);
-        online++;
-        return buffers[index];
+        return aligned;
     }
 
     @Override
-    public synchronized void offline(final int index) {
-        Regions.checkIndex(index, buffers.length);
-        if (buffers[index] == null) {
-            throw new IllegalStateException("buffer " + index + " is offline already");
-        }
-        buffers[index] = null;
-        online--;
-        free(index);
-    }
-
-    private void free(final int index) {
+    void release(final int index) {
         if (allocations[index] != 0) {
             UNSAFE.freeMemory(allocations[index]);
             allocations[index] = 0;
-            DirectMemoryRegion.unreserve(bufferLength + Regions.ALIGNMENT);
+            DirectMemoryRegion.unreserve(bufferLength() + Regions.ALIGNMENT);
         }
         if (owned[index] != null) {
             BufferUtil.free(owned[index]);
@@ -175,22 +119,7 @@ final class ResizableDirectRegion implements ResizableRegion {
 
     @Override
     public String description() {
-        return "resizable direct memory (" + commit.name().toLowerCase(java.util.Locale.ROOT) + " commit), " + online + " of "
-            + buffers.length + " x " + bufferLength + " bytes online";
-    }
-
-    @Override
-    public synchronized void close() {
-        if (closed) {
-            return;
-        }
-        closed = true;
-        for (int i = 0; i < buffers.length; i++) {
-            if (buffers[i] != null) {
-                buffers[i] = null;
-                free(i);
-            }
-        }
-        online = 0;
+        return "resizable direct memory (" + commit.name().toLowerCase(java.util.Locale.ROOT) + " commit), " + onlineCount() + " of "
+            + bufferCount() + " x " + bufferLength() + " bytes online";
     }
 }

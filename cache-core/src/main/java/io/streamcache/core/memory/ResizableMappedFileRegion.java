@@ -35,29 +35,24 @@ import java.nio.file.Path;
  *
  * <p><b>Threading:</b> see {@link ResizableRegion}.
  */
-final class ResizableMappedFileRegion implements ResizableRegion {
+final class ResizableMappedFileRegion extends ResizableBufferArrayRegion {
     private static final Logger LOG = LoggerFactory.getLogger(ResizableMappedFileRegion.class);
 
     private final Path path;
     private final MappedFileRegion.Mode mode;
     private final boolean deleteOnClose;
-    private final int bufferLength;
     private final RandomAccessFile file;
     private final FileChannel channel;
     private final MappedByteBuffer[] mappings;
-    private final ByteBuffer[] buffers;
-    private volatile int online;
     private long fileLength;
-    private boolean closed;
 
     ResizableMappedFileRegion(final Path path, final MappedFileRegion.Mode mode, final boolean deleteOnClose,
                               final int onlineCount, final int maxBufferCount, final int bufferLength) {
+        super(maxBufferCount, bufferLength);
         this.path = path;
         this.mode = mode;
         this.deleteOnClose = deleteOnClose;
-        this.bufferLength = bufferLength;
         this.mappings = new MappedByteBuffer[maxBufferCount];
-        this.buffers = new ByteBuffer[maxBufferCount];
         try {
             final Path parent = path.toAbsolutePath().getParent();
             if (parent != null) {
@@ -93,46 +88,8 @@ final class ResizableMappedFileRegion implements ResizableRegion {
     }
 
     @Override
-    public int bufferCount() {
-        return buffers.length;
-    }
-
-    @Override
-    public int bufferLength() {
-        return bufferLength;
-    }
-
-    @Override
-    public ByteBuffer buffer(final int index) {
-        Regions.checkIndex(index, buffers.length);
-        final ByteBuffer buffer = buffers[index];
-        if (buffer == null) {
-            throw new IllegalStateException("buffer " + index + " is offline");
-        }
-        return buffer;
-    }
-
-    @Override
-    public int onlineCount() {
-        return online;
-    }
-
-    @Override
-    public boolean isOnline(final int index) {
-        Regions.checkIndex(index, buffers.length);
-        return buffers[index] != null;
-    }
-
-    @Override
-    public synchronized ByteBuffer online(final int index) {
-        Regions.checkIndex(index, buffers.length);
-        if (closed) {
-            throw new IllegalStateException("region is closed");
-        }
-        if (buffers[index] != null) {
-            throw new IllegalStateException("buffer " + index + " is online already");
-        }
-        final long end = (long)(index + 1) * bufferLength;
+    ByteBuffer attach(final int index) {
+        final long end = (long)(index + 1) * bufferLength();
         final long before = fileLength;
         try {
             if (end > fileLength) {
@@ -141,32 +98,25 @@ final class ResizableMappedFileRegion implements ResizableRegion {
             }
             final FileChannel.MapMode mapMode = mode == MappedFileRegion.Mode.SHARED
                 ? FileChannel.MapMode.READ_WRITE : FileChannel.MapMode.PRIVATE;
-            mappings[index] = channel.map(mapMode, (long)index * bufferLength, bufferLength);
+            mappings[index] = channel.map(mapMode, (long)index * bufferLength(), bufferLength());
         } catch (final IOException e) {
             truncateQuietly(before);
             throw new CacheConfigurationException("mapped-file region at " + path + " could not map buffer " + index + " ("
                 + e + "): free space on its file system or grow the cache less", e);
         }
-        buffers[index] = Regions.slice(mappings[index], 0, bufferLength);
-        online++;
-        return buffers[index];
+        return mappings[index];
     }
 
     @Override
-    public synchronized void offline(final int index) {
-        Regions.checkIndex(index, buffers.length);
-        if (buffers[index] == null) {
-            throw new IllegalStateException("buffer " + index + " is offline already");
-        }
-        buffers[index] = null;
-        online--;
+    void release(final int index) {
         IoUtil.unmap(mappings[index]);
         mappings[index] = null;
-        int highest = buffers.length - 1;
-        while (highest >= 0 && buffers[highest] == null) {
-            highest--;
-        }
-        final long end = (long)(highest + 1) * bufferLength;
+    }
+
+    /** Truncates the file to the highest online buffer's end: a file on /dev/shm gives its memory back. */
+    @Override
+    void afterOffline() {
+        final long end = (long)(highestOnline() + 1) * bufferLength();
         if (end < fileLength) {
             truncateQuietly(end);
         }
@@ -195,23 +145,11 @@ final class ResizableMappedFileRegion implements ResizableRegion {
 
     @Override
     public String description() {
-        return "resizable mapped file " + path + ", " + online + " of " + buffers.length + " x " + bufferLength + " bytes online";
+        return "resizable mapped file " + path + ", " + onlineCount() + " of " + bufferCount() + " x " + bufferLength() + " bytes online";
     }
 
     @Override
-    public synchronized void close() {
-        if (closed) {
-            return;
-        }
-        closed = true;
-        for (int i = 0; i < mappings.length; i++) {
-            if (mappings[i] != null) {
-                IoUtil.unmap(mappings[i]);
-                mappings[i] = null;
-                buffers[i] = null;
-            }
-        }
-        online = 0;
+    void closeResources() {
         try {
             channel.close();
             file.close();
