@@ -239,7 +239,6 @@ public final class MqBench {
 
     /** One producer (and, in phase 2, reader) thread. */
     private static final class Worker implements Runnable {
-        private static final int CHUNK = 256 << 10;
         private final Config config;
         private final MessageQueueStore mq;
         private final int thread;
@@ -276,12 +275,8 @@ public final class MqBench {
             try {
                 long granted = 0;
                 while (failure.get() == null) {
-                    if (granted <= 0) {
-                        final long left = budget.getAndAdd(-CHUNK);
-                        if (left <= 0) {
-                            break;
-                        }
-                        granted = Math.min(CHUNK, left);
+                    if (granted <= 0 && (granted = MqBench.takeBytes(budget)) == 0) {
+                        break;
                     }
                     granted -= appendOne();
                     if (read) {
@@ -361,6 +356,20 @@ public final class MqBench {
     }
 
     /** How many queues thread {@code thread} owns (global queue g belongs to thread g % threads). */
+
+    /** Bytes a writing thread takes from a phase's shared budget at a time. */
+    private static final int CHUNK = 256 << 10;
+
+    /**
+     * Takes the next share of a phase's bytes for one writing thread (the store's workers and the
+     * writer-alone baseline share the rule, so both write the same stream).
+     *
+     * @return up to {@link #CHUNK} bytes to write, or 0 once the budget is spent.
+     */
+    static long takeBytes(final AtomicLong budget) {
+        final long left = budget.getAndAdd(-CHUNK);
+        return left <= 0 ? 0 : Math.min(CHUNK, left);
+    }
     static int queuesOfThread(final Config config, final int thread) {
         return (config.queues - thread + config.threads - 1) / config.threads;
     }

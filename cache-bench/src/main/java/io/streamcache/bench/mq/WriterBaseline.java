@@ -34,7 +34,6 @@ import java.util.concurrent.atomic.AtomicReference;
  * same {@link LogConfig} into a directory of its own. Not thread-safe: one {@link #run} at a time.
  */
 final class WriterBaseline {
-    private static final int CHUNK = 256 << 10;
 
     /** What the baseline measured. */
     record Result(double seconds, double cpuSeconds, long bytes, long messages, long forces, long batches) {
@@ -123,12 +122,8 @@ final class WriterBaseline {
             try {
                 long granted = 0;
                 while (failure.get() == null) {
-                    if (granted <= 0) {
-                        final long left = budget.getAndAdd(-CHUNK);
-                        if (left <= 0) {
-                            break;
-                        }
-                        granted = Math.min(CHUNK, left);
+                    if (granted <= 0 && (granted = MqBench.takeBytes(budget)) == 0) {
+                        break;
                     }
                     granted -= appendOne();
                 }
