@@ -1,7 +1,6 @@
 package io.streamcache.segmentstore.internal.log;
 
 import io.streamcache.segmentstore.log.LogConfig;
-import io.streamcache.segmentstore.log.LogDirectoryMXBean;
 import io.streamcache.segmentstore.log.LogDirectoryStats;
 import io.streamcache.segmentstore.log.LogFile;
 import io.streamcache.segmentstore.log.LogFileFactory;
@@ -43,7 +42,8 @@ import static io.streamcache.segmentstore.internal.log.LogFileDescriptor.PAGE_LE
  * Files are named by {@link LogFileDescriptor#fileName(long)}, numbered upwards, all
  * {@link LogConfig#fileLength()} long. A new file is created whole before it is used: written
  * with zeros once when {@link LogConfig#preWrite()} is on (the file system allocates its blocks
- * then, not on the first write: seed 5 measured 280 -> 320 MB/s), or only extended to its
+ * then, not on the first write: seed 5 measured 280 -> 320 MB/s; written around the page cache
+ * where it can be, see {@link FilePreWriter}), or only extended to its
  * length when it is off; then its header page is written and forced, and the directory forced
  * so the new name is durable. The writer then writes the SNAPSHOT record at
  * {@link LogFileDescriptor#FIRST_RECORD_POSITION} and the batches after it.
@@ -70,23 +70,23 @@ import static io.streamcache.segmentstore.internal.log.LogFileDescriptor.PAGE_LE
  * {@link #read(long, long, ByteBuffer)} reads any file through a buffered read-only channel
  * opened on first use and kept until the file is deleted or the directory closed.
  *
- * <p><b>Design note: why one class past ~800 lines.</b> Creation, spares, recycling, deletion,
+ * <p><b>Design note: one class for the files.</b> Creation, spares, recycling, deletion,
  * the lock's epoch in every header and the read channels are all views of one thing, the set of
  * files and the state of each (spare, in use, retired, being recycled), guarded together: a read
  * channel must be closed when its file is recycled under a new number or deleted, and a spare
  * must carry the epoch of the lock held when it was written. Split, each part would need the
- * file table and its monitor from the others.
+ * file table and its monitor from the others. What needs neither lives apart: writing a new
+ * file's zeros ({@link FilePreWriter}) and the MBean ({@link LogDirectoryMXBeanAdapter}).
  */
 public final class LogDirectory implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(LogDirectory.class);
     private static final AtomicInteger INSTANCES = new AtomicInteger();
-    private static final int ZERO_CHUNK_LENGTH = 1 << 20;
 
     private final LogConfig config;
     private final Path path;
     private final String name;
     private final LogFileFactory factory;
-    private final ByteBuffer zeros;
+    private final FilePreWriter preWriter;
     private final Object lock = new Object();
     private final ConcurrentHashMap<Long, FileChannel> readers = new ConcurrentHashMap<>();
     private final LogLock writerLock;
@@ -120,7 +120,7 @@ public final class LogDirectory implements AutoCloseable {
         this.path = config.directory();
         this.name = config.name() != null ? config.name() : "log-" + INSTANCES.incrementAndGet();
         this.factory = config.fileFactory();
-        this.zeros = BufferUtil.allocateDirectAligned((int)Math.min(ZERO_CHUNK_LENGTH, config.fileLength()), PAGE_LENGTH);
+        this.preWriter = new FilePreWriter(config.fileLength(), true);
         this.files.addAll(existing);
         this.nextNumber = maxNumber + 1;
     }
@@ -253,10 +253,19 @@ public final class LogDirectory implements AutoCloseable {
     // ------------------------------------------------------------------------------------------
 
     /**
-     * Starts the background thread (spares and retirement), created by {@code threads} (role
+     * Prepares {@link LogConfig#preparedFiles()} spares on the calling thread (before the writer
+     * takes appends; a failure is logged, the background thread then makes files as usual), then
+     * starts the background thread (spares and retirement), created by {@code threads} (role
      * {@code LOG_FILES}). Idempotent.
      */
     void start(final StreamcacheThreads threads) {
+        if (config.preparedFiles() > 0) {
+            try {
+                prepareSpares(config.preparedFiles());
+            } catch (final IOException e) {
+                LOG.warn("log {}: could not prepare preparedFiles={} files at start: {}", name, config.preparedFiles(), e.toString());
+            }
+        }
         synchronized (lock) {
             if (thread != null || closed) {
                 return;
@@ -264,7 +273,7 @@ public final class LogDirectory implements AutoCloseable {
             thread = threads.newThread(StreamcacheThreads.Role.LOG_FILES, name, this::runBackground);
             thread.start();
             if (config.registerMBeans()) {
-                objectName = LogMBeans.register("LogDirectory", name, new MXBeanAdapter(this));
+                objectName = LogMBeans.register("LogDirectory", name, new LogDirectoryMXBeanAdapter(this));
             }
         }
     }
@@ -403,12 +412,7 @@ public final class LogDirectory implements AutoCloseable {
         try {
             final long fileLength = config.fileLength();
             if (config.preWrite()) {
-                for (long position = 0; position < fileLength; ) {
-                    final ByteBuffer chunk = zeros.duplicate();
-                    chunk.limit((int)Math.min(chunk.capacity(), fileLength - position));
-                    position += chunk.remaining();
-                    logFile.write(chunk, position - chunk.limit());
-                }
+                preWriter.preWrite(logFile, fileLength);
                 bytesPreWritten.add(fileLength);
             } else {
                 logFile.setLength(fileLength);
@@ -767,65 +771,6 @@ public final class LogDirectory implements AutoCloseable {
             file.close();
         } catch (final IOException e) {
             LOG.debug("closing {} failed", file.path(), e);
-        }
-    }
-
-    /** The directory's MBean: each attribute reads a fresh {@link LogDirectoryStats}. */
-    private static final class MXBeanAdapter implements LogDirectoryMXBean {
-        private final LogDirectory directory;
-
-        MXBeanAdapter(final LogDirectory directory) {
-            this.directory = directory;
-        }
-
-        @Override
-        public String getName() {
-            return directory.name;
-        }
-
-        @Override
-        public String getPath() {
-            return directory.path.toString();
-        }
-
-        @Override
-        public int getFiles() {
-            return directory.stats().files();
-        }
-
-        @Override
-        public long getBytes() {
-            return directory.stats().bytes();
-        }
-
-        @Override
-        public int getPreparedFiles() {
-            return directory.stats().preparedFiles();
-        }
-
-        @Override
-        public long getLockEpoch() {
-            return directory.epoch();
-        }
-
-        @Override
-        public long getFilesCreated() {
-            return directory.filesCreated();
-        }
-
-        @Override
-        public long getFilesRecycled() {
-            return directory.filesRecycled();
-        }
-
-        @Override
-        public long getFilesDeleted() {
-            return directory.filesDeleted();
-        }
-
-        @Override
-        public long getBytesPreWritten() {
-            return directory.bytesPreWritten();
         }
     }
 }
