@@ -42,8 +42,7 @@ import static io.streamcache.segmentstore.internal.log.LogFileDescriptor.PAGE_LE
  * Files are named by {@link LogFileDescriptor#fileName(long)}, numbered upwards, all
  * {@link LogConfig#fileLength()} long. A new file is created whole before it is used: written
  * with zeros once when {@link LogConfig#preWrite()} is on (the file system allocates its blocks
- * then, not on the first write: seed 5 measured 280 -> 320 MB/s; written around the page cache
- * where it can be, see {@link FilePreWriter}), or only extended to its
+ * then, not on the first write: seed 5 measured 280 -> 320 MB/s), or only extended to its
  * length when it is off; then its header page is written and forced, and the directory forced
  * so the new name is durable. The writer then writes the SNAPSHOT record at
  * {@link LogFileDescriptor#FIRST_RECORD_POSITION} and the batches after it.
@@ -75,18 +74,19 @@ import static io.streamcache.segmentstore.internal.log.LogFileDescriptor.PAGE_LE
  * files and the state of each (spare, in use, retired, being recycled), guarded together: a read
  * channel must be closed when its file is recycled under a new number or deleted, and a spare
  * must carry the epoch of the lock held when it was written. Split, each part would need the
- * file table and its monitor from the others. What needs neither lives apart: writing a new
- * file's zeros ({@link FilePreWriter}) and the MBean ({@link LogDirectoryMXBeanAdapter}).
+ * file table and its monitor from the others. The MBean, which needs neither, lives apart
+ * ({@link LogDirectoryMXBeanAdapter}).
  */
 public final class LogDirectory implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(LogDirectory.class);
     private static final AtomicInteger INSTANCES = new AtomicInteger();
+    private static final int ZERO_CHUNK_LENGTH = 1 << 20;
 
     private final LogConfig config;
     private final Path path;
     private final String name;
     private final LogFileFactory factory;
-    private final FilePreWriter preWriter;
+    private final ByteBuffer zeros;
     private final Object lock = new Object();
     private final ConcurrentHashMap<Long, FileChannel> readers = new ConcurrentHashMap<>();
     private final LogLock writerLock;
@@ -120,7 +120,7 @@ public final class LogDirectory implements AutoCloseable {
         this.path = config.directory();
         this.name = config.name() != null ? config.name() : "log-" + INSTANCES.incrementAndGet();
         this.factory = config.fileFactory();
-        this.preWriter = new FilePreWriter(config.fileLength(), true);
+        this.zeros = BufferUtil.allocateDirectAligned((int)Math.min(ZERO_CHUNK_LENGTH, config.fileLength()), PAGE_LENGTH);
         this.files.addAll(existing);
         this.nextNumber = maxNumber + 1;
     }
@@ -412,7 +412,15 @@ public final class LogDirectory implements AutoCloseable {
         try {
             final long fileLength = config.fileLength();
             if (config.preWrite()) {
-                preWriter.preWrite(logFile, fileLength);
+                // Through the file's own writes: with buffered files the zeros leave the pages
+                // in the page cache that the writer's writes then fill (issue 14: zeros written
+                // around the page cache moved that page allocation onto the writer thread).
+                for (long position = 0; position < fileLength; ) {
+                    final ByteBuffer chunk = zeros.duplicate();
+                    chunk.limit((int)Math.min(chunk.capacity(), fileLength - position));
+                    position += chunk.remaining();
+                    logFile.write(chunk, position - chunk.limit());
+                }
                 bytesPreWritten.add(fileLength);
             } else {
                 logFile.setLength(fileLength);

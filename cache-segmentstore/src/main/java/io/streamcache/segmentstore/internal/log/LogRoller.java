@@ -31,7 +31,9 @@ import static io.streamcache.segmentstore.internal.log.LogRecordDescriptor.align
  * <h2>Files</h2>
  * The log is a sequence of files from the {@link LogDirectory}; the first record of each is a
  * SNAPSHOT of the segment table (the writer's own, which matches the log position exactly),
- * written and forced when the writer moves to the file. A record that does not fit in the
+ * written and forced when the writer moves to the file. The table keeps that record encoded as
+ * records change it ({@link SnapshotImage}), so a roll writes it as it is: no walk of the
+ * segments, no buffer allocated per roll. A record that does not fit in the
  * current file's rest moves the writer to the next file; the rest stays zero. A file other than
  * the current one whose data are all dead (every segment with data in it deleted, or truncated
  * past its highest offset there) is retired after the record that killed it is durable.
