@@ -50,7 +50,7 @@ import java.util.stream.Stream;
  *   java -jar streamcache-bench.jar mq --dir /var/tmp/mq [--threads 40] [--topics 100]
  *        [--queues 250000] [--min 100] [--max 17408] [--phase1 3g] [--phase2 2g] [--fetch 30]
  *        [--tail 0.9] [--cache 2g] [--batch 1m] [--raw true] [--reopen true] [--writer true] [--prewrite BOOL]
- *        [--file-length SIZE]
+ *        [--file-length SIZE] [--prepared-files N]
  * </pre>
  * The directory is emptied first. Needs direct memory for the cache plus Netty's buffers.
  */
@@ -83,6 +83,7 @@ public final class MqBench {
         /** null: the log's default. */
         Boolean preWrite;
         long fileLength;
+        int preparedFiles;
 
         int queuesPerTopic() {
             return (queues + topics - 1) / topics;
@@ -396,6 +397,9 @@ public final class MqBench {
         if (config.fileLength > 0) {
             builder.fileLength(config.fileLength);
         }
+        if (config.preparedFiles > 0) {
+            builder.preparedFiles(config.preparedFiles);
+        }
         return builder.build();
     }
 
@@ -537,6 +541,7 @@ public final class MqBench {
                 case "--seed" -> c.seed = Long.parseLong(v);
                 case "--prewrite" -> c.preWrite = Boolean.parseBoolean(v);
                 case "--file-length" -> c.fileLength = size(v);
+                case "--prepared-files" -> c.preparedFiles = Integer.parseInt(v);
                 default -> throw new IllegalArgumentException("unknown flag " + flag + " (--help lists them)");
             }
         }
@@ -583,6 +588,7 @@ public final class MqBench {
         return "mq --dir DIR [--threads 40] [--topics 100] [--queues 250000] [--min 100] [--max 17408] [--phase1 3g]\n"
             + "   [--phase2 2g] [--fetch 30] [--tail 0.9] [--cache 2g] [--batch 1m] [--raw true] [--reopen true] [--writer true]\n"
             + "   [--seed 42] [--prewrite true|false (the log's default)] [--file-length (the log's default)]\n"
+            + "   [--prepared-files N (LogConfig.preparedFiles: files made before the first append; 0)]\n"
             + "The contest-shaped message-queue workload on MessageQueueStore; every byte read is checked.";
     }
 }

@@ -24,6 +24,8 @@ import static io.streamcache.segmentstore.internal.log.LogFileDescriptor.PAGE_LE
  *  spareFiles      1              files kept ready ahead of the current one by a background thread
  *  recycleFiles    false          dead files become spares (renamed, new header) instead of being
  *                                 deleted, up to 2 * spareFiles spares
+ *  preparedFiles   0              spares prepared on the starting thread when the writer starts,
+ *                                 before it takes appends (a pool its first files come from)
  *  directIo        OFF            O_DIRECT for the log files
  *  batchLength     1 MiB          most bytes one write (one batch) carries, but for one long append
  *  maxAppendLength 16 MiB (*)     longest append: one record, written with its batch in one write
@@ -44,6 +46,10 @@ public final class LogConfig {
     public static final boolean PRE_WRITE_DEFAULT = true;
     public static final int SPARE_FILES_DEFAULT = 1;
     public static final boolean RECYCLE_FILES_DEFAULT = false;
+    /** None: the background thread makes the spares while the writer runs. */
+    public static final int PREPARED_FILES_DEFAULT = 0;
+    /** The most files {@link Builder#preparedFiles} may prepare. */
+    public static final int PREPARED_FILES_MAX = 4096;
     public static final DirectIoMode DIRECT_IO_DEFAULT = DirectIoMode.OFF;
     public static final int BATCH_LENGTH_DEFAULT = 1 << 20;
     public static final Duration MAX_DELAY_DEFAULT = Duration.ofMillis(1);
@@ -70,6 +76,7 @@ public final class LogConfig {
     private final long fileLength;
     private final boolean preWrite;
     private final int spareFiles;
+    private final int preparedFiles;
     private final boolean recycleFiles;
     private final DirectIoMode directIo;
     private final int batchLength;
@@ -92,6 +99,7 @@ public final class LogConfig {
         this.fileLength = builder.fileLength;
         this.preWrite = builder.preWrite;
         this.spareFiles = builder.spareFiles;
+        this.preparedFiles = builder.preparedFiles;
         this.recycleFiles = builder.recycleFiles;
         this.directIo = builder.directIo;
         this.batchLength = builder.batchLength;
@@ -125,6 +133,7 @@ public final class LogConfig {
         builder.fileLength = fileLength;
         builder.preWrite = preWrite;
         builder.spareFiles = spareFiles;
+        builder.preparedFiles = preparedFiles;
         builder.recycleFiles = recycleFiles;
         builder.directIo = directIo;
         builder.batchLength = batchLength;
@@ -156,6 +165,14 @@ public final class LogConfig {
 
     public int spareFiles() {
         return spareFiles;
+    }
+
+    /**
+     * @return spares the directory prepares (pre-written if {@link #preWrite()}) on the thread
+     *         that starts the writer, before the writer takes appends; see {@link Builder#preparedFiles}.
+     */
+    public int preparedFiles() {
+        return preparedFiles;
     }
 
     public boolean recycleFiles() {
@@ -253,7 +270,8 @@ public final class LogConfig {
     @Override
     public String toString() {
         return "LogConfig{directory=" + directory + ", fileLength=" + fileLength + ", preWrite=" + preWrite + ", spareFiles="
-            + spareFiles + ", recycleFiles=" + recycleFiles + ", directIo=" + directIo + ", batchLength=" + batchLength
+            + spareFiles + ", preparedFiles=" + preparedFiles + ", recycleFiles=" + recycleFiles + ", directIo=" + directIo
+            + ", batchLength=" + batchLength
             + ", maxDelay=" + maxDelay + ", alignment=" + alignment + ", cutThreshold=" + cutThreshold + ", durability="
             + durability + ", queueCapacity=" + queueCapacity + ", maxAppendLength=" + maxAppendLength + ", retryInterval="
             + retryInterval + ", checkpointFiles=" + checkpointFiles + '}';
@@ -267,6 +285,7 @@ public final class LogConfig {
         private long fileLength = FILE_LENGTH_DEFAULT;
         private boolean preWrite = PRE_WRITE_DEFAULT;
         private int spareFiles = SPARE_FILES_DEFAULT;
+        private int preparedFiles = PREPARED_FILES_DEFAULT;
         private boolean recycleFiles = RECYCLE_FILES_DEFAULT;
         private DirectIoMode directIo = DIRECT_IO_DEFAULT;
         private int batchLength = BATCH_LENGTH_DEFAULT;
@@ -313,6 +332,22 @@ public final class LogConfig {
          */
         public Builder spareFiles(final int spareFiles) {
             this.spareFiles = spareFiles;
+            return this;
+        }
+
+        /**
+         * @param preparedFiles spares made when the writer starts, on the starting thread, before
+         *                      it takes appends (issue 14: a log that grows pre-writes a new file
+         *                      every fileLength bytes, and that pre-writing shares the disk with
+         *                      the appends). The writer's first files come from this pool; the
+         *                      background thread makes new ones only once fewer than
+         *                      {@code spareFiles} are left. They take {@code preparedFiles *
+         *                      fileLength} of disk from the start (deleted at close if unused) and
+         *                      time at start; a pool that cannot be made is logged and the
+         *                      background thread makes the files as usual. In [0, {@value LogConfig#PREPARED_FILES_MAX}].
+         */
+        public Builder preparedFiles(final int preparedFiles) {
+            this.preparedFiles = preparedFiles;
             return this;
         }
 
@@ -480,6 +515,9 @@ public final class LogConfig {
             }
             if (spareFiles < 0 || spareFiles > 64) {
                 throw new CacheConfigurationException("spareFiles=" + spareFiles + " must be in [0, 64]");
+            }
+            if (preparedFiles < 0 || preparedFiles > PREPARED_FILES_MAX) {
+                throw new CacheConfigurationException("preparedFiles=" + preparedFiles + " must be in [0, " + PREPARED_FILES_MAX + "]");
             }
             if (maxDelay.isNegative() || maxDelay.isZero()) {
                 throw new CacheConfigurationException("maxDelay=" + maxDelay + " must be positive");

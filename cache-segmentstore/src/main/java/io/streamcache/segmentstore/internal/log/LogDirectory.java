@@ -1,7 +1,6 @@
 package io.streamcache.segmentstore.internal.log;
 
 import io.streamcache.segmentstore.log.LogConfig;
-import io.streamcache.segmentstore.log.LogDirectoryMXBean;
 import io.streamcache.segmentstore.log.LogDirectoryStats;
 import io.streamcache.segmentstore.log.LogFile;
 import io.streamcache.segmentstore.log.LogFileFactory;
@@ -70,12 +69,13 @@ import static io.streamcache.segmentstore.internal.log.LogFileDescriptor.PAGE_LE
  * {@link #read(long, long, ByteBuffer)} reads any file through a buffered read-only channel
  * opened on first use and kept until the file is deleted or the directory closed.
  *
- * <p><b>Design note: why one class past ~800 lines.</b> Creation, spares, recycling, deletion,
+ * <p><b>Design note: one class for the files.</b> Creation, spares, recycling, deletion,
  * the lock's epoch in every header and the read channels are all views of one thing, the set of
  * files and the state of each (spare, in use, retired, being recycled), guarded together: a read
  * channel must be closed when its file is recycled under a new number or deleted, and a spare
  * must carry the epoch of the lock held when it was written. Split, each part would need the
- * file table and its monitor from the others.
+ * file table and its monitor from the others. The MBean, which needs neither, lives apart
+ * ({@link LogDirectoryMXBeanAdapter}).
  */
 public final class LogDirectory implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(LogDirectory.class);
@@ -253,10 +253,19 @@ public final class LogDirectory implements AutoCloseable {
     // ------------------------------------------------------------------------------------------
 
     /**
-     * Starts the background thread (spares and retirement), created by {@code threads} (role
+     * Prepares {@link LogConfig#preparedFiles()} spares on the calling thread (before the writer
+     * takes appends; a failure is logged, the background thread then makes files as usual), then
+     * starts the background thread (spares and retirement), created by {@code threads} (role
      * {@code LOG_FILES}). Idempotent.
      */
     void start(final StreamcacheThreads threads) {
+        if (config.preparedFiles() > 0) {
+            try {
+                prepareSpares(config.preparedFiles());
+            } catch (final IOException e) {
+                LOG.warn("log {}: could not prepare preparedFiles={} files at start: {}", name, config.preparedFiles(), e.toString());
+            }
+        }
         synchronized (lock) {
             if (thread != null || closed) {
                 return;
@@ -264,7 +273,7 @@ public final class LogDirectory implements AutoCloseable {
             thread = threads.newThread(StreamcacheThreads.Role.LOG_FILES, name, this::runBackground);
             thread.start();
             if (config.registerMBeans()) {
-                objectName = LogMBeans.register("LogDirectory", name, new MXBeanAdapter(this));
+                objectName = LogMBeans.register("LogDirectory", name, new LogDirectoryMXBeanAdapter(this));
             }
         }
     }
@@ -403,6 +412,9 @@ public final class LogDirectory implements AutoCloseable {
         try {
             final long fileLength = config.fileLength();
             if (config.preWrite()) {
+                // Through the file's own writes: with buffered files the zeros leave the pages
+                // in the page cache that the writer's writes then fill (issue 14: zeros written
+                // around the page cache moved that page allocation onto the writer thread).
                 for (long position = 0; position < fileLength; ) {
                     final ByteBuffer chunk = zeros.duplicate();
                     chunk.limit((int)Math.min(chunk.capacity(), fileLength - position));
@@ -767,65 +779,6 @@ public final class LogDirectory implements AutoCloseable {
             file.close();
         } catch (final IOException e) {
             LOG.debug("closing {} failed", file.path(), e);
-        }
-    }
-
-    /** The directory's MBean: each attribute reads a fresh {@link LogDirectoryStats}. */
-    private static final class MXBeanAdapter implements LogDirectoryMXBean {
-        private final LogDirectory directory;
-
-        MXBeanAdapter(final LogDirectory directory) {
-            this.directory = directory;
-        }
-
-        @Override
-        public String getName() {
-            return directory.name;
-        }
-
-        @Override
-        public String getPath() {
-            return directory.path.toString();
-        }
-
-        @Override
-        public int getFiles() {
-            return directory.stats().files();
-        }
-
-        @Override
-        public long getBytes() {
-            return directory.stats().bytes();
-        }
-
-        @Override
-        public int getPreparedFiles() {
-            return directory.stats().preparedFiles();
-        }
-
-        @Override
-        public long getLockEpoch() {
-            return directory.epoch();
-        }
-
-        @Override
-        public long getFilesCreated() {
-            return directory.filesCreated();
-        }
-
-        @Override
-        public long getFilesRecycled() {
-            return directory.filesRecycled();
-        }
-
-        @Override
-        public long getFilesDeleted() {
-            return directory.filesDeleted();
-        }
-
-        @Override
-        public long getBytesPreWritten() {
-            return directory.bytesPreWritten();
         }
     }
 }

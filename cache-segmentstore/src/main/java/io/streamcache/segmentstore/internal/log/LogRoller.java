@@ -3,27 +3,20 @@ package io.streamcache.segmentstore.internal.log;
 import io.streamcache.segmentstore.log.DurabilityPolicy;
 import io.streamcache.segmentstore.log.LogConfig;
 import io.streamcache.segmentstore.log.LogFile;
-import org.agrona.BufferUtil;
 import org.agrona.collections.LongArrayList;
-import org.agrona.concurrent.UnsafeBuffer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
 import java.util.function.LongConsumer;
 
 import static io.streamcache.segmentstore.internal.log.LogFileDescriptor.FIRST_RECORD_POSITION;
 import static io.streamcache.segmentstore.internal.log.LogFileDescriptor.PAGE_LENGTH;
-import static io.streamcache.segmentstore.internal.log.LogRecordDescriptor.CRC_OFFSET;
-import static io.streamcache.segmentstore.internal.log.LogRecordDescriptor.HEADER_LENGTH;
-import static io.streamcache.segmentstore.internal.log.LogRecordDescriptor.PADDING_HEADER_LENGTH;
 import static io.streamcache.segmentstore.internal.log.LogRecordDescriptor.TYPE_CREATE;
 import static io.streamcache.segmentstore.internal.log.LogRecordDescriptor.TYPE_DATA;
 import static io.streamcache.segmentstore.internal.log.LogRecordDescriptor.TYPE_DELETE;
 import static io.streamcache.segmentstore.internal.log.LogRecordDescriptor.TYPE_SEAL;
-import static io.streamcache.segmentstore.internal.log.LogRecordDescriptor.TYPE_SNAPSHOT;
 import static io.streamcache.segmentstore.internal.log.LogRecordDescriptor.TYPE_TRUNCATE;
 import static io.streamcache.segmentstore.internal.log.LogRecordDescriptor.align;
 import static io.streamcache.segmentstore.internal.log.LogRecordDescriptor.alignedLength;
@@ -38,7 +31,9 @@ import static io.streamcache.segmentstore.internal.log.LogRecordDescriptor.align
  * <h2>Files</h2>
  * The log is a sequence of files from the {@link LogDirectory}; the first record of each is a
  * SNAPSHOT of the segment table (the writer's own, which matches the log position exactly),
- * written and forced when the writer moves to the file. A record that does not fit in the
+ * written and forced when the writer moves to the file. The table keeps that record encoded as
+ * records change it ({@link SnapshotImage}), so a roll writes it as it is: no walk of the
+ * segments, no buffer allocated per roll. A record that does not fit in the
  * current file's rest moves the writer to the next file; the rest stays zero. A file other than
  * the current one whose data are all dead (every segment with data in it deleted, or truncated
  * past its highest offset there) is retired after the record that killed it is durable.
@@ -158,28 +153,15 @@ final class LogRoller {
      */
     private long writeSnapshot(final LogFile target, final long number) throws IOException {
         final int payload = table.snapshotPayloadLength();
-        final int aligned = alignedLength(payload);
-        final int total = align(aligned, PAGE_LENGTH);
+        final int total = align(alignedLength(payload), PAGE_LENGTH);
         if (FIRST_RECORD_POSITION + (long)total + Math.max(batchLength, alignedLength(maxPayload) + PAGE_LENGTH) > fileLength) {
             throw new IOException("the segment table snapshot of " + total + " bytes (" + table.segmentCount()
                 + " segments) leaves no room for a batch or an append of maxAppendLength=" + maxPayload + " in fileLength="
                 + fileLength + "; configure longer log files");
         }
-        final ByteBuffer bytes = total <= batch.capacity() ? batch.buffer() : BufferUtil.allocateDirectAligned(total, PAGE_LENGTH);
-        final UnsafeBuffer out = bytes == batch.buffer() ? batch.unsafeBuffer() : new UnsafeBuffer(bytes);
-        LogRecordDescriptor.putHeader(out, 0, TYPE_SNAPSHOT, payload, 0, 0);
-        table.putSnapshot(out, HEADER_LENGTH);
-        if (aligned > HEADER_LENGTH + payload) {
-            out.setMemory(HEADER_LENGTH + payload, aligned - HEADER_LENGTH - payload, (byte)0);
-        }
-        out.putInt(CRC_OFFSET, LogRecordDescriptor.crc(batch.crc(), number, bytes.duplicate(), 0, payload), ByteOrder.LITTLE_ENDIAN);
-        if (total > aligned) {
-            LogRecordDescriptor.putPadding(out, aligned, total - aligned);
-            out.setMemory(aligned + PADDING_HEADER_LENGTH, total - aligned - PADDING_HEADER_LENGTH, (byte)0);
-        }
-        final ByteBuffer view = bytes.duplicate();
-        view.limit(total).position(0);
-        target.write(view, FIRST_RECORD_POSITION);
+        // Kept encoded by the table as segments change: a header, a CRC and one write (issue 14).
+        final ByteBuffer record = table.snapshotRecord(number, batch.crc());
+        target.write(record, FIRST_RECORD_POSITION);
         if (durability != DurabilityPolicy.Kind.NEVER) {
             target.force();
             counters.force();

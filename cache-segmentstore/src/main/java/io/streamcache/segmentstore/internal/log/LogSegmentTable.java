@@ -6,8 +6,9 @@ import org.agrona.collections.Long2ObjectHashMap;
 import org.agrona.collections.LongArrayList;
 import org.agrona.concurrent.UnsafeBuffer;
 
-import java.nio.ByteOrder;
+import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
+import java.util.zip.CRC32C;
 
 /**
  * The segment table as the log defines it, and which files hold live data: confined to the
@@ -25,6 +26,10 @@ import java.nio.charset.StandardCharsets;
  * <p>Per file it keeps the highest data end offset per segment; a file other than the current
  * one is dead once every segment with data in it is deleted or truncated at or past that offset
  * (data of a segment the table never saw created count as live).
+ *
+ * <p>The SNAPSHOT itself is kept encoded by a {@link SnapshotImage}, which every change to a
+ * segment updates in place (a create appends an entry, a DATA, TRUNCATE or SEAL rewrites a field,
+ * a delete leaves a hole compacted away at the next roll): writing it is one CRC and one write.
  */
 final class LogSegmentTable {
     private static final long MISSING = -1;
@@ -36,6 +41,8 @@ final class LogSegmentTable {
         long start;
         long length;
         boolean sealed;
+        /** Where its entry is in the {@link SnapshotImage}. */
+        int imageAt;
 
         Entry(final int id, final byte[] name) {
             this.id = id;
@@ -45,15 +52,32 @@ final class LogSegmentTable {
 
     private final Int2ObjectHashMap<Entry> segments = new Int2ObjectHashMap<>();
     /**
-     * Sum of the SNAPSHOT entry lengths of {@link #segments}, kept on every put and remove, so
-     * that sizing a SNAPSHOT does not walk 250,000 segments before {@link #putSnapshot} walks
-     * them again.
+     * The SNAPSHOT of {@link #segments}, encoded and kept up to date with every change, so that a
+     * roll writes it without walking 250,000 segments (issue 14).
      */
+    private final SnapshotImage image = new SnapshotImage((id, at) -> segments.get(id).imageAt = at);
+    /**
+     * Whether {@link #image} holds every segment: false once the SNAPSHOT grew past
+     * {@link #maxPayloadLength} (it could not be written anyway; the image is dropped rather than
+     * grown without bound), until {@link #snapshotPayloadLength} finds it fits again and rebuilds it.
+     */
+    private boolean imageBuilt = true;
+    /** Sum of the SNAPSHOT entry lengths of {@link #segments}, image or not. */
     private long snapshotEntriesLength;
+    private final long maxPayloadLength;
     /** File number to (segment id to highest data end offset). */
     private final Long2ObjectHashMap<Long2LongHashMap> files = new Long2ObjectHashMap<>();
     private Long2LongHashMap current;
     private long currentNumber = -1;
+
+    LogSegmentTable() {
+        this(Integer.MAX_VALUE - LogRecordDescriptor.HEADER_LENGTH - LogFileDescriptor.PAGE_LENGTH);
+    }
+
+    /** @param maxPayloadLength the longest SNAPSHOT payload that can be written (tests make it short). */
+    LogSegmentTable(final long maxPayloadLength) {
+        this.maxPayloadLength = maxPayloadLength;
+    }
 
     void restore(final int id, final String name, final long start, final long length, final boolean sealed) {
         final Entry entry = new Entry(id, name.getBytes(StandardCharsets.UTF_8));
@@ -63,13 +87,25 @@ final class LogSegmentTable {
         put(entry);
     }
 
-    /** Puts an entry (replacing one of the same id) and keeps {@link #snapshotEntriesLength}. */
+    /** Puts an entry (replacing one of the same id) and its SNAPSHOT entry. */
     private void put(final Entry entry) {
-        snapshotEntriesLength += LogFileDescriptor.snapshotEntryLength(entry.name.length);
         final Entry replaced = segments.put(entry.id, entry);
+        snapshotEntriesLength += LogFileDescriptor.snapshotEntryLength(entry.name.length);
         if (replaced != null) {
             snapshotEntriesLength -= LogFileDescriptor.snapshotEntryLength(replaced.name.length);
         }
+        if (!imageBuilt) {
+            return;
+        }
+        if (replaced != null) {
+            image.remove(replaced.imageAt);
+        }
+        if (LogFileDescriptor.SNAPSHOT_ENTRIES_OFFSET + snapshotEntriesLength > maxPayloadLength) {
+            image.clear();
+            imageBuilt = false;
+            return;
+        }
+        entry.imageAt = image.add(entry.id, entry.sealed, entry.start, entry.length, entry.name);
     }
 
     /**
@@ -114,6 +150,9 @@ final class LogSegmentTable {
         final Entry entry = segments.get(id);
         if (entry != null && entry.length < end) {
             entry.length = end;
+            if (imageBuilt) {
+                image.length(entry.imageAt, end);
+            }
         }
         if (current.get(id) < end) {
             current.put(id, end);
@@ -139,8 +178,11 @@ final class LogSegmentTable {
 
     void seal(final int id) {
         final Entry entry = segments.get(id);
-        if (entry != null) {
+        if (entry != null && !entry.sealed) {
             entry.sealed = true;
+            if (imageBuilt) {
+                image.seal(entry.imageAt);
+            }
         }
     }
 
@@ -148,6 +190,9 @@ final class LogSegmentTable {
         final Entry entry = segments.get(id);
         if (entry != null && entry.start < start) {
             entry.start = start;
+            if (imageBuilt) {
+                image.start(entry.imageAt, start);
+            }
         }
     }
 
@@ -158,6 +203,9 @@ final class LogSegmentTable {
         final Entry removed = segments.remove(id);
         if (removed != null) {
             snapshotEntriesLength -= LogFileDescriptor.snapshotEntryLength(removed.name.length);
+            if (imageBuilt) {
+                image.remove(removed.imageAt);
+            }
         }
         for (final Long2LongHashMap data : files.values()) {
             data.remove(id);
@@ -181,8 +229,15 @@ final class LogSegmentTable {
      */
     int snapshotPayloadLength() {
         final long length = LogFileDescriptor.SNAPSHOT_ENTRIES_OFFSET + snapshotEntriesLength;
-        if (length > Integer.MAX_VALUE - LogRecordDescriptor.HEADER_LENGTH - LogFileDescriptor.PAGE_LENGTH) {
+        if (length > maxPayloadLength) {
             throw new IllegalStateException("segment table snapshot of length=" + length + " is too long for one record");
+        }
+        if (!imageBuilt) {
+            // Deletes brought a table too long for a record back under the limit: encode it again, once.
+            for (final Entry entry : segments.values()) {
+                entry.imageAt = image.add(entry.id, entry.sealed, entry.start, entry.length, entry.name);
+            }
+            imageBuilt = true;
         }
         return (int)length;
     }
@@ -193,12 +248,21 @@ final class LogSegmentTable {
      * @return bytes written: {@link #snapshotPayloadLength()}.
      */
     int putSnapshot(final UnsafeBuffer buffer, final int index) {
-        buffer.putInt(index + LogFileDescriptor.SNAPSHOT_COUNT_OFFSET, segments.size(), ByteOrder.LITTLE_ENDIAN);
-        int at = index + LogFileDescriptor.SNAPSHOT_ENTRIES_OFFSET;
-        for (final Entry entry : segments.values()) {
-            at += LogFileDescriptor.putSnapshotEntry(buffer, at, entry.id, entry.sealed, entry.start, entry.length, entry.name);
-        }
-        return at - index;
+        snapshotPayloadLength();
+        return image.putPayload(buffer, index);
+    }
+
+    /**
+     * The SNAPSHOT record for file {@code fileNumber}, header, CRC and padding to a page
+     * included, in the table's own buffer ({@link SnapshotImage#record}): valid until the next change.
+     */
+    ByteBuffer snapshotRecord(final long fileNumber, final CRC32C crc) {
+        snapshotPayloadLength();
+        return image.record(fileNumber, crc);
+    }
+
+    SnapshotImage snapshotImage() {
+        return image;
     }
 
     // ------------------------------------------------------------------------------------------

@@ -74,6 +74,30 @@ class LogDirectoryTest {
     }
 
     @Test
+    void preparedFilesAreReadyWhenTheWriterStartsAndItsFilesComeFromThem() throws Exception {
+        final LogConfig config = TestLogs.small(directory).preWrite(true).preparedFiles(3).build();
+        try (LogDirectory logDirectory = LogDirectory.open(config)) {
+            final AggregatingWriter writer = AggregatingWriter.start(logDirectory);
+            try {
+                // File 1 (the writer's first, made by the starting thread) and the pool of 3,
+                // pre-written before the writer took an append; the background thread, which
+                // keeps spareFiles=1 ready, has nothing to add.
+                assertEquals(4, logDirectory.filesCreated());
+                assertEquals(3, logDirectory.spareCount());
+                assertEquals(4 * TestLogs.FILE, logDirectory.bytesPreWritten());
+                assertArrayEquals(new long[] {1}, logDirectory.fileNumbers());
+            } finally {
+                writer.close();
+            }
+        }
+        assertThrows(io.streamcache.core.CacheConfigurationException.class,
+            () -> TestLogs.small(directory).preparedFiles(-1).build());
+        assertThrows(io.streamcache.core.CacheConfigurationException.class,
+            () -> TestLogs.small(directory).preparedFiles(LogConfig.PREPARED_FILES_MAX + 1).build());
+        assertEquals(0, TestLogs.small(directory).build().preparedFiles(), "none by default");
+    }
+
+    @Test
     void shouldWriteAndValidateHeadersAndSnapshotEntriesRoundTrip() {
         final UnsafeBuffer buffer = new UnsafeBuffer(new byte[PAGE_LENGTH]);
         LogFileDescriptor.putHeader(buffer, 0, 0x1234_5678_9ABCL, 64L << 20, 0x7766_5544_3322_1100L);

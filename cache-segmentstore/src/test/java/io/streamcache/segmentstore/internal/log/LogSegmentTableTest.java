@@ -390,18 +390,31 @@ class LogSegmentTableTest {
     }
 
     @Test
-    void aSnapshotTooLongForOneRecordIsRefused() {
-        final LogSegmentTable table = new LogSegmentTable();
-        // Entries may share a name array: 33 names of 64 MB describe more than 2 GB.
-        final byte[] name = new byte[64 << 20];
-        for (int id = 0; id < 31; id++) {
-            table.create(id, name);
+    void aSnapshotTooLongForOneRecordIsRefusedAndWrittenAgainOnceDeletesShortenIt() {
+        // The real limit is ~2 GB of entries: the same rule with a limit of 1,000 bytes.
+        final LogSegmentTable table = new LogSegmentTable(1_000);
+        table.currentFile(1);
+        final byte[] name = new byte[100];
+        int id = 0;
+        while (table.snapshotPayloadLength() + LogFileDescriptor.snapshotEntryLength(name.length) <= 1_000) {
+            table.create(id++, name);
         }
-        assertTrue(table.snapshotPayloadLength() > 31 * (64 << 20), "under 2 GB is still one record");
-        table.create(31, name);
-        table.create(32, name);
+        table.create(id, name);
+        table.data(id, 10);
+        table.seal(3);
         final IllegalStateException e = assertThrows(IllegalStateException.class, table::snapshotPayloadLength);
         assertTrue(e.getMessage().contains("too long"), e.getMessage());
+        assertThrows(IllegalStateException.class, () -> table.putSnapshot(new UnsafeBuffer(new byte[4096]), 0));
+
+        table.delete(0);
+        final int length = table.snapshotPayloadLength();
+        final UnsafeBuffer buffer = new UnsafeBuffer(new byte[length]);
+        assertEquals(length, table.putSnapshot(buffer, 0));
+        final Map<Integer, Decoded> entries = decode(buffer, 0, length);
+        assertEquals(id, entries.size());
+        assertNull(entries.get(0));
+        assertEquals(new Decoded(id, false, 0, 10, new String(name, StandardCharsets.UTF_8)), entries.get(id));
+        assertTrue(entries.get(3).sealed());
     }
 
     @Test
