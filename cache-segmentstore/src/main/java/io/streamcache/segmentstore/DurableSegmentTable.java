@@ -109,7 +109,7 @@ final class DurableSegmentTable implements SegmentMutations {
      */
     private LogRequest createLogged(final Segment segment) {
         final LogRequest request;
-        segment.lock.lock();
+        segment.lock();
         try {
             if (segments.putIfAbsent(segment.name, segment) != null) {
                 throw new SegmentExistsException(segment.name);
@@ -127,7 +127,7 @@ final class DurableSegmentTable implements SegmentMutations {
                 throw e;
             }
         } finally {
-            segment.lock.unlock();
+            segment.unlock();
         }
         return request;
     }
@@ -149,7 +149,7 @@ final class DurableSegmentTable implements SegmentMutations {
         } catch (final StreamcacheException e) {
             return CompletableFuture.failedFuture(e);
         }
-        segment.lock.lock();
+        segment.lock();
         try {
             checkLogged(segment);
             if (segment.sealed || segment.sealRequest != null) {
@@ -173,7 +173,7 @@ final class DurableSegmentTable implements SegmentMutations {
         } catch (final StreamcacheException e) {
             return CompletableFuture.failedFuture(e);
         } finally {
-            segment.lock.unlock();
+            segment.unlock();
         }
     }
 
@@ -184,7 +184,7 @@ final class DurableSegmentTable implements SegmentMutations {
 
     private long sealLogged(final Segment segment) {
         final LogRequest request;
-        segment.lock.lock();
+        segment.lock();
         try {
             checkLogged(segment);
             if (segment.sealed) {
@@ -200,7 +200,7 @@ final class DurableSegmentTable implements SegmentMutations {
                 segment.inFlightEpoch = epoch;
             }
         } finally {
-            segment.lock.unlock();
+            segment.unlock();
         }
         return await(request);
     }
@@ -212,7 +212,7 @@ final class DurableSegmentTable implements SegmentMutations {
 
     private void truncateLogged(final Segment segment, final long offset) {
         final LogRequest request;
-        segment.lock.lock();
+        segment.lock();
         try {
             checkLogged(segment);
             if (offset > segment.length) {
@@ -227,7 +227,7 @@ final class DurableSegmentTable implements SegmentMutations {
             segment.inFlight++;
             segment.inFlightEpoch = epoch;
         } finally {
-            segment.lock.unlock();
+            segment.unlock();
         }
         await(request);
     }
@@ -240,7 +240,7 @@ final class DurableSegmentTable implements SegmentMutations {
 
     private void deleteLogged(final Segment segment) {
         final LogRequest request;
-        segment.lock.lock();
+        segment.lock();
         try {
             checkLogged(segment);
             final long epoch = admit(segment);
@@ -249,7 +249,7 @@ final class DurableSegmentTable implements SegmentMutations {
             segment.inFlight++;
             segment.inFlightEpoch = epoch;
         } finally {
-            segment.lock.unlock();
+            segment.unlock();
         }
         await(request);
     }
@@ -322,7 +322,7 @@ final class DurableSegmentTable implements SegmentMutations {
             final Segment segment = (Segment) request.attachment();
             Waiter woken = null;
             boolean deleted = false;
-            segment.lock.lock();
+            segment.lock();
             try {
                 segment.inFlight--;
                 if (segment.deleted) {
@@ -353,7 +353,7 @@ final class DurableSegmentTable implements SegmentMutations {
                         break;
                 }
             } finally {
-                segment.lock.unlock();
+                segment.unlock();
             }
             if (woken != null) {
                 complete(segment, woken);
@@ -368,7 +368,7 @@ final class DurableSegmentTable implements SegmentMutations {
         public void failed(final LogRequest request, final Throwable cause) {
             final Segment segment = (Segment) request.attachment();
             boolean remove = false;
-            segment.lock.lock();
+            segment.lock();
             try {
                 segment.inFlight--;
                 switch (request.type()) {
@@ -391,7 +391,7 @@ final class DurableSegmentTable implements SegmentMutations {
                         break;
                 }
             } finally {
-                segment.lock.unlock();
+                segment.unlock();
             }
             if (remove) {
                 segments.remove(segment.name, segment);

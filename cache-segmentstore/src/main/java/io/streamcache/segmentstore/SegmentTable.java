@@ -37,12 +37,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  */
 final class SegmentTable implements SegmentMutations {
     private final String storeName;
-    private final BlockCache cache;
-    private final CacheManager manager;
     private final ManagerHooks managerHooks;
-    private final int maxIndexEntryLength;
-    private final int fillTier;
-    private final boolean appendsDurable;
     private final WaitingReads waiting;
     /** The live segments by name. */
     final ConcurrentHashMap<String, Segment> segments = new ConcurrentHashMap<>();
@@ -52,18 +47,19 @@ final class SegmentTable implements SegmentMutations {
     private final EvictionSource evictionSource = new StoreEvictionSource();
     /** The segments holding cached entries, oldest first, for the manager's passes. */
     private final SegmentsByGeneration byGeneration = new SegmentsByGeneration();
+    /** What this table's segments share (one object for all of them). */
+    private final SegmentContext context;
+    /** The same for recovered segments: their appends are durable (the log's). */
+    private final SegmentContext recoveredContext;
     private volatile boolean closed;
 
     SegmentTable(final String storeName, final BlockCache cache, final CacheManager manager, final int maxIndexEntryLength,
                  final int fillTier, final boolean appendsDurable, final WaitingReads waiting) {
         this.storeName = storeName;
-        this.cache = cache;
-        this.manager = manager;
         this.managerHooks = ManagerHooks.of(manager);
-        this.maxIndexEntryLength = maxIndexEntryLength;
-        this.fillTier = fillTier;
-        this.appendsDurable = appendsDurable;
         this.waiting = waiting;
+        this.context = new SegmentContext(cache, manager, maxIndexEntryLength, appendsDurable, fillTier, byGeneration);
+        this.recoveredContext = context.withAppendsDurable(true);
     }
 
     /**
@@ -81,10 +77,7 @@ final class SegmentTable implements SegmentMutations {
      * @return a new segment, not in the table yet, with the next id.
      */
     Segment newSegment(final String name) {
-        final Segment segment = new Segment(nextSegmentId.getAndIncrement(), name, cache, manager, maxIndexEntryLength,
-            appendsDurable, fillTier);
-        segment.byGeneration = byGeneration;
-        return segment;
+        return new Segment(nextSegmentId.getAndIncrement(), name, context);
     }
 
     /**
@@ -137,13 +130,12 @@ final class SegmentTable implements SegmentMutations {
      */
     void restore(final RecoveredLog recovered) {
         for (final RecoveredSegment state : recovered.liveSegments()) {
-            final Segment segment = new Segment(state.id(), state.name(), cache, manager, maxIndexEntryLength, true, fillTier);
-            segment.byGeneration = byGeneration;
-            segment.lock.lock();
+            final Segment segment = new Segment(state.id(), state.name(), recoveredContext);
+            segment.lock();
             try {
                 segment.restoreLocked(state.startOffset(), state.length(), state.sealed());
             } finally {
-                segment.lock.unlock();
+                segment.unlock();
             }
             if (segments.putIfAbsent(state.name(), segment) != null) {
                 throw new CacheConfigurationException("recovery restored two segments named " + state.name());
@@ -193,13 +185,13 @@ final class SegmentTable implements SegmentMutations {
         final Segment segment = segment(name);
         final long offset;
         final Waiter woken;
-        segment.lock.lock();
+        segment.lock();
         try {
             checkLength(segment, expectedOffset, segment.length);
             offset = segment.appendLocked(data);
             woken = segment.takeWaiters(segment.length);
         } finally {
-            segment.lock.unlock();
+            segment.unlock();
         }
         if (woken != null) {
             waiting.complete(segment, woken);
@@ -221,12 +213,12 @@ final class SegmentTable implements SegmentMutations {
         final Segment segment = segment(name);
         final Waiter woken;
         final long length;
-        segment.lock.lock();
+        segment.lock();
         try {
             woken = segment.sealLocked();
             length = segment.length;
         } finally {
-            segment.lock.unlock();
+            segment.unlock();
         }
         if (woken != null) {
             waiting.complete(segment, woken);
@@ -237,11 +229,11 @@ final class SegmentTable implements SegmentMutations {
     @Override
     public void truncate(final String name, final long offset) {
         final Segment segment = segment(name);
-        segment.lock.lock();
+        segment.lock();
         try {
             segment.truncateLocked(offset);
         } finally {
-            segment.lock.unlock();
+            segment.unlock();
         }
     }
 
@@ -265,11 +257,11 @@ final class SegmentTable implements SegmentMutations {
 
     private void deleteSegment(final Segment segment, final boolean storeClosed, final boolean keepCacheEntries) {
         final Waiter waiters;
-        segment.lock.lock();
+        segment.lock();
         try {
             waiters = segment.deleteLocked(storeClosed, keepCacheEntries);
         } finally {
-            segment.lock.unlock();
+            segment.unlock();
         }
         if (waiters != null) {
             waiting.fail(segment, waiters, storeClosed);
@@ -277,31 +269,31 @@ final class SegmentTable implements SegmentMutations {
     }
 
     long fill(final Segment segment, final long offset, final ByteBuf data) {
-        segment.lock.lock();
+        segment.lock();
         try {
             return segment.fillLocked(offset, data);
         } finally {
-            segment.lock.unlock();
+            segment.unlock();
         }
     }
 
     void markDurable(final String name, final long offset) {
         final Segment segment = segment(name);
-        segment.lock.lock();
+        segment.lock();
         try {
             segment.markDurableLocked(offset);
         } finally {
-            segment.lock.unlock();
+            segment.unlock();
         }
     }
 
     SegmentInfo info(final String name) {
         final Segment segment = segment(name);
-        segment.lock.lock();
+        segment.lock();
         try {
             return segment.infoLocked();
         } finally {
-            segment.lock.unlock();
+            segment.unlock();
         }
     }
 
@@ -311,11 +303,11 @@ final class SegmentTable implements SegmentMutations {
      */
     ReadStatus copy(final String name, final long offset, final ByteBuf destination, final ByteBuffer nioDestination) {
         final Segment segment = segment(name);
-        segment.lock.lock();
+        segment.lock();
         try {
             return segment.copyLocked(offset, destination, nioDestination);
         } finally {
-            segment.lock.unlock();
+            segment.unlock();
         }
     }
 
@@ -374,11 +366,11 @@ final class SegmentTable implements SegmentMutations {
     void abandon() {
         managerHooks.unregister(evictionSource);
         for (final Segment segment : segments.values()) {
-            segment.lock.lock();
+            segment.lock();
             try {
                 segment.deleteLocked(true);
             } finally {
-                segment.lock.unlock();
+                segment.unlock();
             }
         }
         segments.clear();
@@ -409,14 +401,14 @@ final class SegmentTable implements SegmentMutations {
                 }
                 long from = 0;
                 while (from >= 0 && !scan.isDone()) {
-                    if (!segment.lock.tryLock()) {
+                    if (!segment.tryLock()) {
                         busy++;
                         break;
                     }
                     try {
                         from = segment.scanLocked(scan, from);
                     } finally {
-                        segment.lock.unlock();
+                        segment.unlock();
                     }
                     if (from >= 0) {
                         // A reader or appender waits: let it in between two relocations.
