@@ -17,7 +17,6 @@ import java.io.IOException;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.LongAdder;
 
 /**
@@ -50,8 +49,8 @@ final class DurableSegmentTable implements SegmentMutations {
     /** Applies the log's outcomes; passed with every request (one object, nothing allocated per append). */
     private final LogCommits logCommits = new LogCommits();
     /** The table's live segments by name (a durable DELETE or a failed CREATE removes one). */
-    private final ConcurrentHashMap<String, Segment> segments;
-    private final ConcurrentHashMap<Integer, Segment> segmentsById;
+    private final SegmentMap.ByName segments;
+    private final SegmentMap.ById segmentsById;
     private final LongAdder uncachedCommitBytes = new LongAdder();
 
     /**
@@ -111,10 +110,10 @@ final class DurableSegmentTable implements SegmentMutations {
         final LogRequest request;
         segment.lock();
         try {
-            if (segments.putIfAbsent(segment.name, segment) != null) {
+            if (segments.putIfAbsent(segment) != null) {
                 throw new SegmentExistsException(segment.name);
             }
-            segmentsById.put(segment.id, segment);
+            segmentsById.put(segment);
             try {
                 final long epoch = writer.healthyEpoch();
                 request = writer.create(epoch, segment.id, segment.name, segment, logCommits);
@@ -122,7 +121,7 @@ final class DurableSegmentTable implements SegmentMutations {
                 segment.inFlightEpoch = epoch;
             } catch (final RuntimeException e) {
                 segments.remove(segment.name, segment);
-                segmentsById.remove(segment.id, segment);
+                segmentsById.remove(segment);
                 segment.deleteLocked(false);
                 throw e;
             }

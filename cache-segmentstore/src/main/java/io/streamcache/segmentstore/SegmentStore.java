@@ -77,7 +77,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  * <h2>Append path</h2>
  * <pre>
  *  append(name, data)
- *    | segments.get(name)                 ConcurrentHashMap, no string built, no global lock
+ *    | segments.get(name)                 SegmentMap: lock-free, no string built, no global lock
  *    | segment.lock()                     appends to one segment are ordered by this lock
  *    | last = index.last()
  *    |-- last is cached, open and shorter than maxIndexEntryLength:

@@ -18,7 +18,6 @@ import java.util.Objects;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
@@ -29,8 +28,9 @@ import java.util.concurrent.atomic.AtomicInteger;
  * segment are {@link Segment}'s; see {@link SegmentStore} for the design (append and read paths,
  * pinning, eviction).
  *
- * <p><b>Threading:</b> thread-safe. The table is a {@link ConcurrentHashMap}: a lookup is
- * lock-free and allocates nothing; every operation on a segment takes that segment's lock, and
+ * <p><b>Threading:</b> thread-safe. The table is a {@link SegmentMap} by name (and one by id):
+ * a lookup is lock-free and allocates nothing, a create or a delete changes the map under the
+ * map's own monitor (the control path only); every operation on a segment takes that segment's lock, and
  * operations on different segments have no lock in common. Waiters an operation takes out of a
  * segment's queue are completed after it released the lock ({@link WaitingReads}). The eviction
  * walk takes each segment's lock with {@code tryLock} (see {@link EvictionSource}).
@@ -40,9 +40,9 @@ final class SegmentTable implements SegmentMutations {
     private final ManagerHooks managerHooks;
     private final WaitingReads waiting;
     /** The live segments by name. */
-    final ConcurrentHashMap<String, Segment> segments = new ConcurrentHashMap<>();
+    final SegmentMap.ByName segments = new SegmentMap.ByName();
     /** With a log: the live segments by id, for the historical reader's fills. */
-    final ConcurrentHashMap<Integer, Segment> segmentsById = new ConcurrentHashMap<>();
+    final SegmentMap.ById segmentsById = new SegmentMap.ById();
     private final AtomicInteger nextSegmentId = new AtomicInteger(1);
     private final EvictionSource evictionSource = new StoreEvictionSource();
     /** The segments holding cached entries, oldest first, for the manager's passes. */
@@ -122,7 +122,7 @@ final class SegmentTable implements SegmentMutations {
      * @return the names of the live segments now: a snapshot, sorted.
      */
     Set<String> names() {
-        return Collections.unmodifiableSet(new TreeSet<>(segments.keySet()));
+        return Collections.unmodifiableSet(new TreeSet<>(segments.names()));
     }
 
     /**
@@ -137,10 +137,10 @@ final class SegmentTable implements SegmentMutations {
             } finally {
                 segment.unlock();
             }
-            if (segments.putIfAbsent(state.name(), segment) != null) {
+            if (segments.putIfAbsent(segment) != null) {
                 throw new CacheConfigurationException("recovery restored two segments named " + state.name());
             }
-            segmentsById.put(state.id(), segment);
+            segmentsById.put(segment);
         }
         nextSegmentId.set((int) Math.min(Integer.MAX_VALUE, recovered.nextSegmentId()));
     }
@@ -152,7 +152,7 @@ final class SegmentTable implements SegmentMutations {
     @Override
     public void create(final String name) {
         final Segment segment = newSegment(name);
-        if (segments.putIfAbsent(name, segment) != null) {
+        if (segments.putIfAbsent(segment) != null) {
             throw new SegmentExistsException(name);
         }
         undoIfClosed(segment);
@@ -395,7 +395,12 @@ final class SegmentTable implements SegmentMutations {
         @Override
         public int scan(final EvictionScan scan) {
             int busy = 0;
-            for (final Segment segment : segments.values()) {
+            final Object[] slots = segments.slots();
+            for (int i = 0; i < slots.length; i++) {
+                final Segment segment = SegmentMap.segmentAt(slots, i);
+                if (segment == null) {
+                    continue;
+                }
                 if (scan.isDone()) {
                     break;
                 }
