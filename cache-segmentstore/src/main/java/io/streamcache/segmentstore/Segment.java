@@ -3,7 +3,6 @@ package io.streamcache.segmentstore;
 import io.netty.buffer.ByteBuf;
 import io.streamcache.core.CacheClosedException;
 import io.streamcache.core.CacheException;
-import io.streamcache.core.CacheFullException;
 import io.streamcache.core.cache.BlockCache;
 import io.streamcache.segmentstore.eviction.CacheManager;
 import io.streamcache.segmentstore.internal.eviction.EvictionScan;
@@ -27,14 +26,14 @@ import java.util.Arrays;
  * <p><b>Placeholders.</b> An index entry that holds no cache entry (address
  * {@link ReadIndexEntry#NULL_ADDRESS}: evicted, or appended as a NOT_CACHED gap) is a
  * <em>placeholder</em>: a read there reports NOT_CACHED. Adjacent placeholders are coalesced into
- * one ({@link #coalesceLocked}, on eviction; {@link #appendGapLocked} grows a trailing one), so a
+ * one ({@link SegmentEviction}, on eviction; {@link #appendGapLocked} grows a trailing one), so a
  * segment's index holds at most one placeholder per gap between cached runs (cached entries + 1)
  * as long as no gap is longer than {@link #MAX_PLACEHOLDER_LENGTH} (a longer one takes one
  * placeholder per 1 to 2 GiB: two neighbours merge only if they fit in one), instead of one per
  * {@code maxEntryLength} bytes ever evicted. A placeholder may therefore be longer than
  * {@code maxEntryLength}: it has no cache entry to bound. Placeholders are never pinned (reads
  * pin only cached entries, and eviction skips pinned ones), never grown by appends, never
- * relocated or promoted; only {@link #fillLocked} turns their bytes back into cached entries, in
+ * relocated or promoted; only {@link SegmentFill#fill} turns their bytes back into cached entries, in
  * pieces of at most {@code maxEntryLength}.
  *
  * <p>With a durable log, {@link #length} is the end of the bytes that are durable and in the
@@ -49,16 +48,17 @@ import java.util.Arrays;
  * the waiting reads are a {@link WaiterQueue} made with the first one (it is also the waiters'
  * timeout). 120 bytes with compressed oops, plus the read index.
  *
- * <p><b>Design note: why one class past ~800 lines.</b> Everything here is state guarded by the
- * segment's one lock, or an algorithm over that state: bounds, the read index and its pins, the
- * placeholders, the waiting reads, the listing for eviction passes ({@link SegmentsByGeneration})
- * and the read reports to the policy. Each operation reads and changes several of them in one
- * critical section (an append grows the index, moves the bounds, lists the segment and takes the
- * woken waiters), so a split along them would spread one lock's fields over several classes that
- * must all be called with it held. The waiter queue has moved out ({@link WaiterQueue}). The
- * next split, not yet made: the eviction listing ({@link #listLocked},
- * {@link #oldestCachedGenerationLocked}) and the fill and adoption paths (which share the
- * placeholder splitting) into classes of their own called with the lock held.
+ * <p><b>Design note: the split.</b> Everything here is state guarded by the segment's one lock,
+ * or an algorithm over that state: bounds, the read index and its pins, the placeholders, the
+ * waiting reads, the listing for eviction passes and the read reports to the policy. Each
+ * operation reads and changes several of them in one critical section (an append grows the
+ * index, moves the bounds, lists the segment and takes the woken waiters), so the state stays
+ * here and the concerns that touch the fewest fields are classes of their own, called with the
+ * lock held: the waiting reads ({@link WaiterQueue}), the manager's view (the eviction scan,
+ * placeholder coalescing, the listing and promotion: {@link SegmentEviction}) and the fill and
+ * warm-restart adoption paths, which share the placeholder splitting ({@link SegmentFill}). This
+ * class keeps the append, gap, read, copy, seal, truncate and delete paths, and thin delegates
+ * for the others so that callers need not know where an algorithm lives.
  */
 final class Segment extends SegmentLock implements PromotionTarget {
     private static final long serialVersionUID = 1L;
@@ -76,7 +76,7 @@ final class Segment extends SegmentLock implements PromotionTarget {
     /** The id its log records carry. */
     final int id;
     /** What the store's segments share: cache, manager hooks, settings, the retirer. */
-    private final SegmentContext context;
+    final SegmentContext context;
     /** How long this segment's loads from the log are; made on the first load. */
     private volatile SequentialReadAhead readAhead;
 
@@ -319,24 +319,17 @@ final class Segment extends SegmentLock implements PromotionTarget {
     }
 
     // ------------------------------------------------------------------------------------------
-    // Fill
+    // Fill (SegmentFill)
     // ------------------------------------------------------------------------------------------
 
     /**
-     * Caches the bytes of {@code data}, which are the segment's bytes from {@code offset}, where
-     * the index holds none: a placeholder is split into the parts the data covers (now cached
-     * entries of at most {@code maxEntryLength} bytes each: a coalesced placeholder may be much
-     * longer) and placeholders before and after them; a range no entry covers gets new entries.
-     * Bytes already cached and bytes before the start offset are skipped. Each piece replaces
-     * index state only once its bytes are in the cache, so a failure (a full cache) leaves every
-     * entry consistent, with the pieces done so far cached. The placeholder keeps its offset and
-     * becomes the part before the first piece (shortened in place); the part after a piece is a
-     * new placeholder, which the next piece splits again.
+     * Caches the bytes of {@code data}, the segment's bytes from {@code offset}, where the index
+     * holds none (see {@link SegmentFill#fill}), inserting into the store's fill tier first.
      *
      * @return bytes newly cached.
      */
     long fillLocked(final long offset, final ByteBuf data) {
-        return fillLocked(offset, data, context.fillTier);
+        return SegmentFill.fill(this, offset, data, context.fillTier);
     }
 
     /** The store's fill tier: where {@link #fillLocked(long, ByteBuf)} inserts first. */
@@ -346,111 +339,12 @@ final class Segment extends SegmentLock implements PromotionTarget {
 
     /** As {@link #fillLocked(long, ByteBuf)}, inserting into {@code tier} first. */
     long fillLocked(final long offset, final ByteBuf data, final int tier) {
-        checkLive();
-        if (offset > length - data.readableBytes()) {
-            throw new IllegalArgumentException("offset=" + offset + " length=" + data.readableBytes() + " ends past length=" + length
-                + " of segment=" + name);
-        }
-        final long dataEnd = offset + data.readableBytes();
-        long position = Math.max(offset, startOffset);
-        long filled = 0;
-        while (position < dataEnd) {
-            final ReadIndexEntry entry = index.floorContaining(position);
-            if (entry != null && entry.isCached()) {
-                position = entry.endOffset();
-                continue;
-            }
-            final long limit;
-            if (entry != null) {
-                limit = entry.endOffset();
-            } else {
-                final ReadIndexEntry next = index.higher(position);
-                limit = next == null ? Long.MAX_VALUE : next.offset();
-            }
-            final long pieceEnd = Math.min(Math.min(limit, dataEnd), position + context.maxEntryLength);
-            final int n = (int) (pieceEnd - position);
-            final int address = context.cache.insert(data.slice(data.readerIndex() + (int) (position - offset), n), tier);
-            ReadIndexEntry holder = null;
-            if (entry != null) {
-                // A full cache ran an eviction pass inside the insert, on this thread, and the
-                // pass takes this lock again (reentrant): it may have coalesced the placeholder
-                // into an entry it evicted before it. Eviction never caches bytes and coalescing
-                // only grows placeholders, so one placeholder still covers the piece: find it.
-                holder = index.floorContaining(position);
-                if (holder == null || holder.isCached() || holder.endOffset() < pieceEnd) {
-                    context.cache.delete(address);
-                    throw new IllegalStateException("placeholder of [" + position + ", " + pieceEnd + ") lost during a fill of segment="
-                        + name + ": " + holder);
-                }
-            }
-            placeLocked(holder, position, pieceEnd, address, context.hooks.generation(), false);
-            filled += n;
-            position = pieceEnd;
-        }
-        return filled;
+        return SegmentFill.fill(this, offset, data, tier);
     }
 
-    /**
-     * Indexes the cache entry at {@code address} as the bytes {@code [position, pieceEnd)}: cut
-     * out of the placeholder {@code holder} that covers them (the part before keeps its key, the
-     * part after is a new placeholder), or where no entry was if {@code holder} is null; the
-     * entry's generation is {@code generation}. A fill is a use for the eviction policy; a warm
-     * restart's {@code restored} entry is not (it keeps the age it had).
-     */
-    private void placeLocked(final ReadIndexEntry holder, final long position, final long pieceEnd, final int address,
-                             final int generation, final boolean restored) {
-        if (holder != null) {
-            final long holderEnd = holder.endOffset();
-            if (holder.offset() < position) {
-                // Keep the placeholder as the part before the piece: shorter, same key.
-                holder.length((int) (position - holder.offset()));
-            } else {
-                index.remove(holder.offset());
-                context.accept(holder);
-            }
-            if (pieceEnd < holderEnd) {
-                index.insert(new ReadIndexEntry(pieceEnd, (int) (holderEnd - pieceEnd), ReadIndexEntry.NULL_ADDRESS,
-                    holder.generation()));
-            }
-        }
-        final ReadIndexEntry cached = new ReadIndexEntry(position, (int) (pieceEnd - position), address, generation);
-        index.insert(cached);
-        if (!restored) {
-            context.hooks.recordUse(name, cached);
-        }
-        listLocked(cached);
-        if (index.last() == cached) {
-            tailOpen = true;
-        }
-    }
-
-    /**
-     * A warm restart's step: indexes a cache entry the cache adopted from its region as the bytes
-     * {@code [offset, offset + length)}, if they are durable bytes of this segment that no cached
-     * entry holds (a placeholder of recovery covers them). It is {@code age} generations old, as
-     * it was at the checkpoint, so that the cache manager evicts in the order it would have.
-     *
-     * @return null if indexed, else why not (the caller then deletes the cache entry).
-     */
+    /** A warm restart's step: see {@link SegmentFill#adopt}. */
     WarmRestore.Reason adoptLocked(final long offset, final int n, final int address, final int age) {
-        if (deleted) {
-            return WarmRestore.Reason.SEGMENT_GONE;
-        }
-        if (n > 0 && offset <= startOffset - n) {
-            return WarmRestore.Reason.TRUNCATED;
-        }
-        if (n <= 0 || n > context.maxEntryLength || offset > durableLength - n) {
-            return WarmRestore.Reason.NOT_DURABLE;
-        }
-        // An entry a truncation cut through starts before the start offset, as it did before:
-        // its bytes before the start are never read.
-        final long from = Math.max(offset, startOffset);
-        final ReadIndexEntry holder = index.floorContaining(from);
-        if (holder == null || holder.isCached() || holder.endOffset() < offset + n || holder.offset() > from) {
-            return WarmRestore.Reason.OVERLAP;
-        }
-        placeLocked(holder, offset, offset + n, address, context.hooks.generation() - Math.max(0, age), true);
-        return null;
+        return SegmentFill.adopt(this, offset, n, address, age);
     }
 
     // ------------------------------------------------------------------------------------------
@@ -698,180 +592,31 @@ final class Segment extends SegmentLock implements PromotionTarget {
     }
 
     // ------------------------------------------------------------------------------------------
-    // Eviction
+    // Eviction (SegmentEviction)
     // ------------------------------------------------------------------------------------------
 
-    /**
-     * Offers the evictable entries in offset order, from the first at or after {@code from}, and
-     * evicts or relocates them as the scan says. The caller holds the lock (taken with
-     * {@code tryLock}); {@link #writing} is set only while this thread is inside a cache call on
-     * that entry, that is when the scan runs in the cache's full handler on the appending thread.
-     * Stops after a relocation when another thread waits for the lock: relocations copy bytes
-     * under the lock, and a reader should not wait for a whole segment's worth of them.
-     *
-     * @return the offset to resume the scan at (the caller releases the lock and calls again),
-     *         or -1 if the scan of this segment is complete.
-     */
+    /** The eviction scan of this segment: see {@link SegmentEviction#scan}. */
     long scanLocked(final EvictionScan scan, final long from) {
-        if (deleted) {
-            return -1;
-        }
-        for (ReadIndexEntry entry = index.ceiling(from); entry != null && !scan.isDone(); entry = index.next(entry)) {
-            if (!entry.isCached() || entry == writing || entry.isPinned()) {
-                continue;
-            }
-            // Not yet durable: never evicted (the cache holds its only copy); offered only to a
-            // scan that moves entries (a shrink of the cache), never dropped.
-            final boolean durable = entry.endOffset() <= durableLength;
-            if (!durable && !scan.offersUndurable()) {
-                continue;
-            }
-            int action = scan.action(name, entry);
-            boolean moved = false;
-            while (action >= 0) {
-                final int fromTier = context.cache.tierOf(entry.address());
-                try {
-                    entry.address(context.cache.relocate(entry.address(), action));
-                    entry.resetTierReads();
-                    scan.relocated(name, entry, fromTier);
-                    moved = true;
-                    break;
-                } catch (final CacheFullException e) {
-                    action = scan.relocationFailed(name, entry, action);
-                }
-            }
-            if (moved) {
-                if (hasQueuedThreads() && entry.endOffset() > entry.offset()) {
-                    return entry.endOffset();
-                }
-                continue;
-            }
-            if (action == EvictionScan.EVICT && durable) {
-                scan.evicting(name, entry);
-                context.cache.delete(entry.address());
-                entry.address(ReadIndexEntry.NULL_ADDRESS);
-                // The loop goes on from the placeholder that now covers the entry's bytes: its
-                // successor is the entry after the coalesced run, as the evicted entry's was.
-                entry = coalesceLocked(entry);
-            }
-        }
-        return -1;
+        return SegmentEviction.scan(this, scan, from);
     }
 
-    /**
-     * Lists this segment for the cache manager's passes when it gains a cached entry and is not
-     * listed: one flag test under the segment's lock, and at the transition one push on a
-     * lock-free stack (no allocation).
-     *
-     * @param cached the entry just cached; its generation is the listing's lower bound.
-     */
-    private void listLocked(final ReadIndexEntry cached) {
-        if (!listed && context.byGeneration != null) {
-            listed = true;
-            listedGeneration = cached.generation();
-            context.byGeneration.push(this);
-        }
+    /** Lists this segment for the manager's passes if it is not: see {@link SegmentEviction#list}. */
+    void listLocked(final ReadIndexEntry cached) {
+        SegmentEviction.list(this, cached);
     }
 
-    /**
-     * @param current the manager's current generation.
-     * @return the generation of this segment's oldest cached entry (compared by their
-     *         differences from {@code current}), or {@link #NO_CACHED_ENTRY} if it has no cached
-     *         entry or is deleted.
-     */
+    /** See {@link SegmentEviction#oldestCachedGeneration}. */
     long oldestCachedGenerationLocked(final int current) {
-        if (deleted) {
-            return NO_CACHED_ENTRY;
-        }
-        boolean found = false;
-        int oldestAge = 0;
-        int oldest = 0;
-        for (ReadIndexEntry entry = index.ceiling(0); entry != null; entry = index.next(entry)) {
-            // An entry may be younger than current (the generation moved on): a negative age.
-            if (entry.isCached() && (!found || current - entry.generation() > oldestAge)) {
-                found = true;
-                oldest = entry.generation();
-                oldestAge = current - oldest;
-            }
-        }
-        return found ? oldest : NO_CACHED_ENTRY;
+        return SegmentEviction.oldestCachedGeneration(this, current);
     }
 
     /** {@link #oldestCachedGenerationLocked}: the segment holds no cached entry. */
     static final long NO_CACHED_ENTRY = Long.MAX_VALUE;
 
-    /**
-     * Merges a placeholder with the placeholders right before and after it, where their
-     * combined length fits {@link #MAX_PLACEHOLDER_LENGTH}: the earlier entry grows in place and
-     * the later one leaves the index, so no key moves and the tree's order holds (the later
-     * entry is removed before the earlier one grows over its range, so entries never overlap).
-     * Allocates nothing. The removed entries are retired (they hold no cache entry and no pin,
-     * so that frees nothing; it marks them gone for a promotion request still queued on one).
-     *
-     * <p>The surviving placeholder keeps its own generation (and tier-read count and promotion
-     * tick): nothing reads those of a placeholder. The policies see only cached entries (the
-     * scan skips placeholders before asking, and {@code recordUse} is called on cached entries
-     * only), promotion skips entries not cached, and {@link #fillLocked} gives each piece it
-     * caches the current generation; so no merge rule would change a decision, and keeping the
-     * survivor's costs no write.
-     *
-     * @param placeholder an entry of the index that is not cached.
-     * @return the placeholder now covering {@code placeholder}'s bytes: it, or the one before.
-     */
-    private ReadIndexEntry coalesceLocked(final ReadIndexEntry placeholder) {
-        ReadIndexEntry survivor = placeholder;
-        final ReadIndexEntry previous = index.lower(placeholder.offset());
-        if (previous != null && mergeable(previous, placeholder)) {
-            index.remove(placeholder.offset());
-            previous.length(previous.length() + placeholder.length());
-            placeholder.retire();
-            survivor = previous;
-        }
-        final ReadIndexEntry next = index.higher(survivor.offset());
-        if (next != null && mergeable(survivor, next)) {
-            index.remove(next.offset());
-            survivor.length(survivor.length() + next.length());
-            next.retire();
-        }
-        return survivor;
-    }
-
-    /**
-     * @return whether {@code second} is a placeholder right after the placeholder {@code first}
-     *         and both fit in one.
-     */
-    private static boolean mergeable(final ReadIndexEntry first, final ReadIndexEntry second) {
-        return !first.isCached() && !second.isCached() && first.endOffset() == second.offset()
-            && (long) first.length() + second.length() <= MAX_PLACEHOLDER_LENGTH;
-    }
-
-    /**
-     * Promotes an entry the cache manager queued (see {@link PromotionTarget}): called on the
-     * thread draining the promotion queue, holding no lock; takes this segment's lock with
-     * {@code tryLock}.
-     */
+    /** Promotes a queued entry, taking the lock with {@code tryLock}: see {@link SegmentEviction#promote}. */
     @Override
     public long promote(final ReadIndexEntry entry, final int targetTier, final long maxBlocks) {
-        if (!tryLock()) {
-            return 0;
-        }
-        try {
-            if (deleted || entry.isRetired() || !entry.isCached() || entry.isPinned() || entry == writing || context.cache.isClosed()
-                || context.cache.tierOf(entry.address()) <= targetTier) {
-                return 0;
-            }
-            final long blocks = entry.length() == 0 ? 1 : (entry.length() - 1L) / context.cache.blockLength() + 1;
-            if (blocks > maxBlocks) {
-                return 0;
-            }
-            entry.address(context.cache.relocate(entry.address(), targetTier));
-            entry.resetTierReads();
-            return blocks;
-        } catch (final CacheFullException e) {
-            return 0;
-        } finally {
-            unlock();
-        }
+        return SegmentEviction.promote(this, entry, targetTier, maxBlocks);
     }
 
     // ------------------------------------------------------------------------------------------
