@@ -17,7 +17,6 @@ import java.io.IOException;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.LongAdder;
 
 /**
@@ -50,8 +49,8 @@ final class DurableSegmentTable implements SegmentMutations {
     /** Applies the log's outcomes; passed with every request (one object, nothing allocated per append). */
     private final LogCommits logCommits = new LogCommits();
     /** The table's live segments by name (a durable DELETE or a failed CREATE removes one). */
-    private final ConcurrentHashMap<String, Segment> segments;
-    private final ConcurrentHashMap<Integer, Segment> segmentsById;
+    private final SegmentMap.ByName segments;
+    private final SegmentMap.ById segmentsById;
     private final LongAdder uncachedCommitBytes = new LongAdder();
 
     /**
@@ -109,12 +108,12 @@ final class DurableSegmentTable implements SegmentMutations {
      */
     private LogRequest createLogged(final Segment segment) {
         final LogRequest request;
-        segment.lock.lock();
+        segment.lock();
         try {
-            if (segments.putIfAbsent(segment.name, segment) != null) {
+            if (segments.putIfAbsent(segment) != null) {
                 throw new SegmentExistsException(segment.name);
             }
-            segmentsById.put(segment.id, segment);
+            segmentsById.put(segment);
             try {
                 final long epoch = writer.healthyEpoch();
                 request = writer.create(epoch, segment.id, segment.name, segment, logCommits);
@@ -122,12 +121,12 @@ final class DurableSegmentTable implements SegmentMutations {
                 segment.inFlightEpoch = epoch;
             } catch (final RuntimeException e) {
                 segments.remove(segment.name, segment);
-                segmentsById.remove(segment.id, segment);
+                segmentsById.remove(segment);
                 segment.deleteLocked(false);
                 throw e;
             }
         } finally {
-            segment.lock.unlock();
+            segment.unlock();
         }
         return request;
     }
@@ -149,7 +148,7 @@ final class DurableSegmentTable implements SegmentMutations {
         } catch (final StreamcacheException e) {
             return CompletableFuture.failedFuture(e);
         }
-        segment.lock.lock();
+        segment.lock();
         try {
             checkLogged(segment);
             if (segment.sealed || segment.sealRequest != null) {
@@ -173,7 +172,7 @@ final class DurableSegmentTable implements SegmentMutations {
         } catch (final StreamcacheException e) {
             return CompletableFuture.failedFuture(e);
         } finally {
-            segment.lock.unlock();
+            segment.unlock();
         }
     }
 
@@ -184,7 +183,7 @@ final class DurableSegmentTable implements SegmentMutations {
 
     private long sealLogged(final Segment segment) {
         final LogRequest request;
-        segment.lock.lock();
+        segment.lock();
         try {
             checkLogged(segment);
             if (segment.sealed) {
@@ -200,7 +199,7 @@ final class DurableSegmentTable implements SegmentMutations {
                 segment.inFlightEpoch = epoch;
             }
         } finally {
-            segment.lock.unlock();
+            segment.unlock();
         }
         return await(request);
     }
@@ -212,7 +211,7 @@ final class DurableSegmentTable implements SegmentMutations {
 
     private void truncateLogged(final Segment segment, final long offset) {
         final LogRequest request;
-        segment.lock.lock();
+        segment.lock();
         try {
             checkLogged(segment);
             if (offset > segment.length) {
@@ -227,7 +226,7 @@ final class DurableSegmentTable implements SegmentMutations {
             segment.inFlight++;
             segment.inFlightEpoch = epoch;
         } finally {
-            segment.lock.unlock();
+            segment.unlock();
         }
         await(request);
     }
@@ -240,7 +239,7 @@ final class DurableSegmentTable implements SegmentMutations {
 
     private void deleteLogged(final Segment segment) {
         final LogRequest request;
-        segment.lock.lock();
+        segment.lock();
         try {
             checkLogged(segment);
             final long epoch = admit(segment);
@@ -249,7 +248,7 @@ final class DurableSegmentTable implements SegmentMutations {
             segment.inFlight++;
             segment.inFlightEpoch = epoch;
         } finally {
-            segment.lock.unlock();
+            segment.unlock();
         }
         await(request);
     }
@@ -322,7 +321,7 @@ final class DurableSegmentTable implements SegmentMutations {
             final Segment segment = (Segment) request.attachment();
             Waiter woken = null;
             boolean deleted = false;
-            segment.lock.lock();
+            segment.lock();
             try {
                 segment.inFlight--;
                 if (segment.deleted) {
@@ -353,7 +352,7 @@ final class DurableSegmentTable implements SegmentMutations {
                         break;
                 }
             } finally {
-                segment.lock.unlock();
+                segment.unlock();
             }
             if (woken != null) {
                 complete(segment, woken);
@@ -368,7 +367,7 @@ final class DurableSegmentTable implements SegmentMutations {
         public void failed(final LogRequest request, final Throwable cause) {
             final Segment segment = (Segment) request.attachment();
             boolean remove = false;
-            segment.lock.lock();
+            segment.lock();
             try {
                 segment.inFlight--;
                 switch (request.type()) {
@@ -391,7 +390,7 @@ final class DurableSegmentTable implements SegmentMutations {
                         break;
                 }
             } finally {
-                segment.lock.unlock();
+                segment.unlock();
             }
             if (remove) {
                 segments.remove(segment.name, segment);

@@ -145,7 +145,7 @@ final class ReadThrough {
         final long length;
         final boolean sealed;
         final long end;
-        segment.lock.lock();
+        segment.lock();
         try {
             length = segment.length;
             sealed = segment.sealed;
@@ -155,7 +155,7 @@ final class ReadThrough {
                 managerHooks.recordRead(segment.name, offset, end);
             }
         } finally {
-            segment.lock.unlock();
+            segment.unlock();
         }
         if (end <= offset) {
             return segment.read(offset, maxLength);
@@ -178,7 +178,7 @@ final class ReadThrough {
         if (segment == null) {
             return;
         }
-        segment.lock.lock();
+        segment.lock();
         try {
             if (segment.deleted) {
                 return;
@@ -193,7 +193,7 @@ final class ReadThrough {
                 }
             }
         } finally {
-            segment.lock.unlock();
+            segment.unlock();
         }
     }
 

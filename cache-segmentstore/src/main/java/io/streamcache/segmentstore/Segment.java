@@ -1,10 +1,8 @@
 package io.streamcache.segmentstore;
 
-import io.streamcache.segmentstore.internal.eviction.ManagerHooks;
 import io.netty.buffer.ByteBuf;
 import io.streamcache.core.CacheClosedException;
 import io.streamcache.core.CacheException;
-import io.streamcache.core.CacheFullException;
 import io.streamcache.core.cache.BlockCache;
 import io.streamcache.segmentstore.eviction.CacheManager;
 import io.streamcache.segmentstore.internal.eviction.EvictionScan;
@@ -14,13 +12,12 @@ import io.streamcache.segmentstore.internal.index.ReadIndexEntry;
 import io.streamcache.segmentstore.internal.log.LogRequest;
 
 import java.util.Arrays;
-import java.util.PriorityQueue;
-import java.util.function.Consumer;
-import java.util.concurrent.locks.ReentrantLock;
 
 /**
- * One segment: its bounds, its read index and its waiting reads, all guarded by {@link #lock};
- * every method but the constructor expects the caller to hold it (the methods named
+ * One segment: its bounds, its read index and its waiting reads, all guarded by the segment's
+ * lock, which is the segment itself ({@link SegmentLock}: reentrant, taken with
+ * {@link SegmentLock#lock lock()} or, by eviction and promotion, {@link SegmentLock#tryLock
+ * tryLock()}); every method but the constructor expects the caller to hold it (the methods named
  * {@code ...Locked}, and the scan) except {@link #read(long, int)}, {@link #promote} and a
  * waiter's timeout, which take it.
  *
@@ -29,14 +26,14 @@ import java.util.concurrent.locks.ReentrantLock;
  * <p><b>Placeholders.</b> An index entry that holds no cache entry (address
  * {@link ReadIndexEntry#NULL_ADDRESS}: evicted, or appended as a NOT_CACHED gap) is a
  * <em>placeholder</em>: a read there reports NOT_CACHED. Adjacent placeholders are coalesced into
- * one ({@link #coalesceLocked}, on eviction; {@link #appendGapLocked} grows a trailing one), so a
+ * one ({@link SegmentEviction}, on eviction; {@link #appendGapLocked} grows a trailing one), so a
  * segment's index holds at most one placeholder per gap between cached runs (cached entries + 1)
  * as long as no gap is longer than {@link #MAX_PLACEHOLDER_LENGTH} (a longer one takes one
  * placeholder per 1 to 2 GiB: two neighbours merge only if they fit in one), instead of one per
  * {@code maxEntryLength} bytes ever evicted. A placeholder may therefore be longer than
  * {@code maxEntryLength}: it has no cache entry to bound. Placeholders are never pinned (reads
  * pin only cached entries, and eviction skips pinned ones), never grown by appends, never
- * relocated or promoted; only {@link #fillLocked} turns their bytes back into cached entries, in
+ * relocated or promoted; only {@link SegmentFill#fill} turns their bytes back into cached entries, in
  * pieces of at most {@code maxEntryLength}.
  *
  * <p>With a durable log, {@link #length} is the end of the bytes that are durable and in the
@@ -44,23 +41,27 @@ import java.util.concurrent.locks.ReentrantLock;
  * still on their way through the log; {@link #inFlight} counts this segment's log requests not
  * yet completed, all admitted in the writer epoch {@link #inFlightEpoch}.
  *
- * <p><b>Design note: why one class past ~800 lines.</b> Everything here is state guarded by the
- * segment's one lock, or an algorithm over that state: bounds, the read index and its pins, the
- * placeholders, the waiting reads, the listing for eviction passes ({@link SegmentsByGeneration})
- * and the read reports to the policy. Each operation reads and changes several of them in one
- * critical section (an append grows the index, moves the bounds, lists the segment and takes the
- * woken waiters), so a split along them would spread one lock's fields over several classes that
- * must all be called with it held. The two parts that touch the fewest fields, the waiter queue
- * ({@link #newWaiter} to {@link #timeout}) and the eviction listing ({@link #listLocked},
- * {@link #oldestCachedGenerationLocked}), are the ones to move out first if it grows further.
- * It did grow (803 lines at the split, ~960 now): the warm restart's adoption
- * ({@link #adoptLocked}) and the fill into a chosen tier for reader-aware admission
- * ({@link #fillLocked(long, ByteBuf, int)}) were added as operations under the same lock. The
- * next split, not yet made: the waiter queue and the eviction listing as above, and the fill and
- * adoption paths (which share the placeholder splitting) into a class of their own called with
- * the lock held.
+ * <p><b>Heap per segment.</b> A store may hold hundreds of thousands of segments (issue 14), so
+ * a segment holds only its own state: its lock is the object itself ({@link SegmentLock}, no
+ * {@code ReentrantLock}), what all segments of the store share is one {@link SegmentContext}
+ * (cache, manager hooks, settings, the retiring of removed entries: no lambda per segment), and
+ * the waiting reads are a {@link WaiterQueue} made with the first one (it is also the waiters'
+ * timeout). 120 bytes with compressed oops, plus the read index.
+ *
+ * <p><b>Design note: the split.</b> Everything here is state guarded by the segment's one lock,
+ * or an algorithm over that state: bounds, the read index and its pins, the placeholders, the
+ * waiting reads, the listing for eviction passes and the read reports to the policy. Each
+ * operation reads and changes several of them in one critical section (an append grows the
+ * index, moves the bounds, lists the segment and takes the woken waiters), so the state stays
+ * here and the concerns that touch the fewest fields are classes of their own, called with the
+ * lock held: the waiting reads ({@link WaiterQueue}), the manager's view (the eviction scan,
+ * placeholder coalescing, the listing and promotion: {@link SegmentEviction}) and the fill and
+ * warm-restart adoption paths, which share the placeholder splitting ({@link SegmentFill}). This
+ * class keeps the append, gap, read, copy, seal, truncate and delete paths, and thin delegates
+ * for the others so that callers need not know where an algorithm lives.
  */
-final class Segment implements PromotionTarget {
+final class Segment extends SegmentLock implements PromotionTarget {
+    private static final long serialVersionUID = 1L;
     private static final int INITIAL_VIEWS = 4;
     private static final ByteBuf[] NO_VIEWS = new ByteBuf[0];
     private static final ReadIndexEntry[] NO_ENTRIES = new ReadIndexEntry[0];
@@ -74,22 +75,12 @@ final class Segment implements PromotionTarget {
     final String name;
     /** The id its log records carry. */
     final int id;
-    final ReentrantLock lock = new ReentrantLock();
+    /** What the store's segments share: cache, manager hooks, settings, the retirer. */
+    final SegmentContext context;
     /** How long this segment's loads from the log are; made on the first load. */
     private volatile SequentialReadAhead readAhead;
-    private final BlockCache cache;
-    private final CacheManager manager;
-    private final ManagerHooks hooks;
-    private final int maxEntryLength;
-    private final boolean appendsDurable;
-    /** Whether the cache has several tiers: reads then count reads from slower tiers for promotion. */
-    private final boolean tiered;
-    /** The tier {@link #fillLocked} inserts into first. */
-    private final int fillTier;
-    /** Frees a removed entry's cache entry, now or at its last unpin. */
-    private final Consumer<ReadIndexEntry> retirer;
 
-    // Guarded by lock.
+    // Guarded by the lock.
     final AvlReadIndex index = new AvlReadIndex();
     long startOffset;
     long length;
@@ -112,17 +103,10 @@ final class Segment implements PromotionTarget {
     LogRequest sealRequest;
     /** With a log: a DELETE request is in flight; appends and other changes are refused. */
     boolean deleting;
-    private PriorityQueue<Waiter> waiters;
-    private long waiterSequence;
-    /** Every waiter's timeout: made once per segment, so a waiter allocates nothing for it. */
-    private final Consumer<Waiter> timeouts = this::timeout;
+    /** The waiting reads, made with the first one; null until then. */
+    private WaiterQueue waiters;
 
-    /**
-     * The lists the cache manager's passes walk oldest first ({@link SegmentsByGeneration}), or
-     * null (a segment made outside a table). Set by the table before the segment is published.
-     */
-    SegmentsByGeneration byGeneration;
-    /** Guarded by lock: whether this segment is in {@link #byGeneration}'s lists. */
+    /** Guarded by the lock: whether this segment is in {@code context.byGeneration}'s lists. */
     boolean listed;
     /**
      * The generation this segment is listed at: no cached entry of it is older. Written under
@@ -132,22 +116,16 @@ final class Segment implements PromotionTarget {
     /** The next segment in the same list; written by the thread that holds the segment's listing. */
     Segment nextListed;
 
-    Segment(final int id, final String name, final BlockCache cache, final CacheManager manager, final int maxEntryLength,
-            final boolean appendsDurable, final int fillTier) {
+    Segment(final int id, final String name, final SegmentContext context) {
         this.id = id;
         this.name = name;
-        this.cache = cache;
-        this.manager = manager;
-        this.hooks = ManagerHooks.of(manager);
-        this.maxEntryLength = maxEntryLength;
-        this.appendsDurable = appendsDurable;
-        this.tiered = cache.tierCount() > 1;
-        this.fillTier = fillTier;
-        this.retirer = entry -> {
-            if (entry.retire() && entry.isCached() && !cache.isClosed()) {
-                cache.delete(entry.address());
-            }
-        };
+        this.context = context;
+    }
+
+    /** For tests: a segment of its own, outside a table (not listed for eviction passes). */
+    Segment(final int id, final String name, final BlockCache cache, final CacheManager manager, final int maxEntryLength,
+            final boolean appendsDurable, final int fillTier) {
+        this(id, name, new SegmentContext(cache, manager, maxEntryLength, appendsDurable, fillTier, null));
     }
 
     // ------------------------------------------------------------------------------------------
@@ -208,37 +186,37 @@ final class Segment implements PromotionTarget {
         long firstNewOffset = -1;
         try {
             final ReadIndexEntry last = index.last();
-            if (tailOpen && last != null && last.isCached() && last.endOffset() == position && last.length() < maxEntryLength) {
-                final int n = Math.min(remaining, maxEntryLength - last.length());
+            if (tailOpen && last != null && last.isCached() && last.endOffset() == position && last.length() < context.maxEntryLength) {
+                final int n = Math.min(remaining, context.maxEntryLength - last.length());
                 writing = last;
-                final int address = cache.append(last.address(), n == total ? data : data.slice(srcIndex, n));
+                final int address = context.cache.append(last.address(), n == total ? data : data.slice(srcIndex, n));
                 writing = null;
                 grown = last;
                 grownLength = last.length();
                 last.address(address);
                 last.length(grownLength + n);
-                hooks.recordUse(name, last);
+                context.hooks.recordUse(name, last);
                 listLocked(last);
                 srcIndex += n;
                 remaining -= n;
                 position += n;
             }
             while (remaining > 0) {
-                final int n = Math.min(remaining, maxEntryLength);
-                final int address = cache.insert(n == total ? data : data.slice(srcIndex, n));
+                final int n = Math.min(remaining, context.maxEntryLength);
+                final int address = context.cache.insert(n == total ? data : data.slice(srcIndex, n));
                 final ReadIndexEntry entry;
                 try {
-                    entry = new ReadIndexEntry(position, n, address, hooks.generation());
+                    entry = new ReadIndexEntry(position, n, address, context.hooks.generation());
                     index.insert(entry);
                 } catch (final RuntimeException | Error e) {
-                    cache.delete(address);
+                    context.cache.delete(address);
                     throw e;
                 }
                 if (firstNewOffset < 0) {
                     firstNewOffset = position;
                 }
                 tailOpen = true;
-                hooks.recordUse(name, entry);
+                context.hooks.recordUse(name, entry);
                 listLocked(entry);
                 srcIndex += n;
                 remaining -= n;
@@ -250,7 +228,7 @@ final class Segment implements PromotionTarget {
             throw e;
         }
         length = position;
-        if (appendsDurable) {
+        if (context.appendsDurable) {
             durableLength = position;
         }
         return offset;
@@ -268,7 +246,7 @@ final class Segment implements PromotionTarget {
             ReadIndexEntry last = index.last();
             while (last != null && last.offset() >= firstNewOffset) {
                 index.remove(last.offset());
-                retirer.accept(last);
+                context.accept(last);
                 last = index.last();
             }
         }
@@ -314,7 +292,7 @@ final class Segment implements PromotionTarget {
             position += n;
             remaining -= n;
         }
-        final int generation = hooks.generation();
+        final int generation = context.hooks.generation();
         while (remaining > 0) {
             final int n = (int) Math.min(remaining, MAX_PLACEHOLDER_LENGTH);
             index.insert(new ReadIndexEntry(position, n, ReadIndexEntry.NULL_ADDRESS, generation));
@@ -322,7 +300,7 @@ final class Segment implements PromotionTarget {
             remaining -= n;
         }
         this.length = position;
-        if (appendsDurable) {
+        if (context.appendsDurable) {
             durableLength = position;
         }
     }
@@ -341,138 +319,32 @@ final class Segment implements PromotionTarget {
     }
 
     // ------------------------------------------------------------------------------------------
-    // Fill
+    // Fill (SegmentFill)
     // ------------------------------------------------------------------------------------------
 
     /**
-     * Caches the bytes of {@code data}, which are the segment's bytes from {@code offset}, where
-     * the index holds none: a placeholder is split into the parts the data covers (now cached
-     * entries of at most {@code maxEntryLength} bytes each: a coalesced placeholder may be much
-     * longer) and placeholders before and after them; a range no entry covers gets new entries.
-     * Bytes already cached and bytes before the start offset are skipped. Each piece replaces
-     * index state only once its bytes are in the cache, so a failure (a full cache) leaves every
-     * entry consistent, with the pieces done so far cached. The placeholder keeps its offset and
-     * becomes the part before the first piece (shortened in place); the part after a piece is a
-     * new placeholder, which the next piece splits again.
+     * Caches the bytes of {@code data}, the segment's bytes from {@code offset}, where the index
+     * holds none (see {@link SegmentFill#fill}), inserting into the store's fill tier first.
      *
      * @return bytes newly cached.
      */
     long fillLocked(final long offset, final ByteBuf data) {
-        return fillLocked(offset, data, fillTier);
+        return SegmentFill.fill(this, offset, data, context.fillTier);
     }
 
     /** The store's fill tier: where {@link #fillLocked(long, ByteBuf)} inserts first. */
     int fillTier() {
-        return fillTier;
+        return context.fillTier;
     }
 
     /** As {@link #fillLocked(long, ByteBuf)}, inserting into {@code tier} first. */
     long fillLocked(final long offset, final ByteBuf data, final int tier) {
-        checkLive();
-        if (offset > length - data.readableBytes()) {
-            throw new IllegalArgumentException("offset=" + offset + " length=" + data.readableBytes() + " ends past length=" + length
-                + " of segment=" + name);
-        }
-        final long dataEnd = offset + data.readableBytes();
-        long position = Math.max(offset, startOffset);
-        long filled = 0;
-        while (position < dataEnd) {
-            final ReadIndexEntry entry = index.floorContaining(position);
-            if (entry != null && entry.isCached()) {
-                position = entry.endOffset();
-                continue;
-            }
-            final long limit;
-            if (entry != null) {
-                limit = entry.endOffset();
-            } else {
-                final ReadIndexEntry next = index.higher(position);
-                limit = next == null ? Long.MAX_VALUE : next.offset();
-            }
-            final long pieceEnd = Math.min(Math.min(limit, dataEnd), position + maxEntryLength);
-            final int n = (int) (pieceEnd - position);
-            final int address = cache.insert(data.slice(data.readerIndex() + (int) (position - offset), n), tier);
-            ReadIndexEntry holder = null;
-            if (entry != null) {
-                // A full cache ran an eviction pass inside the insert, on this thread, and the
-                // pass takes this lock again (reentrant): it may have coalesced the placeholder
-                // into an entry it evicted before it. Eviction never caches bytes and coalescing
-                // only grows placeholders, so one placeholder still covers the piece: find it.
-                holder = index.floorContaining(position);
-                if (holder == null || holder.isCached() || holder.endOffset() < pieceEnd) {
-                    cache.delete(address);
-                    throw new IllegalStateException("placeholder of [" + position + ", " + pieceEnd + ") lost during a fill of segment="
-                        + name + ": " + holder);
-                }
-            }
-            placeLocked(holder, position, pieceEnd, address, hooks.generation(), false);
-            filled += n;
-            position = pieceEnd;
-        }
-        return filled;
+        return SegmentFill.fill(this, offset, data, tier);
     }
 
-    /**
-     * Indexes the cache entry at {@code address} as the bytes {@code [position, pieceEnd)}: cut
-     * out of the placeholder {@code holder} that covers them (the part before keeps its key, the
-     * part after is a new placeholder), or where no entry was if {@code holder} is null; the
-     * entry's generation is {@code generation}. A fill is a use for the eviction policy; a warm
-     * restart's {@code restored} entry is not (it keeps the age it had).
-     */
-    private void placeLocked(final ReadIndexEntry holder, final long position, final long pieceEnd, final int address,
-                             final int generation, final boolean restored) {
-        if (holder != null) {
-            final long holderEnd = holder.endOffset();
-            if (holder.offset() < position) {
-                // Keep the placeholder as the part before the piece: shorter, same key.
-                holder.length((int) (position - holder.offset()));
-            } else {
-                index.remove(holder.offset());
-                retirer.accept(holder);
-            }
-            if (pieceEnd < holderEnd) {
-                index.insert(new ReadIndexEntry(pieceEnd, (int) (holderEnd - pieceEnd), ReadIndexEntry.NULL_ADDRESS,
-                    holder.generation()));
-            }
-        }
-        final ReadIndexEntry cached = new ReadIndexEntry(position, (int) (pieceEnd - position), address, generation);
-        index.insert(cached);
-        if (!restored) {
-            hooks.recordUse(name, cached);
-        }
-        listLocked(cached);
-        if (index.last() == cached) {
-            tailOpen = true;
-        }
-    }
-
-    /**
-     * A warm restart's step: indexes a cache entry the cache adopted from its region as the bytes
-     * {@code [offset, offset + length)}, if they are durable bytes of this segment that no cached
-     * entry holds (a placeholder of recovery covers them). It is {@code age} generations old, as
-     * it was at the checkpoint, so that the cache manager evicts in the order it would have.
-     *
-     * @return null if indexed, else why not (the caller then deletes the cache entry).
-     */
+    /** A warm restart's step: see {@link SegmentFill#adopt}. */
     WarmRestore.Reason adoptLocked(final long offset, final int n, final int address, final int age) {
-        if (deleted) {
-            return WarmRestore.Reason.SEGMENT_GONE;
-        }
-        if (n > 0 && offset <= startOffset - n) {
-            return WarmRestore.Reason.TRUNCATED;
-        }
-        if (n <= 0 || n > maxEntryLength || offset > durableLength - n) {
-            return WarmRestore.Reason.NOT_DURABLE;
-        }
-        // An entry a truncation cut through starts before the start offset, as it did before:
-        // its bytes before the start are never read.
-        final long from = Math.max(offset, startOffset);
-        final ReadIndexEntry holder = index.floorContaining(from);
-        if (holder == null || holder.isCached() || holder.endOffset() < offset + n || holder.offset() > from) {
-            return WarmRestore.Reason.OVERLAP;
-        }
-        placeLocked(holder, offset, offset + n, address, hooks.generation() - Math.max(0, age), true);
-        return null;
+        return SegmentFill.adopt(this, offset, n, address, age);
     }
 
     // ------------------------------------------------------------------------------------------
@@ -500,11 +372,11 @@ final class Segment implements PromotionTarget {
      * {@link #readLocked} under the segment's lock, taken and released here.
      */
     ReadResult read(final long offset, final int maxLength) {
-        lock.lock();
+        lock();
         try {
             return readLocked(offset, maxLength);
         } finally {
-            lock.unlock();
+            unlock();
         }
     }
 
@@ -516,7 +388,7 @@ final class Segment implements PromotionTarget {
     ReadResult readLocked(final long offset, final int maxLength) {
         checkReadable(offset);
         if (offset >= length) {
-            hooks.recordRead(name, offset, offset);
+            context.hooks.recordRead(name, offset, offset);
             return ReadResult.empty(name, offset, sealed ? ReadStatus.SEALED_END : ReadStatus.END_OF_DATA);
         }
         final long end = offset + Math.min(maxLength, length - offset);
@@ -536,7 +408,7 @@ final class Segment implements PromotionTarget {
                 final int n = (int) Math.min(end - position, entry.length() - from);
                 // The result hands it out only inside a LeasedByteBuf, which is read-only itself
                 // (and checks the result's count): no read-only wrapper of its own.
-                final ByteBuf view = cache.view(entry.address(), from, n);
+                final ByteBuf view = context.cache.view(entry.address(), from, n);
                 if (count == views.length) {
                     final int capacity = Math.max(INITIAL_VIEWS, count * 2);
                     views = Arrays.copyOf(views, capacity);
@@ -561,10 +433,10 @@ final class Segment implements PromotionTarget {
         if (status == null) {
             status = endStatus(position);
         }
-        hooks.recordRead(name, offset, position);
+        context.hooks.recordRead(name, offset, position);
         return count == 0
             ? ReadResult.empty(name, offset, status)
-            : new ReadResult(name, offset, (int) (position - offset), status, views, pinned, count, cache, hooks.readPins());
+            : new ReadResult(name, offset, (int) (position - offset), status, views, pinned, count, context.cache, context.hooks.readPins());
     }
 
     /**
@@ -581,7 +453,7 @@ final class Segment implements PromotionTarget {
     ReadStatus copyLocked(final long offset, final ByteBuf destination, final java.nio.ByteBuffer nioDestination) {
         checkReadable(offset);
         if (offset >= length) {
-            hooks.recordRead(name, offset, offset);
+            context.hooks.recordRead(name, offset, offset);
             return sealed ? ReadStatus.SEALED_END : ReadStatus.END_OF_DATA;
         }
         final int room = destination != null ? destination.writableBytes() : nioDestination.remaining();
@@ -601,11 +473,11 @@ final class Segment implements PromotionTarget {
                 final int n = (int) Math.min(end - position, entry.length() - from);
                 final int at = start + (int) (position - offset);
                 if (destination != null) {
-                    cache.copyTo(entry.address(), from, destination, at, n);
+                    context.cache.copyTo(entry.address(), from, destination, at, n);
                 } else {
                     // The cache copies remaining() bytes: bound them by the limit (restored below).
                     nioDestination.limit(at + n);
-                    cache.copyTo(entry.address(), from, nioDestination);
+                    context.cache.copyTo(entry.address(), from, nioDestination);
                 }
                 recordRead(entry);
                 position += n;
@@ -630,15 +502,15 @@ final class Segment implements PromotionTarget {
         if (status == null) {
             status = endStatus(position);
         }
-        hooks.recordRead(name, offset, position);
+        context.hooks.recordRead(name, offset, position);
         return status;
     }
 
     /** Tells the cache manager a read used a cached entry (and, in a slower tier, counts towards its promotion). */
     private void recordRead(final ReadIndexEntry entry) {
-        hooks.recordUse(name, entry);
-        if (tiered && cache.tierOf(entry.address()) > 0) {
-            hooks.recordTierRead(this, entry);
+        context.hooks.recordUse(name, entry);
+        if (context.tiered && context.cache.tierOf(entry.address()) > 0) {
+            context.hooks.recordTierRead(this, entry);
         }
     }
 
@@ -686,7 +558,7 @@ final class Segment implements PromotionTarget {
             return;
         }
         startOffset = offset;
-        index.removeBefore(offset, retirer);
+        index.removeBefore(offset, context);
     }
 
     /**
@@ -710,190 +582,41 @@ final class Segment implements PromotionTarget {
         deleted = true;
         closed = storeClosed;
         if (!storeClosed) {
-            hooks.segmentDeleted(name);
+            context.hooks.segmentDeleted(name);
         }
         if (!keepCacheEntries) {
-            index.forEach(retirer);
+            index.forEach(context);
         }
         index.clear();
         return takeWaiters(Long.MAX_VALUE);
     }
 
     // ------------------------------------------------------------------------------------------
-    // Eviction
+    // Eviction (SegmentEviction)
     // ------------------------------------------------------------------------------------------
 
-    /**
-     * Offers the evictable entries in offset order, from the first at or after {@code from}, and
-     * evicts or relocates them as the scan says. The caller holds the lock (taken with
-     * {@code tryLock}); {@link #writing} is set only while this thread is inside a cache call on
-     * that entry, that is when the scan runs in the cache's full handler on the appending thread.
-     * Stops after a relocation when another thread waits for the lock: relocations copy bytes
-     * under the lock, and a reader should not wait for a whole segment's worth of them.
-     *
-     * @return the offset to resume the scan at (the caller releases the lock and calls again),
-     *         or -1 if the scan of this segment is complete.
-     */
+    /** The eviction scan of this segment: see {@link SegmentEviction#scan}. */
     long scanLocked(final EvictionScan scan, final long from) {
-        if (deleted) {
-            return -1;
-        }
-        for (ReadIndexEntry entry = index.ceiling(from); entry != null && !scan.isDone(); entry = index.next(entry)) {
-            if (!entry.isCached() || entry == writing || entry.isPinned()) {
-                continue;
-            }
-            // Not yet durable: never evicted (the cache holds its only copy); offered only to a
-            // scan that moves entries (a shrink of the cache), never dropped.
-            final boolean durable = entry.endOffset() <= durableLength;
-            if (!durable && !scan.offersUndurable()) {
-                continue;
-            }
-            int action = scan.action(name, entry);
-            boolean moved = false;
-            while (action >= 0) {
-                final int fromTier = cache.tierOf(entry.address());
-                try {
-                    entry.address(cache.relocate(entry.address(), action));
-                    entry.resetTierReads();
-                    scan.relocated(name, entry, fromTier);
-                    moved = true;
-                    break;
-                } catch (final CacheFullException e) {
-                    action = scan.relocationFailed(name, entry, action);
-                }
-            }
-            if (moved) {
-                if (lock.hasQueuedThreads() && entry.endOffset() > entry.offset()) {
-                    return entry.endOffset();
-                }
-                continue;
-            }
-            if (action == EvictionScan.EVICT && durable) {
-                scan.evicting(name, entry);
-                cache.delete(entry.address());
-                entry.address(ReadIndexEntry.NULL_ADDRESS);
-                // The loop goes on from the placeholder that now covers the entry's bytes: its
-                // successor is the entry after the coalesced run, as the evicted entry's was.
-                entry = coalesceLocked(entry);
-            }
-        }
-        return -1;
+        return SegmentEviction.scan(this, scan, from);
     }
 
-    /**
-     * Lists this segment for the cache manager's passes when it gains a cached entry and is not
-     * listed: one flag test under the segment's lock, and at the transition one push on a
-     * lock-free stack (no allocation).
-     *
-     * @param cached the entry just cached; its generation is the listing's lower bound.
-     */
-    private void listLocked(final ReadIndexEntry cached) {
-        if (!listed && byGeneration != null) {
-            listed = true;
-            listedGeneration = cached.generation();
-            byGeneration.push(this);
-        }
+    /** Lists this segment for the manager's passes if it is not: see {@link SegmentEviction#list}. */
+    void listLocked(final ReadIndexEntry cached) {
+        SegmentEviction.list(this, cached);
     }
 
-    /**
-     * @param current the manager's current generation.
-     * @return the generation of this segment's oldest cached entry (compared by their
-     *         differences from {@code current}), or {@link #NO_CACHED_ENTRY} if it has no cached
-     *         entry or is deleted.
-     */
+    /** See {@link SegmentEviction#oldestCachedGeneration}. */
     long oldestCachedGenerationLocked(final int current) {
-        if (deleted) {
-            return NO_CACHED_ENTRY;
-        }
-        boolean found = false;
-        int oldestAge = 0;
-        int oldest = 0;
-        for (ReadIndexEntry entry = index.ceiling(0); entry != null; entry = index.next(entry)) {
-            // An entry may be younger than current (the generation moved on): a negative age.
-            if (entry.isCached() && (!found || current - entry.generation() > oldestAge)) {
-                found = true;
-                oldest = entry.generation();
-                oldestAge = current - oldest;
-            }
-        }
-        return found ? oldest : NO_CACHED_ENTRY;
+        return SegmentEviction.oldestCachedGeneration(this, current);
     }
 
     /** {@link #oldestCachedGenerationLocked}: the segment holds no cached entry. */
     static final long NO_CACHED_ENTRY = Long.MAX_VALUE;
 
-    /**
-     * Merges a placeholder with the placeholders right before and after it, where their
-     * combined length fits {@link #MAX_PLACEHOLDER_LENGTH}: the earlier entry grows in place and
-     * the later one leaves the index, so no key moves and the tree's order holds (the later
-     * entry is removed before the earlier one grows over its range, so entries never overlap).
-     * Allocates nothing. The removed entries are retired (they hold no cache entry and no pin,
-     * so that frees nothing; it marks them gone for a promotion request still queued on one).
-     *
-     * <p>The surviving placeholder keeps its own generation (and tier-read count and promotion
-     * tick): nothing reads those of a placeholder. The policies see only cached entries (the
-     * scan skips placeholders before asking, and {@code recordUse} is called on cached entries
-     * only), promotion skips entries not cached, and {@link #fillLocked} gives each piece it
-     * caches the current generation; so no merge rule would change a decision, and keeping the
-     * survivor's costs no write.
-     *
-     * @param placeholder an entry of the index that is not cached.
-     * @return the placeholder now covering {@code placeholder}'s bytes: it, or the one before.
-     */
-    private ReadIndexEntry coalesceLocked(final ReadIndexEntry placeholder) {
-        ReadIndexEntry survivor = placeholder;
-        final ReadIndexEntry previous = index.lower(placeholder.offset());
-        if (previous != null && mergeable(previous, placeholder)) {
-            index.remove(placeholder.offset());
-            previous.length(previous.length() + placeholder.length());
-            placeholder.retire();
-            survivor = previous;
-        }
-        final ReadIndexEntry next = index.higher(survivor.offset());
-        if (next != null && mergeable(survivor, next)) {
-            index.remove(next.offset());
-            survivor.length(survivor.length() + next.length());
-            next.retire();
-        }
-        return survivor;
-    }
-
-    /**
-     * @return whether {@code second} is a placeholder right after the placeholder {@code first}
-     *         and both fit in one.
-     */
-    private static boolean mergeable(final ReadIndexEntry first, final ReadIndexEntry second) {
-        return !first.isCached() && !second.isCached() && first.endOffset() == second.offset()
-            && (long) first.length() + second.length() <= MAX_PLACEHOLDER_LENGTH;
-    }
-
-    /**
-     * Promotes an entry the cache manager queued (see {@link PromotionTarget}): called on the
-     * thread draining the promotion queue, holding no lock; takes this segment's lock with
-     * {@code tryLock}.
-     */
+    /** Promotes a queued entry, taking the lock with {@code tryLock}: see {@link SegmentEviction#promote}. */
     @Override
     public long promote(final ReadIndexEntry entry, final int targetTier, final long maxBlocks) {
-        if (!lock.tryLock()) {
-            return 0;
-        }
-        try {
-            if (deleted || entry.isRetired() || !entry.isCached() || entry.isPinned() || entry == writing || cache.isClosed()
-                || cache.tierOf(entry.address()) <= targetTier) {
-                return 0;
-            }
-            final long blocks = entry.length() == 0 ? 1 : (entry.length() - 1L) / cache.blockLength() + 1;
-            if (blocks > maxBlocks) {
-                return 0;
-            }
-            entry.address(cache.relocate(entry.address(), targetTier));
-            entry.resetTierReads();
-            return blocks;
-        } catch (final CacheFullException e) {
-            return 0;
-        } finally {
-            lock.unlock();
-        }
+        return SegmentEviction.promote(this, entry, targetTier, maxBlocks);
     }
 
     // ------------------------------------------------------------------------------------------
@@ -901,12 +624,15 @@ final class Segment implements PromotionTarget {
     // ------------------------------------------------------------------------------------------
 
     Waiter newWaiter(final long offset, final int maxLength) {
-        return new Waiter(timeouts, offset, maxLength, waiterSequence++);
+        if (waiters == null) {
+            waiters = new WaiterQueue(this);
+        }
+        return waiters.newWaiter(offset, maxLength);
     }
 
     void addWaiter(final Waiter waiter) {
         if (waiters == null) {
-            waiters = new PriorityQueue<>(Waiter.ORDER);
+            waiters = new WaiterQueue(this);
         }
         waiters.add(waiter);
     }
@@ -917,43 +643,11 @@ final class Segment implements PromotionTarget {
      * @return the first of them, linked through {@link Waiter#next} in offset order, or null.
      */
     Waiter takeWaiters(final long end) {
-        if (waiters == null || waiters.isEmpty() || waiters.peek().offset >= end) {
-            return null;
-        }
-        Waiter head = null;
-        Waiter tail = null;
-        while (!waiters.isEmpty() && waiters.peek().offset < end) {
-            final Waiter waiter = waiters.poll();
-            waiter.next = null;
-            if (head == null) {
-                head = waiter;
-            } else {
-                tail.next = waiter;
-            }
-            tail = waiter;
-        }
-        return head;
+        return waiters == null ? null : waiters.take(end);
     }
 
     int waiterCountLocked() {
         return waiters == null ? 0 : waiters.size();
-    }
-
-    /**
-     * A waiter's timeout fired (on the store's timeout thread; takes the lock): completes it
-     * with {@link ReadStatus#TIMED_OUT} if it still waits.
-     */
-    private void timeout(final Waiter waiter) {
-        final boolean removed;
-        lock.lock();
-        try {
-            removed = waiters != null && waiters.remove(waiter);
-        } finally {
-            lock.unlock();
-        }
-        if (removed) {
-            waiter.future.complete(ReadResult.empty(name, waiter.offset, ReadStatus.TIMED_OUT));
-        }
     }
 
     @Override

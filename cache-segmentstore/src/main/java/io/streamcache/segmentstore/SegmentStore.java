@@ -77,8 +77,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  * <h2>Append path</h2>
  * <pre>
  *  append(name, data)
- *    | segments.get(name)                 ConcurrentHashMap, no string built, no global lock
- *    | segment.lock.lock()                appends to one segment are ordered by this lock
+ *    | segments.get(name)                 SegmentMap: lock-free, no string built, no global lock
+ *    | segment.lock()                     appends to one segment are ordered by this lock
  *    | last = index.last()
  *    |-- last is cached, open and shorter than maxIndexEntryLength:
  *    |     address = cache.append(last.address, data)     grows the entry in place, copies once
@@ -87,7 +87,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  *    |     address = cache.insert(chunk); index.insert(new ReadIndexEntry(length, n, address))
  *    | length += data.length; durableLength = length  (if appends count as durable)
  *    | woken = waiters with offset &lt; length        taken out of the queue in offset order
- *    | segment.lock.unlock()
+ *    | segment.unlock()
  *    | for each woken waiter, in offset order: read(offset, maxLength) and complete its future
  *    v return the offset the data landed at
  * </pre>
@@ -103,7 +103,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  * <h2>Read path</h2>
  * <pre>
  *  read(name, offset, maxLength)
- *    | segments.get(name); segment.lock.lock()
+ *    | segments.get(name); segment.lock()
  *    | offset &lt; startOffset -&gt; SegmentTruncatedException;  offset &gt;= length -&gt; END_OF_DATA / SEALED_END
  *    | entry = index.floorContaining(offset)            the entry holding offset: O(log n)
  *    | loop while bytes are wanted:
@@ -111,7 +111,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  *    |    view = cache.view(entry.address, from, n)     read-only, zero-copy
  *    |    entry.pin(); entry.generation = current
  *    |    entry = index.next(entry)
- *    | segment.lock.unlock()
+ *    | segment.unlock()
  *    v ReadResult{views, status: MAX_LENGTH | END_OF_DATA | SEALED_END | NOT_CACHED, nextOffset}
  *
  *      offsets:  0          1 MiB        2 MiB        3 MiB    length

@@ -18,7 +18,6 @@ import java.util.Objects;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
@@ -29,41 +28,38 @@ import java.util.concurrent.atomic.AtomicInteger;
  * segment are {@link Segment}'s; see {@link SegmentStore} for the design (append and read paths,
  * pinning, eviction).
  *
- * <p><b>Threading:</b> thread-safe. The table is a {@link ConcurrentHashMap}: a lookup is
- * lock-free and allocates nothing; every operation on a segment takes that segment's lock, and
+ * <p><b>Threading:</b> thread-safe. The table is a {@link SegmentMap} by name (and one by id):
+ * a lookup is lock-free and allocates nothing, a create or a delete changes the map under the
+ * map's own monitor (the control path only); every operation on a segment takes that segment's lock, and
  * operations on different segments have no lock in common. Waiters an operation takes out of a
  * segment's queue are completed after it released the lock ({@link WaitingReads}). The eviction
  * walk takes each segment's lock with {@code tryLock} (see {@link EvictionSource}).
  */
 final class SegmentTable implements SegmentMutations {
     private final String storeName;
-    private final BlockCache cache;
-    private final CacheManager manager;
     private final ManagerHooks managerHooks;
-    private final int maxIndexEntryLength;
-    private final int fillTier;
-    private final boolean appendsDurable;
     private final WaitingReads waiting;
     /** The live segments by name. */
-    final ConcurrentHashMap<String, Segment> segments = new ConcurrentHashMap<>();
+    final SegmentMap.ByName segments = new SegmentMap.ByName();
     /** With a log: the live segments by id, for the historical reader's fills. */
-    final ConcurrentHashMap<Integer, Segment> segmentsById = new ConcurrentHashMap<>();
+    final SegmentMap.ById segmentsById = new SegmentMap.ById();
     private final AtomicInteger nextSegmentId = new AtomicInteger(1);
     private final EvictionSource evictionSource = new StoreEvictionSource();
     /** The segments holding cached entries, oldest first, for the manager's passes. */
     private final SegmentsByGeneration byGeneration = new SegmentsByGeneration();
+    /** What this table's segments share (one object for all of them). */
+    private final SegmentContext context;
+    /** The same for recovered segments: their appends are durable (the log's). */
+    private final SegmentContext recoveredContext;
     private volatile boolean closed;
 
     SegmentTable(final String storeName, final BlockCache cache, final CacheManager manager, final int maxIndexEntryLength,
                  final int fillTier, final boolean appendsDurable, final WaitingReads waiting) {
         this.storeName = storeName;
-        this.cache = cache;
-        this.manager = manager;
         this.managerHooks = ManagerHooks.of(manager);
-        this.maxIndexEntryLength = maxIndexEntryLength;
-        this.fillTier = fillTier;
-        this.appendsDurable = appendsDurable;
         this.waiting = waiting;
+        this.context = new SegmentContext(cache, manager, maxIndexEntryLength, appendsDurable, fillTier, byGeneration);
+        this.recoveredContext = context.withAppendsDurable(true);
     }
 
     /**
@@ -81,10 +77,7 @@ final class SegmentTable implements SegmentMutations {
      * @return a new segment, not in the table yet, with the next id.
      */
     Segment newSegment(final String name) {
-        final Segment segment = new Segment(nextSegmentId.getAndIncrement(), name, cache, manager, maxIndexEntryLength,
-            appendsDurable, fillTier);
-        segment.byGeneration = byGeneration;
-        return segment;
+        return new Segment(nextSegmentId.getAndIncrement(), name, context);
     }
 
     /**
@@ -129,7 +122,7 @@ final class SegmentTable implements SegmentMutations {
      * @return the names of the live segments now: a snapshot, sorted.
      */
     Set<String> names() {
-        return Collections.unmodifiableSet(new TreeSet<>(segments.keySet()));
+        return Collections.unmodifiableSet(new TreeSet<>(segments.names()));
     }
 
     /**
@@ -137,18 +130,17 @@ final class SegmentTable implements SegmentMutations {
      */
     void restore(final RecoveredLog recovered) {
         for (final RecoveredSegment state : recovered.liveSegments()) {
-            final Segment segment = new Segment(state.id(), state.name(), cache, manager, maxIndexEntryLength, true, fillTier);
-            segment.byGeneration = byGeneration;
-            segment.lock.lock();
+            final Segment segment = new Segment(state.id(), state.name(), recoveredContext);
+            segment.lock();
             try {
                 segment.restoreLocked(state.startOffset(), state.length(), state.sealed());
             } finally {
-                segment.lock.unlock();
+                segment.unlock();
             }
-            if (segments.putIfAbsent(state.name(), segment) != null) {
+            if (segments.putIfAbsent(segment) != null) {
                 throw new CacheConfigurationException("recovery restored two segments named " + state.name());
             }
-            segmentsById.put(state.id(), segment);
+            segmentsById.put(segment);
         }
         nextSegmentId.set((int) Math.min(Integer.MAX_VALUE, recovered.nextSegmentId()));
     }
@@ -160,7 +152,7 @@ final class SegmentTable implements SegmentMutations {
     @Override
     public void create(final String name) {
         final Segment segment = newSegment(name);
-        if (segments.putIfAbsent(name, segment) != null) {
+        if (segments.putIfAbsent(segment) != null) {
             throw new SegmentExistsException(name);
         }
         undoIfClosed(segment);
@@ -193,13 +185,13 @@ final class SegmentTable implements SegmentMutations {
         final Segment segment = segment(name);
         final long offset;
         final Waiter woken;
-        segment.lock.lock();
+        segment.lock();
         try {
             checkLength(segment, expectedOffset, segment.length);
             offset = segment.appendLocked(data);
             woken = segment.takeWaiters(segment.length);
         } finally {
-            segment.lock.unlock();
+            segment.unlock();
         }
         if (woken != null) {
             waiting.complete(segment, woken);
@@ -221,12 +213,12 @@ final class SegmentTable implements SegmentMutations {
         final Segment segment = segment(name);
         final Waiter woken;
         final long length;
-        segment.lock.lock();
+        segment.lock();
         try {
             woken = segment.sealLocked();
             length = segment.length;
         } finally {
-            segment.lock.unlock();
+            segment.unlock();
         }
         if (woken != null) {
             waiting.complete(segment, woken);
@@ -237,11 +229,11 @@ final class SegmentTable implements SegmentMutations {
     @Override
     public void truncate(final String name, final long offset) {
         final Segment segment = segment(name);
-        segment.lock.lock();
+        segment.lock();
         try {
             segment.truncateLocked(offset);
         } finally {
-            segment.lock.unlock();
+            segment.unlock();
         }
     }
 
@@ -265,11 +257,11 @@ final class SegmentTable implements SegmentMutations {
 
     private void deleteSegment(final Segment segment, final boolean storeClosed, final boolean keepCacheEntries) {
         final Waiter waiters;
-        segment.lock.lock();
+        segment.lock();
         try {
             waiters = segment.deleteLocked(storeClosed, keepCacheEntries);
         } finally {
-            segment.lock.unlock();
+            segment.unlock();
         }
         if (waiters != null) {
             waiting.fail(segment, waiters, storeClosed);
@@ -277,31 +269,31 @@ final class SegmentTable implements SegmentMutations {
     }
 
     long fill(final Segment segment, final long offset, final ByteBuf data) {
-        segment.lock.lock();
+        segment.lock();
         try {
             return segment.fillLocked(offset, data);
         } finally {
-            segment.lock.unlock();
+            segment.unlock();
         }
     }
 
     void markDurable(final String name, final long offset) {
         final Segment segment = segment(name);
-        segment.lock.lock();
+        segment.lock();
         try {
             segment.markDurableLocked(offset);
         } finally {
-            segment.lock.unlock();
+            segment.unlock();
         }
     }
 
     SegmentInfo info(final String name) {
         final Segment segment = segment(name);
-        segment.lock.lock();
+        segment.lock();
         try {
             return segment.infoLocked();
         } finally {
-            segment.lock.unlock();
+            segment.unlock();
         }
     }
 
@@ -311,11 +303,11 @@ final class SegmentTable implements SegmentMutations {
      */
     ReadStatus copy(final String name, final long offset, final ByteBuf destination, final ByteBuffer nioDestination) {
         final Segment segment = segment(name);
-        segment.lock.lock();
+        segment.lock();
         try {
             return segment.copyLocked(offset, destination, nioDestination);
         } finally {
-            segment.lock.unlock();
+            segment.unlock();
         }
     }
 
@@ -374,11 +366,11 @@ final class SegmentTable implements SegmentMutations {
     void abandon() {
         managerHooks.unregister(evictionSource);
         for (final Segment segment : segments.values()) {
-            segment.lock.lock();
+            segment.lock();
             try {
                 segment.deleteLocked(true);
             } finally {
-                segment.lock.unlock();
+                segment.unlock();
             }
         }
         segments.clear();
@@ -403,20 +395,25 @@ final class SegmentTable implements SegmentMutations {
         @Override
         public int scan(final EvictionScan scan) {
             int busy = 0;
-            for (final Segment segment : segments.values()) {
+            final Object[] slots = segments.slots();
+            for (int i = 0; i < slots.length; i++) {
+                final Segment segment = SegmentMap.segmentAt(slots, i);
+                if (segment == null) {
+                    continue;
+                }
                 if (scan.isDone()) {
                     break;
                 }
                 long from = 0;
                 while (from >= 0 && !scan.isDone()) {
-                    if (!segment.lock.tryLock()) {
+                    if (!segment.tryLock()) {
                         busy++;
                         break;
                     }
                     try {
                         from = segment.scanLocked(scan, from);
                     } finally {
-                        segment.lock.unlock();
+                        segment.unlock();
                     }
                     if (from >= 0) {
                         // A reader or appender waits: let it in between two relocations.

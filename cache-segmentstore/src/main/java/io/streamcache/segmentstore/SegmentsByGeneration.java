@@ -82,7 +82,7 @@ final class SegmentsByGeneration {
     private static long walk(final Segment segment, final EvictionScan scan, final int current) {
         long from = 0;
         while (true) {
-            if (!segment.lock.tryLock()) {
+            if (!segment.tryLock()) {
                 return GenerationLists.BUSY;
             }
             try {
@@ -99,7 +99,7 @@ final class SegmentsByGeneration {
                     return bounded;
                 }
             } finally {
-                segment.lock.unlock();
+                segment.unlock();
             }
             // A reader or appender waits: let it in between two relocations.
             Thread.yield();

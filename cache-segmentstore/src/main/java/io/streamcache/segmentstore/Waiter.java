@@ -13,8 +13,8 @@ import java.util.function.Consumer;
  * the scheduler's task wrapper.
  *
  * <p>A waiter knows nothing of the queue that holds it: its timeout hands it to
- * {@link #onTimeout}, which the segment gives it (one per segment, made with the segment), so
- * the dependency runs one way, from {@code Segment} to {@code Waiter}.
+ * {@link #onTimeout}, which its queue gives it (the segment's {@link WaiterQueue}, made with the
+ * segment's first waiting read), so the dependency runs one way, from the queue to {@code Waiter}.
  */
 final class Waiter implements Runnable {
     /** Queue order: by offset, then by arrival. */

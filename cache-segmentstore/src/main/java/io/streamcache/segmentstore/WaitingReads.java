@@ -46,7 +46,7 @@ final class WaitingReads {
      * @param timeoutNanos the wait, at least 0.
      */
     CompletableFuture<ReadResult> readOrWait(final Segment segment, final long offset, final int maxLength, final long timeoutNanos) {
-        segment.lock.lock();
+        segment.lock();
         try {
             if (offset < segment.length || segment.sealed || timeoutNanos == 0 || segment.deleted || offset < segment.startOffset) {
                 return CompletableFuture.completedFuture(segment.readLocked(offset, maxLength));
@@ -60,7 +60,7 @@ final class WaitingReads {
         } catch (final RejectedExecutionException e) {
             return CompletableFuture.failedFuture(new CacheClosedException("segment store " + storeName + " is closed"));
         } finally {
-            segment.lock.unlock();
+            segment.unlock();
         }
     }
 

@@ -129,7 +129,7 @@ final class WarmCheckpointer implements AutoCloseable {
                     final long[] digestsOut;
                     int count = 0;
                     final int current = manager.generation();
-                    segment.lock.lock();
+                    segment.lock();
                     try {
                         if (segment.deleted) {
                             continue;
@@ -168,7 +168,7 @@ final class WarmCheckpointer implements AutoCloseable {
                             next.put(key, digest);
                         }
                     } finally {
-                        segment.lock.unlock();
+                        segment.unlock();
                     }
                     for (int i = 0; i < count; i++) {
                         if (lengths[i] >= 0) {

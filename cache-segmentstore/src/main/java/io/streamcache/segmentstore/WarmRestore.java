@@ -82,11 +82,11 @@ final class WarmRestore {
                 if (segment == null) {
                     reason = Reason.SEGMENT_GONE;
                 } else {
-                    segment.lock.lock();
+                    segment.lock();
                     try {
                         reason = segment.adoptLocked(entry.position(), entry.length(), entry.address(), entry.age());
                     } finally {
-                        segment.lock.unlock();
+                        segment.unlock();
                     }
                 }
             }

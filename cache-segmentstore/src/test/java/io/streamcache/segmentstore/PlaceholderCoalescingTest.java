@@ -227,11 +227,11 @@ class PlaceholderCoalescingTest extends ManualStoreFixture {
         append(0, 2000);
         evict(1000);
         final Segment segment = store.segmentOrNull("s");
-        segment.lock.lock();
+        segment.lock();
         try {
             segment.appendGapLocked(5500L);
         } finally {
-            segment.lock.unlock();
+            segment.unlock();
         }
         assertEquals(List.of(cached(0, 1000), placeholder(1000, 6500)), entries(store, "s"));
         assertEquals(7500, store.info("s").length());

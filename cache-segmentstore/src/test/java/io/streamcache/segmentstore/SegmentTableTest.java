@@ -94,7 +94,7 @@ class SegmentTableTest {
     @Test
     void shouldUndoACreateThatRacedTheClose() {
         final Segment late = table.newSegment("late");
-        table.segments.put("late", late);
+        table.segments.putIfAbsent(late);
         assertTrue(table.markClosed());
         assertFalse(table.markClosed(), "closed once");
         assertThrows(CacheClosedException.class, () -> table.undoIfClosed(late));

@@ -172,7 +172,7 @@ class SegmentsByGenerationTest {
         assertNull(failure.get());
         for (int i = 0; i < SEGMENTS; i++) {
             final Segment segment = store.segmentOrNull("s" + i);
-            segment.lock.lock();
+            segment.lock();
             try {
                 final long oldest = segment.oldestCachedGenerationLocked(manager.generation());
                 if (oldest != Segment.NO_CACHED_ENTRY) {
@@ -181,7 +181,7 @@ class SegmentsByGenerationTest {
                         segment.name + " listed at " + segment.listedGeneration + ", oldest entry " + oldest);
                 }
             } finally {
-                segment.lock.unlock();
+                segment.unlock();
             }
         }
     }

@@ -111,11 +111,11 @@ public final class TestSegments {
     public static List<EntryView> entries(final SegmentStore store, final String name) {
         final Segment segment = store.segmentOrNull(name);
         final List<EntryView> entries = new ArrayList<>();
-        segment.lock.lock();
+        segment.lock();
         try {
             segment.index.forEach((ReadIndexEntry e) -> entries.add(new EntryView(e.offset(), e.length(), e.isCached(), e.pinCount())));
         } finally {
-            segment.lock.unlock();
+            segment.unlock();
         }
         return entries;
     }
@@ -126,11 +126,11 @@ public final class TestSegments {
     public static List<Integer> generations(final SegmentStore store, final String name) {
         final Segment segment = store.segmentOrNull(name);
         final List<Integer> generations = new ArrayList<>();
-        segment.lock.lock();
+        segment.lock();
         try {
             segment.index.forEach((ReadIndexEntry e) -> generations.add(e.generation()));
         } finally {
-            segment.lock.unlock();
+            segment.unlock();
         }
         return generations;
     }
@@ -143,11 +143,11 @@ public final class TestSegments {
         final Segment segment = store.segmentOrNull(name);
         final BlockCache cache = store.cache();
         final List<Integer> tiers = new ArrayList<>();
-        segment.lock.lock();
+        segment.lock();
         try {
             segment.index.forEach((ReadIndexEntry e) -> tiers.add(e.isCached() ? cache.tierOf(e.address()) : -1));
         } finally {
-            segment.lock.unlock();
+            segment.unlock();
         }
         return tiers;
     }
@@ -172,11 +172,11 @@ public final class TestSegments {
      */
     public static int waiterCount(final SegmentStore store, final String name) {
         final Segment segment = store.segmentOrNull(name);
-        segment.lock.lock();
+        segment.lock();
         try {
             return segment.waiterCountLocked();
         } finally {
-            segment.lock.unlock();
+            segment.unlock();
         }
     }
 }

@@ -63,40 +63,40 @@ class WaitingReadsTest {
     @AfterEach
     void tearDown() {
         waiting.shutdown();
-        segment.lock.lock();
+        segment.lock();
         try {
             segment.deleteLocked(true);
         } finally {
-            segment.lock.unlock();
+            segment.unlock();
         }
         manager.close();
         cache.close();
     }
 
     private void append(final long from, final int length) {
-        segment.lock.lock();
+        segment.lock();
         try {
             segment.appendLocked(buffer(SEED, from, length));
         } finally {
-            segment.lock.unlock();
+            segment.unlock();
         }
     }
 
     private Waiter take(final long end) {
-        segment.lock.lock();
+        segment.lock();
         try {
             return segment.takeWaiters(end);
         } finally {
-            segment.lock.unlock();
+            segment.unlock();
         }
     }
 
     private Waiter delete() {
-        segment.lock.lock();
+        segment.lock();
         try {
             return segment.deleteLocked(false);
         } finally {
-            segment.lock.unlock();
+            segment.unlock();
         }
     }
 

@@ -1,0 +1,71 @@
+package io.streamcache.segmentstore;
+
+import io.streamcache.core.cache.BlockCache;
+import io.streamcache.segmentstore.eviction.CacheManager;
+import io.streamcache.segmentstore.internal.eviction.ManagerHooks;
+import io.streamcache.segmentstore.internal.index.ReadIndexEntry;
+
+import java.util.function.Consumer;
+
+/**
+ * What every segment of one store shares: the cache, the manager's hooks, the store's settings
+ * and the lists the manager's passes walk. One object per store (a second one for recovered
+ * segments if the store's own appends are not durable at once: a recovered segment's are), which
+ * each {@link Segment} references, instead of eight fields and a retiring lambda per segment
+ * (issue 14: heap per segment at hundreds of thousands of them).
+ *
+ * <p>It is also the one {@link Consumer} that retires index entries for every segment of the
+ * store: frees a removed entry's cache entry now, or at its last unpin.
+ *
+ * <p><b>Threading:</b> immutable after construction; {@link #accept} is called with the
+ * entry's segment lock held and touches only the entry and the (thread-safe) cache.
+ */
+final class SegmentContext implements Consumer<ReadIndexEntry> {
+    final BlockCache cache;
+    final ManagerHooks hooks;
+    final int maxEntryLength;
+    final boolean appendsDurable;
+    /** Whether the cache has several tiers: reads then count reads from slower tiers for promotion. */
+    final boolean tiered;
+    /** The tier {@link Segment#fillLocked} inserts into first. */
+    final int fillTier;
+    /**
+     * The lists the cache manager's passes walk oldest first ({@link SegmentsByGeneration}), or
+     * null (segments made outside a table, in tests).
+     */
+    final SegmentsByGeneration byGeneration;
+
+    SegmentContext(final BlockCache cache, final CacheManager manager, final int maxEntryLength, final boolean appendsDurable,
+                   final int fillTier, final SegmentsByGeneration byGeneration) {
+        this.cache = cache;
+        this.hooks = ManagerHooks.of(manager);
+        this.maxEntryLength = maxEntryLength;
+        this.appendsDurable = appendsDurable;
+        this.tiered = cache.tierCount() > 1;
+        this.fillTier = fillTier;
+        this.byGeneration = byGeneration;
+    }
+
+    /** The same settings with appends {@code durable} (this object if they already are). */
+    SegmentContext withAppendsDurable(final boolean durable) {
+        return durable == appendsDurable ? this : new SegmentContext(this, durable);
+    }
+
+    private SegmentContext(final SegmentContext other, final boolean appendsDurable) {
+        this.cache = other.cache;
+        this.hooks = other.hooks;
+        this.maxEntryLength = other.maxEntryLength;
+        this.appendsDurable = appendsDurable;
+        this.tiered = other.tiered;
+        this.fillTier = other.fillTier;
+        this.byGeneration = other.byGeneration;
+    }
+
+    /** Retires a removed index entry: frees its cache entry now, or at its last unpin. */
+    @Override
+    public void accept(final ReadIndexEntry entry) {
+        if (entry.retire() && entry.isCached() && !cache.isClosed()) {
+            cache.delete(entry.address());
+        }
+    }
+}

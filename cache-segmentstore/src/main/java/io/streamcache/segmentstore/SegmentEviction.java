@@ -1,0 +1,189 @@
+package io.streamcache.segmentstore;
+
+import io.streamcache.core.CacheFullException;
+import io.streamcache.segmentstore.internal.eviction.EvictionScan;
+import io.streamcache.segmentstore.internal.eviction.PromotionTarget;
+import io.streamcache.segmentstore.internal.index.ReadIndexEntry;
+
+/**
+ * A segment as the cache manager sees it: the scan that evicts or relocates its entries, the
+ * coalescing of the placeholders eviction leaves, its listing for the passes that walk segments
+ * oldest first ({@link SegmentsByGeneration}), and promotion. Split out of {@link Segment} (its
+ * class comment names the concerns); the state is the segment's.
+ *
+ * <p><b>Threading:</b> every method but {@link #promote} expects the caller to hold the
+ * segment's lock; {@link #promote} takes it with {@code tryLock}.
+ */
+final class SegmentEviction {
+    private SegmentEviction() {
+    }
+
+    /**
+     * Offers the evictable entries in offset order, from the first at or after {@code from}, and
+     * evicts or relocates them as the scan says. The caller holds the lock (taken with
+     * {@code tryLock}); {@link Segment#writing} is set only while this thread is inside a cache call on
+     * that entry, that is when the scan runs in the cache's full handler on the appending thread.
+     * Stops after a relocation when another thread waits for the lock: relocations copy bytes
+     * under the lock, and a reader should not wait for a whole segment's worth of them.
+     *
+     * @return the offset to resume the scan at (the caller releases the lock and calls again),
+     *         or -1 if the scan of this segment is complete.
+     */
+    static long scan(final Segment s, final EvictionScan scan, final long from) {
+        if (s.deleted) {
+            return -1;
+        }
+        for (ReadIndexEntry entry = s.index.ceiling(from); entry != null && !scan.isDone(); entry = s.index.next(entry)) {
+            if (!entry.isCached() || entry == s.writing || entry.isPinned()) {
+                continue;
+            }
+            // Not yet durable: never evicted (the cache holds its only copy); offered only to a
+            // scan that moves entries (a shrink of the cache), never dropped.
+            final boolean durable = entry.endOffset() <= s.durableLength;
+            if (!durable && !scan.offersUndurable()) {
+                continue;
+            }
+            int action = scan.action(s.name, entry);
+            boolean moved = false;
+            while (action >= 0) {
+                final int fromTier = s.context.cache.tierOf(entry.address());
+                try {
+                    entry.address(s.context.cache.relocate(entry.address(), action));
+                    entry.resetTierReads();
+                    scan.relocated(s.name, entry, fromTier);
+                    moved = true;
+                    break;
+                } catch (final CacheFullException e) {
+                    action = scan.relocationFailed(s.name, entry, action);
+                }
+            }
+            if (moved) {
+                if (s.hasQueuedThreads() && entry.endOffset() > entry.offset()) {
+                    return entry.endOffset();
+                }
+                continue;
+            }
+            if (action == EvictionScan.EVICT && durable) {
+                scan.evicting(s.name, entry);
+                s.context.cache.delete(entry.address());
+                entry.address(ReadIndexEntry.NULL_ADDRESS);
+                // The loop goes on from the placeholder that now covers the entry's bytes: its
+                // successor is the entry after the coalesced run, as the evicted entry's was.
+                entry = coalesce(s, entry);
+            }
+        }
+        return -1;
+    }
+
+    /**
+     * Lists this segment for the cache manager's passes when it gains a cached entry and is not
+     * listed: one flag test under the segment's lock, and at the transition one push on a
+     * lock-free stack (no allocation).
+     *
+     * @param cached the entry just cached; its generation is the listing's lower bound.
+     */
+    static void list(final Segment s, final ReadIndexEntry cached) {
+        if (!s.listed && s.context.byGeneration != null) {
+            s.listed = true;
+            s.listedGeneration = cached.generation();
+            s.context.byGeneration.push(s);
+        }
+    }
+
+    /**
+     * @param current the manager's current generation.
+     * @return the generation of this segment's oldest cached entry (compared by their
+     *         differences from {@code current}), or {@link Segment#NO_CACHED_ENTRY} if it has no cached
+     *         entry or is deleted.
+     */
+    static long oldestCachedGeneration(final Segment s, final int current) {
+        if (s.deleted) {
+            return Segment.NO_CACHED_ENTRY;
+        }
+        boolean found = false;
+        int oldestAge = 0;
+        int oldest = 0;
+        for (ReadIndexEntry entry = s.index.ceiling(0); entry != null; entry = s.index.next(entry)) {
+            // An entry may be younger than current (the generation moved on): a negative age.
+            if (entry.isCached() && (!found || current - entry.generation() > oldestAge)) {
+                found = true;
+                oldest = entry.generation();
+                oldestAge = current - oldest;
+            }
+        }
+        return found ? oldest : Segment.NO_CACHED_ENTRY;
+    }
+
+    /**
+     * Merges a placeholder with the placeholders right before and after it, where their
+     * combined length fits {@link Segment#MAX_PLACEHOLDER_LENGTH}: the earlier entry grows in place and
+     * the later one leaves the index, so no key moves and the tree's order holds (the later
+     * entry is removed before the earlier one grows over its range, so entries never overlap).
+     * Allocates nothing. The removed entries are retired (they hold no cache entry and no pin,
+     * so that frees nothing; it marks them gone for a promotion request still queued on one).
+     *
+     * <p>The surviving placeholder keeps its own generation (and tier-read count and promotion
+     * tick): nothing reads those of a placeholder. The policies see only cached entries (the
+     * scan skips placeholders before asking, and {@code recordUse} is called on cached entries
+     * only), promotion skips entries not cached, and {@link SegmentFill#fill} gives each piece it
+     * caches the current generation; so no merge rule would change a decision, and keeping the
+     * survivor's costs no write.
+     *
+     * @param placeholder an entry of the index that is not cached.
+     * @return the placeholder now covering {@code placeholder}'s bytes: it, or the one before.
+     */
+    private static ReadIndexEntry coalesce(final Segment s, final ReadIndexEntry placeholder) {
+        ReadIndexEntry survivor = placeholder;
+        final ReadIndexEntry previous = s.index.lower(placeholder.offset());
+        if (previous != null && mergeable(previous, placeholder)) {
+            s.index.remove(placeholder.offset());
+            previous.length(previous.length() + placeholder.length());
+            placeholder.retire();
+            survivor = previous;
+        }
+        final ReadIndexEntry next = s.index.higher(survivor.offset());
+        if (next != null && mergeable(survivor, next)) {
+            s.index.remove(next.offset());
+            survivor.length(survivor.length() + next.length());
+            next.retire();
+        }
+        return survivor;
+    }
+
+    /**
+     * @return whether {@code second} is a placeholder right after the placeholder {@code first}
+     *         and both fit in one.
+     */
+    private static boolean mergeable(final ReadIndexEntry first, final ReadIndexEntry second) {
+        return !first.isCached() && !second.isCached() && first.endOffset() == second.offset()
+            && (long) first.length() + second.length() <= Segment.MAX_PLACEHOLDER_LENGTH;
+    }
+
+    /**
+     * Promotes an entry the cache manager queued (see {@link PromotionTarget}): called on the
+     * thread draining the promotion queue, holding no lock; takes the segment's lock with
+     * {@code tryLock}.
+     */
+    static long promote(final Segment s, final ReadIndexEntry entry, final int targetTier, final long maxBlocks) {
+        if (!s.tryLock()) {
+            return 0;
+        }
+        try {
+            if (s.deleted || entry.isRetired() || !entry.isCached() || entry.isPinned() || entry == s.writing || s.context.cache.isClosed()
+                || s.context.cache.tierOf(entry.address()) <= targetTier) {
+                return 0;
+            }
+            final long blocks = entry.length() == 0 ? 1 : (entry.length() - 1L) / s.context.cache.blockLength() + 1;
+            if (blocks > maxBlocks) {
+                return 0;
+            }
+            entry.address(s.context.cache.relocate(entry.address(), targetTier));
+            entry.resetTierReads();
+            return blocks;
+        } catch (final CacheFullException e) {
+            return 0;
+        } finally {
+            s.unlock();
+        }
+    }
+}
