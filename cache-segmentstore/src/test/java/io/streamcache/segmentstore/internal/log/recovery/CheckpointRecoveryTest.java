@@ -109,6 +109,58 @@ class CheckpointRecoveryTest {
     }
 
     @Test
+    void shouldContinueFromTheStateItWroteWithTheResultOfAFullScan() throws Exception {
+        for (long seed = 1; seed <= 4; seed++) {
+            final Path dir = Files.createDirectory(directory.resolve("memory-" + seed));
+            final TestLogWriter writer = LogRecoveryTest.randomLog(dir, 700 + seed, 2500);
+            assertTrue(writer.fileNumber() >= 5, "several files: " + writer.fileNumber());
+            final RecoveredLog expected = full(dir);
+            final Checkpointer.Retained retained = new Checkpointer.Retained();
+            for (long target = 2; target <= writer.fileNumber(); target++) {
+                assertTrue(Checkpointer.checkpoint(dir, new LogScanner(64 << 10, 64 << 10), target, () -> false, retained) > 0);
+                assertTrue(retained.holds());
+                assertEquals(target - 2, retained.continued, "every checkpoint after the first continues in memory");
+                final RecoveredLog log = fromCheckpoint(dir, true);
+                assertSameLive(expected, log);
+                LogRecoveryTest.assertRecovered(log, writer.model(), writer.records(), false);
+            }
+        }
+    }
+
+    @Test
+    void shouldContinueInMemoryAcrossCoveredFilesDeletedByCompactionButNotFromAnotherCheckpoint() throws Exception {
+        final TestLogWriter writer = new TestLogWriter(directory, FILE_LENGTH, BATCH);
+        writer.create(1, "a");
+        writer.create(2, "b");
+        writer.data(1, 500);
+        writer.data(2, 100);
+        writer.roll();
+        writer.data(1, 700);
+        writer.roll();
+        writer.flush();
+        final Checkpointer.Retained retained = new Checkpointer.Retained();
+        final LogScanner scanner = new LogScanner(64 << 10, 64 << 10);
+        assertTrue(Checkpointer.checkpoint(directory, scanner, 3, () -> false, retained) > 0);
+        writer.copy(1, 500, 700);
+        writer.data(1, 300);
+        writer.roll();
+        writer.data(1, 50);
+        writer.roll();
+        writer.flush();
+        Files.delete(writer.path(2));
+        assertTrue(Checkpointer.checkpoint(directory, scanner, 4, () -> false, retained) > 0);
+        assertEquals(1, retained.continued, "continued in memory without the deleted file");
+        assertSameLive(full(directory), fromCheckpoint(directory, true));
+
+        // Another checkpoint on disk than the one held (here: none): the state in memory is not used.
+        Files.delete(directory.resolve(RecoveryCheckpoint.FILE_NAME));
+        assertTrue(Checkpointer.checkpoint(directory, scanner, 5, () -> false, retained) > 0);
+        assertEquals(1, retained.continued);
+        writer.close();
+        assertSameLive(full(directory), fromCheckpoint(directory, true));
+    }
+
+    @Test
     void shouldRefuseACheckpointWhoseCoveredFileWasDeletedWithLiveDataAndReportWhatAFullScanFinds() throws Exception {
         final TestLogWriter writer = new TestLogWriter(directory, FILE_LENGTH, BATCH);
         writer.create(1, "a");
