@@ -51,6 +51,13 @@ import static io.streamcache.segmentstore.internal.log.LogFileDescriptor.FIRST_R
  * disagrees) skips this checkpoint, logged; the old one stays, and the next roll tries again.
  * A checkpoint therefore only ever holds what a full replay of the same files found.
  *
+ * <h2>After an open</h2>
+ * If the directory holds a checkpoint when the thread starts, the open (most likely) started
+ * from it and did not read the files it covers: {@link CoveredFilesVerifier} checks them, from
+ * {@link CoveredFilesVerifier#START_DELAY_MILLIS} after the start (so as not to slow the rest
+ * of the open), before the first checkpoint of this run, and logs any damage at ERROR with the
+ * file and the position.
+ *
  * <h2>Cost</h2>
  * A checkpoint replays the files since the previous one and writes the whole state: the segment
  * table, ~16 bytes per DATA record of the live segments and ~12 bytes per segment and covered
@@ -79,6 +86,7 @@ public final class Checkpointer implements AutoCloseable {
     private long attempted;
     private final AtomicLong written = new AtomicLong();
     private final AtomicLong skipped = new AtomicLong();
+    private final CoveredFilesVerifier verifier = new CoveredFilesVerifier();
 
     private Checkpointer(final LogConfig config, final StreamcacheThreads threads, final String owner) {
         this.directory = config.directory();
@@ -143,12 +151,21 @@ public final class Checkpointer implements AutoCloseable {
         }
     }
 
+    /** @return the check of the covered files after the open (read it after {@link #close()}). */
+    CoveredFilesVerifier verifier() {
+        return verifier;
+    }
+
     private void run() {
+        RecoveryCheckpoint current = null;
         try {
-            final RecoveryCheckpoint current = RecoveryCheckpoint.read(directory);
+            current = RecoveryCheckpoint.read(directory);
             checkpointed = current != null ? current.fileNumber() : 0;
         } catch (final RecoveryCheckpoint.Refused e) {
             checkpointed = 0;
+        }
+        if (current != null) {
+            verifyCoveredFiles(current);
         }
         while (!closed) {
             final long target = started;
@@ -188,6 +205,27 @@ public final class Checkpointer implements AutoCloseable {
                 LOG.error("Log {}: recovery checkpoint before fileNumber={} skipped, out of heap (a checkpoint needs about"
                     + " the heap of an open's replay besides the store's own): {}", directory, target, e.toString());
             }
+        }
+    }
+
+    /**
+     * The files before the checkpoint's F were not read by the open: check them now, once the
+     * open is done ({@link CoveredFilesVerifier}), before the first checkpoint of this run.
+     */
+    private void verifyCoveredFiles(final RecoveryCheckpoint current) {
+        final long until = System.nanoTime() + CoveredFilesVerifier.START_DELAY_MILLIS * 1_000_000L;
+        for (long left; !closed && (left = until - System.nanoTime()) > 0; ) {
+            LockSupport.parkNanos(this, left);
+        }
+        final long begin = System.nanoTime();
+        try {
+            if (verifier.verify(directory, scanner, current, () -> closed)) {
+                LOG.info("Log {}: the {} files before the recovery checkpoint's fileNumber={} checked, bytes={}, damaged={}, in {} ms",
+                    directory, verifier.filesChecked(), current.fileNumber(), verifier.bytesChecked(), verifier.damage().size(),
+                    (System.nanoTime() - begin) / 1_000_000);
+            }
+        } catch (final RecoveryCheckpoint.Refused | RuntimeException e) {
+            LOG.warn("Log {}: the files before the recovery checkpoint were not checked: {}", directory, e.toString());
         }
     }
 
