@@ -457,8 +457,12 @@ public final class LogConfig {
          *                        current one on, instead of reading and CRC-checking every byte of
          *                        every file; a missing, damaged or mismatching checkpoint is logged
          *                        and the open scans everything as without one. What it gives up:
-         *                        bytes in the files before the checkpoint are checked when they are
-         *                        read (historical reads check every record), not at open. 0
+         *                        bytes in the files before the checkpoint are not checked by the
+         *                        open itself, but in the background a few seconds after it (damage
+         *                        logged at ERROR with the file and position) and when they are read
+         *                        (historical reads check every record). What it costs: the
+         *                        checkpoint thread reads back every file once and keeps a second
+         *                        copy of the segment table and location indexes on the heap. 0
          *                        writes none and ignores any on disk, so that every open reads
          *                        and checks every byte. In [0, 2^20]; default
          *                        {@link #CHECKPOINT_FILES_DEFAULT}.
