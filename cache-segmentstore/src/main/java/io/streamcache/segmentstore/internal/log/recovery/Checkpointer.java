@@ -166,6 +166,7 @@ public final class Checkpointer implements AutoCloseable {
         }
         if (current != null) {
             verifyCoveredFiles(current);
+            current = null; // its mapping is not needed any more
         }
         while (!closed) {
             final long target = started;
