@@ -27,7 +27,7 @@ import java.util.stream.Stream;
  * <pre>
  *   java -cp streamcache-bench.jar io.streamcache.bench.scale.OpenTime --dir /var/tmp/open \
  *        [--bytes 1g] [--segments 10000] [--append 4k] [--threads 8] [--cache 512m] [--repeats 3] \
- *        [--save /var/tmp/killed-1g | --from /var/tmp/killed-1g] [--checkpoint 0] [--writer-heap 1g]
+ *        [--save /var/tmp/killed-1g | --from /var/tmp/killed-1g] [--checkpoint N] [--writer-heap 1g]
  * </pre>
  * A child JVM creates the segments, appends {@code --bytes} round-robin over them from
  * {@code --threads} threads (every append acknowledged, i.e. forced), prints how far it got,
@@ -42,7 +42,8 @@ import java.util.stream.Stream;
  * measured on the same killed log (writing gigabytes with a force per batch takes minutes).
  *
  * <p>{@code --checkpoint N} sets {@link LogConfig.Builder#checkpointFiles} in the writer and in
- * every open (0, the default: no recovery checkpoint, every file scanned at open). With N &gt; 0
+ * every open (0: no recovery checkpoint, every file scanned at open); without it both use the
+ * default, {@link LogConfig#CHECKPOINT_FILES_DEFAULT}, and the output says which. With N &gt; 0
  * the writer writes checkpoints in the background as it goes, and is killed whatever it is doing
  * then; the opens start from the newest checkpoint the kill left. The output says how many
  * checkpoint files the killed log holds ({@code checkpoint=} bytes of {@code CHECKPOINT}, 0 if none).
@@ -66,7 +67,7 @@ public final class OpenTime {
         int repeats = 3;
         Path save = null;
         Path from = null;
-        int checkpoint = 0;
+        int checkpoint = -1;
         String writerHeap = "1g";
         for (int i = 0; i + 1 < args.length; i += 2) {
             final String v = args[i + 1];
@@ -104,7 +105,8 @@ public final class OpenTime {
         final long onDisk = du(log);
         final Path checkpointFile = log.resolve("CHECKPOINT");
         System.out.printf(Locale.ROOT, "log: %,d segments, %,d bytes acknowledged before the kill, %,d bytes on disk, checkpoint=%d"
-            + " bytes%n", segments, written, onDisk, Files.exists(checkpointFile) ? Files.size(checkpointFile) : 0);
+            + " bytes; the opens' checkpointFiles=%d%n", segments, written, onDisk,
+            Files.exists(checkpointFile) ? Files.size(checkpointFile) : 0, config(log, checkpoint).checkpointFiles());
         CONFIG_CHECKPOINT[0] = checkpoint;
 
         final long buildStart = System.nanoTime();
@@ -134,12 +136,17 @@ public final class OpenTime {
         clean(dir);
     }
 
+    /** The log's settings: the defaults, but for {@code checkpointFiles} if {@code checkpoint >= 0}. */
+    static LogConfig config(final Path log, final int checkpoint) {
+        final LogConfig.Builder builder = LogConfig.builder(log);
+        return (checkpoint >= 0 ? builder.checkpointFiles(checkpoint) : builder).build();
+    }
+
     /** Opens the store, appends once, closes it; returns {open seconds, first-append seconds}. */
     private static double[] open(final BlockCache cache, final Path log, final int segments) {
         final long cpuStart = processCpuNanos();
         final long start = System.nanoTime();
-        try (SegmentStore store = SegmentStore.builder(cache).log(LogConfig.builder(log).checkpointFiles(CONFIG_CHECKPOINT[0])
-            .build()).build()) {
+        try (SegmentStore store = SegmentStore.builder(cache).log(config(log, CONFIG_CHECKPOINT[0])).build()) {
             final long opened = System.nanoTime();
             final long cpu = processCpuNanos() - cpuStart;
             if (store.segmentCount() != segments) {
@@ -176,7 +183,7 @@ public final class OpenTime {
                     written = Long.parseLong(line.substring(8).trim());
                     // From the child's start: JVM start and the creates included, the same for every setting.
                     System.out.printf(Locale.ROOT, "writer: %,d bytes acknowledged in %.2f s (checkpointFiles=%d)%n", written,
-                        (System.nanoTime() - start) / 1e9, checkpoint);
+                        (System.nanoTime() - start) / 1e9, config(log, checkpoint).checkpointFiles());
                     break;
                 }
                 System.out.println("child: " + line);
@@ -201,10 +208,9 @@ public final class OpenTime {
             final int segments = Integer.parseInt(args[2]);
             final int append = Integer.parseInt(args[3]);
             final int threads = Integer.parseInt(args[4]);
-            final int checkpoint = args.length > 5 ? Integer.parseInt(args[5]) : 0;
+            final int checkpoint = args.length > 5 ? Integer.parseInt(args[5]) : -1;
             final BlockCache cache = BlockCache.builder().capacity(256L << 20).registerMBean(false).build();
-            final SegmentStore store = SegmentStore.builder(cache).log(LogConfig.builder(log).checkpointFiles(checkpoint).build())
-                .build();
+            final SegmentStore store = SegmentStore.builder(cache).log(config(log, checkpoint)).build();
             final long perThread = bytes / threads;
             final Thread[] workers = new Thread[threads];
             final Thread[] tails = new Thread[threads];

@@ -35,8 +35,8 @@ import static io.streamcache.segmentstore.internal.log.LogFileDescriptor.PAGE_LE
  *  durability      EVERY_BATCH    when the log is forced: every batch, at an interval, never
  *  queueCapacity   65536          requests waiting for the writer before producers wait
  *  retryInterval   1 s            after a disk error, how often the writer retries by itself (0: only recover())
- *  checkpointFiles 0 (off)        write a recovery checkpoint after every this many new files, in the background;
- *                                 an open then scans only the files after it (docs/log-format.md)
+ *  checkpointFiles 8              write a recovery checkpoint after every this many new files, in the background;
+ *                                 an open then scans only the files after it (docs/log-format.md); 0: none
  *
  *  (*) or, if not set, the most a file of fileLength holds ({@link #maxAppendLengthFor(long)}), if less
  * </pre>
@@ -61,9 +61,13 @@ public final class LogConfig {
     public static final int MAX_APPEND_LENGTH_DEFAULT = 16 << 20;
     public static final Duration RETRY_INTERVAL_DEFAULT = Duration.ofSeconds(1);
     /**
-     * Off: an open reads and checks every byte of every file (see {@link Builder#checkpointFiles}).
+     * A recovery checkpoint every 8 files (512 MiB of 64 MiB files): an open after a kill replays
+     * at most about that many files besides the tail, and the checkpoint thread's cost on the
+     * writer stays small (docs/benchmarks.md, "Issue 14: open in <= 2 s by default"). The files
+     * before the checkpoint are checked when they are read, not at open (see
+     * {@link Builder#checkpointFiles}); 0 restores the full check at open.
      */
-    public static final int CHECKPOINT_FILES_DEFAULT = 0;
+    public static final int CHECKPOINT_FILES_DEFAULT = 8;
     /** Upper bound of {@link Builder#maxAppendLength(int)}: 1 GiB. */
     public static final int MAX_MAX_APPEND_LENGTH = 1 << 30;
 
@@ -488,9 +492,15 @@ public final class LogConfig {
          *                        current one on, instead of reading and CRC-checking every byte of
          *                        every file; a missing, damaged or mismatching checkpoint is logged
          *                        and the open scans everything as without one. What it gives up:
-         *                        bytes in the files before the checkpoint are checked when they are
-         *                        read (historical reads check every record), not at open. 0 (the
-         *                        default) writes none and ignores any on disk. In [0, 2^20].
+         *                        bytes in the files before the checkpoint are not checked by the
+         *                        open itself, but in the background a few seconds after it (damage
+         *                        logged at ERROR with the file and position) and when they are read
+         *                        (historical reads check every record). What it costs: the
+         *                        checkpoint thread reads back every file once and keeps a second
+         *                        copy of the segment table and location indexes on the heap. 0
+         *                        writes none and ignores any on disk, so that every open reads
+         *                        and checks every byte. In [0, 2^20]; default
+         *                        {@link #CHECKPOINT_FILES_DEFAULT}.
          */
         public Builder checkpointFiles(final int checkpointFiles) {
             this.checkpointFiles = checkpointFiles;

@@ -16,6 +16,7 @@ import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
 import java.util.Objects;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
@@ -38,8 +39,10 @@ import static io.streamcache.segmentstore.internal.log.LogFileDescriptor.FIRST_R
  *
  * <h2>How</h2>
  * The same replay as an open, on this thread, reading the files (from the page cache, mostly):
- * start from the current checkpoint if it validates and matches the directory (else from the
- * oldest file), replay each later file before F with a {@link LogScanner} into a
+ * start from the state of the last checkpoint this thread wrote, kept in memory ({@link Retained}),
+ * if that checkpoint is still the one on disk and the directory matches it as it would have to
+ * match the file; else from the current checkpoint on disk if it validates and matches the
+ * directory (else from the oldest file); replay each later file before F with a {@link LogScanner} into a
  * {@link LogReplay} under {@link CorruptionPolicy#FAIL}, each required to end as a file before
  * the tail must (end of file, zeros, stale bytes) with its SNAPSHOT matching the replay;
  * then check F's SNAPSHOT against the result (its first record only) and write the state
@@ -48,13 +51,24 @@ import static io.streamcache.segmentstore.internal.log.LogFileDescriptor.FIRST_R
  * disagrees) skips this checkpoint, logged; the old one stays, and the next roll tries again.
  * A checkpoint therefore only ever holds what a full replay of the same files found.
  *
+ * <h2>After an open</h2>
+ * If the directory holds a checkpoint when the thread starts, the open (most likely) started
+ * from it and did not read the files it covers: {@link CoveredFilesVerifier} checks them, from
+ * {@link CoveredFilesVerifier#START_DELAY_MILLIS} after the start (so as not to slow the rest
+ * of the open), before the first checkpoint of this run, and logs any damage at ERROR with the
+ * file and the position.
+ *
  * <h2>Cost</h2>
- * A checkpoint reads the previous one and the files since it, and writes the whole state:
- * the segment table, ~16 bytes per DATA record of the live segments and ~12 bytes per segment
- * and covered file. While it runs it holds a second copy of the table and the location
- * indexes (the heap of an open's replay) besides the store's own: budget the heap for both. Out
- * of heap, it skips that checkpoint and tries again at the next roll. The first one after an
- * open without a valid checkpoint replays every file.
+ * A checkpoint replays the files since the previous one and writes the whole state: the segment
+ * table, ~16 bytes per DATA record of the live segments and ~12 bytes per segment and covered
+ * file. The first one after an open reads the previous checkpoint back and rebuilds the table
+ * from it (or replays every file if there is none); the later ones continue from the state kept
+ * in memory, which the writer's profile showed was worth it: at 250,000 segments, rebuilding the
+ * table from the file took 42% of this thread's samples and writing it 34%
+ * (docs/benchmarks.md, issue 14). The thread holds a second copy of the table and the location
+ * indexes (the heap of an open's replay) besides the store's own, between checkpoints too:
+ * budget the heap for both. Out of heap, it drops that copy, skips the checkpoint and tries
+ * again at the next roll, from the file.
  */
 public final class Checkpointer implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(Checkpointer.class);
@@ -72,6 +86,7 @@ public final class Checkpointer implements AutoCloseable {
     private long attempted;
     private final AtomicLong written = new AtomicLong();
     private final AtomicLong skipped = new AtomicLong();
+    private final CoveredFilesVerifier verifier = new CoveredFilesVerifier();
 
     private Checkpointer(final LogConfig config, final StreamcacheThreads threads, final String owner) {
         this.directory = config.directory();
@@ -136,12 +151,22 @@ public final class Checkpointer implements AutoCloseable {
         }
     }
 
+    /** @return the check of the covered files after the open (read it after {@link #close()}). */
+    CoveredFilesVerifier verifier() {
+        return verifier;
+    }
+
     private void run() {
+        RecoveryCheckpoint current = null;
         try {
-            final RecoveryCheckpoint current = RecoveryCheckpoint.read(directory);
+            current = RecoveryCheckpoint.read(directory);
             checkpointed = current != null ? current.fileNumber() : 0;
         } catch (final RecoveryCheckpoint.Refused e) {
             checkpointed = 0;
+        }
+        if (current != null) {
+            verifyCoveredFiles(current);
+            current = null; // its mapping is not needed any more
         }
         while (!closed) {
             final long target = started;
@@ -175,12 +200,33 @@ public final class Checkpointer implements AutoCloseable {
                 skipped.incrementAndGet();
                 LOG.warn("Log {}: recovery checkpoint before fileNumber={} skipped: {}", directory, target, e.toString());
             } catch (final OutOfMemoryError e) {
-                // Its replay holds a second copy of the table while it runs: with too little heap the
-                // thread gives this one up (the replay is garbage now) rather than dying; the next roll tries again.
+                // Its replay holds a second copy of the table: with too little heap the thread gives this one up
+                // (the replay, held or not, is garbage now) rather than dying; the next roll tries again, from the file.
                 skipped.incrementAndGet();
                 LOG.error("Log {}: recovery checkpoint before fileNumber={} skipped, out of heap (a checkpoint needs about"
                     + " the heap of an open's replay besides the store's own): {}", directory, target, e.toString());
             }
+        }
+    }
+
+    /**
+     * The files before the checkpoint's F were not read by the open: check them now, once the
+     * open is done ({@link CoveredFilesVerifier}), before the first checkpoint of this run.
+     */
+    private void verifyCoveredFiles(final RecoveryCheckpoint current) {
+        final long until = System.nanoTime() + CoveredFilesVerifier.START_DELAY_MILLIS * 1_000_000L;
+        for (long left; !closed && (left = until - System.nanoTime()) > 0; ) {
+            LockSupport.parkNanos(this, left);
+        }
+        final long begin = System.nanoTime();
+        try {
+            if (verifier.verify(directory, scanner, current, () -> closed)) {
+                LOG.info("Log {}: the {} files before the recovery checkpoint's fileNumber={} checked, bytes={}, damaged={}, in {} ms",
+                    directory, verifier.filesChecked(), current.fileNumber(), verifier.bytesChecked(), verifier.damage().size(),
+                    (System.nanoTime() - begin) / 1_000_000);
+            }
+        } catch (final RecoveryCheckpoint.Refused | RuntimeException e) {
+            LOG.warn("Log {}: the files before the recovery checkpoint were not checked: {}", directory, e.toString());
         }
     }
 
@@ -192,48 +238,113 @@ public final class Checkpointer implements AutoCloseable {
     }
 
     private long checkpoint(final long target) throws IOException, Skip {
-        return checkpoint(directory, scanner, target, () -> closed);
+        return checkpoint(directory, scanner, target, () -> closed, retained);
+    }
+
+    /**
+     * The replay's state as of the last checkpoint this thread wrote, kept so that the next one
+     * continues from it instead of reading the file back and rebuilding the table: restoring a
+     * checkpoint of 250,000 segments built ~40 MB worth of objects per checkpoint, garbage a
+     * moment later, on the cores the writer needs. Held between checkpoints (a second copy of
+     * the table and location indexes, as while a checkpoint runs); dropped whenever a checkpoint
+     * does not complete, so the next one starts from the file on disk as before.
+     */
+    static final class Retained {
+        private LogReplay replay;
+        private List<RecoveryCheckpoint.CoveredFile> files;
+        private long fileNumber;
+        private long fileEpoch;
+        private long maxEpoch;
+        /** Checkpoints that continued from the state in memory (tests). */
+        long continued;
+
+        void clear() {
+            replay = null;
+            files = null;
+        }
+
+        boolean holds() {
+            return replay != null;
+        }
+    }
+
+    private final Retained retained = new Retained();
+
+    /** As {@link #checkpoint(Path, LogScanner, long, BooleanSupplier, Retained)}, nothing kept. */
+    static long checkpoint(final Path directory, final LogScanner scanner, final long target, final BooleanSupplier stop)
+        throws IOException, Skip {
+        return checkpoint(directory, scanner, target, stop, new Retained());
     }
 
     /**
      * Replays the files before {@code target} and writes the checkpoint (see the class comment).
      *
-     * @param stop checked between files: true abandons the checkpoint.
+     * @param stop     checked between files: true abandons the checkpoint.
+     * @param retained the state of the previous checkpoint, if it is the one on disk and every
+     *                 file below its F in the directory is one it covers, unchanged (the same
+     *                 check as for the file on disk); on return the state of this one, or
+     *                 nothing if none was written.
      * @return its length, or -1 if stopped.
      * @throws Skip if the files do not allow it now (the reason says why).
      */
-    static long checkpoint(final Path directory, final LogScanner scanner, final long target, final BooleanSupplier stop)
-        throws IOException, Skip {
+    static long checkpoint(final Path directory, final LogScanner scanner, final long target, final BooleanSupplier stop,
+                           final Retained retained) throws IOException, Skip {
+        final LogReplay held = retained.replay;
+        final List<RecoveryCheckpoint.CoveredFile> heldFiles = retained.files;
+        final long heldNumber = retained.fileNumber;
+        final long heldEpoch = retained.fileEpoch;
+        final long heldMaxEpoch = retained.maxEpoch;
+        // Whatever happens below, the state in memory is consumed: only a written checkpoint puts one back.
+        retained.clear();
         final List<Long> numbers = LogRecovery.listFileNumbers(directory);
         final int targetIndex = numbers.indexOf(target);
         if (targetIndex <= 0) {
             throw new Skip("fileNumber=" + target + (targetIndex < 0 ? " is not in the directory" : " is the oldest file"));
         }
-        LogReplay replay = new LogReplay(directory, CorruptionPolicy.FAIL);
+        LogReplay replay = null;
         final List<RecoveryCheckpoint.CoveredFile> files = new ArrayList<>();
         long maxEpoch = -1;
         int from = 0;
         boolean continued = false;
-        try {
-            final RecoveryCheckpoint previous = RecoveryCheckpoint.read(directory);
-            if (previous != null && previous.fileNumber() >= target) {
-                throw new Skip("the checkpoint on disk is as new (fileNumber=" + previous.fileNumber() + ")");
-            }
-            if (previous != null) {
-                previous.check(directory, numbers);
-                from = numbers.indexOf(previous.fileNumber());
-                files.addAll(previous.restore(replay, new HashSet<>(numbers.subList(0, from))));
-                maxEpoch = previous.maxEpoch();
+        if (held != null && heldNumber < target && heldNumber == RecoveryCheckpoint.fileNumberOnDisk(directory)) {
+            try {
+                RecoveryCheckpoint.check(directory.resolve(RecoveryCheckpoint.FILE_NAME), directory, numbers, heldNumber, heldEpoch,
+                    heldFiles);
+                from = numbers.indexOf(heldNumber);
+                keepPresent(held, heldFiles, new HashSet<>(numbers.subList(0, from)));
+                replay = held;
+                files.addAll(heldFiles);
+                maxEpoch = heldMaxEpoch;
                 continued = true;
+                retained.continued++;
+            } catch (final RecoveryCheckpoint.Refused e) {
+                LOG.info("Log {}: the recovery checkpoint held in memory is not continued: {}", directory, e.getMessage());
+                from = 0;
             }
-        } catch (final RecoveryCheckpoint.Refused e) {
-            LOG.info("Log {}: the recovery checkpoint on disk is not continued, the next one replays every file: {}", directory,
-                e.getMessage());
+        }
+        if (replay == null) {
             replay = new LogReplay(directory, CorruptionPolicy.FAIL);
-            files.clear();
-            maxEpoch = -1;
-            from = 0;
-            continued = false;
+            try {
+                final RecoveryCheckpoint previous = RecoveryCheckpoint.read(directory);
+                if (previous != null && previous.fileNumber() >= target) {
+                    throw new Skip("the checkpoint on disk is as new (fileNumber=" + previous.fileNumber() + ")");
+                }
+                if (previous != null) {
+                    previous.check(directory, numbers);
+                    from = numbers.indexOf(previous.fileNumber());
+                    files.addAll(previous.restore(replay, new HashSet<>(numbers.subList(0, from))));
+                    maxEpoch = previous.maxEpoch();
+                    continued = true;
+                }
+            } catch (final RecoveryCheckpoint.Refused e) {
+                LOG.info("Log {}: the recovery checkpoint on disk is not continued, the next one replays every file: {}",
+                    directory, e.getMessage());
+                replay = new LogReplay(directory, CorruptionPolicy.FAIL);
+                files.clear();
+                maxEpoch = -1;
+                from = 0;
+                continued = false;
+            }
         }
         for (int i = from; i < targetIndex; i++) {
             if (stop.getAsBoolean()) {
@@ -264,6 +375,7 @@ public final class Checkpointer implements AutoCloseable {
             files.add(RecoveryCheckpoint.CoveredFile.of(scan));
         }
         // The target's SNAPSHOT must equal the replayed table (its first record only: the writer is filling it).
+        // The check leaves the table as it is, so the state stays the one before the target.
         final long number = numbers.get(targetIndex);
         final Path path = directory.resolve(LogFileDescriptor.fileName(number));
         replay.beginFile(number, path, number == numbers.get(targetIndex - 1) + 1 ? LogReplay.SnapshotMode.CHECK
@@ -278,6 +390,26 @@ public final class Checkpointer implements AutoCloseable {
         if (stop.getAsBoolean()) {
             return -1;
         }
-        return RecoveryCheckpoint.write(directory, number, epoch, maxEpoch, replay, files);
+        final long length = RecoveryCheckpoint.write(directory, number, epoch, maxEpoch, replay, files);
+        retained.replay = replay;
+        retained.files = files;
+        retained.fileNumber = number;
+        retained.fileEpoch = epoch;
+        retained.maxEpoch = maxEpoch;
+        return length;
+    }
+
+    /**
+     * Drops the covered files that are no longer in the directory (compaction deleted them), with
+     * their DATA ends: what {@link RecoveryCheckpoint#restore} does for the file on disk.
+     */
+    private static void keepPresent(final LogReplay replay, final List<RecoveryCheckpoint.CoveredFile> files,
+                                    final Set<Long> present) {
+        for (int i = files.size() - 1; i >= 0; i--) {
+            if (!present.contains(files.get(i).number())) {
+                files.remove(i);
+                replay.fileEnds.remove(i);
+            }
+        }
     }
 }

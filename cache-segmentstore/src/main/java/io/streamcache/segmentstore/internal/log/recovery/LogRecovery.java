@@ -257,7 +257,8 @@ public final class LogRecovery {
         int removeFrom = tail + 1;
         final List<Long> ahead = new ArrayList<>();
         for (int i = first; i <= tail; i++) {
-            if (i > 0 && (numbers.get(i) == numbers.get(i - 1) + 1 || (checkpoint != null && i == first))) {
+            // The checkpoint's file is checked even when it is the oldest left (compaction deleted every covered file).
+            if ((checkpoint != null && i == first) || (i > 0 && numbers.get(i) == numbers.get(i - 1) + 1)) {
                 ahead.add(numbers.get(i));
             }
         }

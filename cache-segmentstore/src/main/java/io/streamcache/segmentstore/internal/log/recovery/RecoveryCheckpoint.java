@@ -212,17 +212,53 @@ final class RecoveryCheckpoint {
     }
 
     /**
+     * @return F of the directory's checkpoint if its header validates (magic, header CRC,
+     *         version; the body is not read), else -1: whether the checkpoint on disk is still
+     *         the one a {@link Checkpointer} wrote.
+     */
+    static long fileNumberOnDisk(final Path directory) {
+        final ByteBuffer header = ByteBuffer.allocate(HEADER_LENGTH).order(ByteOrder.LITTLE_ENDIAN);
+        try (FileChannel channel = FileChannel.open(directory.resolve(FILE_NAME), StandardOpenOption.READ)) {
+            while (header.hasRemaining() && channel.read(header, header.position()) > 0) {
+                // read the header
+            }
+        } catch (final IOException e) {
+            return -1;
+        }
+        if (header.position() < HEADER_LENGTH || header.getLong(0) != MAGIC || header.getInt(VERSION_OFFSET) != VERSION) {
+            return -1;
+        }
+        final CRC32C crc = new CRC32C();
+        crc.update(header.duplicate().position(0).limit(HEADER_CRC_OFFSET));
+        return (int) crc.getValue() == header.getInt(HEADER_CRC_OFFSET) ? header.getLong(FILE_NUMBER_OFFSET) : -1;
+    }
+
+    /**
      * Checks the checkpoint against the directory's log files (see the class comment).
      *
      * @param numbers the log files in the directory, in number order.
      * @throws Refused if it does not match.
      */
     void check(final Path directory, final List<Long> numbers) throws Refused {
+        check(path, directory, numbers, fileNumber, fileEpoch, coveredFiles());
+    }
+
+    /**
+     * The check of {@link #check(Path, List)} for a checkpoint's state held in memory (the
+     * {@link Checkpointer} continues from the one it wrote without reading it back): F must be in
+     * the directory with {@code fileEpoch} in its header, and every log file numbered below F
+     * must be one of {@code coveredFiles} with the same EPOCH and FILE_LENGTH.
+     *
+     * @param path what the errors name.
+     * @throws Refused if the directory does not match.
+     */
+    static void check(final Path path, final Path directory, final List<Long> numbers, final long fileNumber,
+                      final long fileEpoch, final List<CoveredFile> coveredFiles) throws Refused {
         if (!numbers.contains(fileNumber)) {
             throw new Refused(path + ": its fileNumber=" + fileNumber + " is not in the directory");
         }
         final Map<Long, CoveredFile> covered = new TreeMap<>();
-        for (final CoveredFile file : coveredFiles()) {
+        for (final CoveredFile file : coveredFiles) {
             covered.put(file.number(), file);
         }
         final ByteBuffer page = ByteBuffer.allocate(LogFileDescriptor.HEADER_LENGTH).order(ByteOrder.LITTLE_ENDIAN);

@@ -109,6 +109,122 @@ class CheckpointRecoveryTest {
     }
 
     @Test
+    void shouldContinueFromTheStateItWroteWithTheResultOfAFullScan() throws Exception {
+        for (long seed = 1; seed <= 4; seed++) {
+            final Path dir = Files.createDirectory(directory.resolve("memory-" + seed));
+            final TestLogWriter writer = LogRecoveryTest.randomLog(dir, 700 + seed, 2500);
+            assertTrue(writer.fileNumber() >= 5, "several files: " + writer.fileNumber());
+            final RecoveredLog expected = full(dir);
+            final Checkpointer.Retained retained = new Checkpointer.Retained();
+            for (long target = 2; target <= writer.fileNumber(); target++) {
+                assertTrue(Checkpointer.checkpoint(dir, new LogScanner(64 << 10, 64 << 10), target, () -> false, retained) > 0);
+                assertTrue(retained.holds());
+                assertEquals(target - 2, retained.continued, "every checkpoint after the first continues in memory");
+                final RecoveredLog log = fromCheckpoint(dir, true);
+                assertSameLive(expected, log);
+                LogRecoveryTest.assertRecovered(log, writer.model(), writer.records(), false);
+            }
+        }
+    }
+
+    @Test
+    void shouldContinueInMemoryAcrossCoveredFilesDeletedByCompactionButNotFromAnotherCheckpoint() throws Exception {
+        final TestLogWriter writer = new TestLogWriter(directory, FILE_LENGTH, BATCH);
+        writer.create(1, "a");
+        writer.create(2, "b");
+        writer.data(1, 500);
+        writer.data(2, 100);
+        writer.roll();
+        writer.data(1, 700);
+        writer.roll();
+        writer.flush();
+        final Checkpointer.Retained retained = new Checkpointer.Retained();
+        final LogScanner scanner = new LogScanner(64 << 10, 64 << 10);
+        assertTrue(Checkpointer.checkpoint(directory, scanner, 3, () -> false, retained) > 0);
+        writer.copy(1, 500, 700);
+        writer.data(1, 300);
+        writer.roll();
+        writer.data(1, 50);
+        writer.roll();
+        writer.flush();
+        Files.delete(writer.path(2));
+        assertTrue(Checkpointer.checkpoint(directory, scanner, 4, () -> false, retained) > 0);
+        assertEquals(1, retained.continued, "continued in memory without the deleted file");
+        assertSameLive(full(directory), fromCheckpoint(directory, true));
+
+        // Another checkpoint on disk than the one held (here: none): the state in memory is not used.
+        Files.delete(directory.resolve(RecoveryCheckpoint.FILE_NAME));
+        assertTrue(Checkpointer.checkpoint(directory, scanner, 5, () -> false, retained) > 0);
+        assertEquals(1, retained.continued);
+        writer.close();
+        assertSameLive(full(directory), fromCheckpoint(directory, true));
+    }
+
+    @Test
+    void shouldReportDamageInACoveredFileByFileAndPositionAfterTheOpen() throws Exception {
+        final TestLogWriter writer = LogRecoveryTest.randomLog(directory, 808, 2500);
+        assertTrue(writer.fileNumber() >= 5, "several files: " + writer.fileNumber());
+        assertTrue(checkpoint(directory, 4) > 0);
+        final LogScanner scanner = new LogScanner(64 << 10, 64 << 10);
+        final CoveredFilesVerifier clean = new CoveredFilesVerifier();
+        assertTrue(clean.verify(directory, scanner, RecoveryCheckpoint.read(directory), () -> false));
+        assertEquals(List.of(), clean.damage());
+        assertEquals(3, clean.filesChecked());
+
+        // One flipped bit in the middle of file 2's records: the open from the checkpoint does not read it, the check does.
+        final RecoveryCheckpoint.CoveredFile file2 = RecoveryCheckpoint.read(directory).coveredFiles().get(1);
+        assertEquals(2, file2.number());
+        final long at = file2.endPosition() / 2;
+        try (FileChannel channel = FileChannel.open(writer.path(2),
+            StandardOpenOption.READ, StandardOpenOption.WRITE)) {
+            final ByteBuffer one = ByteBuffer.allocate(1);
+            channel.read(one, at);
+            one.put(0, (byte) (one.get(0) ^ 0x10)).rewind();
+            channel.write(one, at);
+        }
+        fromCheckpoint(directory, true);
+        final LogCorruptedException expected = assertThrows(LogCorruptedException.class, () -> full(directory));
+        final CoveredFilesVerifier verifier = new CoveredFilesVerifier();
+        assertTrue(verifier.verify(directory, scanner, RecoveryCheckpoint.read(directory), () -> false));
+        assertEquals(1, verifier.damage().size(), verifier.damage().toString());
+        final CoveredFilesVerifier.Damage damage = verifier.damage().get(0);
+        assertEquals(2, damage.fileNumber());
+        assertEquals(expected.fileNumber(), damage.fileNumber());
+        assertEquals(expected.position(), damage.position(), "the position the full scan names: " + expected.getMessage());
+        assertTrue(damage.position() <= at, damage.toString());
+    }
+
+    @Test
+    void shouldOpenFromACheckpointWhoseFileIsTheOldestLeftAfterCompactionDeletedEveryCoveredFile() throws Exception {
+        final TestLogWriter writer = new TestLogWriter(directory, FILE_LENGTH, BATCH);
+        writer.create(1, "a");
+        writer.data(1, 500);
+        writer.roll();
+        writer.data(1, 200);
+        writer.roll();
+        writer.flush();
+        assertTrue(checkpoint(directory, 3) > 0);
+        // Compaction: every live byte of files 1 and 2 copied into file 3, then both deleted.
+        writer.copy(1, 0, 500);
+        writer.copy(1, 500, 200);
+        writer.data(1, 40);
+        writer.roll();
+        writer.data(1, 60);
+        writer.close();
+        Files.delete(writer.path(1));
+        Files.delete(writer.path(2));
+
+        // The checkpoint's file, the oldest now, is still checked against the checkpoint (and prescanned as such).
+        for (final boolean parallel : new boolean[] {true, false}) {
+            final LogRecovery recovery = LogRecovery.builder(directory).readOnly(true).checkpoint(true).parallelScan(parallel)
+                .build();
+            final RecoveredLog log = recovery.recover();
+            assertTrue(recovery.checkpointUsed());
+            assertSameLive(full(directory), log);
+        }
+    }
+
+    @Test
     void shouldRefuseACheckpointWhoseCoveredFileWasDeletedWithLiveDataAndReportWhatAFullScanFinds() throws Exception {
         final TestLogWriter writer = new TestLogWriter(directory, FILE_LENGTH, BATCH);
         writer.create(1, "a");
