@@ -123,6 +123,17 @@ final class BlockAllocator {
      * free block. On failure, gives back whatever it took and throws.
      */
     int allocateChain(final int count, final int previous, final int preferredTier) {
+        return allocateChain(count, previous, preferredTier, -1);
+    }
+
+    /**
+     * As {@link #allocateChain(int, int, int)}, and when {@code newEntryLength >= 0} counts a new
+     * entry of that length in the buffer of the chain's last block ({@link CacheBuffer#entries}),
+     * under the monitor already held to take that block: an insert pays no atomic counter of
+     * its own. A caller that then fails frees the chain with {@link #freeChain(int, int, int)}
+     * and the same length, which takes the count back.
+     */
+    int allocateChain(final int count, final int previous, final int preferredTier, final int newEntryLength) {
         if (count > totalBlocks) {
             fullFailures.increment();
             throw new CacheFullException("cache " + name + " cannot hold " + count + " blocks: it has " + totalBlocks
@@ -133,10 +144,10 @@ final class BlockAllocator {
         long deadline = 0L;
         final int hintSlot = (int)Thread.currentThread().getId() & (HINT_SLOTS - 1);
         while (remaining > 0) {
-            long taken = takeFrom(tiers[preferredTier], remaining, last, hintSlot);
+            long taken = takeFrom(tiers[preferredTier], remaining, last, hintSlot, newEntryLength);
             for (int t = 0; (taken >>> Integer.SIZE) == 0 && t < tiers.length; t++) {
                 if (t != preferredTier) {
-                    taken = takeFrom(tiers[t], remaining, last, hintSlot);
+                    taken = takeFrom(tiers[t], remaining, last, hintSlot, newEntryLength);
                 }
             }
             if (taken >>> Integer.SIZE != 0) {
@@ -188,7 +199,7 @@ final class BlockAllocator {
         final int hintSlot = (int)Thread.currentThread().getId() & (HINT_SLOTS - 1);
         long deadline = 0L;
         while (remaining > 0) {
-            final long taken = takeFrom(tier, remaining, last, hintSlot);
+            final long taken = takeFrom(tier, remaining, last, hintSlot, -1);
             if (taken >>> Integer.SIZE != 0) {
                 remaining -= (int)(taken >>> Integer.SIZE);
                 last = (int)taken;
@@ -217,10 +228,10 @@ final class BlockAllocator {
      * @return the number taken in the high 32 bits (0 if none could be had at once), the new
      *         last address in the low 32 bits.
      */
-    private long takeFrom(final Tier tier, final int want, final int previous, final int hintSlot) {
+    private long takeFrom(final Tier tier, final int want, final int previous, final int hintSlot, final int newEntryLength) {
         final CacheBuffer hint = tier.hints[hintSlot];
         if (hint != null && hint.freeCountVolatile() > 0) {
-            final long taken = takeBlocks(hint, want, previous, false);
+            final long taken = takeBlocks(hint, want, previous, false, newEntryLength);
             if (taken >>> Integer.SIZE != 0) {
                 return taken;
             }
@@ -234,7 +245,7 @@ final class BlockAllocator {
                 return previous & BlockMetadataDescriptor.LINK_MASK;
             }
             tier.hints[hintSlot] = buffer;
-            final long taken = takeBlocks(buffer, want, previous, true);
+            final long taken = takeBlocks(buffer, want, previous, true, newEntryLength);
             if (taken >>> Integer.SIZE != 0) {
                 return taken;
             }
@@ -253,9 +264,12 @@ final class BlockAllocator {
      *               if it still has free blocks); {@code false} for the calling thread's hint, which
      *               may sit in the stack meanwhile: a buffer that fills stays there until a popper
      *               finds it full and drops it.
+     * @param newEntryLength if {@code >= 0} and this call takes the chain's last block (all
+     *                       {@code want}), a new entry of that length is counted in this buffer.
      * @return the number taken in the high 32 bits, the new last address in the low 32 bits.
      */
-    private long takeBlocks(final CacheBuffer buffer, final int want, final int previous, final boolean polled) {
+    private long takeBlocks(final CacheBuffer buffer, final int want, final int previous, final boolean polled,
+                            final int newEntryLength) {
         int last = previous;
         final int taken;
         boolean putBack = false;
@@ -279,6 +293,9 @@ final class BlockAllocator {
                 last = BlockAddressDescriptor.pack(buffer.index, block, blockIndexBits);
             }
             buffer.headerRelease(BlockMetadataDescriptor.headerWord(free - taken, head));
+            if (newEntryLength >= 0 && taken == want) {
+                buffer.count(1, newEntryLength);
+            }
             if (polled) {
                 putBack = free - taken > 0;
                 buffer.inQueue = putBack;
@@ -295,7 +312,17 @@ final class BlockAllocator {
      * first block), locking one buffer at a time.
      */
     void freeChain(final int last, final int stop) {
+        freeChain(last, stop, -1);
+    }
+
+    /**
+     * As {@link #freeChain(int, int)}, and when {@code entryLength >= 0} takes one entry of that
+     * length off the counts of the buffer of {@code last} (a delete, or an insert undone), under
+     * the monitor taken to free that block.
+     */
+    void freeChain(final int last, final int stop, final int entryLength) {
         int current = last;
+        int uncount = entryLength;
         while (current != stop && current != BlockAddressDescriptor.NULL_ADDRESS) {
             final CacheBuffer buffer = buffers[current >>> blockIndexBits];
             final boolean putBack;
@@ -303,6 +330,10 @@ final class BlockAllocator {
                 final long header = buffer.header();
                 int free = BlockMetadataDescriptor.freeCount(header);
                 int head = BlockMetadataDescriptor.freeHeadIndex(header);
+                if (uncount >= 0) {
+                    buffer.count(-1, -uncount);
+                    uncount = -1;
+                }
                 do {
                     final int block = current & blockIndexMask;
                     final long word = buffer.word(block);

@@ -30,10 +30,14 @@ import static org.agrona.UnsafeAccess.UNSAFE;
  */
 final class CacheBuffer {
     private static final VarHandle FREE;
+    private static final VarHandle ENTRIES;
+    private static final VarHandle STORED;
 
     static {
         try {
             FREE = MethodHandles.lookup().findVarHandle(CacheBuffer.class, "freeCount", int.class);
+            ENTRIES = MethodHandles.lookup().findVarHandle(CacheBuffer.class, "entries", long.class);
+            STORED = MethodHandles.lookup().findVarHandle(CacheBuffer.class, "storedBytes", long.class);
         } catch (final ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }
@@ -64,6 +68,20 @@ final class CacheBuffer {
     /** The header's free count, mirrored for readers without the monitor (release / acquire). */
     @SuppressWarnings("unused") // accessed through FREE
     private int freeCount;
+    /**
+     * Entries inserted with their last block in this buffer minus entries deleted whose last
+     * block is here, and their bytes (guarded by the monitor; read racily by stats). Inserts and
+     * deletes count here, under the monitor their allocation or free takes anyway, instead of in
+     * an atomic counter of their own; an entry that moves (append past its buffer, replace,
+     * relocation, warm adoption) is counted in its tier's adders instead, so a single buffer's
+     * values may be off, even negative, but a tier's sum over its buffers plus its adders is
+     * exact (see {@link TierTable#stats()}). Folded into the tier's adders when the buffer goes
+     * offline ({@link TierResizer}).
+     */
+    @SuppressWarnings("unused") // accessed through ENTRIES
+    private long entries;
+    @SuppressWarnings("unused") // accessed through STORED
+    private long storedBytes;
 
     CacheBuffer(final int index, final int tier, final ByteBuffer buffer, final int blocksPerBuffer) {
         this(index, tier, buffer, blocksPerBuffer, false);
@@ -124,6 +142,25 @@ final class CacheBuffer {
     void headerRelease(final long header) {
         UNSAFE.putOrderedLong(null, address, header);
         FREE.setRelease(this, BlockMetadataDescriptor.freeCount(header));
+    }
+
+    /**
+     * Adds to the buffer's entry and byte counts; called under the monitor. Plain increments
+     * published opaquely for {@link #entries()} and {@link #storedBytes()}.
+     */
+    void count(final int entryDelta, final long bytesDelta) {
+        ENTRIES.setOpaque(this, (long)ENTRIES.get(this) + entryDelta);
+        STORED.setOpaque(this, (long)STORED.get(this) + bytesDelta);
+    }
+
+    /** @return the buffer's entry count (racy read: a statistic). */
+    long entries() {
+        return (long)ENTRIES.getOpaque(this);
+    }
+
+    /** @return the buffer's stored-bytes count (racy read: a statistic). */
+    long storedBytes() {
+        return (long)STORED.getOpaque(this);
     }
 
     /**

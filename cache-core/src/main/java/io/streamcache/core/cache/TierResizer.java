@@ -319,6 +319,9 @@ final class TierResizer {
                     // In use, or being pushed back by the thread that popped it: a later call releases it.
                     continue;
                 }
+                // Its counts (entries that were inserted here and have moved since) go to the tier.
+                tier.entries.add(buffer.entries());
+                tier.storedBytes.add(buffer.storedBytes());
                 buffer.markOffline();
                 table.buffers[buffer.index] = null;
                 tier.resizable.offline(buffer.index - tier.firstBuffer);
