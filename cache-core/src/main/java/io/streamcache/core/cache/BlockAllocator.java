@@ -22,7 +22,7 @@ import static io.streamcache.core.internal.layout.BlockMetadataDescriptor.usedWo
  * <h2>Allocation</h2>
  * Free blocks of a buffer form a list through their metadata words (O(1) allocation). Buffers
  * with free blocks wait in their tier's {@link BufferStack}; an allocating thread takes one off,
- * pops blocks under its monitor and puts it back on top if it still has free blocks; a full
+ * pops blocks under its lock and puts it back on top if it still has free blocks; a full
  * buffer that frees a block goes back on top. The stack is last in first out on purpose: the
  * buffer that gained free blocks last is the one whose memory is warm in the CPU caches (the
  * seed's design keeps a first-in first-out queue, which sends a hot working set through all of a
@@ -45,7 +45,7 @@ import static io.streamcache.core.internal.layout.BlockMetadataDescriptor.usedWo
  * thread takes one buffer at a time off a lock-free stack and locks only that buffer; freeing
  * locks the buffers of the freed blocks, one at a time. The full handler is read volatile and may
  * be replaced from any thread. Words of blocks being taken are written under the buffer's
- * monitor and published to other threads with the entry's address.
+ * lock and published to other threads with the entry's address.
  */
 final class BlockAllocator {
     /** Hint slots per tier: threads are hashed to them by id. */
@@ -129,7 +129,7 @@ final class BlockAllocator {
     /**
      * As {@link #allocateChain(int, int, int)}, and when {@code newEntryLength >= 0} counts a new
      * entry of that length in the buffer of the chain's last block ({@link CacheBuffer#entries}),
-     * under the monitor already held to take that block: an insert pays no atomic counter of
+     * under the lock already held to take that block: an insert pays no atomic counter of
      * its own. A caller that then fails frees the chain with {@link #freeChain(int, int, int)}
      * and the same length, which takes the count back.
      */
@@ -273,7 +273,8 @@ final class BlockAllocator {
         int last = previous;
         final int taken;
         boolean putBack = false;
-        synchronized (buffer) {
+        buffer.lock();
+        try {
             if (buffer.draining) {
                 // Taken out of service by a shrink (its memory may be gone): never allocate from
                 // it, and drop it from the stack if it was popped.
@@ -300,6 +301,8 @@ final class BlockAllocator {
                 putBack = free - taken > 0;
                 buffer.inQueue = putBack;
             }
+        } finally {
+            buffer.unlock();
         }
         if (putBack) {
             tiers[buffer.tier].available.push(buffer);
@@ -318,7 +321,7 @@ final class BlockAllocator {
     /**
      * As {@link #freeChain(int, int)}, and when {@code entryLength >= 0} takes one entry of that
      * length off the counts of the buffer of {@code last} (a delete, or an insert undone), under
-     * the monitor taken to free that block.
+     * the lock taken to free that block.
      */
     void freeChain(final int last, final int stop, final int entryLength) {
         int current = last;
@@ -326,7 +329,8 @@ final class BlockAllocator {
         while (current != stop && current != BlockAddressDescriptor.NULL_ADDRESS) {
             final CacheBuffer buffer = buffers[current >>> blockIndexBits];
             final boolean putBack;
-            synchronized (buffer) {
+            buffer.lock();
+            try {
                 final long header = buffer.header();
                 int free = BlockMetadataDescriptor.freeCount(header);
                 int head = BlockMetadataDescriptor.freeHeadIndex(header);
@@ -360,6 +364,8 @@ final class BlockAllocator {
                 // A draining buffer never goes back on the stack: no block is taken from it again.
                 putBack = !buffer.inQueue && !buffer.draining;
                 buffer.inQueue |= putBack;
+            } finally {
+                buffer.unlock();
             }
             if (putBack) {
                 tiers[buffer.tier].available.push(buffer);

@@ -64,7 +64,7 @@ final class EntryWriter {
     int insert(final ByteBuf src, final ByteBuffer nio, final int srcIndex, final int length, final int tier) {
         checkEntryLength(length);
         final int count = table.blockCount(length);
-        // Counted (entries, bytes) in the last block's buffer under the monitor the allocation takes anyway.
+        // Counted (entries, bytes) in the last block's buffer under the lock the allocation takes anyway.
         final int last = allocator.allocateChain(count, BlockAddressDescriptor.NULL_ADDRESS, tier, length);
         try {
             copier.writeBackward(last, 0, length, src, nio, srcIndex);
@@ -156,7 +156,7 @@ final class EntryWriter {
      */
     void delete(final int address) {
         final long word = table.lastWordOf(address);
-        // Uncounted in the last block's buffer under the monitor the free takes anyway.
+        // Uncounted in the last block's buffer under the lock the free takes anyway.
         allocator.freeChain(address, BlockAddressDescriptor.NULL_ADDRESS, entryLength(word));
     }
 

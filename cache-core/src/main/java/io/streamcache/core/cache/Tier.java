@@ -18,7 +18,7 @@ import java.util.concurrent.atomic.LongAdder;
  * every allocating and freeing thread ({@link BlockAllocator}); the hints are racy plain reads
  * and writes (only a hint); the counters are {@link LongAdder}s added to off the hot path
  * (appends, relocations), plus the per-buffer counts that inserts and deletes keep under the
- * buffer's monitor ({@link CacheBuffer#count}), and the hits a {@link StripedCounter}; all are
+ * buffer's lock ({@link CacheBuffer#count}), and the hits a {@link StripedCounter}; all are
  * summed by {@link TierTable#stats}.
  */
 final class Tier {
