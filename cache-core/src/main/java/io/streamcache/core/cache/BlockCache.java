@@ -693,18 +693,7 @@ public final class BlockCache implements AutoCloseable {
                 LOG.warn("could not unregister {}", objectName, e);
             }
         }
-        for (final CacheBuffer buffer : table.buffers) {
-            if (buffer != null) {
-                buffer.lock();
-                try {
-                    if (!buffer.offline) {
-                        buffer.markOffline();
-                    }
-                } finally {
-                    buffer.unlock();
-                }
-            }
-        }
+        tiers.markBuffersOffline();
         tiers.closeRegions();
         LOG.info("block cache {} closed", name);
     }

@@ -221,6 +221,25 @@ final class TierTable {
     }
 
     /**
+     * Marks every online buffer offline under its lock (its views fail from then on), before
+     * the regions are closed ({@link BlockCache#close()}).
+     */
+    void markBuffersOffline() {
+        for (final CacheBuffer buffer : buffers) {
+            if (buffer != null) {
+                buffer.lock();
+                try {
+                    if (!buffer.offline) {
+                        buffer.markOffline();
+                    }
+                } finally {
+                    buffer.unlock();
+                }
+            }
+        }
+    }
+
+    /**
      * Closes the regions of the tiers opened so far.
      */
     void closeRegions() {
