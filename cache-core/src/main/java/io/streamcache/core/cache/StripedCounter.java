@@ -10,8 +10,8 @@ import java.lang.invoke.VarHandle;
  *
  * <p><b>Why not a {@code LongAdder}.</b> An uncontended {@code LongAdder} is a compare-and-set on
  * its base, a locked instruction that also waits for the store buffer to drain: on a read of a
- * hot 10 KB entry it is the one atomic of the whole operation (measured in
- * {@code HotBlockCacheBenchmark}; see {@code docs/benchmarks.md}, issue 14).
+ * hot 10 KB entry it was the one atomic of the whole operation (counted per operation in
+ * {@code docs/benchmarks.md}, issue 14).
  *
  * <p><b>Layout.</b> Each cell is the first {@code long} of its own 128-byte stripe, so that
  * threads of different slots never write one cache line (two lines, for the adjacent-line
