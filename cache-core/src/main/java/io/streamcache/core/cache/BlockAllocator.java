@@ -22,7 +22,7 @@ import static io.streamcache.core.internal.layout.BlockMetadataDescriptor.usedWo
  * <h2>Allocation</h2>
  * Free blocks of a buffer form a list through their metadata words (O(1) allocation). Buffers
  * with free blocks wait in their tier's {@link BufferStack}; an allocating thread takes one off,
- * pops blocks under its monitor and puts it back on top if it still has free blocks; a full
+ * pops blocks under its lock and puts it back on top if it still has free blocks; a full
  * buffer that frees a block goes back on top. The stack is last in first out on purpose: the
  * buffer that gained free blocks last is the one whose memory is warm in the CPU caches (the
  * seed's design keeps a first-in first-out queue, which sends a hot working set through all of a
@@ -45,7 +45,7 @@ import static io.streamcache.core.internal.layout.BlockMetadataDescriptor.usedWo
  * thread takes one buffer at a time off a lock-free stack and locks only that buffer; freeing
  * locks the buffers of the freed blocks, one at a time. The full handler is read volatile and may
  * be replaced from any thread. Words of blocks being taken are written under the buffer's
- * monitor and published to other threads with the entry's address.
+ * lock and published to other threads with the entry's address.
  */
 final class BlockAllocator {
     /** Hint slots per tier: threads are hashed to them by id. */
@@ -123,6 +123,17 @@ final class BlockAllocator {
      * free block. On failure, gives back whatever it took and throws.
      */
     int allocateChain(final int count, final int previous, final int preferredTier) {
+        return allocateChain(count, previous, preferredTier, -1);
+    }
+
+    /**
+     * As {@link #allocateChain(int, int, int)}, and when {@code newEntryLength >= 0} counts a new
+     * entry of that length in the buffer of the chain's last block ({@link CacheBuffer#entries}),
+     * under the lock already held to take that block: an insert pays no atomic counter of
+     * its own. A caller that then fails frees the chain with {@link #freeChain(int, int, int)}
+     * and the same length, which takes the count back.
+     */
+    int allocateChain(final int count, final int previous, final int preferredTier, final int newEntryLength) {
         if (count > totalBlocks) {
             fullFailures.increment();
             throw new CacheFullException("cache " + name + " cannot hold " + count + " blocks: it has " + totalBlocks
@@ -133,10 +144,10 @@ final class BlockAllocator {
         long deadline = 0L;
         final int hintSlot = (int)Thread.currentThread().getId() & (HINT_SLOTS - 1);
         while (remaining > 0) {
-            long taken = takeFrom(tiers[preferredTier], remaining, last, hintSlot);
+            long taken = takeFrom(tiers[preferredTier], remaining, last, hintSlot, newEntryLength);
             for (int t = 0; (taken >>> Integer.SIZE) == 0 && t < tiers.length; t++) {
                 if (t != preferredTier) {
-                    taken = takeFrom(tiers[t], remaining, last, hintSlot);
+                    taken = takeFrom(tiers[t], remaining, last, hintSlot, newEntryLength);
                 }
             }
             if (taken >>> Integer.SIZE != 0) {
@@ -188,7 +199,7 @@ final class BlockAllocator {
         final int hintSlot = (int)Thread.currentThread().getId() & (HINT_SLOTS - 1);
         long deadline = 0L;
         while (remaining > 0) {
-            final long taken = takeFrom(tier, remaining, last, hintSlot);
+            final long taken = takeFrom(tier, remaining, last, hintSlot, -1);
             if (taken >>> Integer.SIZE != 0) {
                 remaining -= (int)(taken >>> Integer.SIZE);
                 last = (int)taken;
@@ -217,10 +228,10 @@ final class BlockAllocator {
      * @return the number taken in the high 32 bits (0 if none could be had at once), the new
      *         last address in the low 32 bits.
      */
-    private long takeFrom(final Tier tier, final int want, final int previous, final int hintSlot) {
+    private long takeFrom(final Tier tier, final int want, final int previous, final int hintSlot, final int newEntryLength) {
         final CacheBuffer hint = tier.hints[hintSlot];
         if (hint != null && hint.freeCountVolatile() > 0) {
-            final long taken = takeBlocks(hint, want, previous, false);
+            final long taken = takeBlocks(hint, want, previous, false, newEntryLength);
             if (taken >>> Integer.SIZE != 0) {
                 return taken;
             }
@@ -234,7 +245,7 @@ final class BlockAllocator {
                 return previous & BlockMetadataDescriptor.LINK_MASK;
             }
             tier.hints[hintSlot] = buffer;
-            final long taken = takeBlocks(buffer, want, previous, true);
+            final long taken = takeBlocks(buffer, want, previous, true, newEntryLength);
             if (taken >>> Integer.SIZE != 0) {
                 return taken;
             }
@@ -253,13 +264,17 @@ final class BlockAllocator {
      *               if it still has free blocks); {@code false} for the calling thread's hint, which
      *               may sit in the stack meanwhile: a buffer that fills stays there until a popper
      *               finds it full and drops it.
+     * @param newEntryLength if {@code >= 0} and this call takes the chain's last block (all
+     *                       {@code want}), a new entry of that length is counted in this buffer.
      * @return the number taken in the high 32 bits, the new last address in the low 32 bits.
      */
-    private long takeBlocks(final CacheBuffer buffer, final int want, final int previous, final boolean polled) {
+    private long takeBlocks(final CacheBuffer buffer, final int want, final int previous, final boolean polled,
+                            final int newEntryLength) {
         int last = previous;
         final int taken;
         boolean putBack = false;
-        synchronized (buffer) {
+        buffer.lock();
+        try {
             if (buffer.draining) {
                 // Taken out of service by a shrink (its memory may be gone): never allocate from
                 // it, and drop it from the stack if it was popped.
@@ -279,10 +294,15 @@ final class BlockAllocator {
                 last = BlockAddressDescriptor.pack(buffer.index, block, blockIndexBits);
             }
             buffer.headerRelease(BlockMetadataDescriptor.headerWord(free - taken, head));
+            if (newEntryLength >= 0 && taken == want) {
+                buffer.count(1, newEntryLength);
+            }
             if (polled) {
                 putBack = free - taken > 0;
                 buffer.inQueue = putBack;
             }
+        } finally {
+            buffer.unlock();
         }
         if (putBack) {
             tiers[buffer.tier].available.push(buffer);
@@ -295,14 +315,29 @@ final class BlockAllocator {
      * first block), locking one buffer at a time.
      */
     void freeChain(final int last, final int stop) {
+        freeChain(last, stop, -1);
+    }
+
+    /**
+     * As {@link #freeChain(int, int)}, and when {@code entryLength >= 0} takes one entry of that
+     * length off the counts of the buffer of {@code last} (a delete, or an insert undone), under
+     * the lock taken to free that block.
+     */
+    void freeChain(final int last, final int stop, final int entryLength) {
         int current = last;
+        int uncount = entryLength;
         while (current != stop && current != BlockAddressDescriptor.NULL_ADDRESS) {
             final CacheBuffer buffer = buffers[current >>> blockIndexBits];
             final boolean putBack;
-            synchronized (buffer) {
+            buffer.lock();
+            try {
                 final long header = buffer.header();
                 int free = BlockMetadataDescriptor.freeCount(header);
                 int head = BlockMetadataDescriptor.freeHeadIndex(header);
+                if (uncount >= 0) {
+                    buffer.count(-1, -uncount);
+                    uncount = -1;
+                }
                 do {
                     final int block = current & blockIndexMask;
                     final long word = buffer.word(block);
@@ -329,6 +364,8 @@ final class BlockAllocator {
                 // A draining buffer never goes back on the stack: no block is taken from it again.
                 putBack = !buffer.inQueue && !buffer.draining;
                 buffer.inQueue |= putBack;
+            } finally {
+                buffer.unlock();
             }
             if (putBack) {
                 tiers[buffer.tier].available.push(buffer);

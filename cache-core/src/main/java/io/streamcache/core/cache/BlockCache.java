@@ -64,7 +64,7 @@ import static io.streamcache.core.internal.layout.BlockMetadataDescriptor.entryL
  * <h2>Allocation</h2>
  * Free blocks of a buffer form a list through their metadata words (O(1) allocation). Buffers
  * with free blocks wait in a queue; an allocating thread takes one out, pops blocks under its
- * monitor and puts it back at the end if it still has free blocks; a full buffer that frees a
+ * lock and puts it back at the end if it still has free blocks; a full buffer that frees a
  * block rejoins the queue. A thread keeps allocating from the buffer it last took (a hint) until
  * that buffer is full, which keeps its entries together in memory. When no block is free, the {@link CacheFullHandler} is called with no
  * lock held and the allocation retried until the full-retry timeout; then the operation fails
@@ -693,15 +693,7 @@ public final class BlockCache implements AutoCloseable {
                 LOG.warn("could not unregister {}", objectName, e);
             }
         }
-        for (final CacheBuffer buffer : table.buffers) {
-            if (buffer != null) {
-                synchronized (buffer) {
-                    if (!buffer.offline) {
-                        buffer.markOffline();
-                    }
-                }
-            }
-        }
+        tiers.markBuffersOffline();
         tiers.closeRegions();
         LOG.info("block cache {} closed", name);
     }

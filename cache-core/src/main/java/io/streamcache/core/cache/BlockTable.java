@@ -23,7 +23,7 @@ import static io.streamcache.core.internal.layout.BlockMetadataDescriptor.previo
  * themselves follow {@link CacheBuffer}'s rules: a used block's word is written by the thread
  * that owns its entry (the cache's callers serialize operations per entry) and read under the
  * happens-before edge that handed the entry's address over; free blocks' words belong to the
- * buffer's monitor ({@link BlockAllocator}).
+ * buffer's lock ({@link BlockAllocator}).
  */
 final class BlockTable {
     /** Every buffer of every tier, indexed by the buffer part of an address. */

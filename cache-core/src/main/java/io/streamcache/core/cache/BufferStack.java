@@ -30,7 +30,7 @@ import java.lang.invoke.VarHandle;
  *
  * <p><b>Threading:</b> any number of threads. A buffer is in the stack at most once: the caller
  * pushes only a buffer it took out (by {@link #pop}) or one it marked present under the buffer's
- * monitor ({@link CacheBuffer#inQueue}), as {@link BlockAllocator} does. A push writes the link
+ * lock ({@link CacheBuffer#inQueue}), as {@link BlockAllocator} does. A push writes the link
  * with release semantics before the head's compare-and-set; a pop reads the head (volatile) and
  * then the link (acquire), so it sees the link written before the push it observed.
  */

@@ -3,12 +3,15 @@ package io.streamcache.core.cache;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.streamcache.core.internal.layout.BlockAddressDescriptor;
+import io.streamcache.core.internal.layout.BlockMetadataDescriptor;
 import org.agrona.BufferUtil;
 
 import java.nio.ByteBuffer;
 import java.util.Arrays;
 
 import static io.streamcache.core.internal.layout.BlockMetadataDescriptor.entryLength;
+import static io.streamcache.core.internal.layout.BlockMetadataDescriptor.isLast;
+import static io.streamcache.core.internal.layout.BlockMetadataDescriptor.isUsed;
 import static io.streamcache.core.internal.layout.BlockMetadataDescriptor.previousAddress;
 import static org.agrona.UnsafeAccess.UNSAFE;
 
@@ -37,6 +40,7 @@ final class ChainCopier {
     private final int blockLength;
     private final int blockShift;
     private final int blockIndexBits;
+    private final int blockIndexMask;
 
     ChainCopier(final BlockTable table) {
         this.table = table;
@@ -44,6 +48,7 @@ final class ChainCopier {
         this.blockLength = table.blockLength;
         this.blockShift = table.blockShift;
         this.blockIndexBits = table.blockIndexBits;
+        this.blockIndexMask = table.blockIndexMask;
     }
 
     /**
@@ -85,17 +90,10 @@ final class ChainCopier {
         }
         int end = to;
         while (true) {
-            int runFirst = current;
-            int runStart = currentStart;
-            int previous = BlockAddressDescriptor.NULL_ADDRESS;
-            while (runStart > from) {
-                previous = table.step(runFirst);
-                if (previous != runFirst - 1) {
-                    break;
-                }
-                runFirst = previous;
-                runStart -= blockLength;
-            }
+            final long run = runBackward(current, currentStart, from);
+            final int runFirst = (int)run;
+            final int previous = (int)(run >>> Integer.SIZE);
+            final int runStart = currentStart - ((current - runFirst) << blockShift);
             final int start = Math.max(runStart, from);
             if (in) {
                 copyIn(runFirst, start - runStart, buf, nio, indexOfFrom + (start - from), end - start);
@@ -109,6 +107,40 @@ final class ChainCopier {
             current = previous;
             currentStart = runStart - blockLength;
         }
+    }
+
+    /**
+     * Finds the run of blocks adjacent in memory that ends at {@code last} (starting at entry
+     * offset {@code lastStart}), going back no further than the block holding {@code from}.
+     * Inside a run every block is in {@code last}'s buffer, so each step is one load of the
+     * block's word from that buffer's metadata, which also checks it as {@link BlockTable#step}
+     * does (used, not last); a link to a block that is not adjacent ends the run and is checked
+     * by {@link BlockTable#step}.
+     *
+     * @return the run's first block in the low 32 bits; in the high 32 bits the block before
+     *         the run in the chain, or 0 if the run reaches {@code from}.
+     */
+    private long runBackward(final int last, final int lastStart, final int from) {
+        if (lastStart <= from) {
+            return last & BlockMetadataDescriptor.LINK_MASK;
+        }
+        final long metadata = buffers[last >>> blockIndexBits].address;
+        int first = last;
+        int start = lastStart;
+        long word = UNSAFE.getLong(metadata + ((long)(first & blockIndexMask) << 3));
+        while (start > from) {
+            final int previous = previousAddress(word);
+            if (previous != first - 1) {
+                return ((long)table.step(first) << Integer.SIZE) | (first & BlockMetadataDescriptor.LINK_MASK);
+            }
+            word = UNSAFE.getLong(metadata + ((long)(previous & blockIndexMask) << 3));
+            if (!isUsed(word) || isLast(word)) {
+                table.step(first); // throws CacheCorruptedException, naming the bad link
+            }
+            first = previous;
+            start -= blockLength;
+        }
+        return first & BlockMetadataDescriptor.LINK_MASK;
     }
 
     private void copyIn(

@@ -64,15 +64,15 @@ final class EntryWriter {
     int insert(final ByteBuf src, final ByteBuffer nio, final int srcIndex, final int length, final int tier) {
         checkEntryLength(length);
         final int count = table.blockCount(length);
-        final int last = allocator.allocateChain(count, BlockAddressDescriptor.NULL_ADDRESS, tier);
+        // Counted (entries, bytes) in the last block's buffer under the lock the allocation takes anyway.
+        final int last = allocator.allocateChain(count, BlockAddressDescriptor.NULL_ADDRESS, tier, length);
         try {
             copier.writeBackward(last, 0, length, src, nio, srcIndex);
         } catch (final RuntimeException | Error e) {
-            allocator.freeChain(last, BlockAddressDescriptor.NULL_ADDRESS);
+            allocator.freeChain(last, BlockAddressDescriptor.NULL_ADDRESS, length);
             throw e;
         }
         table.setWord(last, lastWord(previousAddress(table.word(last)), length));
-        tiers.added(last, length);
         return last;
     }
 
@@ -156,8 +156,8 @@ final class EntryWriter {
      */
     void delete(final int address) {
         final long word = table.lastWordOf(address);
-        allocator.freeChain(address, BlockAddressDescriptor.NULL_ADDRESS);
-        tiers.removed(address, entryLength(word));
+        // Uncounted in the last block's buffer under the lock the free takes anyway.
+        allocator.freeChain(address, BlockAddressDescriptor.NULL_ADDRESS, entryLength(word));
     }
 
     /**

@@ -16,7 +16,9 @@ import java.util.concurrent.atomic.LongAdder;
  *
  * <p><b>Threading:</b> the identity fields are immutable; the stack is lock-free and shared by
  * every allocating and freeing thread ({@link BlockAllocator}); the hints are racy plain reads
- * and writes (only a hint); the counters are {@link LongAdder}s, added to on the data path and
+ * and writes (only a hint); the counters are {@link LongAdder}s added to off the hot path
+ * (appends, relocations), plus the per-buffer counts that inserts and deletes keep under the
+ * buffer's lock ({@link CacheBuffer#count}), and the hits a {@link StripedCounter}; all are
  * summed by {@link TierTable#stats}.
  */
 final class Tier {
@@ -43,7 +45,8 @@ final class Tier {
     final CacheBuffer[] hints = new CacheBuffer[BlockAllocator.HINT_SLOTS];
     final LongAdder storedBytes = new LongAdder();
     final LongAdder entries = new LongAdder();
-    final LongAdder hits = new LongAdder();
+    /** Reads of the tier's entries: no atomic on the read path, may undercount under contention ({@link StripedCounter}). */
+    final StripedCounter hits = new StripedCounter();
     final LongAdder demotions = new LongAdder();
     final LongAdder promotions = new LongAdder();
 

@@ -27,7 +27,7 @@ import static io.streamcache.core.internal.layout.BlockMetadataDescriptor.previo
  *    +---------+ ----------------------------------------------------------> +--------+
  *    | offline |                                                             | online |
  *    +---------+ <------------ +----------+ <------------------------------- +--------+
- *         release, when every     | draining |   shrink: marked under the buffer's monitor,
+ *         release, when every     | draining |   shrink: marked under the buffer's lock,
  *         block is free again     +----------+   dropped from the stack, never allocated from
  *         (views released,             |         again; its live entries are moved or deleted
  *         region.offline(i))           |         by their owner
@@ -47,7 +47,7 @@ import static io.streamcache.core.internal.layout.BlockMetadataDescriptor.previo
  * <p><b>Threading:</b> one resize at a time in a cache, under {@link #lock} (held from the
  * start of a shrink to its {@link TierShrink#close()}, on the resizing thread): resizes are rare
  * and never on the data path. Appends, inserts, reads and frees on other threads go on
- * meanwhile; the allocator checks {@link CacheBuffer#draining} under each buffer's monitor.
+ * meanwhile; the allocator checks {@link CacheBuffer#draining} under each buffer's lock.
  */
 final class TierResizer {
     private static final Logger LOG = LoggerFactory.getLogger(TierResizer.class);
@@ -164,8 +164,11 @@ final class TierResizer {
                 draining[k] = table.buffers[(int)candidates.get(k)[0]];
             }
             for (final CacheBuffer buffer : draining) {
-                synchronized (buffer) {
+                buffer.lock();
+                try {
                     buffer.draining = true;
+                } finally {
+                    buffer.unlock();
                 }
             }
             dropDraining(tier);
@@ -178,7 +181,7 @@ final class TierResizer {
 
     /**
      * Takes the draining buffers off the tier's stack: pops every buffer, drops the draining
-     * ones (under their monitor, as an allocating thread that pops one does) and pushes the
+     * ones (under their lock, as an allocating thread that pops one does) and pushes the
      * others back in their order. Allocating threads that find the stack empty meanwhile fall
      * through to another tier or retry (they see free blocks, so the full handler is not called;
      * a cache built with a zero {@code fullRetryTimeout} may fail such an allocation with
@@ -188,11 +191,14 @@ final class TierResizer {
     private void dropDraining(final Tier tier) {
         final List<CacheBuffer> kept = new ArrayList<>();
         for (CacheBuffer buffer = tier.available.pop(); buffer != null; buffer = tier.available.pop()) {
-            synchronized (buffer) {
+            buffer.lock();
+            try {
                 if (buffer.draining) {
                     buffer.inQueue = false;
                     continue;
                 }
+            } finally {
+                buffer.unlock();
             }
             kept.add(buffer);
         }
@@ -292,7 +298,7 @@ final class TierResizer {
 
     /**
      * Releases every draining buffer of {@code shrink} that is wholly free: marks it offline
-     * under its monitor (its free count reads 0, its views fail), empties its slot and gives its
+     * under its lock (its free count reads 0, its views fail), empties its slot and gives its
      * memory back to the region.
      *
      * @return buffers released by this call.
@@ -306,24 +312,33 @@ final class TierResizer {
         // reused when the tier grows, and a buffer must be in the stack at most once).
         boolean inStack = false;
         for (final CacheBuffer buffer : shrink.draining) {
-            synchronized (buffer) {
+            buffer.lock();
+            try {
                 inStack |= !buffer.offline && buffer.inQueue;
+            } finally {
+                buffer.unlock();
             }
         }
         if (inStack) {
             dropDraining(tier);
         }
         for (final CacheBuffer buffer : shrink.draining) {
-            synchronized (buffer) {
+            buffer.lock();
+            try {
                 if (buffer.offline || buffer.inQueue || BlockMetadataDescriptor.freeCount(buffer.header()) != full) {
                     // In use, or being pushed back by the thread that popped it: a later call releases it.
                     continue;
                 }
+                // Its counts (entries that were inserted here and have moved since) go to the tier.
+                tier.entries.add(buffer.entries());
+                tier.storedBytes.add(buffer.storedBytes());
                 buffer.markOffline();
                 table.buffers[buffer.index] = null;
                 tier.resizable.offline(buffer.index - tier.firstBuffer);
                 tier.online = tier.online - 1;
                 released++;
+            } finally {
+                buffer.unlock();
             }
         }
         if (released > 0) {
@@ -345,7 +360,8 @@ final class TierResizer {
             int restored = 0;
             for (final CacheBuffer buffer : shrink.draining) {
                 boolean push = false;
-                synchronized (buffer) {
+                buffer.lock();
+                try {
                     if (buffer.offline) {
                         continue;
                     }
@@ -355,6 +371,8 @@ final class TierResizer {
                         buffer.inQueue = true;
                         push = true;
                     }
+                } finally {
+                    buffer.unlock();
                 }
                 if (push) {
                     shrink.tier.available.push(buffer);

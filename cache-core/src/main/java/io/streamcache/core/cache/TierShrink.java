@@ -65,8 +65,11 @@ public final class TierShrink implements AutoCloseable {
     public int pendingBuffers() {
         int pending = 0;
         for (final CacheBuffer buffer : draining) {
-            synchronized (buffer) {
+            buffer.lock();
+            try {
                 pending += buffer.offline ? 0 : 1;
+            } finally {
+                buffer.unlock();
             }
         }
         return pending;

@@ -18,7 +18,10 @@ package io.streamcache.core.cache;
  * @param usedBlockCount data blocks of the tier in use.
  * @param storedBytes    bytes of the entries whose last block is in this tier.
  * @param entryCount     entries whose last block is in this tier.
- * @param hits           reads (views and copies) of entries whose last block is in this tier.
+ * @param hits           reads (views and copies) of entries whose last block is in this tier;
+ *                       counted without an atomic instruction, so two threads that read at the
+ *                       same instant may count once (it may undercount under contention, never
+ *                       overcount).
  * @param demotions      entries relocated out of this tier into a slower one.
  * @param promotions     entries relocated into this tier from a slower one.
  */

@@ -122,21 +122,13 @@ final class TierTable {
     }
 
     /**
-     * Counts a new entry in the tier of its last block.
+     * Counts a new entry in the tier of its last block (warm adoption; inserts count in the
+     * buffer instead, see {@link CacheBuffer#count}).
      */
     void added(final int address, final int length) {
         final Tier placed = of(address);
         placed.entries.increment();
         placed.storedBytes.add(length);
-    }
-
-    /**
-     * Counts a deleted entry out of the tier of its last block.
-     */
-    void removed(final int address, final int length) {
-        final Tier tier = of(address);
-        tier.entries.decrement();
-        tier.storedBytes.add(-length);
     }
 
     /**
@@ -195,10 +187,19 @@ final class TierTable {
         for (int t = 0; t < tiers.length; t++) {
             final Tier tier = tiers[t];
             final long free = freeBlocks(tier);
+            long stored = tier.storedBytes.sum();
+            long entries = tier.entries.sum();
+            for (int i = tier.firstBuffer; i < tier.firstBuffer + tier.bufferCount; i++) {
+                final CacheBuffer buffer = buffers[i];
+                if (buffer != null) {
+                    stored += buffer.storedBytes();
+                    entries += buffer.entries();
+                }
+            }
             final int online = tier.online;
             final long blocks = (long)online * tier.blocksPerBufferData;
             stats[t] = new TierStats(t, tier.name, tier.region.description(), (long)online * bufferLength,
-                (long)tier.bufferCount * bufferLength, online, blocks, Math.max(0, blocks - free), tier.storedBytes.sum(), tier.entries.sum(), tier.hits.sum(),
+                (long)tier.bufferCount * bufferLength, online, blocks, Math.max(0, blocks - free), stored, entries, tier.hits.sum(),
                 tier.demotions.sum(), tier.promotions.sum());
         }
         return stats;
@@ -217,6 +218,25 @@ final class TierTable {
             description.append(description.length() == 0 ? "" : ", ").append(tier.name).append(": ").append(tier.region.description());
         }
         return description.toString();
+    }
+
+    /**
+     * Marks every online buffer offline under its lock (its views fail from then on), before
+     * the regions are closed ({@link BlockCache#close()}).
+     */
+    void markBuffersOffline() {
+        for (final CacheBuffer buffer : buffers) {
+            if (buffer != null) {
+                buffer.lock();
+                try {
+                    if (!buffer.offline) {
+                        buffer.markOffline();
+                    }
+                } finally {
+                    buffer.unlock();
+                }
+            }
+        }
     }
 
     /**

@@ -2,6 +2,7 @@ package io.streamcache.core.cache;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
+import io.streamcache.core.CacheCorruptedException;
 import io.streamcache.core.internal.layout.BlockAddressDescriptor;
 import io.streamcache.core.internal.layout.BlockMetadataDescriptor;
 import org.junit.jupiter.api.AfterEach;
@@ -13,6 +14,7 @@ import java.util.SplittableRandom;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -146,5 +148,75 @@ class ChainCopierTest {
         copier.copyChain(from, to, LENGTH, 4);
         table.setWord(to, BlockMetadataDescriptor.lastWord(address(1, 3), LENGTH));
         assertArrayEquals(data, read(to, 0, LENGTH));
+    }
+
+    /**
+     * A model test of the run walk (one load of a block's word per step inside a run): random
+     * chains of the two buffers' blocks, in random order, so that runs of adjacent blocks begin
+     * and end anywhere, and straddle the end of buffer 0 into buffer 1 (block 7 of buffer 0 is
+     * not adjacent to block 1 of buffer 1); every range copied in and out is checked against a
+     * byte array.
+     */
+    @Test
+    void shouldCopyRandomRangesOfRandomChainsAsAByteArrayDoes() {
+        final SplittableRandom random = new SplittableRandom(14);
+        final int[] all = new int[2 * (BLOCKS - 1)];
+        for (int i = 0; i < all.length; i++) {
+            all[i] = address(i / (BLOCKS - 1), 1 + i % (BLOCKS - 1));
+        }
+        for (int round = 0; round < 300; round++) {
+            final int count = 1 + random.nextInt(all.length);
+            // Mostly ascending stretches (runs), sometimes shuffled: a random start, then ascending
+            // with random jumps.
+            final int[] blocks = new int[count];
+            final boolean[] taken = new boolean[all.length];
+            int next = random.nextInt(all.length);
+            for (int i = 0; i < count; i++) {
+                if (random.nextInt(4) == 0) {
+                    next = random.nextInt(all.length);
+                }
+                while (taken[next % all.length]) {
+                    next++;
+                }
+                next %= all.length;
+                taken[next] = true;
+                blocks[i] = all[next];
+                next++;
+            }
+            final int length = (count - 1) * BLOCK + 1 + random.nextInt(BLOCK);
+            final byte[] model = new byte[length];
+            random.nextBytes(model);
+            final int last = blocks[count - 1];
+            link(length, blocks);
+            copier.writeBackward(last, 0, length, Unpooled.wrappedBuffer(model), null, 0);
+            assertArrayEquals(model, read(last, 0, length), "round " + round + ": whole entry");
+            for (int k = 0; k < 5; k++) {
+                final int from = random.nextInt(length);
+                final int to = from + 1 + random.nextInt(length - from);
+                assertArrayEquals(Arrays.copyOfRange(model, from, to), read(last, from, to), "round " + round + ": [" + from + ", " + to + ")");
+                // Writes end at the entry's end (an append's tail): the chain is walked from its last block.
+                final byte[] patch = new byte[length - from];
+                random.nextBytes(patch);
+                copier.writeBackward(last, from, length, Unpooled.wrappedBuffer(patch), null, 0);
+                System.arraycopy(patch, 0, model, from, patch.length);
+                assertArrayEquals(model, read(last, 0, length), "round " + round + ": after writing [" + from + ", " + length + ")");
+            }
+            for (final int block : blocks) {
+                table.setWord(block, BlockMetadataDescriptor.freeWord(0));
+            }
+        }
+    }
+
+    @Test
+    void shouldRejectAnAdjacentLinkToAFreeOrLastBlockInsideARun() {
+        final int last = address(0, 3);
+        link(2 * BLOCK + 1, address(0, 1), address(0, 2), last);
+        table.setWord(address(0, 2), BlockMetadataDescriptor.freeWord(0));
+        assertThrows(CacheCorruptedException.class, () -> read(last, 0, 2 * BLOCK + 1), "a link to a free block");
+        table.setWord(address(0, 2), BlockMetadataDescriptor.lastWord(address(0, 1), 10));
+        assertThrows(CacheCorruptedException.class, () -> read(last, 0, 2 * BLOCK + 1), "a link to a last block");
+        table.setWord(address(0, 1), BlockMetadataDescriptor.lastWord(0, 10));
+        table.setWord(address(0, 2), BlockMetadataDescriptor.usedWord(address(0, 1)));
+        assertThrows(CacheCorruptedException.class, () -> read(last, 0, 2 * BLOCK + 1), "a run's first block that is a last block");
     }
 }

@@ -125,13 +125,21 @@ class TierResizeModelTest {
             assertTrue(operations > 0);
             assertTrue(shrinks > 0 || ROUNDS < 10, "seed=" + seed);
             long blocks = 0;
+            long entries = 0;
+            long bytes = 0;
             for (final Slot slot : slots) {
                 if (slot.address != 0) {
                     assertArrayEquals(slot.model, read(cache, slot.address), "seed=" + seed);
                     blocks += Math.max(1, (slot.model.length + BLOCK - 1) / BLOCK);
+                    entries++;
+                    bytes += slot.model.length;
                 }
             }
             assertEquals(blocks, cache.stats().usedBlockCount(), "no block leaked or lost; seed=" + seed);
+            // Inserts and deletes count in their buffers, appends and relocations in the tier, and
+            // a released buffer's counts go to its tier: the sums stay exact.
+            assertEquals(entries, cache.stats().entryCount(), "entries; seed=" + seed);
+            assertEquals(bytes, cache.stats().storedBytes(), "stored bytes; seed=" + seed);
             assertTrue(cache.capacity() <= (long)maxBuffers * bufferLength);
         }
     }

@@ -78,8 +78,23 @@ class TierTableTest {
         tiers.moved(grownInFast, 5000, spilled, 9000);
         assertAccounts(0, 0, 0);
         assertAccounts(1, 1, 9000);
-        tiers.removed(spilled, 9000);
+        // A delete takes the entry off the counts of its last block's buffer (under its monitor).
+        tiers.buffers()[2].count(-1, -9000);
         assertAccounts(1, 0, 0);
+    }
+
+    @Test
+    void shouldSumAnInsertCountedInItsBufferWithTheMovesCountedInTheTiers() {
+        // An insert counts in its last block's buffer; an append that spills into the slow tier
+        // moves the entry's share through the adders; its delete uncounts the slow buffer.
+        tiers.buffers()[1].count(1, 100);
+        assertAccounts(0, 1, 100);
+        tiers.moved(address(1, 1), 100, address(2, 1), 9000);
+        assertAccounts(0, 0, 0);
+        assertAccounts(1, 1, 9000);
+        tiers.buffers()[2].count(-1, -9000);
+        assertAccounts(1, 0, 0);
+        assertAccounts(0, 0, 0);
     }
 
     @Test
