@@ -50,7 +50,7 @@ import java.util.stream.Stream;
  *   java -jar streamcache-bench.jar mq --dir /var/tmp/mq [--threads 40] [--topics 100]
  *        [--queues 250000] [--min 100] [--max 17408] [--phase1 3g] [--phase2 2g] [--fetch 30]
  *        [--tail 0.9] [--cache 2g] [--batch 1m] [--raw true] [--reopen true] [--writer true] [--prewrite BOOL]
- *        [--file-length SIZE] [--prepared-files N]
+ *        [--file-length SIZE] [--prepared-files N] [--checkpoint N]
  * </pre>
  * The directory is emptied first. Needs direct memory for the cache plus Netty's buffers.
  */
@@ -84,6 +84,8 @@ public final class MqBench {
         Boolean preWrite;
         long fileLength;
         int preparedFiles;
+        /** LogConfig.checkpointFiles; negative: the log's default. */
+        int checkpointFiles = -1;
 
         int queuesPerTopic() {
             return (queues + topics - 1) / topics;
@@ -397,6 +399,9 @@ public final class MqBench {
         if (config.fileLength > 0) {
             builder.fileLength(config.fileLength);
         }
+        if (config.checkpointFiles >= 0) {
+            builder.checkpointFiles(config.checkpointFiles);
+        }
         if (config.preparedFiles > 0) {
             builder.preparedFiles(config.preparedFiles);
         }
@@ -542,6 +547,7 @@ public final class MqBench {
                 case "--prewrite" -> c.preWrite = Boolean.parseBoolean(v);
                 case "--file-length" -> c.fileLength = size(v);
                 case "--prepared-files" -> c.preparedFiles = Integer.parseInt(v);
+                case "--checkpoint" -> c.checkpointFiles = Integer.parseInt(v);
                 default -> throw new IllegalArgumentException("unknown flag " + flag + " (--help lists them)");
             }
         }
@@ -589,6 +595,7 @@ public final class MqBench {
             + "   [--phase2 2g] [--fetch 30] [--tail 0.9] [--cache 2g] [--batch 1m] [--raw true] [--reopen true] [--writer true]\n"
             + "   [--seed 42] [--prewrite true|false (the log's default)] [--file-length (the log's default)]\n"
             + "   [--prepared-files N (LogConfig.preparedFiles: files made before the first append; 0)]\n"
+            + "   [--checkpoint N (LogConfig.checkpointFiles: a recovery checkpoint every N files, 0 none; the log's default)]\n"
             + "The contest-shaped message-queue workload on MessageQueueStore; every byte read is checked.";
     }
 }
