@@ -42,11 +42,12 @@ public final class Main {
             case "damage": System.exit(io.streamcache.bench.damage.DamageCommand.run(rest, System.out)); break;
             case "mq": System.exit(io.streamcache.bench.mq.MqBench.run(rest, System.out)); break;
             case "resize": System.exit(io.streamcache.bench.resize.ResizeBench.run(rest, System.out)); break;
+            case "forces": System.exit(io.streamcache.bench.mq.ParallelForces.run(rest, System.out)); break;
             case "jmh":
                 org.openjdk.jmh.Main.main(rest);
                 break;
             default:
-                System.err.println("unknown command: " + command + " (expected: stress, cachebench, demo, simulate, compaction, damage, mq, resize, jmh)");
+                System.err.println("unknown command: " + command + " (expected: stress, cachebench, demo, simulate, compaction, damage, mq, resize, forces, jmh)");
                 System.exit(2);
         }
     }
