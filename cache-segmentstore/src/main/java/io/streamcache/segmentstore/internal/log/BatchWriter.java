@@ -72,16 +72,17 @@ import static io.streamcache.segmentstore.internal.log.LogRecordDescriptor.align
  * touched, and forces them, or retries the file roll that failed; only then does the writer
  * accept requests again, in a new epoch, and its next record goes where the zeros start. That
  * start is before the failed write when a cut write wrote the head of a record and carried its
- * tail: the record's request fails with the others (its tail is not durable), and its head is
- * zeroed, the page it starts in rewritten with the acknowledged bytes before it and zeros, so
- * that no torn record is left for later records to follow (recovery would refuse the log as
- * damaged). A failed request never has a byte of its record left in the log after a recovery; a
- * request whose record was written whole and forced before the error (a cut tail written by a
- * roll whose next file then fails) is acknowledged, once. The writer runs that recovery by itself every {@link LogConfig#retryInterval()} while it
- * is failed and idle (logged at INFO from this thread). A request carries the epoch in which it
- * was admitted; one admitted before a failure fails even if it reaches the writer after a
- * recovery, so its offsets can be given back and reused. Nothing acknowledged is ever rewritten,
- * so nothing acknowledged is lost.
+ * tail: the record's request fails with the others (its tail was not written and forced), its
+ * head is zeroed (the page it starts in is rewritten with the acknowledged bytes before it, then
+ * zeros), so that no torn record is left for later records to follow: recovery would refuse the
+ * log as damaged. After a recovery no byte of a failed request's record is left in the log; a
+ * request whose record was written whole (and forced, with EVERY_BATCH) before the error, such as
+ * a cut tail written padded by a roll whose next file then fails, is acknowledged, once. The
+ * writer runs that recovery by itself every {@link LogConfig#retryInterval()} while it is failed
+ * and idle (logged at INFO from this thread). A request carries the epoch in which it was
+ * admitted; one admitted before a failure fails even if it reaches the writer after a recovery,
+ * so its offsets can be given back and reused. No acknowledged byte is ever changed, so nothing
+ * acknowledged is lost.
  */
 final class BatchWriter {
     private static final Logger LOG = LoggerFactory.getLogger(AggregatingWriter.class);

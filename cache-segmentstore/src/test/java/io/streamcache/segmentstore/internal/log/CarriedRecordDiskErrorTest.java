@@ -161,7 +161,8 @@ class CarriedRecordDiskErrorTest {
             offset += 1000;
             assertFailedWith(straddling, "Input/output error");
             // The whole record is in the file for now (its tail's write went through).
-            assertTrue(TestLogScanner.records(directory).stream().anyMatch(r -> r.type() == LogRecordDescriptor.TYPE_DATA && r.segmentId() == FAILED_SEGMENT));
+            assertTrue(TestLogScanner.records(directory).stream()
+                .anyMatch(r -> r.type() == LogRecordDescriptor.TYPE_DATA && r.segmentId() == FAILED_SEGMENT));
             hooks.forcesLeft.set(Long.MAX_VALUE);
             recoverAndAppend(writer);
         }
