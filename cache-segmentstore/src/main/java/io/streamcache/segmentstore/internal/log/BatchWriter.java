@@ -67,14 +67,22 @@ import static io.streamcache.segmentstore.internal.log.LogRecordDescriptor.align
  * An {@link IOException} from a write or a force (a full disk: {@code No space left on device},
  * an I/O error) fails the requests of the batch and every request not yet written with a
  * {@link LogFailedException} whose cause is the error, and fails the writer: it rejects new
- * requests and fails any still queued, until a recovery succeeds. Recovery writes again over the
- * range the failed write may have touched (zeros after the last acknowledged byte) and forces it,
- * or retries the file roll that failed; only then does the writer accept requests again, in a new
- * epoch. The writer runs that recovery by itself every {@link LogConfig#retryInterval()} while it
- * is failed and idle (logged at INFO from this thread). A request carries the epoch in which it
- * was admitted; one admitted before a failure fails even if it reaches the writer after a
- * recovery, so its offsets can be given back and reused. Nothing acknowledged is ever rewritten,
- * so nothing acknowledged is lost.
+ * requests and fails any still queued, until a recovery succeeds. Recovery writes zeros from the
+ * start of the first record not acknowledged to the end of the range the failed write may have
+ * touched, and forces them, or retries the file roll that failed; only then does the writer
+ * accept requests again, in a new epoch, and its next record goes where the zeros start. That
+ * start is before the failed write when a cut write wrote the head of a record and carried its
+ * tail: the record's request fails with the others (its tail was not written and forced), its
+ * head is zeroed (the page it starts in is rewritten with the acknowledged bytes before it, then
+ * zeros), so that no torn record is left for later records to follow: recovery would refuse the
+ * log as damaged. After a recovery no byte of a failed request's record is left in the log; a
+ * request whose record was written whole (and forced, with EVERY_BATCH) before the error, such as
+ * a cut tail written padded by a roll whose next file then fails, is acknowledged, once. The
+ * writer runs that recovery by itself every {@link LogConfig#retryInterval()} while it is failed
+ * and idle (logged at INFO from this thread). A request carries the epoch in which it was
+ * admitted; one admitted before a failure fails even if it reaches the writer after a recovery,
+ * so its offsets can be given back and reused. No acknowledged byte is ever changed, so nothing
+ * acknowledged is lost.
  */
 final class BatchWriter {
     private static final Logger LOG = LoggerFactory.getLogger(AggregatingWriter.class);
@@ -134,6 +142,12 @@ final class BatchWriter {
     private LogRequest forceTail;
     /** Bytes from the batch's file position a failed write may have touched: recovery rewrites them. */
     private int failedExtent;
+    /**
+     * Set when the writer fails: the file position of the first record not acknowledged if it
+     * starts before the batch's file position (a cut write wrote its head, its tail was carried):
+     * recovery zeros from there. -1: none.
+     */
+    private long tornFrom = -1;
     /** When a failed writer retries its recovery by itself next (System.nanoTime()). */
     private long nextRetryNanos;
     /** Set by a clean finish (read after joining the writer thread): the last file and the end of its last write; -1 otherwise. */
@@ -523,6 +537,10 @@ final class BatchWriter {
         if (current != null) {
             completer.handoff(current, error);
         }
+        if (tornFrom < 0 && batch.recordCount() > 0 && batch.position(0) < files.filePosition()) {
+            // Its head is on disk (written, maybe forced, by a cut write), its request fails now.
+            tornFrom = batch.position(0);
+        }
         batch.discard();
         counters.bufferedBytes = batch.used();
         completer.signal();
@@ -548,18 +566,27 @@ final class BatchWriter {
 
     /**
      * What recovery does before the writer takes requests again: retries the roll that failed, or
-     * rewrites the range the failed write may have touched (the durable prefix, then zeros: never
-     * an acknowledged byte changed, never a request's record left to be read back) and forces it.
+     * rewrites with zeros, and forces, everything from the start of the first record not
+     * acknowledged to the end of the range the failed write may have touched: never an
+     * acknowledged byte changed, never a failed request's record, whole or in part, left where
+     * later records would follow it. That start is the batch's file position (after its durable
+     * prefix), or before it when a cut write wrote the head of that record and carried its tail:
+     * then the log's end moves back to it ({@link LogRoller#rewind}).
      */
     private void repair() throws IOException {
         if (files.rollPending()) {
             roll();
         } else {
-            if (failedExtent > 0) {
-                // The failed write's range: the durable prefix (if any), then zeros.
-                files.write(batch.zeroedAfterPrefix(failedExtent));
+            if (tornFrom >= 0) {
+                files.rewind(tornFrom, files.filePosition() + failedExtent);
+                tornFrom = -1;
+            } else {
+                if (failedExtent > 0) {
+                    // The failed write's range: the durable prefix (if any), then zeros.
+                    files.write(batch.zeroedAfterPrefix(failedExtent));
+                }
+                files.force();
             }
-            files.force();
             failedExtent = 0;
         }
     }

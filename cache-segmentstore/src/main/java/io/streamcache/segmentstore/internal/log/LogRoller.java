@@ -40,8 +40,10 @@ import static io.streamcache.segmentstore.internal.log.LogRecordDescriptor.align
  *
  * <p>Records become part of the segment table and are reported to the {@link LogRecordListener}
  * as they become durable ({@link #apply}), never before. A page that holds acknowledged data is
- * never written again, except the page holding a recovered tail ({@link #resume}), rewritten
- * once with the same bytes and a padding record.
+ * never written again, except the page holding a recovered tail ({@link #resume}), or the page
+ * where the first record not acknowledged starts when a failed write is repaired
+ * ({@link #rewind}): rewritten with the same bytes and zeros after them, then once more with the
+ * same bytes and the records (or a padding record) that follow.
  */
 final class LogRoller {
     private static final Logger LOG = LoggerFactory.getLogger(LogRoller.class);
@@ -183,22 +185,50 @@ final class LogRoller {
         currentFileNumber = number;
         table.currentFile(number);
         final long page = position & -PAGE_LENGTH;
-        final int prefix = (int)(position - page);
         filePosition = page;
-        final byte[] prefixBytes = new byte[prefix];
-        if (prefix > 0) {
-            final ByteBuffer head = ByteBuffer.wrap(prefixBytes);
-            final int read = file.read(head, page);
-            if (read != prefix) {
-                throw new IOException("short read of the tail page of file " + number + " at position=" + page + ": " + read + " of "
-                    + prefix + " bytes");
-            }
-        }
+        final byte[] prefixBytes = readPrefix(position);
         // A torn write reaches at most one batch, or one long append, past the page.
         final long tornSpan = Math.max(batch.capacity(), (long)align(alignedLength(maxPayload), PAGE_LENGTH) + PAGE_LENGTH);
         final long zeroEnd = durability == DurabilityPolicy.Kind.EVERY_BATCH ? Math.min(fileLength, page + tornSpan) : fileLength;
         batch.resume(file, page, zeroEnd, prefixBytes);
         file.force();
+    }
+
+    /**
+     * After a failed write: moves the log's end in the current file back to {@code position} (the
+     * start of the first record not acknowledged, which an earlier cut write may have written in
+     * part, before the batch's file position), as {@link #resume} does at an open: the valid bytes
+     * of the page holding it stay in the batch, {@code [page, zeroEnd)} is written with those bytes
+     * then zeros, and forced. The batch's file position moves only once that succeeded.
+     */
+    void rewind(final long position, final long zeroEnd) throws IOException {
+        final long page = position & -PAGE_LENGTH;
+        try {
+            batch.resume(file, page, Math.max(zeroEnd, align(position, PAGE_LENGTH)), readPrefix(position));
+            force();
+        } catch (final IOException | RuntimeException e) {
+            // Still at the old file position, with nothing of its own in the batch (the cut write
+            // that carried the record left no durable prefix): the next recovery starts again.
+            batch.reset();
+            throw e;
+        }
+        filePosition = page;
+    }
+
+    /** The bytes of the current file from the start of the page holding {@code position} to it: durable ones. */
+    private byte[] readPrefix(final long position) throws IOException {
+        final long page = position & -PAGE_LENGTH;
+        final int prefix = (int)(position - page);
+        final byte[] prefixBytes = new byte[prefix];
+        if (prefix > 0) {
+            final ByteBuffer head = ByteBuffer.wrap(prefixBytes);
+            final int read = file.read(head, page);
+            if (read != prefix) {
+                throw new IOException("short read of the tail page of file " + fileNumber + " at position=" + page + ": " + read + " of "
+                    + prefix + " bytes");
+            }
+        }
+        return prefixBytes;
     }
 
     // ------------------------------------------------------------------------------------------

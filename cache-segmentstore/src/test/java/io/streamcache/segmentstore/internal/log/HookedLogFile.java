@@ -15,7 +15,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * A {@link LogFile} around a real one with test hooks: thread-safe. Records every write
  * (position, length); can hold writes at a gate (a test releases them one at a time); can act as
  * a disk with a byte budget that fails writes past it with {@code No space left on device}
- * (nothing of such a write is written); can fail file creation and forces.
+ * (nothing of such a write is written); can fail file creation and forces (all, or those past a
+ * budget of forces).
  */
 final class HookedLogFile implements LogFile {
     /**
@@ -32,6 +33,8 @@ final class HookedLogFile implements LogFile {
         volatile boolean failOpens;
         /** Forces fail with {@code Input/output error}. */
         volatile boolean failForces;
+        /** Forces that may still succeed, the ones after them fail as with {@link #failForces}; Long.MAX_VALUE for no limit. */
+        final AtomicLong forcesLeft = new AtomicLong(Long.MAX_VALUE);
         /** Permits for writes to data positions (past the header page); null: no gate. */
         volatile Semaphore gate;
         final AtomicLong gateWaiting = new AtomicLong();
@@ -98,7 +101,8 @@ final class HookedLogFile implements LogFile {
 
     @Override
     public void force() throws IOException {
-        if (hooks.failForces) {
+        final long left = hooks.forcesLeft.getAndUpdate(n -> n == Long.MAX_VALUE || n == 0 ? n : n - 1);
+        if (hooks.failForces || left == 0) {
             throw new IOException("Input/output error");
         }
         hooks.forces.incrementAndGet();
