@@ -9,7 +9,6 @@ import io.streamcache.segmentstore.SegmentAppendTooLongException;
 import io.streamcache.segmentstore.SegmentNameException;
 import io.streamcache.segmentstore.SegmentNames;
 import io.streamcache.segmentstore.SegmentStore;
-import io.streamcache.segmentstore.internal.log.LogRequest;
 import io.streamcache.segmentstore.log.LogConfig;
 
 import java.nio.ByteBuffer;
@@ -31,9 +30,9 @@ import java.util.concurrent.CompletionException;
  *  append(topic, queueId, data)                       getRange(topic, queueId, offset, fetchNum)
  *    | queue = queues[topic][queueId]  (QueueTable)     | queue = queues[topic][queueId] (none: empty map)
  *    |   (first append: create segment "mq/queueId/topic") | n = queue.count        volatile read, pairs with
- *    | store.appendAsync(segment, data)  ---- log ----   |                          the publisher's write
+ *    | store.append(segment, data)       ---- log ----   |                          the publisher's write
  *    |   one append = one DATA record      group commit  | ends = queue.ends      volatile read
- *    | wait for the log's request (awaitDone: no node)   |
+ *    |   waits with a pooled log request (no garbage)    |
  *    | queue.publish(offset, length), on this thread:    | bytes [ends[offset-1], ends[offset+k-1])
  *    |   wait for the messages before it, then           |   via store.readThrough: cache, else the log
  *    |   ends[count] = offset + length; count++          |
@@ -188,17 +187,9 @@ public final class MessageQueueStore implements AutoCloseable {
             }
         }
         final Wrapped wrapper = WRAPPED.get();
-        final CompletableFuture<Long> appended;
         try {
-            appended = store.appendAsync(queue.segment, wrapper.wrap(data));
-            final long offset;
-            if (appended instanceof LogRequest request) {
-                // The log's request is the future: wait on it without the JDK's wait node.
-                request.awaitDone();
-                offset = request.isCompletedExceptionally() ? join(request) : request.segmentOffset();
-            } else {
-                offset = join(appended);
-            }
+            // The store's synchronous append waits with a pooled log request: nothing allocated.
+            final long offset = store.append(queue.segment, wrapper.wrap(data));
             return queue.publish(offset, length);
         } finally {
             wrapper.release();
