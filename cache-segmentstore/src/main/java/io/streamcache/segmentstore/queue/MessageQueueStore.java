@@ -35,19 +35,20 @@ import java.util.concurrent.CompletionException;
  *    |   waits with a pooled log request (no garbage)    |
  *    | queue.publish(offset, length), on this thread:    | bytes [ends[offset-1], ends[offset+k-1])
  *    |   wait for the messages before it, then           |   via store.readThrough: cache, else the log
- *    |   ends[count] = offset + length; count++          |
+ *    |   end(count) = offset + length; count++           |
  *    v return the message's index                        v up to fetchNum messages, keyed 0..k-1
  *
  *  one queue = one segment                 message index (per queue, on the heap)
  *  +----------+---------+---------------+  ends: long[]  | 812 | 1 930 | 19 311 | 19 411 | -1 ...
  *  | msg 0    | msg 1   | msg 2         |                   msg 0 is [0, 812), msg i is [ends[i-1], ends[i])
- *  +----------+---------+---------------+  count: 4 (published), grows by doubling, 8 bytes a message
+ *  +----------+---------+---------------+  count: 4 (published); doubling to 512, then 4 KB chunks: 8 B a message
  *  0         812      1 930          19 311
  * </pre>
  *
  * <p>Each (topic, queueId) is one segment of the store; a message is one append, so its bytes are
  * contiguous, and its index in the queue is its rank in byte order. The per-queue message index is
- * a growable {@code long[]} of message end offsets (8 bytes a message). A message is published
+ * the message end offsets (8 bytes a message): a {@code long[]} doubling up to 512 messages, then
+ * fixed chunks that are never copied ({@link MessageQueue}). A message is published
  * (counted) only after its append completed, that is after its bytes are durable and in the
  * segment (the cache, or a NOT_CACHED gap the log can fill), and only after every message before
  * it. The appending thread publishes its own message once its append completed: a segment's
@@ -146,8 +147,9 @@ public final class MessageQueueStore implements AutoCloseable {
      *
      * <p><b>Allocation:</b> in steady state (the queue exists, and the calling thread appends
      * from the same {@code ByteBuffer} object as on its last call, as a producer reusing its
-     * buffer does) this method allocates nothing itself; the store's log allocates its request
-     * (the future) and the boxed offset it completes with. A thread keeps a wrapper of the last
+     * buffer does) this method allocates nothing itself, and the store's synchronous append
+     * allocates no request (a pooled one, see docs/api.md); the queue's message index grows by
+     * 8 bytes a message (see {@link MessageQueue}). A thread keeps a wrapper of the last
      * buffer it appended from (so that buffer stays reachable from the thread); a new buffer
      * object costs one new wrapper.
      *
@@ -223,18 +225,19 @@ public final class MessageQueueStore implements AutoCloseable {
         // Acquire: count first, then the array it was published with (or a newer one).
         final long count = queue.count;
         final long[] ends = queue.ends;
+        final long[][] chunks = queue.chunks;
         if (offset >= count) {
             return Collections.emptyMap();
         }
         final int n = (int) Math.min(fetchNum, count - offset);
         final int first = (int) offset;
-        final long start = first == 0 ? 0 : ends[first - 1];
-        final long stop = ends[first + n - 1];
+        final long start = first == 0 ? 0 : MessageQueue.end(ends, chunks, first - 1);
+        final long stop = MessageQueue.end(ends, chunks, first + n - 1);
         final ByteBuffer bytes = read(queue.segment, start, stop);
         final Map<Integer, ByteBuffer> messages = new HashMap<>(n * 2);
         long from = start;
         for (int i = 0; i < n; i++) {
-            final long end = ends[first + i];
+            final long end = MessageQueue.end(ends, chunks, first + i);
             messages.put(i, bytes.slice((int) (from - start), (int) (end - from)).asReadOnlyBuffer());
             from = end;
         }
