@@ -68,7 +68,8 @@ import java.util.concurrent.CompletionException;
  * its offset back and is never published, so the numbering has no holes.
  *
  * <p><b>Heap:</b> the facade adds per queue a {@code MessageQueue} (48 bytes), its
- * index (16 bytes plus 8 per message, from 2 slots, doubling) and a 4-byte slot in its topic's
+ * index (16 bytes plus 8 per message, from 2 slots, doubling up to 512, then 4 KB chunks never
+ * copied) and a 4-byte slot in its topic's
  * {@link QueueTable} page; the segment name is the store's own string. The store's segment costs
  * more (see docs/benchmarks.md, "heap per queue").
  *
