@@ -3,10 +3,14 @@ package io.streamcache.segmentstore.internal.log;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.streamcache.core.CacheClosedException;
+import io.streamcache.core.cache.BlockCache;
+import io.streamcache.segmentstore.SegmentStore;
+import io.streamcache.segmentstore.TestSegments;
 import io.streamcache.segmentstore.internal.log.recovery.RecoveredLog;
 import io.streamcache.segmentstore.log.LogConfig;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.file.Path;
@@ -36,6 +40,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class PooledRequestTest {
     @TempDir
     Path directory;
+
+    @RegisterExtension
+    final Closer closer = new Closer();
 
     /** An 8-byte payload naming its segment and offset, so a handler can check a request against its data. */
     private static ByteBuf payload(final int segment, final long offset) {
@@ -101,6 +108,41 @@ class PooledRequestTest {
             assertTrue(next.isFree());
             assertNull(next.data());
         }
+    }
+
+    /**
+     * The store's synchronous durable append allocates no request on the appending thread: its
+     * allocation over 2,000 appends (after as many to warm up) is far below one request (~80 B)
+     * per append. (A contended segment lock may allocate a queue node now and then, hence a
+     * bound rather than zero.)
+     */
+    @Test
+    void shouldAllocateNoRequestPerSynchronousDurableAppend() {
+        final BlockCache cache = TestSegments.cache(16L << 20);
+        closer.add(cache);
+        final SegmentStore store = SegmentStore.builder(cache).maxIndexEntryLength(4096)
+            .cacheManager(TestSegments.manualManager(cache)).log(LogConfig.builder(directory).build()).build();
+        closer.add(store);
+        store.create("s");
+        final ByteBuf data = TestSegments.buffer(1, 0, 100);
+        final int appends = 2_000;
+        long offset = 0;
+        for (int i = 0; i < appends; i++) {
+            assertEquals(offset, store.append("s", data));
+            offset += 100;
+        }
+        final com.sun.management.ThreadMXBean threads = (com.sun.management.ThreadMXBean) java.lang.management.ManagementFactory
+            .getThreadMXBean();
+        final long tid = Thread.currentThread().getId();
+        final long before = threads.getThreadAllocatedBytes(tid);
+        for (int i = 0; i < appends; i++) {
+            if (store.append("s", data) != offset) {
+                throw new AssertionError("append " + i + " landed elsewhere");
+            }
+            offset += 100;
+        }
+        final long allocated = threads.getThreadAllocatedBytes(tid) - before;
+        assertTrue(allocated < 8L * appends, "allocated " + allocated + " bytes over " + appends + " synchronous appends");
     }
 
     /**
