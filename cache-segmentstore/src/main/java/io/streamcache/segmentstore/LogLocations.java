@@ -3,6 +3,7 @@ package io.streamcache.segmentstore;
 import io.streamcache.segmentstore.internal.log.LogRecordDescriptor;
 import io.streamcache.segmentstore.internal.log.LogRecordListener;
 import io.streamcache.segmentstore.internal.log.history.LogFileChannels;
+import io.streamcache.segmentstore.internal.log.recovery.LocationChunkPool;
 import io.streamcache.segmentstore.internal.log.recovery.LocationIndex;
 import org.agrona.collections.Int2ObjectHashMap;
 
@@ -24,10 +25,24 @@ import java.util.Map;
  * looks an index up per DATA record on the writer thread, readers ({@link ReadThrough}, the
  * message-queue facade) on any thread, for a lookup of a few nanoseconds. The indexes are
  * thread-safe themselves and used outside the monitor.
+ *
+ * <p><b>Chunk pool:</b> the indexes take their storage chunks from one {@link LocationChunkPool}
+ * and give them back when a TRUNCATE drops them or a DELETE clears the index, so that appends
+ * allocate no index storage once segments are truncated or deleted as the log grows. The pool
+ * holds at most {@link #POOL_BYTES} of free chunks (heap, counted by {@link #poolFootprint()});
+ * the feed (the writer's thread) is its only user after {@link #adopt}.
  */
 final class LogLocations {
     /** Each live segment's location index, by id; guarded by its own monitor. */
     private final Int2ObjectHashMap<LocationIndex> locations = new Int2ObjectHashMap<>();
+    /** Bytes of free location chunks kept for reuse, at most: 8 MiB of heap. */
+    static final long POOL_BYTES = 8L << 20;
+    private final LocationChunkPool pool = new LocationChunkPool(POOL_BYTES, false);
+
+    /** @return heap bytes of the free chunks the pool holds (at most {@link #POOL_BYTES}). */
+    long poolFootprint() {
+        return pool.footprint();
+    }
 
     /**
      * @return the segment's location index, or null (no log records of it are known: recovered by
@@ -55,6 +70,7 @@ final class LogLocations {
     void adopt(final Map<Integer, LocationIndex> recovered, final SegmentTable table) {
         recovered.forEach((id, index) -> {
             if (table.segmentById(id) != null) {
+                index.usePool(pool);
                 put(id, index);
             }
         });
@@ -92,7 +108,7 @@ final class LogLocations {
                              final long fileNumber, final long position) {
             try {
                 switch (type) {
-                    case LogRecordDescriptor.TYPE_CREATE -> put(segmentId, new LocationIndex(0));
+                    case LogRecordDescriptor.TYPE_CREATE -> put(segmentId, new LocationIndex(0, pool));
                     case LogRecordDescriptor.TYPE_DATA -> {
                         final LocationIndex index = get(segmentId);
                         if (index != null) {
