@@ -31,15 +31,21 @@ import java.util.Arrays;
  * the first {@code 2^(L+1) - 1} entries, {@code 2^L} the largest chunk), at slot
  * {@code i + 1 - 2^k} (or {@code (i + 1) mod 2^L}):
  * <pre>
- *  records:  rec0       recs[1]       recs[2]              recs[9]             recs[10]
+ *  records:  rec0      chunk 1       chunk 2              chunk 9             chunk 10
  *           +---+     +---+---+     +---+---+---+---+     +---- 512 ----+     +---- 512 ----+
  *           | 0 |     | 1 | 2 |     | 3 | 4 | 5 | 6 | ... | 511 .. 1022 |     | 1023 ..     | ...
  *           +---+     +---+---+     +---+---+---+---+     +-------------+     +-------------+
- *  blocks:   blk0/first0, blks[k]/firsts[k]: the same with 256 blocks at most per chunk
+ *  blocks:   blk0/first0, then chunks of 2, 4 .. 256 blocks (long[2n] offset/file pairs, int[n] firsts)
+ *
+ *  spine (chunks k &gt;= 1, made at the second chunk, doubling):
+ *  +------------+------------+------------+------------+------------+------------+----
+ *  | rec chunk 1| blk chunk 1| 1st chunk 1| rec chunk 2| blk chunk 2| 1st chunk 2| ...
+ *  +------------+------------+------------+------------+------------+------------+----
+ *    spine[3k-3]  spine[3k-2]  spine[3k-1]   (a slot is null where one kind has fewer chunks)
  * </pre>
- * Chunk 0 is held in a field of its own, the others in a spine array (made at the second chunk),
- * so an index of one record holds three small arrays (a {@code long[1]}, a {@code long[2]} and an
- * {@code int[1]}: 80 bytes) and no spine. Chunks come from a {@link LocationChunkPool} when the
+ * Chunk 0 is held in a field of its own, the others in the spine, so an index of one record
+ * holds three small arrays (a {@code long[1]}, a {@code long[2]} and an {@code int[1]}: 80
+ * bytes) and no spine. Chunks come from a {@link LocationChunkPool} when the
  * index has one (the store's, used by the log writer's thread) and go back to it when truncation
  * drops them or the segment is deleted ({@link #clear()}): in a steady state where segments are
  * truncated or deleted as the log grows, adding records allocates nothing; while an index only
@@ -53,7 +59,7 @@ import java.util.Arrays;
  * {@link #MAX_POSITION} (32 GiB). Zero-length DATA records are not indexed (they hold no byte).
  *
  * <p><b>Footprint:</b> 8 bytes per record plus 20 per block, 8.31 bytes per record with full
- * blocks, plus 16 bytes of header per chunk and 4 of spine per chunk (8.37 with full 512-record
+ * blocks, plus 16 bytes of header and 4 of spine per chunk (8.37 with full 512-record
  * chunks); the last chunk of each kind is partly empty (at most 4 KB + 5 KB).
  * {@link #footprint()} computes it.
  *
@@ -81,19 +87,23 @@ public final class LocationIndex {
     private static final int RECORD_LOG = LocationChunkPool.MAX_CHUNK_LOG;
     /** log2 of the largest block chunk: 256 blocks, a 4 KB {@code long[]} and a 1 KB {@code int[]}. */
     private static final int BLOCK_LOG = LocationChunkPool.MAX_CHUNK_LOG - 1;
-    private static final int FIRST_SPINE = 4;
+    /** Chunks (k >= 1) the spine has room for at first. */
+    private static final int FIRST_SPINE = 2;
     /** Approximate bytes of the object and the headers of its three chunk-0 arrays. */
-    private static final int FIXED_FOOTPRINT = 80 + 3 * 16;
+    private static final int FIXED_FOOTPRINT = 72 + 3 * 16;
 
     // Chunk 0 of each kind in a field, chunks k >= 1 in a spine (slot 0 unused), both null until
     // needed: recovery builds one index per segment, 250,000 at a time, and many get no record.
     private long[] rec0;
-    private long[][] recs;
-    private int recChunks;
     private long[] blk0;
-    private long[][] blks;
     private int[] first0;
-    private int[][] firsts;
+    /**
+     * Chunks k >= 1: {@code spine[3k - 3]} the records' {@code long[]}, {@code spine[3k - 2]} the
+     * blocks' {@code long[]}, {@code spine[3k - 1]} the blocks' {@code int[]} (one spine, not three:
+     * 32 B less per index past its first record).
+     */
+    private Object[] spine;
+    private int recChunks;
     private int blkChunks;
     /** Where chunks come from and go back to; null: allocated, and left to the collector. */
     private LocationChunkPool pool;
@@ -312,9 +322,7 @@ public final class LocationIndex {
         cleared = true;
         releaseRecords(0);
         releaseBlocks(0);
-        recs = null;
-        blks = null;
-        firsts = null;
+        spine = null;
         count = 0;
         head = 0;
         blockCount = 0;
@@ -417,12 +425,7 @@ public final class LocationIndex {
         for (int k = 0; k < blkChunks; k++) {
             bytes += 20L * (1 << Math.min(k, BLOCK_LOG)) + (k > 0 ? 32 : 0);
         }
-        bytes += spineBytes(recs) + spineBytes(blks) + spineBytes(firsts);
-        return bytes;
-    }
-
-    private static long spineBytes(final Object[] spine) {
-        return spine == null ? 0 : 16 + 4L * spine.length;
+        return bytes + (spine == null ? 0 : 16 + 4L * spine.length);
     }
 
     /**
@@ -438,12 +441,9 @@ public final class LocationIndex {
         }
         releaseRecords(count);
         releaseBlocks(blockCount);
-        if (recs != null && recs.length != recChunks) {
-            recs = recChunks <= 1 ? null : Arrays.copyOf(recs, recChunks);
-        }
-        if (blks != null && blks.length != blkChunks) {
-            blks = blkChunks <= 1 ? null : Arrays.copyOf(blks, blkChunks);
-            firsts = blkChunks <= 1 ? null : Arrays.copyOf(firsts, blkChunks);
+        final int length = 3 * (Math.max(recChunks, blkChunks) - 1);
+        if (spine != null && spine.length != length) {
+            spine = length <= 0 ? null : Arrays.copyOf(spine, length);
         }
     }
 
@@ -556,7 +556,7 @@ public final class LocationIndex {
     }
 
     private long record(final int i) {
-        return i == 0 ? rec0[0] : recs[chunkOf(i, RECORD_LOG)][slotOf(i, RECORD_LOG)];
+        return i == 0 ? rec0[0] : ((long[]) spine[3 * chunkOf(i, RECORD_LOG) - 3])[slotOf(i, RECORD_LOG)];
     }
 
     private long delta(final int i) {
@@ -567,20 +567,20 @@ public final class LocationIndex {
         if (i == 0) {
             rec0[0] = value;
         } else {
-            recs[chunkOf(i, RECORD_LOG)][slotOf(i, RECORD_LOG)] = value;
+            ((long[]) spine[3 * chunkOf(i, RECORD_LOG) - 3])[slotOf(i, RECORD_LOG)] = value;
         }
     }
 
     private long blockOffset(final int b) {
-        return b == 0 ? blk0[0] : blks[chunkOf(b, BLOCK_LOG)][2 * slotOf(b, BLOCK_LOG)];
+        return b == 0 ? blk0[0] : ((long[]) spine[3 * chunkOf(b, BLOCK_LOG) - 2])[2 * slotOf(b, BLOCK_LOG)];
     }
 
     private long blockFile(final int b) {
-        return b == 0 ? blk0[1] : blks[chunkOf(b, BLOCK_LOG)][2 * slotOf(b, BLOCK_LOG) + 1];
+        return b == 0 ? blk0[1] : ((long[]) spine[3 * chunkOf(b, BLOCK_LOG) - 2])[2 * slotOf(b, BLOCK_LOG) + 1];
     }
 
     private int blockFirst(final int b) {
-        return b == 0 ? first0[0] : firsts[chunkOf(b, BLOCK_LOG)][slotOf(b, BLOCK_LOG)];
+        return b == 0 ? first0[0] : ((int[]) spine[3 * chunkOf(b, BLOCK_LOG) - 1])[slotOf(b, BLOCK_LOG)];
     }
 
     private void setBlock(final int b, final long offset, final long fileNumber, final int first) {
@@ -591,9 +591,10 @@ public final class LocationIndex {
         } else {
             final int k = chunkOf(b, BLOCK_LOG);
             final int slot = slotOf(b, BLOCK_LOG);
-            blks[k][2 * slot] = offset;
-            blks[k][2 * slot + 1] = fileNumber;
-            firsts[k][slot] = first;
+            final long[] pairs = (long[]) spine[3 * k - 2];
+            pairs[2 * slot] = offset;
+            pairs[2 * slot + 1] = fileNumber;
+            ((int[]) spine[3 * k - 1])[slot] = first;
         }
     }
 
@@ -604,10 +605,8 @@ public final class LocationIndex {
             if (k == 0) {
                 rec0 = chunk;
             } else {
-                if (recs == null || recs.length <= k) {
-                    recs = Arrays.copyOf(recs == null ? new long[0][] : recs, Math.max(FIRST_SPINE, 2 * k));
-                }
-                recs[k] = chunk;
+                ensureSpine(k);
+                spine[3 * k - 3] = chunk;
             }
             recChunks++;
         }
@@ -623,15 +622,18 @@ public final class LocationIndex {
                 blk0 = chunk;
                 first0 = firstChunk;
             } else {
-                if (blks == null || blks.length <= k) {
-                    final int length = Math.max(FIRST_SPINE, 2 * k);
-                    blks = Arrays.copyOf(blks == null ? new long[0][] : blks, length);
-                    firsts = Arrays.copyOf(firsts == null ? new int[0][] : firsts, length);
-                }
-                blks[k] = chunk;
-                firsts[k] = firstChunk;
+                ensureSpine(k);
+                spine[3 * k - 2] = chunk;
+                spine[3 * k - 1] = firstChunk;
             }
             blkChunks++;
+        }
+    }
+
+    /** Makes room in the spine for chunk {@code k >= 1}: 2 chunks first, then doubling. */
+    private void ensureSpine(final int k) {
+        if (spine == null || spine.length < 3 * k) {
+            spine = Arrays.copyOf(spine == null ? new Object[0] : spine, 3 * Math.max(FIRST_SPINE, 2 * k));
         }
     }
 
@@ -644,8 +646,8 @@ public final class LocationIndex {
                 chunk = rec0;
                 rec0 = null;
             } else {
-                chunk = recs[k];
-                recs[k] = null;
+                chunk = (long[]) spine[3 * k - 3];
+                spine[3 * k - 3] = null;
             }
             give(chunk);
         }
@@ -663,10 +665,10 @@ public final class LocationIndex {
                 blk0 = null;
                 first0 = null;
             } else {
-                chunk = blks[k];
-                firstChunk = firsts[k];
-                blks[k] = null;
-                firsts[k] = null;
+                chunk = (long[]) spine[3 * k - 2];
+                firstChunk = (int[]) spine[3 * k - 1];
+                spine[3 * k - 2] = null;
+                spine[3 * k - 1] = null;
             }
             give(chunk);
             give(firstChunk);
