@@ -180,15 +180,35 @@ public final class LocationIndex {
         if (length == 0) {
             return;
         }
+        // The last block's chunk is looked up once (recovery adds every record of the log here).
         final int last = blockCount - 1;
-        if (last < 0 || count - blockFirst(last) >= BLOCK_RECORDS || blockFile(last) != fileNumber
-            || offset - blockOffset(last) > MAX_DELTA) {
+        long base = offset;
+        boolean opens = last < 0;
+        if (!opens) {
+            final long[] pairs;
+            final int[] firstRecords;
+            final int slot;
+            if (last == 0) {
+                pairs = blk0;
+                firstRecords = first0;
+                slot = 0;
+            } else {
+                final int k = chunkOf(last, BLOCK_LOG);
+                pairs = (long[]) spine[3 * k - 2];
+                firstRecords = (int[]) spine[3 * k - 1];
+                slot = slotOf(last, BLOCK_LOG);
+            }
+            base = pairs[2 * slot];
+            opens = count - firstRecords[slot] >= BLOCK_RECORDS || pairs[2 * slot + 1] != fileNumber || offset - base > MAX_DELTA;
+        }
+        if (opens) {
             ensureBlocks(blockCount + 1);
             setBlock(blockCount, offset, fileNumber, count);
             blockCount++;
+            base = offset;
         }
         ensureRecords(count + 1);
-        setRecord(count, pack(offset - blockOffset(blockCount - 1), (int) (position >>> POSITION_SHIFT)));
+        setRecord(count, pack(offset - base, (int) (position >>> POSITION_SHIFT)));
         count++;
         endOffset = offset + length;
     }
@@ -374,20 +394,8 @@ public final class LocationIndex {
         if (clippedFrom >= clippedTo) {
             return true;
         }
-        int i = floorIndex(clippedFrom);
-        int block = blockOf(i);
-        while (i < count) {
-            if (block + 1 < blockCount && blockFirst(block + 1) <= i) {
-                block++;
-            }
-            final long r = record(i);
-            final long offset = blockOffset(block) + (r >>> 32);
-            if (offset >= clippedTo) {
-                break;
-            }
-            out.add(offset, (int) (endOf(i, block) - offset), blockFile(block), (r & POSITION_MASK) << POSITION_SHIFT);
-            i++;
-        }
+        final int i = floorIndex(clippedFrom);
+        scan(i, blockOf(i), clippedTo, out, null);
         return true;
     }
 
@@ -403,14 +411,47 @@ public final class LocationIndex {
      * Reports every record not dropped, in offset order, under the monitor.
      */
     public synchronized void forEach(final RecordVisitor visitor) {
-        int block = head < count ? blockOf(head) : 0;
-        for (int i = head; i < count; i++) {
-            if (block + 1 < blockCount && blockFirst(block + 1) <= i) {
+        if (head < count) {
+            scan(head, blockOf(head), Long.MAX_VALUE, null, visitor);
+        }
+    }
+
+    /**
+     * Reports records {@code from} (of block {@code block}) onwards while they start before
+     * {@code to}, to {@code out} or {@code visitor}: one pass that follows the blocks and reads
+     * each record once.
+     */
+    private void scan(final int from, final int firstBlock, final long to, final LocationList out,
+                      final RecordVisitor visitor) {
+        int block = firstBlock;
+        long base = blockOffset(block);
+        long file = blockFile(block);
+        int nextFirst = block + 1 < blockCount ? blockFirst(block + 1) : Integer.MAX_VALUE;
+        long r = record(from);
+        for (int i = from; i < count; i++) {
+            if (i >= nextFirst) {
                 block++;
+                base = blockOffset(block);
+                file = blockFile(block);
+                nextFirst = block + 1 < blockCount ? blockFirst(block + 1) : Integer.MAX_VALUE;
             }
-            final long r = record(i);
-            final long offset = blockOffset(block) + (r >>> 32);
-            visitor.onRecord(offset, (int) (endOf(i, block) - offset), blockFile(block), (r & POSITION_MASK) << POSITION_SHIFT);
+            final long offset = base + (r >>> 32);
+            if (offset >= to) {
+                break;
+            }
+            final long position = (r & POSITION_MASK) << POSITION_SHIFT;
+            final long end;
+            if (i + 1 < count) {
+                r = record(i + 1);
+                end = (i + 1 >= nextFirst ? blockOffset(block + 1) : base) + (r >>> 32);
+            } else {
+                end = endOffset;
+            }
+            if (out != null) {
+                out.add(offset, (int) (end - offset), file, position);
+            } else {
+                visitor.onRecord(offset, (int) (end - offset), file, position);
+            }
         }
     }
 
