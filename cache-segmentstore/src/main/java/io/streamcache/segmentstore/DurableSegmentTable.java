@@ -41,6 +41,10 @@ import java.util.concurrent.atomic.LongAdder;
  * {@code sealRequest}, {@code deleting}) are guarded by that lock too. The synchronous
  * operations wait for their request's future with no lock held; the completion thread takes
  * segment locks but never waits for a producer.
+ *
+ * <p><b>Garbage:</b> the synchronous {@link #append} waits with a pooled log request of its
+ * thread ({@link AggregatingWriter#appendPooled}) and allocates nothing per append;
+ * {@link #appendAsync} returns the request, a future of its own, allocated per append.
  */
 final class DurableSegmentTable implements SegmentMutations {
     private final SegmentTable table;
@@ -131,17 +135,34 @@ final class DurableSegmentTable implements SegmentMutations {
         return request;
     }
 
+    /**
+     * Waits for the append on this thread with a pooled log request (no future, no boxed
+     * offset, no wait node: nothing allocated per append), and throws what the future of
+     * {@link #appendAsync} would fail with.
+     */
     @Override
     public long append(final String name, final long expectedOffset, final ByteBuf data) {
-        return await(appendAsync(name, expectedOffset, data));
+        final int length = checkAppendLength(name, data);
+        final Segment segment = table.segment(name);
+        final LogRequest request;
+        segment.lock.lock();
+        try {
+            final long offset = reserveAppend(segment, expectedOffset, length);
+            if (length == 0) {
+                return offset;
+            }
+            final long epoch = admit(segment);
+            request = writer.appendPooled(epoch, segment.id, offset, data, segment, logCommits);
+            reserved(segment, offset + length, epoch);
+        } finally {
+            segment.lock.unlock();
+        }
+        return awaitPooled(request);
     }
 
     @Override
     public CompletableFuture<Long> appendAsync(final String name, final long expectedOffset, final ByteBuf data) {
-        final int length = data.readableBytes();
-        if (length > writer.maxAppendLength()) {
-            throw new SegmentAppendTooLongException(name, length, writer.maxAppendLength());
-        }
+        final int length = checkAppendLength(name, data);
         final Segment segment;
         try {
             segment = table.segment(name);
@@ -150,30 +171,66 @@ final class DurableSegmentTable implements SegmentMutations {
         }
         segment.lock();
         try {
-            checkLogged(segment);
-            if (segment.sealed || segment.sealRequest != null) {
-                throw new SegmentSealedException(name, segment.reservedLength);
-            }
-            SegmentTable.checkLength(segment, expectedOffset, segment.reservedLength);
-            final long offset = segment.reservedLength;
+            final long offset = reserveAppend(segment, expectedOffset, length);
             if (length == 0) {
                 return CompletableFuture.completedFuture(offset);
             }
-            if (length > Long.MAX_VALUE - offset) {
-                throw new IllegalArgumentException("length=" + length + " would take segment=" + name + " past Long.MAX_VALUE, offset="
-                    + offset);
-            }
             final long epoch = admit(segment);
             final LogRequest request = writer.append(epoch, segment.id, offset, data, segment, logCommits);
-            segment.reservedLength = offset + length;
-            segment.inFlight++;
-            segment.inFlightEpoch = epoch;
+            reserved(segment, offset + length, epoch);
             return request;
         } catch (final StreamcacheException e) {
             return CompletableFuture.failedFuture(e);
         } finally {
             segment.unlock();
         }
+    }
+
+    private int checkAppendLength(final String name, final ByteBuf data) {
+        final int length = data.readableBytes();
+        if (length > writer.maxAppendLength()) {
+            throw new SegmentAppendTooLongException(name, length, writer.maxAppendLength());
+        }
+        return length;
+    }
+
+    /**
+     * Under the segment's lock: checks that an append of {@code length} bytes may go at
+     * {@code expectedOffset} (or the end), and returns the offset it goes to. Changes nothing.
+     */
+    private static long reserveAppend(final Segment segment, final long expectedOffset, final int length) {
+        checkLogged(segment);
+        if (segment.sealed || segment.sealRequest != null) {
+            throw new SegmentSealedException(segment.name, segment.reservedLength);
+        }
+        SegmentTable.checkLength(segment, expectedOffset, segment.reservedLength);
+        final long offset = segment.reservedLength;
+        if (length > Long.MAX_VALUE - offset) {
+            throw new IllegalArgumentException("length=" + length + " would take segment=" + segment.name
+                + " past Long.MAX_VALUE, offset=" + offset);
+        }
+        return offset;
+    }
+
+    /** Under the segment's lock, once the request is queued: the offset is taken. */
+    private static void reserved(final Segment segment, final long end, final long epoch) {
+        segment.reservedLength = end;
+        segment.inFlight++;
+        segment.inFlightEpoch = epoch;
+    }
+
+    /**
+     * Waits for a pooled request on its owner thread and reads its outcome before returning
+     * (the request is reused by this thread's next synchronous append); rethrows like
+     * {@link #await}.
+     */
+    private static long awaitPooled(final LogRequest request) {
+        request.awaitDone();
+        final Throwable cause = request.failureCause();
+        if (cause == null) {
+            return request.segmentOffset();
+        }
+        throw rethrown(cause, null);
     }
 
     @Override
@@ -285,20 +342,28 @@ final class DurableSegmentTable implements SegmentMutations {
         try {
             return request.join();
         } catch (final CompletionException e) {
-            final Throwable cause = e.getCause();
-            if (cause instanceof LogFailedException) {
-                throw new LogFailedException(cause.getMessage(), cause.getCause() != null ? cause.getCause() : cause);
-            }
-            if (cause instanceof RuntimeException) {
-                throw (RuntimeException) cause;
-            }
-            if (cause instanceof Error) {
-                throw (Error) cause;
-            }
-            throw e;
+            throw rethrown(e.getCause(), e);
         } catch (final CancellationException e) {
             throw new CacheClosedException("log request cancelled: " + e.getMessage());
         }
+    }
+
+    /**
+     * @return what to throw for a request that failed with {@code cause}: a
+     *         {@link LogFailedException} anew (so the stack shows the waiting caller), another
+     *         unchecked one as it is, anything else wrapped ({@code wrapped} if given).
+     */
+    private static RuntimeException rethrown(final Throwable cause, final CompletionException wrapped) {
+        if (cause instanceof LogFailedException) {
+            throw new LogFailedException(cause.getMessage(), cause.getCause() != null ? cause.getCause() : cause);
+        }
+        if (cause instanceof RuntimeException) {
+            throw (RuntimeException) cause;
+        }
+        if (cause instanceof Error) {
+            throw (Error) cause;
+        }
+        throw wrapped != null ? wrapped : new CompletionException(cause);
     }
 
     /** For {@link LogCommits}: completes the waiters a commit took out of the queue. */

@@ -3,11 +3,12 @@ package io.streamcache.segmentstore;
 import io.streamcache.segmentstore.internal.log.LogRecordDescriptor;
 import io.streamcache.segmentstore.internal.log.LogRecordListener;
 import io.streamcache.segmentstore.internal.log.history.LogFileChannels;
+import io.streamcache.segmentstore.internal.log.recovery.LocationChunkPool;
 import io.streamcache.segmentstore.internal.log.recovery.LocationIndex;
+import org.agrona.collections.Int2ObjectHashMap;
 
 import java.io.IOException;
 import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * With a log: where each live segment's bytes are in the log files, a {@link LocationIndex} per
@@ -16,26 +17,61 @@ import java.util.concurrent.ConcurrentHashMap;
  * records as they become durable, before their appends commit. {@link ReadThrough} looks the
  * indexes up to load what is not cached.
  *
- * <p><b>Threading:</b> thread-safe: a concurrent map of indexes that are thread-safe
- * themselves; the feed runs on the writer's thread, lookups on any.
+ * <p><b>Threading:</b> thread-safe. The map from id to index is an open-addressing map of
+ * primitive int keys (agrona's {@link Int2ObjectHashMap}: no boxed {@code Integer} per lookup,
+ * 12 to 25 bytes per segment by its fill, instead of a concurrent map's ~55), which is not thread-safe
+ * itself, so every access holds its monitor: it is written only by the writer thread (the feed:
+ * CREATE, DELETE, a dropped index) and by {@link #adopt} before the writer starts; the feed
+ * looks an index up per DATA record on the writer thread, readers ({@link ReadThrough}, the
+ * message-queue facade) on any thread, for a lookup of a few nanoseconds. The indexes are
+ * thread-safe themselves and used outside the monitor.
+ *
+ * <p><b>Chunk pool:</b> the indexes take their storage chunks from one {@link LocationChunkPool}
+ * and give them back when a TRUNCATE drops them or a DELETE clears the index, so that appends
+ * allocate no index storage once segments are truncated or deleted as the log grows. The pool
+ * holds at most {@link #POOL_BYTES} of free chunks (heap, counted by {@link #poolFootprint()});
+ * the feed (the writer's thread) is its only user after {@link #adopt}.
  */
 final class LogLocations {
-    /** Each live segment's location index, by id. */
-    private final ConcurrentHashMap<Integer, LocationIndex> locations = new ConcurrentHashMap<>();
+    /** Each live segment's location index, by id; guarded by its own monitor. */
+    private final Int2ObjectHashMap<LocationIndex> locations = new Int2ObjectHashMap<>();
+    /** Bytes of free location chunks kept for reuse, at most: 8 MiB of heap. */
+    static final long POOL_BYTES = 8L << 20;
+    private final LocationChunkPool pool = new LocationChunkPool(POOL_BYTES, false);
+
+    /** @return heap bytes of the free chunks the pool holds (at most {@link #POOL_BYTES}). */
+    long poolFootprint() {
+        return pool.footprint();
+    }
 
     /**
      * @return the segment's location index, or null (no log records of it are known: recovered by
      *         a custom recovery hook, or an index dropped after it could not take a record).
      */
     LocationIndex get(final int segmentId) {
-        return locations.get(segmentId);
+        synchronized (locations) {
+            return locations.get(segmentId);
+        }
+    }
+
+    private void put(final int segmentId, final LocationIndex index) {
+        synchronized (locations) {
+            locations.put(segmentId, index);
+        }
+    }
+
+    private LocationIndex remove(final int segmentId) {
+        synchronized (locations) {
+            return locations.remove(segmentId);
+        }
     }
 
     /** Takes the indexes recovery rebuilt, of the segments the table holds. */
     void adopt(final Map<Integer, LocationIndex> recovered, final SegmentTable table) {
         recovered.forEach((id, index) -> {
             if (table.segmentById(id) != null) {
-                locations.put(id, index);
+                index.usePool(pool);
+                put(id, index);
             }
         });
     }
@@ -72,21 +108,21 @@ final class LogLocations {
                              final long fileNumber, final long position) {
             try {
                 switch (type) {
-                    case LogRecordDescriptor.TYPE_CREATE -> locations.put(segmentId, new LocationIndex(0));
+                    case LogRecordDescriptor.TYPE_CREATE -> put(segmentId, new LocationIndex(0, pool));
                     case LogRecordDescriptor.TYPE_DATA -> {
-                        final LocationIndex index = locations.get(segmentId);
+                        final LocationIndex index = get(segmentId);
                         if (index != null) {
                             index.add(segmentOffset, length, fileNumber, position);
                         }
                     }
                     case LogRecordDescriptor.TYPE_TRUNCATE -> {
-                        final LocationIndex index = locations.get(segmentId);
+                        final LocationIndex index = get(segmentId);
                         if (index != null) {
                             index.truncate(segmentOffset);
                         }
                     }
                     case LogRecordDescriptor.TYPE_DELETE -> {
-                        final LocationIndex index = locations.remove(segmentId);
+                        final LocationIndex index = remove(segmentId);
                         if (index != null) {
                             index.clear();
                         }
@@ -96,7 +132,7 @@ final class LogLocations {
                     }
                 }
             } catch (final RuntimeException e) {
-                locations.remove(segmentId);
+                remove(segmentId);
             }
             next.onRecord(type, segmentId, segmentOffset, length, fileNumber, position);
         }
@@ -105,12 +141,12 @@ final class LogLocations {
         public void onCopy(final int segmentId, final long segmentOffset, final int length, final long fileNumber,
                            final long position) {
             try {
-                final LocationIndex index = locations.get(segmentId);
+                final LocationIndex index = get(segmentId);
                 if (index != null) {
                     index.relocate(segmentOffset, length, fileNumber, position);
                 }
             } catch (final RuntimeException e) {
-                locations.remove(segmentId);
+                remove(segmentId);
             }
             next.onCopy(segmentId, segmentOffset, length, fileNumber, position);
         }

@@ -469,7 +469,9 @@ public final class SegmentStore implements AutoCloseable {
      * ownership: the bytes are copied into the cache). Appends to one segment from many threads
      * are ordered; the data lands whole and contiguous. Without a log, completes the waiting reads
      * the new bytes reach, on this thread, before returning; with a log, waits for
-     * {@link #appendAsync(String, ByteBuf)} (the data must not change until this returns).
+     * {@link #appendAsync(String, ByteBuf)} (the data must not change until this returns),
+     * without its future: a pooled log request of the calling thread, so that with a log an
+     * append allocates nothing.
      *
      * @return the offset the data landed at: the segment's length before the append.
      * @throws SegmentNotFoundException if no such segment exists.

@@ -15,29 +15,46 @@ import java.util.concurrent.CompletionException;
  * offset of every published message.
  *
  * <pre>
- *  ends: long[] (capacity 2, then doubling)    | 812 | 1 930 | 19 311 | ...
- *  count (volatile): messages published        msg 0 is [0, 812), msg i is [ends[i-1], ends[i])
+ *  ends: long[] (capacity 2, doubling up to CHUNK)     | 812 | 1 930 | 19 311 | ...  messages [0, CHUNK)
+ *  chunks: long[][] (null until CHUNK messages)        [0] -&gt; | CHUNK longs |       messages [CHUNK, 2 CHUNK)
+ *                                                      [1] -&gt; | CHUNK longs |       ...
+ *  count (volatile): messages published        msg 0 is [0, 812), msg i is [end(i-1), end(i))
  *  end: byte end of the published messages
  * </pre>
+ *
+ * <p><b>Growth:</b> the first {@link #CHUNK} ends live in {@code ends}, grown by doubling from 2
+ * slots (a queue with one message holds 2 slots, as before); past them, ends go to fixed chunks
+ * of {@link #CHUNK} slots that are never copied: a long queue's index grows by 8 bytes a message
+ * of live data and allocates no garbage (only the chunk directory, 4 bytes a chunk, is copied
+ * when it doubles). A queue's messages are never dropped (the facade has no delete or
+ * truncate), so chunks are never freed and need no pool.
  *
  * <p><b>Threading:</b> thread-safe. Publication is serialized by the instance's monitor:
  * {@link #publish} is called by each appending thread once its append completed, and waits on
  * the monitor until every message before its own is published (their appends completed before
  * it, since a segment's appends complete in offset order, so their threads are on their way).
- * Readers use the volatile {@link #count} (read first) and {@link #ends} without the monitor.
+ * Readers use the volatile {@link #count} (read first), then {@link #ends} and
+ * {@link #chunks} (volatile, replaced under the monitor before a count that needs them is
+ * published) without the monitor, through {@link #end(long[], long[][], int)}.
  *
- * <p><b>Heap:</b> 48 bytes plus the index (16 + 8 per slot); the segment name is the
- * store's own string.
+ * <p><b>Heap:</b> 48 bytes (the chunk directory's reference fits in the object's padding) plus
+ * the index: 16 + 8 per slot up to {@link #CHUNK} messages, then 16 + 8 {@code CHUNK} per chunk
+ * and the directory; the segment name is the store's own string.
  */
 final class MessageQueue {
     private static final long[] NO_ENDS = new long[0];
     private static final int FIRST_CAPACITY = 2;
+    /** Ends per chunk (4 KB), and the most {@link #ends} grows to. A power of two. */
+    static final int CHUNK = 512;
+    private static final int CHUNK_SHIFT = Integer.numberOfTrailingZeros(CHUNK);
 
     final String segment;
     /** Published messages; written under the monitor after their ends (release). */
     volatile long count;
-    /** End offsets; replaced (grown) under the monitor before a count that needs it is published. */
+    /** End offsets of messages [0, CHUNK); replaced (grown) under the monitor before a count that needs it is published. */
     volatile long[] ends = NO_ENDS;
+    /** Chunk k holds the ends of messages [(k+1) CHUNK, (k+2) CHUNK); null before the first; like {@link #ends}. */
+    volatile long[][] chunks;
     /** Byte end of the published messages; under the monitor. */
     private long end;
     /** Threads in {@link #publish} waiting for an earlier message; under the monitor. */
@@ -67,7 +84,7 @@ final class MessageQueue {
             final long[] count = new long[1];
             locations.forEach((offset, recordLength, fileNumber, position) -> {
                 queue.grow(count[0] + 1);
-                queue.ends[(int) count[0]] = offset + recordLength;
+                queue.put((int) count[0], offset + recordLength);
                 count[0]++;
             });
             queue.end = length;
@@ -174,7 +191,7 @@ final class MessageQueue {
         final long published = count;
         grow(published + 1);
         end += length;
-        ends[(int) published] = end;
+        put((int) published, end);
         count = published + 1;
         if (waiting > 0) {
             notifyAll();
@@ -182,15 +199,45 @@ final class MessageQueue {
         return published;
     }
 
-    /** Under the monitor. */
+    /**
+     * @return the end offset of message {@code i}, from the index as a reader read it (count
+     *         first, then {@code ends} and {@code chunks}): {@code i} below that count.
+     */
+    static long end(final long[] ends, final long[][] chunks, final int i) {
+        return i < CHUNK ? ends[i] : chunks[(i >>> CHUNK_SHIFT) - 1][i & (CHUNK - 1)];
+    }
+
+    /** Under the monitor, after {@link #grow}: sets the end of message {@code i}. */
+    private void put(final int i, final long value) {
+        if (i < CHUNK) {
+            ends[i] = value;
+        } else {
+            chunks[(i >>> CHUNK_SHIFT) - 1][i & (CHUNK - 1)] = value;
+        }
+    }
+
+    /** Under the monitor: room for {@code capacity} ends. */
     private void grow(final long capacity) {
         if (capacity > Integer.MAX_VALUE - 8) {
             throw new IllegalStateException("segment=" + segment + " holds the most messages a queue may: " + count);
         }
         final long[] current = ends;
-        if (capacity > current.length) {
+        if (capacity > current.length && current.length < CHUNK) {
             final long grown = Math.max(FIRST_CAPACITY, Math.max(capacity, 2L * current.length));
-            ends = Arrays.copyOf(current, (int) Math.min(Integer.MAX_VALUE - 8, grown));
+            ends = Arrays.copyOf(current, (int) Math.min(CHUNK, grown));
         }
+        if (capacity <= CHUNK) {
+            return;
+        }
+        // Message capacity - 1 goes to chunk k; one chunk at a time, since messages come one by one.
+        final int k = (int) ((capacity - 1) >>> CHUNK_SHIFT) - 1;
+        long[][] directory = chunks;
+        if (directory == null || k >= directory.length) {
+            directory = directory == null ? new long[FIRST_CAPACITY][] : Arrays.copyOf(directory, 2 * directory.length);
+        } else if (directory[k] != null) {
+            return;
+        }
+        directory[k] = new long[CHUNK];
+        chunks = directory;
     }
 }

@@ -9,7 +9,6 @@ import io.streamcache.segmentstore.SegmentAppendTooLongException;
 import io.streamcache.segmentstore.SegmentNameException;
 import io.streamcache.segmentstore.SegmentNames;
 import io.streamcache.segmentstore.SegmentStore;
-import io.streamcache.segmentstore.internal.log.LogRequest;
 import io.streamcache.segmentstore.log.LogConfig;
 
 import java.nio.ByteBuffer;
@@ -31,24 +30,25 @@ import java.util.concurrent.CompletionException;
  *  append(topic, queueId, data)                       getRange(topic, queueId, offset, fetchNum)
  *    | queue = queues[topic][queueId]  (QueueTable)     | queue = queues[topic][queueId] (none: empty map)
  *    |   (first append: create segment "mq/queueId/topic") | n = queue.count        volatile read, pairs with
- *    | store.appendAsync(segment, data)  ---- log ----   |                          the publisher's write
+ *    | store.append(segment, data)       ---- log ----   |                          the publisher's write
  *    |   one append = one DATA record      group commit  | ends = queue.ends      volatile read
- *    | wait for the log's request (awaitDone: no node)   |
+ *    |   waits with a pooled log request (no garbage)    |
  *    | queue.publish(offset, length), on this thread:    | bytes [ends[offset-1], ends[offset+k-1])
  *    |   wait for the messages before it, then           |   via store.readThrough: cache, else the log
- *    |   ends[count] = offset + length; count++          |
+ *    |   end(count) = offset + length; count++           |
  *    v return the message's index                        v up to fetchNum messages, keyed 0..k-1
  *
  *  one queue = one segment                 message index (per queue, on the heap)
  *  +----------+---------+---------------+  ends: long[]  | 812 | 1 930 | 19 311 | 19 411 | -1 ...
  *  | msg 0    | msg 1   | msg 2         |                   msg 0 is [0, 812), msg i is [ends[i-1], ends[i])
- *  +----------+---------+---------------+  count: 4 (published), grows by doubling, 8 bytes a message
+ *  +----------+---------+---------------+  count: 4 (published); doubling to 512, then 4 KB chunks: 8 B a message
  *  0         812      1 930          19 311
  * </pre>
  *
  * <p>Each (topic, queueId) is one segment of the store; a message is one append, so its bytes are
  * contiguous, and its index in the queue is its rank in byte order. The per-queue message index is
- * a growable {@code long[]} of message end offsets (8 bytes a message). A message is published
+ * the message end offsets (8 bytes a message): a {@code long[]} doubling up to 512 messages, then
+ * fixed chunks that are never copied ({@link MessageQueue}). A message is published
  * (counted) only after its append completed, that is after its bytes are durable and in the
  * segment (the cache, or a NOT_CACHED gap the log can fill), and only after every message before
  * it. The appending thread publishes its own message once its append completed: a segment's
@@ -68,7 +68,8 @@ import java.util.concurrent.CompletionException;
  * its offset back and is never published, so the numbering has no holes.
  *
  * <p><b>Heap:</b> the facade adds per queue a {@code MessageQueue} (48 bytes), its
- * index (16 bytes plus 8 per message, from 2 slots, doubling) and a 4-byte slot in its topic's
+ * index (16 bytes plus 8 per message, from 2 slots, doubling up to 512, then 4 KB chunks never
+ * copied) and a 4-byte slot in its topic's
  * {@link QueueTable} page; the segment name is the store's own string. The store's segment costs
  * more (see docs/benchmarks.md, "heap per queue").
  *
@@ -147,8 +148,9 @@ public final class MessageQueueStore implements AutoCloseable {
      *
      * <p><b>Allocation:</b> in steady state (the queue exists, and the calling thread appends
      * from the same {@code ByteBuffer} object as on its last call, as a producer reusing its
-     * buffer does) this method allocates nothing itself; the store's log allocates its request
-     * (the future) and the boxed offset it completes with. A thread keeps a wrapper of the last
+     * buffer does) this method allocates nothing itself, and the store's synchronous append
+     * allocates no request (a pooled one, see docs/api.md); the queue's message index grows by
+     * 8 bytes a message (see {@link MessageQueue}). A thread keeps a wrapper of the last
      * buffer it appended from (so that buffer stays reachable from the thread); a new buffer
      * object costs one new wrapper.
      *
@@ -188,17 +190,9 @@ public final class MessageQueueStore implements AutoCloseable {
             }
         }
         final Wrapped wrapper = WRAPPED.get();
-        final CompletableFuture<Long> appended;
         try {
-            appended = store.appendAsync(queue.segment, wrapper.wrap(data));
-            final long offset;
-            if (appended instanceof LogRequest request) {
-                // The log's request is the future: wait on it without the JDK's wait node.
-                request.awaitDone();
-                offset = request.isCompletedExceptionally() ? join(request) : request.segmentOffset();
-            } else {
-                offset = join(appended);
-            }
+            // The store's synchronous append waits with a pooled log request: nothing allocated.
+            final long offset = store.append(queue.segment, wrapper.wrap(data));
             return queue.publish(offset, length);
         } finally {
             wrapper.release();
@@ -232,18 +226,19 @@ public final class MessageQueueStore implements AutoCloseable {
         // Acquire: count first, then the array it was published with (or a newer one).
         final long count = queue.count;
         final long[] ends = queue.ends;
+        final long[][] chunks = queue.chunks;
         if (offset >= count) {
             return Collections.emptyMap();
         }
         final int n = (int) Math.min(fetchNum, count - offset);
         final int first = (int) offset;
-        final long start = first == 0 ? 0 : ends[first - 1];
-        final long stop = ends[first + n - 1];
+        final long start = first == 0 ? 0 : MessageQueue.end(ends, chunks, first - 1);
+        final long stop = MessageQueue.end(ends, chunks, first + n - 1);
         final ByteBuffer bytes = read(queue.segment, start, stop);
         final Map<Integer, ByteBuffer> messages = new HashMap<>(n * 2);
         long from = start;
         for (int i = 0; i < n; i++) {
-            final long end = ends[first + i];
+            final long end = MessageQueue.end(ends, chunks, first + i);
             messages.put(i, bytes.slice((int) (from - start), (int) (end - from)).asReadOnlyBuffer());
             from = end;
         }

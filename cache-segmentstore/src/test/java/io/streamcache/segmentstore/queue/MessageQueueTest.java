@@ -75,6 +75,57 @@ class MessageQueueTest {
         assertEquals(1000, queue.ends[99]);
     }
 
+    /** Past CHUNK messages the ends go to fixed chunks: the first array stops growing, nothing is copied. */
+    @Test
+    void shouldKeepLongQueuesInChunksThatAreNeverCopied() {
+        final MessageQueue queue = new MessageQueue("mq/0/t");
+        final int messages = 5 * MessageQueue.CHUNK + 3;
+        long[] firstChunkSeen = null;
+        for (int i = 0; i < messages; i++) {
+            assertEquals(i, queue.publish(7L * i, 7));
+            if (i == 2 * MessageQueue.CHUNK) {
+                firstChunkSeen = queue.chunks[0];
+            }
+        }
+        assertEquals(MessageQueue.CHUNK, queue.ends.length, "the first array stops at CHUNK");
+        assertEquals(5, java.util.Arrays.stream(queue.chunks).filter(java.util.Objects::nonNull).count());
+        org.junit.jupiter.api.Assertions.assertSame(firstChunkSeen, queue.chunks[0], "a chunk is never copied");
+        for (int i = 0; i < messages; i++) {
+            assertEquals(7L * (i + 1), MessageQueue.end(queue.ends, queue.chunks, i));
+        }
+    }
+
+    /** A reader that reads count, then the arrays, sees every counted end while the queue grows through chunks. */
+    @Test
+    void shouldShowEveryCountedEndToAConcurrentReader() throws Exception {
+        final MessageQueue queue = new MessageQueue("mq/0/t");
+        final int messages = 4 * MessageQueue.CHUNK;
+        final AtomicReference<Throwable> failure = new AtomicReference<>();
+        final Thread reader = new Thread(() -> {
+            long seen = 0;
+            while (seen < messages && failure.get() == null) {
+                final long count = queue.count;
+                final long[] ends = queue.ends;
+                final long[][] chunks = queue.chunks;
+                for (long i = Math.max(0, count - 3); i < count; i++) {
+                    final long end = MessageQueue.end(ends, chunks, (int) i);
+                    if (end != 3 * (i + 1)) {
+                        failure.compareAndSet(null, new AssertionError("message " + i + " end " + end));
+                    }
+                }
+                seen = count;
+            }
+        });
+        reader.start();
+        for (int i = 0; i < messages; i++) {
+            queue.publish(3L * i, 3);
+        }
+        reader.join();
+        if (failure.get() != null) {
+            throw new AssertionError(failure.get());
+        }
+    }
+
     @Test
     void shouldRefuseACompletionBelowThePublishedEnd() {
         final MessageQueue queue = new MessageQueue("mq/0/t");

@@ -86,11 +86,13 @@ import static io.streamcache.segmentstore.internal.log.LogRecordDescriptor.TYPE_
  *
  * <h2>Garbage</h2>
  * Per request a producer allocates the {@link LogRequest}, which is its future (about 80 bytes);
- * waiting on it adds the JDK's wait node. The commit handler is the submitter's long-lived
+ * waiting on it adds the JDK's wait node, unless it waits with {@link LogRequest#awaitDone()}.
+ * A synchronous append ({@link #appendPooled}) allocates nothing: its request is one of the
+ * thread's two pooled ones, and completes without a boxed offset. The commit handler is the submitter's long-lived
  * object, passed by reference. The writer thread allocates nothing per request or per batch (the
  * batch buffer, the CRC, the record arrays are pre-allocated; the table's maps allocate when a
- * segment or file is added). The completion thread allocates the boxed offset each future
- * completes with (a {@code Long} beyond the small-value cache) and whatever the futures'
+ * segment or file is added). The completion thread allocates the boxed offset each future (not
+ * pooled) completes with (a {@code Long} beyond the small-value cache) and whatever the futures'
  * dependents allocate. Rolls, failures and recovery allocate.
  *
  * <h2>Appends are atomic records</h2>
@@ -245,6 +247,37 @@ public final class AggregatingWriter implements AutoCloseable {
                 + " of log " + name);
         }
         return submit(new LogRequest(TYPE_DATA, segmentId, segmentOffset, data, null, attachment, handler, epoch));
+    }
+
+    /**
+     * {@link #append(long, int, long, ByteBuf, Object, LogCommitHandler)} with a pooled request
+     * of the calling thread ({@link PooledRequests}): nothing is allocated. For a caller that
+     * waits for it on this thread with {@link LogRequest#awaitDone()}, then reads its outcome
+     * ({@link LogRequest#failureCause()}, else {@link LogRequest#segmentOffset()}) before it
+     * submits anything else: the request is reused afterwards, and its future never completes
+     * (do not hand it out, join it or chain on it).
+     *
+     * @throws IllegalArgumentException if the data is longer than {@link #maxAppendLength()}.
+     * @throws CacheClosedException     if the writer is closing.
+     */
+    public LogRequest appendPooled(final long epoch, final int segmentId, final long segmentOffset, final ByteBuf data,
+                                   final Object attachment, final LogCommitHandler handler) {
+        Objects.requireNonNull(data, "data");
+        Objects.requireNonNull(handler, "handler");
+        if (data.readableBytes() > maxPayload) {
+            throw new IllegalArgumentException("length=" + data.readableBytes() + " is more than maxAppendLength=" + maxPayload
+                + " of log " + name);
+        }
+        final LogRequest request = PooledRequests.current().take();
+        request.reuse(segmentId, segmentOffset, data, attachment, handler, epoch);
+        try {
+            return submit(request);
+        } catch (final RuntimeException | Error e) {
+            // submit throws only before the offer: nothing else ever saw the request.
+            request.dropData();
+            request.released();
+            throw e;
+        }
     }
 
     /**
@@ -460,7 +493,9 @@ public final class AggregatingWriter implements AutoCloseable {
             LogRequest request;
             while ((request = queue.relaxedPoll()) != null) {
                 request.dropData();
-                request.completeExceptionally(new CacheClosedException("log writer " + name + " is closed"));
+                request.fail(new CacheClosedException("log writer " + name + " is closed"));
+                // Never linked to the completion list: a pooled one is free once failed.
+                request.released();
             }
         }
     }

@@ -36,6 +36,11 @@ import java.util.concurrent.locks.LockSupport;
  * producers hold while they submit, and committing data into the cache overlaps the next write
  * and force.
  *
+ * <p><b>Pooled requests</b> ({@link PooledRequests}) are reused by their owner once free: the
+ * list keeps the last completed request as its stub (the writer links the next one to it), so
+ * this thread frees a request ({@link LogRequest#released()}) only when it moves past it, after
+ * unlinking it, and touches it no more. A pooled request completes without the boxed offset.
+ *
  * <p>The requests are the list's nodes: {@link LogRequest#handoffNextRelease} by the writer
  * pairs with {@link LogRequest#handoffNextAcquire} here. The parked flag is a Dekker pair with
  * that link: the writer stores the link, fences, then reads the flag; this thread sets the flag,
@@ -139,6 +144,8 @@ final class Completer {
             // the requests handed off after it (every request ever appended stayed reachable from
             // the stub otherwise). The writer never touches a request's link once it has a successor.
             current.clearHandoffNext();
+            // Its last touch here: a pooled request may be reused by its owner from now on.
+            current.released();
             current = next;
             head = next;
             if (next.type() == LogRequest.TYPE_STOP) {
@@ -158,12 +165,13 @@ final class Completer {
                     handler.committed(request);
                 } catch (final RuntimeException | Error e) {
                     request.dropData();
-                    request.completeExceptionally(e);
+                    request.fail(e);
                     return;
                 }
             }
             request.dropData();
-            request.complete(request.segmentOffset());
+            // A pooled request completes without a boxed offset; another's future with one.
+            request.succeed();
         } else {
             if (record) {
                 try {
@@ -173,7 +181,7 @@ final class Completer {
                 }
             }
             request.dropData();
-            request.completeExceptionally(error);
+            request.fail(error);
         }
     }
 }
