@@ -145,7 +145,7 @@ final class DurableSegmentTable implements SegmentMutations {
         final int length = checkAppendLength(name, data);
         final Segment segment = table.segment(name);
         final LogRequest request;
-        segment.lock.lock();
+        segment.lock();
         try {
             final long offset = reserveAppend(segment, expectedOffset, length);
             if (length == 0) {
@@ -155,7 +155,7 @@ final class DurableSegmentTable implements SegmentMutations {
             request = writer.appendPooled(epoch, segment.id, offset, data, segment, logCommits);
             reserved(segment, offset + length, epoch);
         } finally {
-            segment.lock.unlock();
+            segment.unlock();
         }
         return awaitPooled(request);
     }
