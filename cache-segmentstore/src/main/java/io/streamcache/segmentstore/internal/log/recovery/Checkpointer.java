@@ -55,7 +55,8 @@ import static io.streamcache.segmentstore.internal.log.LogFileDescriptor.FIRST_R
  * If the directory holds a checkpoint when the thread starts, the open (most likely) started
  * from it and did not read the files it covers: {@link CoveredFilesVerifier} checks them, from
  * {@link CoveredFilesVerifier#START_DELAY_MILLIS} after the start (so as not to slow the rest
- * of the open), before the first checkpoint of this run, and logs any damage at ERROR with the
+ * of the open), between checkpoints (they do not wait for it: a process killed again within the
+ * delay still leaves them), and logs any damage at ERROR with the
  * file and the position.
  *
  * <h2>Cost</h2>
@@ -164,14 +165,24 @@ public final class Checkpointer implements AutoCloseable {
         } catch (final RecoveryCheckpoint.Refused e) {
             checkpointed = 0;
         }
-        if (current != null) {
-            verifyCoveredFiles(current);
-            current = null; // its mapping is not needed any more
-        }
+        // The covered files are checked once the open is done (START_DELAY_MILLIS), but the
+        // checkpoints of this run do not wait for that: a process that lives less than the delay
+        // (a broker killed again soon after a restart) still leaves checkpoints behind.
+        RecoveryCheckpoint unverified = current;
+        final long verifyAt = System.nanoTime() + CoveredFilesVerifier.START_DELAY_MILLIS * 1_000_000L;
         while (!closed) {
+            if (unverified != null && System.nanoTime() - verifyAt >= 0) {
+                verifyCoveredFiles(unverified);
+                unverified = null; // its mapping is not needed any more
+                continue;
+            }
             final long target = started;
             if (target <= attempted || target - checkpointed < everyFiles) {
-                LockSupport.park(this);
+                if (unverified != null) {
+                    LockSupport.parkNanos(this, Math.max(1, verifyAt - System.nanoTime()));
+                } else {
+                    LockSupport.park(this);
+                }
                 continue;
             }
             attempted = target;
@@ -211,13 +222,10 @@ public final class Checkpointer implements AutoCloseable {
 
     /**
      * The files before the checkpoint's F were not read by the open: check them now, once the
-     * open is done ({@link CoveredFilesVerifier}), before the first checkpoint of this run.
+     * open is done ({@link CoveredFilesVerifier}: from {@code START_DELAY_MILLIS} after the start), between
+     * the checkpoints of this run, which do not wait for it.
      */
     private void verifyCoveredFiles(final RecoveryCheckpoint current) {
-        final long until = System.nanoTime() + CoveredFilesVerifier.START_DELAY_MILLIS * 1_000_000L;
-        for (long left; !closed && (left = until - System.nanoTime()) > 0; ) {
-            LockSupport.parkNanos(this, left);
-        }
         final long begin = System.nanoTime();
         try {
             if (verifier.verify(directory, scanner, current, () -> closed)) {
