@@ -1,6 +1,7 @@
 package io.streamcache.bench.mq;
 
 import io.streamcache.segmentstore.eviction.CacheManagerStats;
+import io.streamcache.segmentstore.log.DirectIoMode;
 import io.streamcache.segmentstore.log.LogConfig;
 import io.streamcache.segmentstore.log.WriterStats;
 import io.streamcache.segmentstore.queue.MessageQueueStore;
@@ -86,6 +87,8 @@ public final class MqBench {
         int preparedFiles;
         /** LogConfig.checkpointFiles; negative: the log's default. */
         int checkpointFiles = -1;
+        /** LogConfig.directIo; null: the log's default. */
+        DirectIoMode directIo;
 
         int queuesPerTopic() {
             return (queues + topics - 1) / topics;
@@ -402,6 +405,9 @@ public final class MqBench {
         if (config.checkpointFiles >= 0) {
             builder.checkpointFiles(config.checkpointFiles);
         }
+        if (config.directIo != null) {
+            builder.directIo(config.directIo);
+        }
         if (config.preparedFiles > 0) {
             builder.preparedFiles(config.preparedFiles);
         }
@@ -548,6 +554,7 @@ public final class MqBench {
                 case "--file-length" -> c.fileLength = size(v);
                 case "--prepared-files" -> c.preparedFiles = Integer.parseInt(v);
                 case "--checkpoint" -> c.checkpointFiles = Integer.parseInt(v);
+                case "--direct-io" -> c.directIo = DirectIoMode.valueOf(v.toUpperCase(java.util.Locale.ROOT));
                 default -> throw new IllegalArgumentException("unknown flag " + flag + " (--help lists them)");
             }
         }
@@ -595,6 +602,7 @@ public final class MqBench {
             + "   [--phase2 2g] [--fetch 30] [--tail 0.9] [--cache 2g] [--batch 1m] [--raw true] [--reopen true] [--writer true]\n"
             + "   [--seed 42] [--prewrite true|false (the log's default)] [--file-length (the log's default)]\n"
             + "   [--prepared-files N (LogConfig.preparedFiles: files made before the first append; 0)]\n"
+            + "   [--direct-io off|preferred|required (LogConfig.directIo: O_DIRECT log files; the log's default)]\n"
             + "   [--checkpoint N (LogConfig.checkpointFiles: a recovery checkpoint every N files, 0 none; the log's default)]\n"
             + "The contest-shaped message-queue workload on MessageQueueStore; every byte read is checked.";
     }
