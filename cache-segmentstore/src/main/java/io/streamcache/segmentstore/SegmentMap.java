@@ -52,10 +52,27 @@ abstract class SegmentMap {
     /** Whether {@code a} and {@code b} have the same key. */
     abstract boolean sameKey(Segment a, Segment b);
 
-    /** The first slot of {@code hash}'s probe in {@code capacity} slots (any capacity, not only powers of two). */
+    /**
+     * The first slot of {@code hash}'s probe in {@code capacity} slots (any capacity, not only
+     * powers of two): the hash, mixed with a seed that depends on the capacity, scaled to the
+     * capacity by its high bits.
+     *
+     * <p>Why the seed: the slot is taken from the mixed hash's high bits, so the slots of one
+     * array are in the order of the mixed hashes. A map emptied in slot order (a close deletes
+     * every segment in {@link #forEach} order) keeps only the segments of the highest mixed hashes
+     * when it shrinks; with the same mixing in the smaller array they would all start in its last
+     * part, wrap around and form one cluster: measured at 250,000 segments, 1,566 probes per
+     * removal and 700 million in the rebuilds (a close took seconds). With a seed per capacity, a
+     * rebuild to another capacity places them independently of the order they had.
+     */
     static int start(final int hash, final int capacity) {
-        final int h = hash * 0x9E3779B9;
-        return (int) (((h ^ (h >>> 16)) & 0xFFFFFFFFL) * capacity >>> 32);
+        int h = hash ^ capacity * 0x9E3779B9;
+        h ^= h >>> 16;
+        h *= 0x85EBCA6B;
+        h ^= h >>> 13;
+        h *= 0xC2B2AE35;
+        h ^= h >>> 16;
+        return (int) ((h & 0xFFFFFFFFL) * capacity >>> 32);
     }
 
     /** The slot after {@code i} in a probe. */

@@ -219,4 +219,49 @@ class SegmentMapTest {
         }
         assertEquals(byName.size(), byId.size());
     }
+
+    /**
+     * A map emptied in its own iteration order (as a close deletes every segment) keeps short
+     * probe chains through its shrinking rebuilds: with one mixing for every capacity the
+     * segments left after a shrink all started in the last part of the smaller array and formed
+     * one cluster as long as the map (thousands of slots at 100,000 segments).
+     */
+    @Test
+    void shouldKeepProbeRunsShortWhenEmptiedInSlotOrder() {
+        final int count = 100_000;
+        final SegmentMap.ByName byName = new SegmentMap.ByName();
+        final SegmentMap.ById byId = new SegmentMap.ById();
+        for (int i = 0; i < count; i++) {
+            final Segment segment = segment(i, "mq/" + (i % 2500) + "/topic" + (i / 2500));
+            byName.put(segment);
+            byId.put(segment);
+        }
+        for (final SegmentMap map : new SegmentMap[] {byName, byId}) {
+            final List<Segment> order = map.values();
+            int removed = 0;
+            for (final Segment segment : order) {
+                assertTrue(map.remove(segment));
+                if (++removed % 1000 == 0) {
+                    final int run = longestRun(map.slots());
+                    assertTrue(run < 200, "a run of " + run + " occupied slots after " + removed + " removals of " + count);
+                }
+            }
+            assertEquals(0, map.size());
+        }
+    }
+
+    /** The longest run of slots that are not null (segments and tombstones), around the end. */
+    private static int longestRun(final Object[] slots) {
+        int longest = 0;
+        int run = 0;
+        for (int i = 0; i < 2 * slots.length; i++) {
+            if (slots[i % slots.length] != null) {
+                run++;
+                longest = Math.max(longest, Math.min(run, slots.length));
+            } else {
+                run = 0;
+            }
+        }
+        return longest;
+    }
 }
