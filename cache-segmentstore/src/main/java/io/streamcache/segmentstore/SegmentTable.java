@@ -15,6 +15,7 @@ import io.streamcache.segmentstore.internal.log.recovery.RecoveredSegment;
 import java.nio.ByteBuffer;
 import java.util.Collections;
 import java.util.Objects;
+import java.util.List;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
@@ -129,7 +130,11 @@ final class SegmentTable implements SegmentMutations {
      * Creates the recovered segments, their bytes NOT_CACHED gaps; new segments take ids above theirs.
      */
     void restore(final RecoveredLog recovered) {
-        for (final RecoveredSegment state : recovered.liveSegments()) {
+        final List<RecoveredSegment> live = recovered.liveSegments();
+        final int count = segments.size() + live.size();
+        segments.ensureCapacity(count);
+        segmentsById.ensureCapacity(count);
+        for (final RecoveredSegment state : live) {
             final Segment segment = new Segment(state.id(), state.name(), recoveredContext);
             segment.lock();
             try {

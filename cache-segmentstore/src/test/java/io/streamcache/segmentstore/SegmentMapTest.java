@@ -250,6 +250,27 @@ class SegmentMapTest {
         }
     }
 
+    /** A map made room for takes that many segments into the same array, and keeps what it held. */
+    @Test
+    void shouldPutAsManyAsMadeRoomForWithoutARebuild() {
+        final SegmentMap.ById byId = new SegmentMap.ById();
+        for (int i = 0; i < 10; i++) {
+            byId.put(segment(i, "s" + i));
+        }
+        byId.ensureCapacity(10_010);
+        final Object[] slots = byId.slots();
+        for (int i = 10; i < 10_010; i++) {
+            byId.put(segment(i, "s" + i));
+        }
+        assertSame(slots, byId.slots(), "rebuilt while putting what it had room for");
+        assertEquals(10_010, byId.size());
+        for (int i = 0; i < 10_010; i++) {
+            assertEquals(i, byId.get(i).id);
+        }
+        byId.ensureCapacity(5);
+        assertSame(slots, byId.slots(), "room enough: nothing to do");
+    }
+
     /** The longest run of slots that are not null (segments and tombstones), around the end. */
     private static int longestRun(final Object[] slots) {
         int longest = 0;
