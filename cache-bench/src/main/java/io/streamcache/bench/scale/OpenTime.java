@@ -117,21 +117,27 @@ public final class OpenTime {
                 build, crash[0], crash[1]);
             final double[] clean = new double[repeats];
             final double[] cleanCpu = new double[repeats];
+            final double[] close = new double[repeats + 1];
+            close[repeats] = crash[3];
             for (int r = 0; r < repeats; r++) {
                 final double[] one = open(c, log, segments);
                 clean[r] = one[0];
                 cleanCpu[r] = one[2];
+                close[r] = one[3];
             }
             Arrays.sort(clean);
             Arrays.sort(cleanCpu);
+            Arrays.sort(close);
             if (repeats > 0) {
                 System.out.printf(Locale.ROOT, "after a clean close: open median %.3f s [%.3f, %.3f] over %d%n", clean[repeats / 2],
                     clean[0], clean[repeats - 1], repeats);
             }
+            System.out.printf(Locale.ROOT, "close of the opened store: median %.3f s [%.3f, %.3f] over %d%n", close[(repeats + 1) / 2],
+                close[0], close[repeats], repeats + 1);
             System.out.printf(Locale.ROOT, "{\"segments\":%d,\"bytes\":%d,\"crash_open_s\":%.3f,\"first_append_s\":%.3f,"
-                + "\"clean_open_s\":%.3f,\"cache_build_s\":%.3f,\"crash_open_cpu_s\":%.3f,\"clean_open_cpu_s\":%.3f}%n", segments,
-                onDisk, crash[0], crash[1], repeats > 0 ? clean[repeats / 2] : Double.NaN, build, crash[2],
-                repeats > 0 ? cleanCpu[repeats / 2] : Double.NaN);
+                + "\"clean_open_s\":%.3f,\"cache_build_s\":%.3f,\"crash_open_cpu_s\":%.3f,\"clean_open_cpu_s\":%.3f,\"close_s\":%.3f}%n",
+                segments, onDisk, crash[0], crash[1], repeats > 0 ? clean[repeats / 2] : Double.NaN, build, crash[2],
+                repeats > 0 ? cleanCpu[repeats / 2] : Double.NaN, close[(repeats + 1) / 2]);
         }
         clean(dir);
     }
@@ -142,11 +148,13 @@ public final class OpenTime {
         return (checkpoint >= 0 ? builder.checkpointFiles(checkpoint) : builder).build();
     }
 
-    /** Opens the store, appends once, closes it; returns {open seconds, first-append seconds}. */
+    /** Opens the store, appends once, closes it; returns {open seconds, first-append seconds, open CPU seconds, close seconds}. */
     private static double[] open(final BlockCache cache, final Path log, final int segments) {
         final long cpuStart = processCpuNanos();
         final long start = System.nanoTime();
-        try (SegmentStore store = SegmentStore.builder(cache).log(config(log, CONFIG_CHECKPOINT[0])).build()) {
+        final SegmentStore store = SegmentStore.builder(cache).log(config(log, CONFIG_CHECKPOINT[0])).build();
+        final double[] result;
+        try {
             final long opened = System.nanoTime();
             final long cpu = processCpuNanos() - cpuStart;
             if (store.segmentCount() != segments) {
@@ -154,8 +162,15 @@ public final class OpenTime {
             }
             store.append("s-0", Unpooled.wrappedBuffer(new byte[100]));
             final long appended = System.nanoTime();
-            return new double[] {(opened - start) / 1e9, (appended - opened) / 1e9, cpu / 1e9};
+            result = new double[] {(opened - start) / 1e9, (appended - opened) / 1e9, cpu / 1e9, Double.NaN};
+        } catch (final RuntimeException e) {
+            store.close();
+            throw e;
         }
+        final long closeStart = System.nanoTime();
+        store.close();
+        result[3] = (System.nanoTime() - closeStart) / 1e9;
+        return result;
     }
 
     /**
