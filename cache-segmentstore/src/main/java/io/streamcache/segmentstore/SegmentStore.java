@@ -293,6 +293,11 @@ public final class SegmentStore implements AutoCloseable {
             }
 
             @Override
+            public long locationMemoryBytes(final SegmentStore store) {
+                return store.locations != null ? store.locations.reservedBytes() : 0;
+            }
+
+            @Override
             public Compactor compactor(final SegmentStore store) {
                 return store.compactor();
             }
