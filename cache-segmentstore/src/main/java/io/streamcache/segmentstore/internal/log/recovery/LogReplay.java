@@ -171,11 +171,6 @@ final class LogReplay implements LogRecordVisitor {
     LogCorruptedException failure;
 
     /**
-     * @param directory        the log directory (for the paths in errors).
-     * @param corruptionPolicy under {@link CorruptionPolicy#TRUNCATE} a broken rule stops the scan
-     *                         and is kept in {@link #failure}; otherwise it is thrown.
-     */
-    /**
      * A replay whose location indexes are in a {@link LocationMemory} of its own, given back to
      * the system by the garbage collector once the replay and its indexes are unreachable (the
      * checkpointer's replays, which it keeps or drops as it goes).
@@ -185,7 +180,10 @@ final class LogReplay implements LogRecordVisitor {
     }
 
     /**
-     * @param memory where the location indexes are built: the store's, which adopts them.
+     * @param directory        the log directory (for the paths in errors).
+     * @param corruptionPolicy under {@link CorruptionPolicy#TRUNCATE} a broken rule stops the scan
+     *                         and is kept in {@link #failure}; otherwise it is thrown.
+     * @param memory           where the location indexes are built: the store's, which adopts them.
      */
     LogReplay(final Path directory, final CorruptionPolicy corruptionPolicy, final LocationMemory memory) {
         this.directory = directory;
