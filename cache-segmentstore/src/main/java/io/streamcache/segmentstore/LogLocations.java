@@ -3,11 +3,15 @@ package io.streamcache.segmentstore;
 import io.streamcache.segmentstore.internal.log.LogRecordDescriptor;
 import io.streamcache.segmentstore.internal.log.LogRecordListener;
 import io.streamcache.segmentstore.internal.log.history.LogFileChannels;
-import io.streamcache.segmentstore.internal.log.recovery.LocationChunkPool;
 import io.streamcache.segmentstore.internal.log.recovery.LocationIndex;
-import org.agrona.collections.Int2ObjectHashMap;
+import io.streamcache.segmentstore.internal.log.recovery.LocationMemory;
 
 import java.io.IOException;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
 import java.util.Map;
 
 /**
@@ -17,63 +21,218 @@ import java.util.Map;
  * records as they become durable, before their appends commit. {@link ReadThrough} looks the
  * indexes up to load what is not cached.
  *
- * <p><b>Threading:</b> thread-safe. The map from id to index is an open-addressing map of
- * primitive int keys (agrona's {@link Int2ObjectHashMap}: no boxed {@code Integer} per lookup,
- * 12 to 25 bytes per segment by its fill, instead of a concurrent map's ~55), which is not thread-safe
- * itself, so every access holds its monitor: it is written only by the writer thread (the feed:
- * CREATE, DELETE, a dropped index) and by {@link #adopt} before the writer starts; the feed
- * looks an index up per DATA record on the writer thread, readers ({@link ReadThrough}, the
- * message-queue facade) on any thread, for a lookup of a few nanoseconds. The indexes are
- * thread-safe themselves and used outside the monitor.
+ * <h2>Table by id</h2>
+ * Segment ids are small ints handed out in increasing order by the store and never reused, so
+ * the indexes are held in a table indexed by id, in pages of {@link #PAGE_IDS} references: a
+ * directory (one reference per page) grows by copying, a page is made when its first id is
+ * put and dropped when its last one is removed (ids only grow, so the pages of old ids empty out).
+ * <pre>
+ *  directory (volatile, grows by doubling)     page p (1024 references)
+ *  +--------+--------+--------+-----           +-------+-------+-----+-------+
+ *  | page 0 | null   | page 2 | ...   --------&gt;| id    | id+1  | ... | null  |  id = p * 1024 + slot
+ *  +--------+--------+--------+-----           +-------+-------+-----+-------+
+ * </pre>
+ * Heap per live segment: a reference in its page (4 bytes with compressed references, at most
+ * 4 KB per page of 1024 ids while any of them lives) plus the index's handle
+ * ({@link LocationIndex#HEAP_BYTES}); the index's contents are off-heap, in one
+ * {@link LocationMemory} per log (metadata of the log, outside the cache's memory bound;
+ * {@link #reservedBytes()}).
  *
- * <p><b>Chunk pool:</b> the indexes take their storage chunks from one {@link LocationChunkPool}
- * and give them back when a TRUNCATE drops them or a DELETE clears the index, so that appends
- * allocate no index storage once segments are truncated or deleted as the log grows. The pool
- * holds at most {@link #POOL_BYTES} of free chunks (heap, counted by {@link #poolFootprint()});
- * the feed (the writer's thread) is its only user after {@link #adopt}.
+ * <p><b>Threading:</b> thread-safe. Lookups ({@link #get}: the feed per DATA record on the
+ * writer's thread, readers on any thread) take no lock: an acquire read of the directory, of
+ * the page and of the slot. Puts and removes (the writer's thread: CREATE, DELETE, a dropped
+ * index; {@link #adopt} before the writer starts; {@link #close}) hold the table's write monitor,
+ * uncontended in practice. The indexes are thread-safe themselves (each its own monitor) and used
+ * outside the table; an index removed while a reader holds it is {@link LocationIndex#clear()
+ * cleared} under its monitor, so the reader then finds nothing.
+ *
+ * <p><b>Lifetime:</b> {@link #close()} (after the writer stopped) clears every index the table
+ * holds and gives the memory back to the system; an index obtained before then finds nothing.
  */
-final class LogLocations {
-    /** Each live segment's location index, by id; guarded by its own monitor. */
-    private final Int2ObjectHashMap<LocationIndex> locations = new Int2ObjectHashMap<>();
-    /** Bytes of free location chunks kept for reuse, at most: 8 MiB of heap. */
-    static final long POOL_BYTES = 8L << 20;
-    private final LocationChunkPool pool = new LocationChunkPool(POOL_BYTES, false);
+final class LogLocations implements AutoCloseable {
+    /** Ids per page of the table. */
+    static final int PAGE_IDS = 1 << 10;
+    private static final int PAGE_SHIFT = 10;
+    private static final VarHandle SLOTS = MethodHandles.arrayElementVarHandle(LocationIndex[].class);
+    private static final VarHandle PAGES = MethodHandles.arrayElementVarHandle(LocationIndex[][].class);
 
-    /** @return heap bytes of the free chunks the pool holds (at most {@link #POOL_BYTES}). */
-    long poolFootprint() {
-        return pool.footprint();
+    /** The directory of pages; its elements read with acquire, written with release. */
+    private volatile LocationIndex[][] pages = new LocationIndex[0][];
+    /** Live indexes per page; guarded by {@link #writeLock}. */
+    private int[] livePerPage = new int[0];
+    private final Object writeLock = new Object();
+    /** The memory of the indexes made here and of those recovery built for this store. */
+    private final LocationMemory memory = new LocationMemory();
+    /** Other memories of adopted indexes (a recovery hook that scanned on its own); closed with this one. */
+    private final List<LocationMemory> adoptedMemories = new ArrayList<>();
+    private boolean closed;
+
+    /** @return the memory in which recovery builds the indexes it hands to {@link #adopt}. */
+    LocationMemory memory() {
+        return memory;
+    }
+
+    /** @return bytes of direct memory the indexes' memory holds (0 once closed). */
+    long reservedBytes() {
+        synchronized (writeLock) {
+            long bytes = memory.reservedBytes();
+            for (final LocationMemory other : adoptedMemories) {
+                bytes += other.reservedBytes();
+            }
+            return bytes;
+        }
     }
 
     /**
      * @return the segment's location index, or null (no log records of it are known: recovered by
-     *         a custom recovery hook, or an index dropped after it could not take a record).
+     *         a custom recovery hook, or an index dropped after it could not take a record). Lock-free.
      */
     LocationIndex get(final int segmentId) {
-        synchronized (locations) {
-            return locations.get(segmentId);
+        if (segmentId < 0) {
+            return null;
         }
+        final LocationIndex[][] directory = pages;
+        final int p = segmentId >>> PAGE_SHIFT;
+        if (p >= directory.length) {
+            return null;
+        }
+        final LocationIndex[] page = (LocationIndex[]) PAGES.getAcquire(directory, p);
+        return page == null ? null : (LocationIndex) SLOTS.getAcquire(page, segmentId & (PAGE_IDS - 1));
     }
 
+    /** Puts (or replaces, clearing the one it held) the index of a segment. */
     private void put(final int segmentId, final LocationIndex index) {
-        synchronized (locations) {
-            locations.put(segmentId, index);
+        if (segmentId < 0) {
+            throw new IllegalArgumentException("segmentId=" + segmentId + " must be >= 0");
+        }
+        synchronized (writeLock) {
+            if (closed) {
+                index.clear();
+                return;
+            }
+            final int p = segmentId >>> PAGE_SHIFT;
+            LocationIndex[][] directory = pages;
+            if (p >= directory.length) {
+                final int length = Math.max(p + 1, 2 * directory.length);
+                final LocationIndex[][] grown = new LocationIndex[length][];
+                for (int i = 0; i < directory.length; i++) {
+                    grown[i] = (LocationIndex[]) PAGES.getAcquire(directory, i);
+                }
+                livePerPage = Arrays.copyOf(livePerPage, length);
+                pages = grown;
+                directory = grown;
+            }
+            LocationIndex[] page = (LocationIndex[]) PAGES.getAcquire(directory, p);
+            if (page == null) {
+                page = new LocationIndex[PAGE_IDS];
+                PAGES.setRelease(directory, p, page);
+            }
+            final int slot = segmentId & (PAGE_IDS - 1);
+            final LocationIndex old = (LocationIndex) SLOTS.getAcquire(page, slot);
+            SLOTS.setRelease(page, slot, index);
+            if (old == null) {
+                livePerPage[p]++;
+            } else if (old != index) {
+                old.clear();
+            }
         }
     }
 
+    /** Removes a segment's index (not cleared: the caller does). */
     private LocationIndex remove(final int segmentId) {
-        synchronized (locations) {
-            return locations.remove(segmentId);
+        synchronized (writeLock) {
+            final LocationIndex[][] directory = pages;
+            final int p = segmentId >>> PAGE_SHIFT;
+            if (segmentId < 0 || p >= directory.length) {
+                return null;
+            }
+            final LocationIndex[] page = (LocationIndex[]) PAGES.getAcquire(directory, p);
+            if (page == null) {
+                return null;
+            }
+            final int slot = segmentId & (PAGE_IDS - 1);
+            final LocationIndex old = (LocationIndex) SLOTS.getAcquire(page, slot);
+            if (old != null) {
+                SLOTS.setRelease(page, slot, null);
+                if (--livePerPage[p] == 0) {
+                    PAGES.setRelease(directory, p, null);
+                }
+            }
+            return old;
         }
     }
 
-    /** Takes the indexes recovery rebuilt, of the segments the table holds. */
+    /** @return pages of the table held now (tests). */
+    int pageCount() {
+        final LocationIndex[][] directory = pages;
+        int count = 0;
+        for (int i = 0; i < directory.length; i++) {
+            if (PAGES.getAcquire(directory, i) != null) {
+                count++;
+            }
+        }
+        return count;
+    }
+
+    /**
+     * Takes the indexes recovery rebuilt, of the segments the table holds; clears the others
+     * (they would hold memory until close).
+     */
     void adopt(final Map<Integer, LocationIndex> recovered, final SegmentTable table) {
         recovered.forEach((id, index) -> {
             if (table.segmentById(id) != null) {
-                index.usePool(pool);
+                synchronized (writeLock) {
+                    final LocationMemory other = index.memory();
+                    if (other != memory && adoptedMemories.stream().noneMatch(m -> m == other)) {
+                        adoptedMemories.add(other);
+                    }
+                }
                 put(id, index);
+            } else {
+                index.clear();
             }
         });
+    }
+
+    /**
+     * Clears every index held and gives the memory back: after the writer stopped (its feed then
+     * drops what it is given). Idempotent.
+     */
+    @Override
+    public void close() {
+        synchronized (writeLock) {
+            if (closed) {
+                return;
+            }
+            closed = true;
+            final LocationIndex[][] directory = pages;
+            for (int p = 0; p < directory.length; p++) {
+                final LocationIndex[] page = (LocationIndex[]) PAGES.getAcquire(directory, p);
+                if (page == null) {
+                    continue;
+                }
+                for (int slot = 0; slot < PAGE_IDS; slot++) {
+                    final LocationIndex index = (LocationIndex) SLOTS.getAcquire(page, slot);
+                    if (index != null) {
+                        index.clear();
+                    }
+                }
+            }
+            pages = new LocationIndex[0][];
+            livePerPage = new int[0];
+            memory.close();
+            for (final LocationMemory other : adoptedMemories) {
+                other.close();
+            }
+        }
+    }
+
+    /** Removes and clears a segment's index: it could not take a record. */
+    private void drop(final int segmentId) {
+        final LocationIndex index = remove(segmentId);
+        if (index != null) {
+            index.clear();
+        }
     }
 
     /**
@@ -108,7 +267,7 @@ final class LogLocations {
                              final long fileNumber, final long position) {
             try {
                 switch (type) {
-                    case LogRecordDescriptor.TYPE_CREATE -> put(segmentId, new LocationIndex(0, pool));
+                    case LogRecordDescriptor.TYPE_CREATE -> put(segmentId, new LocationIndex(0, memory));
                     case LogRecordDescriptor.TYPE_DATA -> {
                         final LocationIndex index = get(segmentId);
                         if (index != null) {
@@ -131,8 +290,9 @@ final class LogLocations {
                     default -> {
                     }
                 }
-            } catch (final RuntimeException e) {
-                remove(segmentId);
+            } catch (final RuntimeException | OutOfMemoryError e) {
+                // OutOfMemoryError: direct memory for the index ran out; the log goes on without it.
+                drop(segmentId);
             }
             next.onRecord(type, segmentId, segmentOffset, length, fileNumber, position);
         }
@@ -145,8 +305,9 @@ final class LogLocations {
                 if (index != null) {
                     index.relocate(segmentOffset, length, fileNumber, position);
                 }
-            } catch (final RuntimeException e) {
-                remove(segmentId);
+            } catch (final RuntimeException | OutOfMemoryError e) {
+                // OutOfMemoryError: direct memory for the index ran out; the log goes on without it.
+                drop(segmentId);
             }
             next.onCopy(segmentId, segmentOffset, length, fileNumber, position);
         }

@@ -65,6 +65,7 @@ final class LogOpening {
         if (hook instanceof ScanningRecoveryHook scanning && scanning.recoveredLog() == null
             && Files.isDirectory(log.directory())) {
             // Before the directory opens: the scan cuts the tail and deletes files.
+            scanning.locationMemory(locations.memory());
             scanning.scan(log, threads, owner);
         }
         directory = LogDirectory.open(log, writerLock);

@@ -293,6 +293,11 @@ public final class SegmentStore implements AutoCloseable {
             }
 
             @Override
+            public long locationMemoryBytes(final SegmentStore store) {
+                return store.locations != null ? store.locations.reservedBytes() : 0;
+            }
+
+            @Override
             public Compactor compactor(final SegmentStore store) {
                 return store.compactor();
             }
@@ -408,6 +413,7 @@ public final class SegmentStore implements AutoCloseable {
         table.abandon();
         waiting.shutdown();
         readThrough.close();
+        locations.close();
         opening.abandon();
     }
 
@@ -1030,6 +1036,10 @@ public final class SegmentStore implements AutoCloseable {
         }
         if (readThrough != null) {
             readThrough.close();
+        }
+        if (locations != null) {
+            // After the writer and the read-through: gives the location indexes' memory back.
+            locations.close();
         }
         if (logDirectory != null) {
             // After the writer: marks the close clean if it finished cleanly, then unlocks.

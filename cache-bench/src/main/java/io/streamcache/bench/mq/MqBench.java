@@ -2,6 +2,7 @@ package io.streamcache.bench.mq;
 
 import io.streamcache.segmentstore.eviction.CacheManagerStats;
 import io.streamcache.segmentstore.log.DirectIoMode;
+import io.streamcache.segmentstore.internal.StoreInternals;
 import io.streamcache.segmentstore.log.LogConfig;
 import io.streamcache.segmentstore.log.WriterStats;
 import io.streamcache.segmentstore.queue.MessageQueueStore;
@@ -170,6 +171,9 @@ public final class MqBench {
                 (double) writer.forces() / Math.max(1, phase1[1]), writer.batches(), writer.meanBatchLength() / 1024);
             printManager(out, "phase 1", mq);
             heapPerQueue = (usedHeapAfterGc() - heapBefore) / Math.max(1, mq.queueCount());
+            final long locationBytes = StoreInternals.locationMemoryBytes(mq.segmentStore());
+            out.printf(Locale.ROOT, "location index: %.1f MB of direct memory after phase 1 (%,d B/queue; the log's metadata,"
+                + " outside the cache's bound)%n", locationBytes / 1e6, locationBytes / Math.max(1, mq.queueCount()));
             start = System.nanoTime();
             runPhase(config, mq, counts, config.phase2, true, phase2, readLatency, appendLatency);
             phase2Seconds = (System.nanoTime() - start) / 1e9;

@@ -37,6 +37,9 @@ public final class StoreInternals {
         /** @return see {@link StoreInternals#locations}. */
         LocationIndex locations(SegmentStore store, String segment);
 
+        /** @return see {@link StoreInternals#locationMemoryBytes}. */
+        long locationMemoryBytes(SegmentStore store);
+
         /** @return see {@link StoreInternals#compactor}. */
         Compactor compactor(SegmentStore store);
 
@@ -83,6 +86,14 @@ public final class StoreInternals {
      */
     public static LocationIndex locations(final SegmentStore store, final String segment) {
         return bridge().locations(store, segment);
+    }
+
+    /**
+     * @return with a log, bytes of direct memory the location indexes hold (their
+     *         {@code LocationMemory}'s slabs: metadata of the log, outside the cache's bound); 0 without.
+     */
+    public static long locationMemoryBytes(final SegmentStore store) {
+        return bridge().locationMemoryBytes(store);
     }
 
     /**

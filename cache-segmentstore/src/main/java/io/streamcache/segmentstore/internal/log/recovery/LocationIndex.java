@@ -1,72 +1,85 @@
 package io.streamcache.segmentstore.internal.log.recovery;
 
-import java.util.Arrays;
+import org.agrona.UnsafeAccess;
 
 /**
  * Where one segment's bytes are in the log, thread-safe (every public method synchronizes on
  * the index): segment offset to (file number, position of the DATA record) for every DATA
  * record of the segment, with floor lookup. It has one writer (recovery, then the log writer,
  * appending in log order) and any number of readers (historical reads); they hold the monitor
- * for a binary search or for copying out the locations of one range.
+ * for a binary search or for copying out the locations of one range. The monitor is the
+ * index's own: readers of different segments never wait for each other.
  *
- * <h2>Layout</h2>
- * One entry per DATA record, packed in primitive chunks (no object per record): records are
- * grouped in <em>blocks</em> of at most {@link #BLOCK_RECORDS} records that lie in one file and
- * whose offsets lie within 4 GiB of the block's first; a block holds the full values, a record
- * 32-bit differences.
+ * <h2>Off-heap</h2>
+ * The object is a handle of 24 bytes of heap (its header, the {@link LocationMemory} and the
+ * address of its row); everything else is in off-heap chunks of the log's
+ * {@link LocationMemory}: a 64-byte <em>row</em>, a <em>spine</em> of chunk addresses, and
+ * the chunks of records and blocks. That memory is metadata of the log, not part of the
+ * cache's configured memory bound: see {@link LocationMemory}.
  * <pre>
- *  per record i (8 bytes, one long):
+ *  row (64 B chunk)                              spine (24 B per chunk k, grows by doubling)
+ *   0 startOffset  u64                           +--------------+--------------+--------------+----
+ *   8 endOffset    u64                           | rec chunk 0  | blk chunk 0  | 1st chunk 0  | rec chunk 1 ...
+ *  16 stored records (dropped ones too) i32      | address u64  | address u64  | address u64  |
+ *  20 head: first record not dropped    i32      +--------------+--------------+--------------+----
+ *  24 blocks       i32                             spine + 24k      + 8            + 16
+ *  28 record chunks i32   32 block chunks i32
+ *  36 log2 of the spine's chunk size (0: none)
+ *  40 spine address u64   48..63 unused
+ * </pre>
+ *
+ * <h2>Layout of the records</h2>
+ * One entry per DATA record: records are grouped in <em>blocks</em> of at most
+ * {@link #BLOCK_RECORDS} records that lie in one file and whose offsets lie within 4 GiB of the
+ * block's first; a block holds the full values, a record 32-bit differences.
+ * <pre>
+ *  per record i (8 bytes, one u64):
  *   63                             32 31                             0
  *  +---------------------------------+--------------------------------+
  *  | offset(i) - blockOffset(b), u32 | position(i) &gt;&gt;&gt; POSITION_SHIFT |
  *  +---------------------------------+--------------------------------+
  *  per block b (20 bytes, one per up to 64 records):
- *   long chunk, 2 per block: [offset of its first record (u64), file number of its records (u64)]
- *   int chunk,  1 per block: [index of its first record (u32)]
+ *   block chunk, 16 B per block: [offset of its first record (u64), file number of its records (u64)]
+ *   1st chunk,    4 B per block: [index of its first record (u32)]
  * </pre>
  * The entries are not in arrays that grow by copying but in <em>chunks</em> that are never
- * copied: chunk k holds 2^k entries up to a largest size (512 records: a 4 KB {@code long[]};
- * 256 blocks: a 4 KB {@code long[]} and a 1 KB {@code int[]}), then every chunk has that size.
- * Entry i is in chunk {@code k = floor(log2(i + 1))} (or {@code L - 1 + ((i + 1) >> L)} past
- * the first {@code 2^(L+1) - 1} entries, {@code 2^L} the largest chunk), at slot
- * {@code i + 1 - 2^k} (or {@code (i + 1) mod 2^L}):
+ * copied: chunk k holds 2^k entries up to a largest size (512 records: 4 KB; 256 blocks: 4 KB
+ * and 1 KB), then every chunk has that size. Entry i is in chunk
+ * {@code k = floor(log2(i + 1))} (or {@code L - 1 + ((i + 1) >> L)} past the first
+ * {@code 2^(L+1) - 1} entries, {@code 2^L} the largest chunk), at slot {@code i + 1 - 2^k} (or
+ * {@code (i + 1) mod 2^L}):
  * <pre>
- *  records:  rec0      chunk 1       chunk 2              chunk 9             chunk 10
+ *  records:  chunk 0   chunk 1       chunk 2              chunk 9             chunk 10
  *           +---+     +---+---+     +---+---+---+---+     +---- 512 ----+     +---- 512 ----+
  *           | 0 |     | 1 | 2 |     | 3 | 4 | 5 | 6 | ... | 511 .. 1022 |     | 1023 ..     | ...
  *           +---+     +---+---+     +---+---+---+---+     +-------------+     +-------------+
- *  blocks:   blk0/first0, then chunks of 2, 4 .. 256 blocks (long[2n] offset/file pairs, int[n] firsts)
- *
- *  spine (chunks k &gt;= 1, made at the second chunk, doubling):
- *  +------------+------------+------------+------------+------------+------------+----
- *  | rec chunk 1| blk chunk 1| 1st chunk 1| rec chunk 2| blk chunk 2| 1st chunk 2| ...
- *  +------------+------------+------------+------------+------------+------------+----
- *    spine[3k-3]  spine[3k-2]  spine[3k-1]   (a slot is null where one kind has fewer chunks)
+ *  blocks:   chunks of 1, 2, 4 .. 256 blocks, then of 256
  * </pre>
- * Chunk 0 is held in a field of its own, the others in the spine, so an index of one record
- * holds three small arrays (a {@code long[1]}, a {@code long[2]} and an {@code int[1]}: 80
- * bytes) and no spine. Chunks come from a {@link LocationChunkPool} when the
- * index has one (the store's, used by the log writer's thread) and go back to it when truncation
- * drops them or the segment is deleted ({@link #clear()}): in a steady state where segments are
- * truncated or deleted as the log grows, adding records allocates nothing; while an index only
- * grows, it allocates the bytes it keeps, once (plus a spine reference per chunk). A chunk is
- * given back only under the index's monitor, after the index dropped its reference, so no reader
- * (they read under the monitor) can see it again.
+ * An index of one record holds a row (64 B), a spine (32 B), a record chunk (8 B) and two block
+ * chunks (16 B and 8 B): 128 bytes of off-heap memory. Chunks go back to the memory when
+ * truncation drops them or the segment is deleted ({@link #clear()}), and are handed out again
+ * to any index of the log: in a steady state where segments are truncated or deleted as the
+ * log grows, adding records allocates nothing, on or off the heap. A chunk is given back only
+ * under the index's monitor, after the index dropped its address, so no reader (they read under
+ * the monitor) can see it again.
  *
  * <p>A record's length is not stored: a segment's DATA records are contiguous, so record i ends
  * where record i+1 starts, and the last one at {@link #endOffset()}. Records are 8-byte
  * aligned, so a position shifted right by {@link #POSITION_SHIFT} fits 32 bits for files up to
  * {@link #MAX_POSITION} (32 GiB). Zero-length DATA records are not indexed (they hold no byte).
  *
- * <p><b>Footprint:</b> 8 bytes per record plus 20 per block, 8.31 bytes per record with full
- * blocks, plus 16 bytes of header and 4 of spine per chunk (8.37 with full 512-record
- * chunks); the last chunk of each kind is partly empty (at most 4 KB + 5 KB).
- * {@link #footprint()} computes it.
+ * <p><b>Footprint</b> (off-heap): 8 bytes per record plus 20 per block, 8.31 bytes per record with
+ * full blocks, plus the row and the spine; the last chunk of each kind is partly empty (at most
+ * 4 KB + 5 KB). {@link #footprint()} computes it.
  *
  * <p><b>Truncation</b> ({@link #truncate}) moves the start offset and drops the records wholly
  * before it (the one containing it stays); the entries are moved to the front once the dropped
  * prefix is at least half of them, and the chunks then past half again the live entries are
  * given back, so a segment truncated as it grows keeps a bounded index.
+ *
+ * <p><b>Lifetime:</b> {@link #clear()} gives everything back; a cleared index touches no memory
+ * (lookups find nothing, {@link #startOffset()} and {@link #endOffset()} say 0), so its
+ * memory may be {@link LocationMemory#close() closed} once every index still in use is cleared.
  */
 public final class LocationIndex {
     /** Records per block, at most. */
@@ -81,76 +94,61 @@ public final class LocationIndex {
     public static final int POSITION_BITS = 32;
     /** Largest record position that can be indexed: just under 32 GiB. */
     public static final long MAX_POSITION = ((1L << POSITION_BITS) - 1) << POSITION_SHIFT;
+    /** Heap bytes of the object: header, the memory's reference and the row's address. */
+    public static final int HEAP_BYTES = 24;
     private static final long DELTA_MASK = MAX_DELTA;
     private static final long POSITION_MASK = (1L << POSITION_BITS) - 1;
-    /** log2 of the largest record chunk: 512 records, a 4 KB {@code long[]}. */
-    private static final int RECORD_LOG = LocationChunkPool.MAX_CHUNK_LOG;
-    /** log2 of the largest block chunk: 256 blocks, a 4 KB {@code long[]} and a 1 KB {@code int[]}. */
-    private static final int BLOCK_LOG = LocationChunkPool.MAX_CHUNK_LOG - 1;
-    /** Chunks (k >= 1) the spine has room for at first. */
-    private static final int FIRST_SPINE = 2;
-    /** Approximate bytes of the object and the headers of its three chunk-0 arrays. */
-    private static final int FIXED_FOOTPRINT = 72 + 3 * 16;
+    /** log2 of the largest record chunk: 512 records, 4 KB. */
+    private static final int RECORD_LOG = 9;
+    /** log2 of the largest block chunk: 256 blocks, 4 KB of offset/file pairs and 1 KB of firsts. */
+    private static final int BLOCK_LOG = 8;
 
-    // Chunk 0 of each kind in a field, chunks k >= 1 in a spine (slot 0 unused), both null until
-    // needed: recovery builds one index per segment, 250,000 at a time, and many get no record.
-    private long[] rec0;
-    private long[] blk0;
-    private int[] first0;
-    /**
-     * Chunks k >= 1: {@code spine[3k - 3]} the records' {@code long[]}, {@code spine[3k - 2]} the
-     * blocks' {@code long[]}, {@code spine[3k - 1]} the blocks' {@code int[]} (one spine, not three:
-     * 32 B less per index past its first record).
-     */
-    private Object[] spine;
-    private int recChunks;
-    private int blkChunks;
-    /** Where chunks come from and go back to; null: allocated, and left to the collector. */
-    private LocationChunkPool pool;
-    /** Records stored, dropped ones included. */
-    private int count;
-    /** First record not dropped by truncation. */
-    private int head;
-    private int blockCount;
-    private long startOffset;
-    private long endOffset;
-    private boolean cleared;
+    // The row: see the class comment.
+    private static final int ROW_LOG = 6;
+    private static final int START = 0;
+    private static final int END = 8;
+    private static final int STORED = 16;
+    private static final int HEAD = 20;
+    private static final int BLOCKS = 24;
+    private static final int REC_CHUNKS = 28;
+    private static final int BLK_CHUNKS = 32;
+    private static final int SPINE_LOG = 36;
+    private static final int SPINE = 40;
+    /** Bytes of spine per chunk index k: the addresses of the three chunks k. */
+    private static final int SLOT = 24;
+
+    private final LocationMemory memory;
+    /** The row's address; 0 once cleared. Guarded by the monitor. */
+    private long row;
 
     /**
-     * An index without a pool (recovery builds these; the store hands them its pool when it adopts them).
-     *
      * @param startOffset the offset from which the log holds the segment's bytes: 0 for a segment
      *                    created in the log, its logged length for one first seen in a SNAPSHOT.
+     * @param memory      where the row and chunks are allocated and given back to: the log's.
+     * @throws IllegalArgumentException if {@code startOffset < 0}.
+     * @throws IllegalStateException    if {@code memory} is closed.
      */
-    public LocationIndex(final long startOffset) {
-        this(startOffset, null);
-    }
-
-    /**
-     * @param startOffset see {@link #LocationIndex(long)}.
-     * @param pool        where chunks are taken from and given back to; null for none.
-     */
-    public LocationIndex(final long startOffset, final LocationChunkPool pool) {
+    public LocationIndex(final long startOffset, final LocationMemory memory) {
         if (startOffset < 0) {
             throw new IllegalArgumentException("startOffset=" + startOffset + " must be >= 0");
         }
-        this.startOffset = startOffset;
-        this.endOffset = startOffset;
-        this.pool = pool;
+        this.memory = java.util.Objects.requireNonNull(memory, "memory");
+        final long r = memory.allocate(ROW_LOG);
+        UnsafeAccess.UNSAFE.setMemory(r, 1L << ROW_LOG, (byte) 0);
+        UnsafeAccess.UNSAFE.putLong(r + START, startOffset);
+        UnsafeAccess.UNSAFE.putLong(r + END, startOffset);
+        this.row = r;
     }
 
-    /**
-     * Takes chunks from {@code pool} from now on and gives them back to it (chunks already held,
-     * allocated or from another pool, go to it as well when dropped).
-     */
-    public synchronized void usePool(final LocationChunkPool pool) {
-        this.pool = pool;
+    /** @return the memory holding this index. */
+    public LocationMemory memory() {
+        return memory;
     }
 
     /**
      * Indexes a DATA record: the next bytes of the segment, in log order.
      *
-     * @param offset     segment offset of its payload byte 0: must be {@link #endOffset()}.
+     * @param offset     segment offset of its payload byte 0: must be {@link #end()}.
      * @param length     its payload length (0 is accepted and not indexed).
      * @param fileNumber the file holding it, at least 0.
      * @param position   its position in that file: a multiple of 8, at most {@link #MAX_POSITION}.
@@ -166,11 +164,11 @@ public final class LocationIndex {
      * (recovery building it).
      */
     void addOwned(final long offset, final int length, final long fileNumber, final long position) {
-        if (cleared) {
+        if (row == 0) {
             throw new IllegalStateException("location index was cleared (segment deleted)");
         }
-        if (offset != endOffset) {
-            throw new IllegalArgumentException("offset=" + offset + " is not endOffset=" + endOffset);
+        if (offset != end()) {
+            throw new IllegalArgumentException("offset=" + offset + " is not end()=" + end());
         }
         if (length < 0 || fileNumber < 0 || position < 0 || position > MAX_POSITION
             || (position & ((1L << POSITION_SHIFT) - 1)) != 0) {
@@ -180,37 +178,30 @@ public final class LocationIndex {
         if (length == 0) {
             return;
         }
-        // The last block's chunk is looked up once (recovery adds every record of the log here).
-        final int last = blockCount - 1;
+        // The last block's chunks are looked up once (recovery adds every record of the log here).
+        final int stored = stored();
+        final int blocks = blockCount();
+        final int last = blocks - 1;
         long base = offset;
         boolean opens = last < 0;
         if (!opens) {
-            final long[] pairs;
-            final int[] firstRecords;
-            final int slot;
-            if (last == 0) {
-                pairs = blk0;
-                firstRecords = first0;
-                slot = 0;
-            } else {
-                final int k = chunkOf(last, BLOCK_LOG);
-                pairs = (long[]) spine[3 * k - 2];
-                firstRecords = (int[]) spine[3 * k - 1];
-                slot = slotOf(last, BLOCK_LOG);
-            }
-            base = pairs[2 * slot];
-            opens = count - firstRecords[slot] >= BLOCK_RECORDS || pairs[2 * slot + 1] != fileNumber || offset - base > MAX_DELTA;
+            final long slot = spineSlot(chunkOf(last, BLOCK_LOG));
+            final int at = slotOf(last, BLOCK_LOG);
+            final long pair = UnsafeAccess.UNSAFE.getLong(slot + 8) + 16L * at;
+            base = UnsafeAccess.UNSAFE.getLong(pair);
+            opens = stored - UnsafeAccess.UNSAFE.getInt(UnsafeAccess.UNSAFE.getLong(slot + 16) + 4L * at) >= BLOCK_RECORDS || UnsafeAccess.UNSAFE.getLong(pair + 8) != fileNumber
+                || offset - base > MAX_DELTA;
         }
         if (opens) {
-            ensureBlocks(blockCount + 1);
-            setBlock(blockCount, offset, fileNumber, count);
-            blockCount++;
+            ensureBlocks(blockCount() + 1);
+            setBlock(blockCount(), offset, fileNumber, stored());
+            setBlockCount(blockCount() + 1);
             base = offset;
         }
-        ensureRecords(count + 1);
-        setRecord(count, pack(offset - base, (int) (position >>> POSITION_SHIFT)));
-        count++;
-        endOffset = offset + length;
+        ensureRecords(stored() + 1);
+        setRecord(stored(), pack(offset - base, (int) (position >>> POSITION_SHIFT)));
+        setCount(stored() + 1);
+        setEndOffset(offset + length);
     }
 
     /**
@@ -236,17 +227,17 @@ public final class LocationIndex {
             throw new IllegalArgumentException("fileNumber=" + fileNumber + " position=" + position
                 + ": need fileNumber >= 0, position a multiple of 8 in [0, " + MAX_POSITION + "]");
         }
-        if (cleared || head >= count || offset < 0 || offset >= endOffset) {
+        if (row == 0 || head() >= stored() || offset < 0 || offset >= end()) {
             return false;
         }
-        final int headBlock = blockOf(head);
-        if (offset < blockOffset(headBlock) + delta(head)) {
+        final int headBlock = blockOf(head());
+        if (offset < blockOffset(headBlock) + delta(head())) {
             return false;
         }
         final int i = floorIndex(offset);
         final int b = blockOf(i);
         final long base = blockOffset(b);
-        if (i < head || base + delta(i) != offset || endOf(i, b) - offset != length) {
+        if (i < head() || base + delta(i) != offset || endOf(i, b) - offset != length) {
             return false;
         }
         final int stored = (int) (position >>> POSITION_SHIFT);
@@ -256,7 +247,7 @@ public final class LocationIndex {
             return true;
         }
         final int first = blockFirst(b);
-        final int last = (b + 1 < blockCount ? blockFirst(b + 1) : count) - 1;
+        final int last = (b + 1 < blockCount() ? blockFirst(b + 1) : stored()) - 1;
         final long nextBase = i < last ? base + delta(i + 1) : -1;
         if (i == first && b > 0 && blockFile(b - 1) == fileNumber && offset - blockOffset(b - 1) <= MAX_DELTA) {
             // Joins the block before it.
@@ -295,64 +286,66 @@ public final class LocationIndex {
     }
 
     private void insertBlock(final int at, final long offset, final long fileNumber, final int first) {
-        ensureBlocks(blockCount + 1);
-        for (int k = blockCount; k > at; k--) {
+        ensureBlocks(blockCount() + 1);
+        for (int k = blockCount(); k > at; k--) {
             setBlock(k, blockOffset(k - 1), blockFile(k - 1), blockFirst(k - 1));
         }
         setBlock(at, offset, fileNumber, first);
-        blockCount++;
+        setBlockCount(blockCount() + 1);
     }
 
     private void removeBlock(final int at) {
-        for (int k = at; k < blockCount - 1; k++) {
+        for (int k = at; k < blockCount() - 1; k++) {
             setBlock(k, blockOffset(k + 1), blockFile(k + 1), blockFirst(k + 1));
         }
-        blockCount--;
+        setBlockCount(blockCount() - 1);
     }
 
     /**
      * Moves the start offset forward to {@code offset} and drops the records wholly before it.
      * A no-op if {@code offset} is at or before the start offset.
      *
-     * @throws IllegalArgumentException if {@code offset} is past {@link #endOffset()}.
+     * @throws IllegalArgumentException if {@code offset} is past {@link #end()}.
      */
     public synchronized void truncate(final long offset) {
         truncateOwned(offset);
     }
 
     void truncateOwned(final long offset) {
-        if (offset <= startOffset || cleared) {
+        if (row == 0 || offset <= start()) {
             return;
         }
-        if (offset > endOffset) {
-            throw new IllegalArgumentException("offset=" + offset + " is past endOffset=" + endOffset);
+        if (offset > end()) {
+            throw new IllegalArgumentException("offset=" + offset + " is past end()=" + end());
         }
-        startOffset = offset;
-        head = offset == endOffset ? count : floorIndex(offset);
-        if (head >= BLOCK_RECORDS && head >= count - head) {
+        setStartOffset(offset);
+        setHead(offset == end() ? stored() : floorIndex(offset));
+        if (head() >= BLOCK_RECORDS && head() >= stored() - head()) {
             compact();
         }
     }
 
     /**
-     * Drops everything: the segment was deleted; the chunks go back to the pool. Later lookups
-     * find nothing; {@link #add} throws.
+     * Drops everything: the segment was deleted; the row, spine and chunks go back to the
+     * memory. Later lookups find nothing; {@link #add} throws. Idempotent.
      */
     public synchronized void clear() {
-        cleared = true;
+        final long r = row;
+        if (r == 0) {
+            return;
+        }
         releaseRecords(0);
         releaseBlocks(0);
-        spine = null;
-        count = 0;
-        head = 0;
-        blockCount = 0;
+        resizeSpine(0);
+        row = 0;
+        memory.free(r, ROW_LOG);
     }
 
     /**
      * @return whether {@link #clear()} was called.
      */
     public synchronized boolean isCleared() {
-        return cleared;
+        return row == 0;
     }
 
     /**
@@ -360,21 +353,21 @@ public final class LocationIndex {
      *         offset from which the log holds its bytes if later.
      */
     public synchronized long startOffset() {
-        return startOffset;
+        return row == 0 ? 0 : start();
     }
 
     /**
      * @return the end of the indexed bytes: the end of the last DATA record indexed.
      */
     public synchronized long endOffset() {
-        return endOffset;
+        return row == 0 ? 0 : end();
     }
 
     /**
      * @return records indexed and not dropped.
      */
     public synchronized int count() {
-        return count - head;
+        return row == 0 ? 0 : stored() - head();
     }
 
     /**
@@ -382,15 +375,16 @@ public final class LocationIndex {
      * {@code [startOffset(), endOffset())}; the list's {@code from()} and {@code to()} say the
      * clipped range (empty if nothing of it is held).
      *
-     * @return false (and an empty list) if the index was cleared.
+     * @return false (and an empty list from {@code from}) if the index was cleared.
      */
     public synchronized boolean locate(final long from, final long to, final LocationList out) {
-        final long clippedFrom = Math.max(from, startOffset);
-        final long clippedTo = Math.min(to, endOffset);
-        out.reset(clippedFrom, Math.max(clippedFrom, clippedTo));
-        if (cleared) {
+        if (row == 0) {
+            out.reset(from, from);
             return false;
         }
+        final long clippedFrom = Math.max(from, start());
+        final long clippedTo = Math.min(to, end());
+        out.reset(clippedFrom, Math.max(clippedFrom, clippedTo));
         if (clippedFrom >= clippedTo) {
             return true;
         }
@@ -411,8 +405,8 @@ public final class LocationIndex {
      * Reports every record not dropped, in offset order, under the monitor.
      */
     public synchronized void forEach(final RecordVisitor visitor) {
-        if (head < count) {
-            scan(head, blockOf(head), Long.MAX_VALUE, null, visitor);
+        if (row != 0 && head() < stored()) {
+            scan(head(), blockOf(head()), Long.MAX_VALUE, null, visitor);
         }
     }
 
@@ -426,14 +420,14 @@ public final class LocationIndex {
         int block = firstBlock;
         long base = blockOffset(block);
         long file = blockFile(block);
-        int nextFirst = block + 1 < blockCount ? blockFirst(block + 1) : Integer.MAX_VALUE;
+        int nextFirst = block + 1 < blockCount() ? blockFirst(block + 1) : Integer.MAX_VALUE;
         long r = record(from);
-        for (int i = from; i < count; i++) {
+        for (int i = from; i < stored(); i++) {
             if (i >= nextFirst) {
                 block++;
                 base = blockOffset(block);
                 file = blockFile(block);
-                nextFirst = block + 1 < blockCount ? blockFirst(block + 1) : Integer.MAX_VALUE;
+                nextFirst = block + 1 < blockCount() ? blockFirst(block + 1) : Integer.MAX_VALUE;
             }
             final long offset = base + (r >>> 32);
             if (offset >= to) {
@@ -441,11 +435,11 @@ public final class LocationIndex {
             }
             final long position = (r & POSITION_MASK) << POSITION_SHIFT;
             final long end;
-            if (i + 1 < count) {
+            if (i + 1 < stored()) {
                 r = record(i + 1);
                 end = (i + 1 >= nextFirst ? blockOffset(block + 1) : base) + (r >>> 32);
             } else {
-                end = endOffset;
+                end = end();
             }
             if (out != null) {
                 out.add(offset, (int) (end - offset), file, position);
@@ -456,36 +450,37 @@ public final class LocationIndex {
     }
 
     /**
-     * @return heap bytes of the index: the object, its chunks (headers included) and spines.
+     * @return off-heap bytes of the index: its row, spine and chunks (as allocated: powers of
+     *         two); 0 once cleared. Its heap is {@link #HEAP_BYTES}.
      */
     public synchronized long footprint() {
-        long bytes = FIXED_FOOTPRINT;
-        for (int k = 0; k < recChunks; k++) {
-            bytes += 8L * (1 << Math.min(k, RECORD_LOG)) + (k > 0 ? 16 : 0);
+        if (row == 0) {
+            return 0;
         }
-        for (int k = 0; k < blkChunks; k++) {
-            bytes += 20L * (1 << Math.min(k, BLOCK_LOG)) + (k > 0 ? 32 : 0);
+        long bytes = (1L << ROW_LOG) + spineBytes();
+        for (int k = 0; k < recChunks(); k++) {
+            bytes += 1L << recordLog(k);
         }
-        return bytes + (spine == null ? 0 : 16 + 4L * spine.length);
+        for (int k = 0; k < blkChunks(); k++) {
+            bytes += (1L << pairLog(k)) + (1L << firstLog(k));
+        }
+        return bytes;
     }
 
     /**
      * Gives back the chunks past what the index holds (after moving out the truncated prefix)
-     * and shrinks the spines to fit.
+     * and shrinks the spine to fit.
      */
     public synchronized void trimToSize() {
-        if (cleared) {
+        if (row == 0) {
             return;
         }
-        if (head > 0) {
+        if (head() > 0) {
             compact();
         }
-        releaseRecords(count);
-        releaseBlocks(blockCount);
-        final int length = 3 * (Math.max(recChunks, blkChunks) - 1);
-        if (spine != null && spine.length != length) {
-            spine = length <= 0 ? null : Arrays.copyOf(spine, length);
-        }
+        releaseRecords(stored());
+        releaseBlocks(blockCount());
+        resizeSpine(Math.max(recChunks(), blkChunks()));
     }
 
     // ------------------------------------------------------------------------------------------
@@ -493,11 +488,11 @@ public final class LocationIndex {
     // ------------------------------------------------------------------------------------------
 
     /**
-     * @return the record holding {@code offset}, which is in [offset of the first record, endOffset).
+     * @return the record holding {@code offset}, which is in [offset of the first record, end()).
      */
     private int floorIndex(final long offset) {
         int low = 0;
-        int high = blockCount - 1;
+        int high = blockCount() - 1;
         while (low < high) {
             final int mid = (low + high + 1) >>> 1;
             if (blockOffset(mid) <= offset) {
@@ -509,7 +504,7 @@ public final class LocationIndex {
         final int block = low;
         final long delta = offset - blockOffset(block);
         int first = blockFirst(block);
-        int last = (block + 1 < blockCount ? blockFirst(block + 1) : count) - 1;
+        int last = (block + 1 < blockCount() ? blockFirst(block + 1) : stored()) - 1;
         while (first < last) {
             final int mid = (first + last + 1) >>> 1;
             if (delta(mid) <= delta) {
@@ -526,7 +521,7 @@ public final class LocationIndex {
      */
     private int blockOf(final int i) {
         int low = 0;
-        int high = blockCount - 1;
+        int high = blockCount() - 1;
         while (low < high) {
             final int mid = (low + high + 1) >>> 1;
             if (blockFirst(mid) <= i) {
@@ -542,31 +537,31 @@ public final class LocationIndex {
      * @return the end offset of record {@code i} of block {@code block}.
      */
     private long endOf(final int i, final int block) {
-        if (i + 1 >= count) {
-            return endOffset;
+        if (i + 1 >= stored()) {
+            return end();
         }
-        final int nextBlock = block + 1 < blockCount && blockFirst(block + 1) <= i + 1 ? block + 1 : block;
+        final int nextBlock = block + 1 < blockCount() && blockFirst(block + 1) <= i + 1 ? block + 1 : block;
         return blockOffset(nextBlock) + delta(i + 1);
     }
 
     /**
-     * Moves the records from {@link #head} (and their blocks) to the front, then gives back the
+     * Moves the records from {@link #head()} (and their blocks) to the front, then gives back the
      * chunks past half again what is left.
      */
     private void compact() {
-        final int firstBlock = head < count ? blockOf(head) : blockCount;
-        final int records = count - head;
-        final int blocks = blockCount - firstBlock;
+        final int firstBlock = head() < stored() ? blockOf(head()) : blockCount();
+        final int records = stored() - head();
+        final int blocks = blockCount() - firstBlock;
         for (int k = 0; k < records; k++) {
-            setRecord(k, record(head + k));
+            setRecord(k, record(head() + k));
         }
         for (int b = 0; b < blocks; b++) {
             final int from = firstBlock + b;
-            setBlock(b, blockOffset(from), blockFile(from), Math.max(0, blockFirst(from) - head));
+            setBlock(b, blockOffset(from), blockFile(from), Math.max(0, blockFirst(from) - head()));
         }
-        count = records;
-        blockCount = blocks;
-        head = 0;
+        setCount(records);
+        setBlockCount(blocks);
+        setHead(0);
         releaseRecords(records + (records >> 1) + 1);
         releaseBlocks(blocks + (blocks >> 1) + 1);
     }
@@ -596,8 +591,116 @@ public final class LocationIndex {
         return (delta << 32) | (storedPosition & POSITION_MASK);
     }
 
+    // Row fields.
+    private long start() {
+        return UnsafeAccess.UNSAFE.getLong(row + START);
+    }
+
+    private void setStartOffset(final long value) {
+        UnsafeAccess.UNSAFE.putLong(row + START, value);
+    }
+
+    private long end() {
+        return UnsafeAccess.UNSAFE.getLong(row + END);
+    }
+
+    private void setEndOffset(final long value) {
+        UnsafeAccess.UNSAFE.putLong(row + END, value);
+    }
+
+    private int stored() {
+        return UnsafeAccess.UNSAFE.getInt(row + STORED);
+    }
+
+    private void setCount(final int value) {
+        UnsafeAccess.UNSAFE.putInt(row + STORED, value);
+    }
+
+    private int head() {
+        return UnsafeAccess.UNSAFE.getInt(row + HEAD);
+    }
+
+    private void setHead(final int value) {
+        UnsafeAccess.UNSAFE.putInt(row + HEAD, value);
+    }
+
+    private int blockCount() {
+        return UnsafeAccess.UNSAFE.getInt(row + BLOCKS);
+    }
+
+    private void setBlockCount(final int value) {
+        UnsafeAccess.UNSAFE.putInt(row + BLOCKS, value);
+    }
+
+    private int recChunks() {
+        return UnsafeAccess.UNSAFE.getInt(row + REC_CHUNKS);
+    }
+
+    private void setRecChunks(final int value) {
+        UnsafeAccess.UNSAFE.putInt(row + REC_CHUNKS, value);
+    }
+
+    private int blkChunks() {
+        return UnsafeAccess.UNSAFE.getInt(row + BLK_CHUNKS);
+    }
+
+    private void setBlkChunks(final int value) {
+        UnsafeAccess.UNSAFE.putInt(row + BLK_CHUNKS, value);
+    }
+
+    /** @return the address of the spine's slot for chunks {@code k}. */
+    private long spineSlot(final int k) {
+        return UnsafeAccess.UNSAFE.getLong(row + SPINE) + (long) SLOT * k;
+    }
+
+    private long spineBytes() {
+        final int log = UnsafeAccess.UNSAFE.getInt(row + SPINE_LOG);
+        return log == 0 ? 0 : 1L << log;
+    }
+
+    /** Sizes the spine for {@code chunks} chunk indexes (0: none), keeping the slots it holds. */
+    private void resizeSpine(final int chunks) {
+        final int oldLog = UnsafeAccess.UNSAFE.getInt(row + SPINE_LOG);
+        final int log = chunks == 0 ? 0 : LocationMemory.logFor((long) SLOT * chunks);
+        if (log == oldLog) {
+            return;
+        }
+        final long old = UnsafeAccess.UNSAFE.getLong(row + SPINE);
+        long spine = 0;
+        if (log != 0) {
+            spine = memory.allocate(log);
+            if (old != 0) {
+                UnsafeAccess.UNSAFE.copyMemory(old, spine, Math.min(1L << oldLog, 1L << log) / SLOT * SLOT);
+            }
+        }
+        UnsafeAccess.UNSAFE.putLong(row + SPINE, spine);
+        UnsafeAccess.UNSAFE.putInt(row + SPINE_LOG, log);
+        if (old != 0) {
+            memory.free(old, oldLog);
+        }
+    }
+
+    /** Makes room in the spine for chunks {@code k}: doubling. */
+    private void ensureSpine(final int k) {
+        if ((long) SLOT * (k + 1) > spineBytes()) {
+            resizeSpine(k == 0 ? 1 : 2 * k);
+        }
+    }
+
+    private static int recordLog(final int k) {
+        return 3 + Math.min(k, RECORD_LOG);
+    }
+
+    private static int pairLog(final int k) {
+        return 4 + Math.min(k, BLOCK_LOG);
+    }
+
+    private static int firstLog(final int k) {
+        return Math.max(LocationMemory.MIN_LOG, 2 + Math.min(k, BLOCK_LOG));
+    }
+
     private long record(final int i) {
-        return i == 0 ? rec0[0] : ((long[]) spine[3 * chunkOf(i, RECORD_LOG) - 3])[slotOf(i, RECORD_LOG)];
+        return UnsafeAccess.UNSAFE.getLong(UnsafeAccess.UNSAFE.getLong(spineSlot(chunkOf(i, RECORD_LOG))) + 8L * slotOf(i, RECORD_LOG));
     }
 
     private long delta(final int i) {
@@ -605,140 +708,91 @@ public final class LocationIndex {
     }
 
     private void setRecord(final int i, final long value) {
-        if (i == 0) {
-            rec0[0] = value;
-        } else {
-            ((long[]) spine[3 * chunkOf(i, RECORD_LOG) - 3])[slotOf(i, RECORD_LOG)] = value;
-        }
+        UnsafeAccess.UNSAFE.putLong(UnsafeAccess.UNSAFE.getLong(spineSlot(chunkOf(i, RECORD_LOG))) + 8L * slotOf(i, RECORD_LOG), value);
     }
 
     private long blockOffset(final int b) {
-        return b == 0 ? blk0[0] : ((long[]) spine[3 * chunkOf(b, BLOCK_LOG) - 2])[2 * slotOf(b, BLOCK_LOG)];
+        return UnsafeAccess.UNSAFE.getLong(UnsafeAccess.UNSAFE.getLong(spineSlot(chunkOf(b, BLOCK_LOG)) + 8) + 16L * slotOf(b, BLOCK_LOG));
     }
 
     private long blockFile(final int b) {
-        return b == 0 ? blk0[1] : ((long[]) spine[3 * chunkOf(b, BLOCK_LOG) - 2])[2 * slotOf(b, BLOCK_LOG) + 1];
+        return UnsafeAccess.UNSAFE.getLong(UnsafeAccess.UNSAFE.getLong(spineSlot(chunkOf(b, BLOCK_LOG)) + 8) + 16L * slotOf(b, BLOCK_LOG) + 8);
     }
 
     private int blockFirst(final int b) {
-        return b == 0 ? first0[0] : ((int[]) spine[3 * chunkOf(b, BLOCK_LOG) - 1])[slotOf(b, BLOCK_LOG)];
+        return UnsafeAccess.UNSAFE.getInt(UnsafeAccess.UNSAFE.getLong(spineSlot(chunkOf(b, BLOCK_LOG)) + 16) + 4L * slotOf(b, BLOCK_LOG));
     }
 
     private void setBlock(final int b, final long offset, final long fileNumber, final int first) {
-        if (b == 0) {
-            blk0[0] = offset;
-            blk0[1] = fileNumber;
-            first0[0] = first;
-        } else {
-            final int k = chunkOf(b, BLOCK_LOG);
-            final int slot = slotOf(b, BLOCK_LOG);
-            final long[] pairs = (long[]) spine[3 * k - 2];
-            pairs[2 * slot] = offset;
-            pairs[2 * slot + 1] = fileNumber;
-            ((int[]) spine[3 * k - 1])[slot] = first;
-        }
+        final long slot = spineSlot(chunkOf(b, BLOCK_LOG));
+        final int at = slotOf(b, BLOCK_LOG);
+        final long pair = UnsafeAccess.UNSAFE.getLong(slot + 8) + 16L * at;
+        UnsafeAccess.UNSAFE.putLong(pair, offset);
+        UnsafeAccess.UNSAFE.putLong(pair + 8, fileNumber);
+        UnsafeAccess.UNSAFE.putInt(UnsafeAccess.UNSAFE.getLong(slot + 16) + 4L * at, first);
     }
 
     private void ensureRecords(final int records) {
-        while (capacity(recChunks, RECORD_LOG) < records) {
-            final int k = recChunks;
-            final long[] chunk = takeLongs(Math.min(k, RECORD_LOG));
-            if (k == 0) {
-                rec0 = chunk;
-            } else {
-                ensureSpine(k);
-                spine[3 * k - 3] = chunk;
-            }
-            recChunks++;
+        while (capacity(recChunks(), RECORD_LOG) < records) {
+            final int k = recChunks();
+            ensureSpine(k);
+            UnsafeAccess.UNSAFE.putLong(spineSlot(k), memory.allocate(recordLog(k)));
+            setRecChunks(k + 1);
         }
     }
 
     private void ensureBlocks(final int blocks) {
-        while (capacity(blkChunks, BLOCK_LOG) < blocks) {
-            final int k = blkChunks;
-            final int log = Math.min(k, BLOCK_LOG);
-            final long[] chunk = takeLongs(log + 1);
-            final int[] firstChunk = takeInts(log);
-            if (k == 0) {
-                blk0 = chunk;
-                first0 = firstChunk;
-            } else {
-                ensureSpine(k);
-                spine[3 * k - 2] = chunk;
-                spine[3 * k - 1] = firstChunk;
+        while (capacity(blkChunks(), BLOCK_LOG) < blocks) {
+            final int k = blkChunks();
+            ensureSpine(k);
+            final long pairs = memory.allocate(pairLog(k));
+            final long firsts;
+            try {
+                firsts = memory.allocate(firstLog(k));
+            } catch (final RuntimeException | Error e) {
+                memory.free(pairs, pairLog(k));
+                throw e;
             }
-            blkChunks++;
-        }
-    }
-
-    /** Makes room in the spine for chunk {@code k >= 1}: 2 chunks first, then doubling. */
-    private void ensureSpine(final int k) {
-        if (spine == null || spine.length < 3 * k) {
-            spine = Arrays.copyOf(spine == null ? new Object[0] : spine, 3 * Math.max(FIRST_SPINE, 2 * k));
+            final long slot = spineSlot(k);
+            UnsafeAccess.UNSAFE.putLong(slot + 8, pairs);
+            UnsafeAccess.UNSAFE.putLong(slot + 16, firsts);
+            setBlkChunks(k + 1);
         }
     }
 
     /** Gives back the record chunks not needed to hold {@code keep} records. */
     private void releaseRecords(final int keep) {
-        while (recChunks > 0 && capacity(recChunks - 1, RECORD_LOG) >= keep) {
-            final int k = --recChunks;
-            final long[] chunk;
-            if (k == 0) {
-                chunk = rec0;
-                rec0 = null;
-            } else {
-                chunk = (long[]) spine[3 * k - 3];
-                spine[3 * k - 3] = null;
-            }
-            give(chunk);
+        while (recChunks() > 0 && capacity(recChunks() - 1, RECORD_LOG) >= keep) {
+            final int k = recChunks() - 1;
+            setRecChunks(k);
+            final long slot = spineSlot(k);
+            final long chunk = UnsafeAccess.UNSAFE.getLong(slot);
+            UnsafeAccess.UNSAFE.putLong(slot, 0);
+            memory.free(chunk, recordLog(k));
         }
     }
 
     /** Gives back the block chunks not needed to hold {@code keep} blocks. */
     private void releaseBlocks(final int keep) {
-        while (blkChunks > 0 && capacity(blkChunks - 1, BLOCK_LOG) >= keep) {
-            final int k = --blkChunks;
-            final long[] chunk;
-            final int[] firstChunk;
-            if (k == 0) {
-                chunk = blk0;
-                firstChunk = first0;
-                blk0 = null;
-                first0 = null;
-            } else {
-                chunk = (long[]) spine[3 * k - 2];
-                firstChunk = (int[]) spine[3 * k - 1];
-                spine[3 * k - 2] = null;
-                spine[3 * k - 1] = null;
-            }
-            give(chunk);
-            give(firstChunk);
-        }
-    }
-
-    private long[] takeLongs(final int log) {
-        return pool != null ? pool.takeLongs(log) : new long[1 << log];
-    }
-
-    private int[] takeInts(final int log) {
-        return pool != null ? pool.takeInts(log) : new int[1 << log];
-    }
-
-    private void give(final long[] chunk) {
-        if (pool != null) {
-            pool.give(chunk);
-        }
-    }
-
-    private void give(final int[] chunk) {
-        if (pool != null) {
-            pool.give(chunk);
+        while (blkChunks() > 0 && capacity(blkChunks() - 1, BLOCK_LOG) >= keep) {
+            final int k = blkChunks() - 1;
+            setBlkChunks(k);
+            final long slot = spineSlot(k);
+            final long pairs = UnsafeAccess.UNSAFE.getLong(slot + 8);
+            final long firsts = UnsafeAccess.UNSAFE.getLong(slot + 16);
+            UnsafeAccess.UNSAFE.putLong(slot + 8, 0);
+            UnsafeAccess.UNSAFE.putLong(slot + 16, 0);
+            memory.free(pairs, pairLog(k));
+            memory.free(firsts, firstLog(k));
         }
     }
 
     @Override
     public synchronized String toString() {
-        return "LocationIndex{startOffset=" + startOffset + ", endOffset=" + endOffset + ", records=" + (count - head)
-            + ", blocks=" + blockCount + ", cleared=" + cleared + '}';
+        if (row == 0) {
+            return "LocationIndex{cleared}";
+        }
+        return "LocationIndex{start()=" + start() + ", end()=" + end() + ", records=" + (stored() - head())
+            + ", blocks=" + blockCount() + '}';
     }
 }

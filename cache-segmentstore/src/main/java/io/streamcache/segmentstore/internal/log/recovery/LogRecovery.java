@@ -124,6 +124,10 @@ public final class LogRecovery {
     private final StreamcacheThreads threads;
     private final String owner;
     private final boolean checkpoint;
+    /** Where the location indexes are built; null: a memory of each recovery's own. */
+    private final LocationMemory locationMemory;
+    /** The replay of the last {@link #recover(RecoveryCheckpoint)}, until it is returned or discarded. */
+    private LogReplay attempt;
     /** Files of the last {@link #recover()} replayed from a {@link Prescanner}'s scan. */
     private int prescannedFiles;
     /** Whether the last {@link #recover()} started from a recovery checkpoint. */
@@ -139,6 +143,7 @@ public final class LogRecovery {
         this.threads = builder.threads;
         this.owner = builder.owner;
         this.checkpoint = builder.checkpoint;
+        this.locationMemory = builder.locationMemory;
     }
 
     /** @return whether the last {@link #recover()} started from the directory's recovery checkpoint. */
@@ -180,8 +185,10 @@ public final class LogRecovery {
                 }
                 LOG.info("Log {}: no recovery checkpoint; scanning every file", directory);
             } catch (final RecoveryCheckpoint.Refused e) {
+                discardAttempt();
                 LOG.warn("Log {}: recovery checkpoint not used, scanning every file: {}", directory, e.getMessage());
             } catch (final LogCorruptedException e) {
+                discardAttempt();
                 // Nothing was changed on disk yet: the full scan finds the same and reports it as always.
                 LOG.warn("Log {}: the files from the recovery checkpoint's fileNumber={} on do not replay on it ({}); scanning"
                     + " every file", directory, loaded.fileNumber(), e.getMessage());
@@ -191,6 +198,14 @@ public final class LogRecovery {
             return recover(null);
         } catch (final RecoveryCheckpoint.Refused e) {
             throw new AssertionError("only a checkpoint is refused", e);
+        }
+    }
+
+    /** Gives back the location indexes of a recovery from a checkpoint that was given up. */
+    private void discardAttempt() {
+        if (attempt != null) {
+            attempt.clearLocations();
+            attempt = null;
         }
     }
 
@@ -234,7 +249,9 @@ public final class LogRecovery {
             tail--;
         }
 
-        final LogReplay replay = new LogReplay(directory, checkpoint != null ? CorruptionPolicy.FAIL : corruptionPolicy);
+        final LogReplay replay = new LogReplay(directory, checkpoint != null ? CorruptionPolicy.FAIL : corruptionPolicy,
+            locationMemory != null ? locationMemory : new LocationMemory());
+        attempt = replay;
         final List<LogFileScan> scans = new ArrayList<>();
         // With a checkpoint: the files before its file number come from it, the replay starts at it.
         int first = 0;
@@ -634,6 +651,7 @@ public final class LogRecovery {
         private StreamcacheThreads threads = StreamcacheThreads.defaults();
         private String owner = "log";
         private boolean checkpoint;
+        private LocationMemory locationMemory;
 
         private Builder(final Path directory) {
             this.directory = Objects.requireNonNull(directory, "directory");
@@ -704,6 +722,16 @@ public final class LogRecovery {
         public Builder threads(final StreamcacheThreads threads, final String owner) {
             this.threads = Objects.requireNonNull(threads, "threads");
             this.owner = Objects.requireNonNull(owner, "owner");
+            return this;
+        }
+
+        /**
+         * @param memory where the recovered location indexes are built: the store's, which adopts
+         *               them. Default: a memory of the recovery's own, given back by the garbage
+         *               collector once its indexes are unreachable.
+         */
+        public Builder locationMemory(final LocationMemory memory) {
+            this.locationMemory = Objects.requireNonNull(memory, "memory");
             return this;
         }
 

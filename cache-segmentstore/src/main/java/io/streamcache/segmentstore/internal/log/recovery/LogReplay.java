@@ -64,7 +64,7 @@ final class LogReplay implements LogRecordVisitor {
         TreeMap<Long, long[]> below;
 
         SegmentState(final int id, final String name, final long start, final long length, final boolean sealed,
-                     final long fileNumber) {
+                     final long fileNumber, final LocationMemory memory) {
             this.id = id;
             this.name = name;
             this.start = start;
@@ -72,7 +72,7 @@ final class LogReplay implements LogRecordVisitor {
             this.sealed = sealed;
             this.loggedFrom = length;
             this.loggedFromFile = fileNumber;
-            this.locations = new LocationIndex(length);
+            this.locations = new LocationIndex(length, memory);
             this.nameHash = TableDigest.nameHash(name);
         }
 
@@ -150,6 +150,7 @@ final class LogReplay implements LogRecordVisitor {
 
     private final Path directory;
     private final CorruptionPolicy corruptionPolicy;
+    private final LocationMemory memory;
     private Int2ObjectHashMap<SegmentState> byId = new Int2ObjectHashMap<>();
     private Map<String, SegmentState> liveByName = new HashMap<>();
     private final List<SnapshotCodec.Entry> snapshotEntries = new ArrayList<>();
@@ -170,13 +171,36 @@ final class LogReplay implements LogRecordVisitor {
     LogCorruptedException failure;
 
     /**
+     * A replay whose location indexes are in a {@link LocationMemory} of its own, given back to
+     * the system by the garbage collector once the replay and its indexes are unreachable (the
+     * checkpointer's replays, which it keeps or drops as it goes).
+     */
+    LogReplay(final Path directory, final CorruptionPolicy corruptionPolicy) {
+        this(directory, corruptionPolicy, new LocationMemory());
+    }
+
+    /**
      * @param directory        the log directory (for the paths in errors).
      * @param corruptionPolicy under {@link CorruptionPolicy#TRUNCATE} a broken rule stops the scan
      *                         and is kept in {@link #failure}; otherwise it is thrown.
+     * @param memory           where the location indexes are built: the store's, which adopts them.
      */
-    LogReplay(final Path directory, final CorruptionPolicy corruptionPolicy) {
+    LogReplay(final Path directory, final CorruptionPolicy corruptionPolicy, final LocationMemory memory) {
         this.directory = directory;
         this.corruptionPolicy = corruptionPolicy;
+        this.memory = memory;
+    }
+
+    /** Clears every segment's location index: the replay is given up. */
+    void clearLocations() {
+        for (final SegmentState segment : byId.values()) {
+            segment.locations.clear();
+        }
+    }
+
+    /** Where this replay's location indexes are. */
+    LocationMemory memory() {
+        return memory;
     }
 
     private Path path(final long fileNumber) {
@@ -225,7 +249,7 @@ final class LogReplay implements LogRecordVisitor {
                     return "CREATE of segmentId=" + Integer.toUnsignedString(id) + " name=" + name + ", a name segmentId="
                         + Integer.toUnsignedString(other.id) + " holds";
                 }
-                put(new SegmentState(id, name, 0, 0, false, fileNumber));
+                put(new SegmentState(id, name, 0, 0, false, fileNumber, memory));
                 return null;
             }
             case LogRecordDescriptor.TYPE_DATA: {
@@ -360,7 +384,7 @@ final class LogReplay implements LogRecordVisitor {
             case APPLY -> {
                 for (final SnapshotCodec.Entry entry : snapshotEntries) {
                     put(new SegmentState(entry.segmentId(), entry.name(), entry.startOffset(), entry.length(), entry.sealed(),
-                        fileNumber));
+                        fileNumber, memory));
                 }
                 yield null;
             }
@@ -496,7 +520,7 @@ final class LogReplay implements LogRecordVisitor {
             final SegmentState segment = byId.get(entry.segmentId());
             if (segment == null || segment.deleted) {
                 put(new SegmentState(entry.segmentId(), entry.name(), entry.startOffset(), entry.length(), entry.sealed(),
-                    fileNumber));
+                    fileNumber, memory));
                 continue;
             }
             digest -= segment.hash();
@@ -509,7 +533,8 @@ final class LogReplay implements LogRecordVisitor {
                     }
                     kept.below.put(offset, new long[] {length, file, position});
                 });
-                segment.locations = new LocationIndex(entry.length());
+                segment.locations.clear();
+                segment.locations = new LocationIndex(entry.length(), memory);
                 segment.loggedFrom = entry.length();
                 segment.loggedFromFile = fileNumber;
                 segment.length = entry.length();
@@ -549,21 +574,24 @@ final class LogReplay implements LogRecordVisitor {
         if (first == null || first.getKey() + first.getValue()[0] <= segment.start) {
             return;
         }
-        final LocationIndex index = new LocationIndex(first.getKey());
+        final LocationIndex index = new LocationIndex(first.getKey(), memory);
         long at = first.getKey();
         while (at < segment.loggedFrom) {
             final long[] location = segment.below.get(at);
             if (location == null) {
+                index.clear();
                 return;
             }
             index.addOwned(at, (int) location[0], location[1], location[2]);
             at += location[0];
         }
         if (at != segment.loggedFrom) {
+            index.clear();
             return;
         }
         segment.locations.forEach(index::addOwned);
         index.truncateOwned(segment.start);
+        segment.locations.clear();
         segment.locations = index;
         segment.loggedFrom = first.getKey();
         segment.below = null;
@@ -606,7 +634,7 @@ final class LogReplay implements LogRecordVisitor {
     void restoreSegment(final int id, final String name, final long start, final long length, final boolean sealed,
                         final long loggedFrom, final long loggedFromFile, final LocationIndex locations,
                         final TreeMap<Long, long[]> below) {
-        final SegmentState segment = new SegmentState(id, name, start, length, sealed, loggedFromFile);
+        final SegmentState segment = new SegmentState(id, name, start, length, sealed, loggedFromFile, memory);
         segment.loggedFrom = loggedFrom;
         segment.locations = locations;
         segment.below = below;

@@ -268,14 +268,23 @@ public final class RecoveredLog {
     /**
      * Builds a {@link RecoveredLog} by hand, for a recovery other than {@link LogRecovery}'s; not
      * thread-safe. What such a recovery does not know is zero or empty: files have no path, scan
-     * end or counts, only their data ends; segments have empty location indexes.
+     * end or counts, only their data ends; segments have empty location indexes (in a
+     * {@link LocationMemory} of the builder's, given back by the garbage collector).
      */
     public static final class Builder {
+        private LocationMemory memory;
         private final Map<Integer, RecoveredSegment> segments = new LinkedHashMap<>();
         private final TreeMap<Long, Map<Integer, Long>> files = new TreeMap<>();
         private long tailFileNumber;
         private long tailPosition;
         private long nextSegmentId = 1;
+
+        private LocationMemory memory() {
+            if (memory == null) {
+                memory = new LocationMemory();
+            }
+            return memory;
+        }
 
         private Builder() {
         }
@@ -293,7 +302,7 @@ public final class RecoveredLog {
                     + ": need segmentId > 0 and 0 <= startOffset <= length (segment=" + name + ")");
             }
             segments.put(segmentId, new RecoveredSegment(segmentId, name, startOffset, length, sealed, false, startOffset,
-                new LocationIndex(startOffset)));
+                new LocationIndex(startOffset, memory())));
             return this;
         }
 

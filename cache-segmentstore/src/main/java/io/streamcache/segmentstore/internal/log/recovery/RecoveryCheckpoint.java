@@ -393,7 +393,7 @@ final class RecoveryCheckpoint {
         final byte[] name = new byte[nameLength];
         body.getBytes(at, name);
         at += nameLength;
-        final LocationIndex index = new LocationIndex(records == 0 ? indexStart : firstOffset);
+        final LocationIndex index = new LocationIndex(records == 0 ? indexStart : firstOffset, replay.memory());
         long offset = firstOffset;
         for (int i = 0; i < records; i++) {
             final int recordLength = body.getInt(at, ByteOrder.LITTLE_ENDIAN);

@@ -64,6 +64,8 @@ public final class ScanningRecoveryHook implements RecoveryHook {
     private final CorruptionPolicy corruptionPolicy;
     private RecoveredLog recoveredLog;
     private Map<Integer, LocationIndex> locations = Collections.emptyMap();
+    /** Where the scan builds the location indexes; null: a memory of the scan's own. */
+    private LocationMemory locationMemory;
 
     /**
      * @param corruptionPolicy what to do with corruption before the tail.
@@ -112,6 +114,7 @@ public final class ScanningRecoveryHook implements RecoveryHook {
             .tornWriteWindow(tornWriteWindow(config))
             .checkpoint(config.checkpointFiles() > 0)
             .threads(threads, owner)
+            .locationMemory(locationMemory != null ? locationMemory : new LocationMemory())
             .build()
             .recover();
         final Map<Integer, LocationIndex> byId = new HashMap<>();
@@ -121,6 +124,14 @@ public final class ScanningRecoveryHook implements RecoveryHook {
         this.recoveredLog = log;
         this.locations = byId;
         return log;
+    }
+
+    /**
+     * Has the next {@link #scan} build the location indexes in {@code memory} (the store's, which
+     * adopts them and gives the memory back at its close) instead of a memory of its own.
+     */
+    public void locationMemory(final LocationMemory memory) {
+        this.locationMemory = Objects.requireNonNull(memory, "memory");
     }
 
     /**

@@ -1,6 +1,7 @@
 package io.streamcache.segmentstore.internal.log.compaction;
 
 import io.streamcache.segmentstore.internal.log.recovery.LocationIndex;
+import io.streamcache.segmentstore.internal.log.recovery.LocationMemory;
 import org.junit.jupiter.api.Test;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -49,7 +50,7 @@ class CompactionPlannerTest {
 
     @Test
     void shouldCountOnlyBytesAtOrAfterTheStartOffset() {
-        final LocationIndex index = new LocationIndex(0);
+        final LocationIndex index = new LocationIndex(0, new LocationMemory());
         index.add(0, 100, 1, 4096);
         index.add(100, 100, 2, 4096);
         index.truncate(150);

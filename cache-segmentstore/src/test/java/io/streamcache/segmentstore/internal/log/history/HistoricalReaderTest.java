@@ -5,6 +5,7 @@ import io.netty.buffer.ByteBufUtil;
 import io.streamcache.core.CacheClosedException;
 import io.streamcache.segmentstore.internal.log.LogRecordDescriptor;
 import io.streamcache.segmentstore.internal.log.recovery.LocationIndex;
+import io.streamcache.segmentstore.internal.log.recovery.LocationMemory;
 import io.streamcache.segmentstore.internal.log.recovery.LocationList;
 import io.streamcache.segmentstore.log.LogCorruptedException;
 import io.streamcache.segmentstore.internal.log.recovery.LogFiles;
@@ -283,7 +284,7 @@ class HistoricalReaderTest {
         assertThrows(IllegalArgumentException.class, () -> reader.read(segment.id(), locations, -1));
 
         reader.close();
-        final CompletableFuture<LogRange> closed = reader.read(segment.id(), new LocationIndex(0), 0);
+        final CompletableFuture<LogRange> closed = reader.read(segment.id(), new LocationIndex(0, new LocationMemory()), 0);
         assertInstanceOf(CacheClosedException.class, assertThrows(ExecutionException.class, closed::get).getCause());
     }
 

@@ -14,7 +14,7 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * The thread-safety contract of {@link LocationIndex} with a shared {@link LocationChunkPool}:
+ * The thread-safety contract of {@link LocationIndex} with a shared {@link LocationMemory}:
  * one writer adds, truncates, relocates and deletes (clears and replaces) indexes, so chunks pass
  * from index to index through the pool, while readers locate ranges of the same indexes. The
  * pool poisons every returned chunk (-1), and every record's place is a function of its offset
@@ -44,10 +44,10 @@ class LocationIndexContentionTest {
 
     @Test
     void shouldNeverShowARecycledChunkToAReader() throws InterruptedException {
-        final LocationChunkPool pool = new LocationChunkPool(1L << 20, true);
+        final LocationMemory memory = new LocationMemory(true);
         final AtomicReferenceArray<LocationIndex> indexes = new AtomicReferenceArray<>(INDEXES);
         for (int i = 0; i < INDEXES; i++) {
-            indexes.set(i, new LocationIndex(0, pool));
+            indexes.set(i, new LocationIndex(0, memory));
         }
         final AtomicBoolean done = new AtomicBoolean();
         final AtomicReference<Throwable> failure = new AtomicReference<>();
@@ -107,7 +107,7 @@ class LocationIndexContentionTest {
                     }
                 } else {
                     index.clear();
-                    indexes.set(which, new LocationIndex(0, pool));
+                    indexes.set(which, new LocationIndex(0, memory));
                     ends[which] = 0;
                 }
             }
@@ -118,7 +118,7 @@ class LocationIndexContentionTest {
             }
         }
         assertNull(failure.get(), () -> "a reader saw a bad location: " + failure.get());
-        assertTrue(pool.reused() > 0, "chunks were recycled between indexes");
+        assertTrue(memory.reused() > 0, "chunks were recycled between indexes");
         assertTrue(reads.get() >= 300, "reads checked: " + reads.get());
     }
 

@@ -15,8 +15,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 /**
  * {@link LocationIndex} against a plain {@link TreeMap} of records: random adds (runs in one
  * file, file switches, empty records), truncations, relocations, locates, forEach and deletes,
- * on several indexes sharing one poisoned {@link LocationChunkPool}, so chunks dropped by one
- * index are taken by another (a chunk used after its return reads -1 and fails the comparison).
+ * on many indexes sharing one poisoned {@link LocationMemory}, so chunks dropped by one index
+ * are taken by another (a chunk used after its return reads -1 and fails the comparison). At the
+ * end the indexes' footprints add up to the memory's used bytes, and once every index is
+ * cleared nothing is left in use: no chunk leaks.
  */
 class LocationIndexModelTest {
     private record Loc(long offset, int length, long fileNumber, long position) {
@@ -33,8 +35,8 @@ class LocationIndexModelTest {
         long end;
         long file;
 
-        Pair(final LocationChunkPool pool, final long file) {
-            this.index = new LocationIndex(0, pool);
+        Pair(final LocationMemory memory, final long file) {
+            this.index = new LocationIndex(0, memory);
             this.file = file;
         }
     }
@@ -42,27 +44,27 @@ class LocationIndexModelTest {
     @Test
     void shouldMatchAReferenceWithChunksRecycledBetweenIndexes() {
         for (int seed = 0; seed < 20; seed++) {
-            run(seed, 20_000, 1L << 20);
+            run(seed, 20_000, 4);
         }
     }
 
     @Test
-    void shouldMatchAReferenceWithAPoolThatKeepsNothing() {
-        run(99, 20_000, 0);
+    void shouldMatchAReferenceOverManySmallIndexesSharingSlabs() {
+        run(99, 50_000, 500);
     }
 
     @Test
     void shouldMatchAReferenceThroughLongRunsOfLargeChunks() {
-        run(7, 200_000, 1L << 20);
+        run(7, 200_000, 4);
     }
 
-    private static void run(final int seed, final int steps, final long poolBytes) {
+    private static void run(final int seed, final int steps, final int segments) {
         final SplittableRandom random = new SplittableRandom(seed);
-        final LocationChunkPool pool = new LocationChunkPool(poolBytes, true);
+        final LocationMemory memory = new LocationMemory(true);
         final List<Pair> pairs = new ArrayList<>();
         long nextFile = 1;
-        for (int i = 0; i < 4; i++) {
-            pairs.add(new Pair(pool, nextFile));
+        for (int i = 0; i < segments; i++) {
+            pairs.add(new Pair(memory, nextFile));
         }
         for (int step = 0; step < steps; step++) {
             final int which = random.nextInt(pairs.size());
@@ -105,21 +107,32 @@ class LocationIndexModelTest {
             } else if (op < 99) {
                 assertForEach(p, at);
             } else {
-                // DELETE: the chunks go back to the pool and a new segment takes this one's place.
+                // DELETE: the chunks go back to the memory and a new segment takes this one's place.
                 p.index.clear();
                 assertTrue(p.index.isCleared());
                 assertFalse(p.index.locate(0, Long.MAX_VALUE, new LocationList()), at);
-                pairs.set(which, new Pair(pool, nextFile++));
+                pairs.set(which, new Pair(memory, nextFile++));
             }
         }
         for (final Pair p : pairs) {
             assertForEach(p, "end of seed " + seed);
             assertLocates(p, 0, Long.MAX_VALUE, "end of seed " + seed);
         }
-        if (poolBytes > 0 && steps >= 20_000) {
-            assertTrue(pool.reused() > 0, "chunks were recycled: " + pool.reused());
+        if (steps >= 20_000) {
+            assertTrue(memory.reused() > 0, "chunks were recycled: " + memory.reused());
         }
-        assertTrue(pool.footprint() <= poolBytes, "the pool stays within its bound");
+        long footprints = 0;
+        for (final Pair p : pairs) {
+            footprints += p.index.footprint();
+        }
+        assertEquals(memory.usedBytes(), footprints, "the indexes' footprints are the memory's used bytes");
+        assertTrue(memory.reservedBytes() >= memory.usedBytes());
+        for (final Pair p : pairs) {
+            p.index.clear();
+        }
+        assertEquals(0, memory.usedBytes(), "every chunk went back to the memory");
+        memory.close();
+        assertEquals(0, memory.reservedBytes());
     }
 
     private static void relocate(final SplittableRandom random, final Pair p, final long file, final String at) {

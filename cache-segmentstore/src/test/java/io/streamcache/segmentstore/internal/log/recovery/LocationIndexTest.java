@@ -15,6 +15,9 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 class LocationIndexTest {
+    /** Shared by the tests of this class: freed by the garbage collector with the class. */
+    private static final LocationMemory MEMORY = new LocationMemory(true);
+
     /** One record of the reference model. */
     private record Loc(long offset, int length, long fileNumber, long position) {
     }
@@ -28,7 +31,7 @@ class LocationIndexTest {
 
     @Test
     void shouldRoundTripEveryPackedField() {
-        final LocationIndex index = new LocationIndex(0);
+        final LocationIndex index = new LocationIndex(0, MEMORY);
         final List<Loc> model = new ArrayList<>();
         long offset = 0;
         final long[] positions = {0, 8, 4096, LocationIndex.MAX_POSITION, (1L << 32) + 8, 24};
@@ -52,7 +55,7 @@ class LocationIndexTest {
         final SplittableRandom random = new SplittableRandom(7);
         for (int round = 0; round < 20; round++) {
             final long start = random.nextLong(1 << 20);
-            final LocationIndex index = new LocationIndex(start);
+            final LocationIndex index = new LocationIndex(start, MEMORY);
             final TreeMap<Long, Loc> model = new TreeMap<>();
             long offset = start;
             long file = 1;
@@ -85,7 +88,7 @@ class LocationIndexTest {
 
     @Test
     void shouldStartANewBlockWhenTheFileChangesOrTheOffsetsSpreadPast4GiB() {
-        final LocationIndex index = new LocationIndex(0);
+        final LocationIndex index = new LocationIndex(0, MEMORY);
         final List<Loc> model = new ArrayList<>();
         long offset = 0;
         for (int i = 0; i < 10; i++) {
@@ -103,7 +106,7 @@ class LocationIndexTest {
 
     @Test
     void shouldSkipZeroLengthRecords() {
-        final LocationIndex index = new LocationIndex(10);
+        final LocationIndex index = new LocationIndex(10, MEMORY);
         index.add(10, 5, 1, 4096);
         index.add(15, 0, 1, 4128);
         index.add(15, 5, 1, 4160);
@@ -113,20 +116,20 @@ class LocationIndexTest {
 
     @Test
     void shouldRejectWhatCannotBePacked() {
-        final LocationIndex index = new LocationIndex(0);
+        final LocationIndex index = new LocationIndex(0, MEMORY);
         assertThrows(IllegalArgumentException.class, () -> index.add(1, 5, 1, 4096), "not contiguous");
         assertThrows(IllegalArgumentException.class, () -> index.add(0, 5, 1, 4097), "not 8-aligned");
         assertThrows(IllegalArgumentException.class, () -> index.add(0, 5, 1, LocationIndex.MAX_POSITION + 8), "past 32 GiB");
         assertThrows(IllegalArgumentException.class, () -> index.add(0, -1, 1, 0));
         assertThrows(IllegalArgumentException.class, () -> index.add(0, 1, -1, 0));
-        assertThrows(IllegalArgumentException.class, () -> new LocationIndex(-1));
+        assertThrows(IllegalArgumentException.class, () -> new LocationIndex(-1, MEMORY));
         index.add(0, 5, 1, 0);
         assertThrows(IllegalArgumentException.class, () -> index.truncate(6), "past the end");
     }
 
     @Test
     void shouldDropTruncatedRecordsAndCompact() {
-        final LocationIndex index = new LocationIndex(0);
+        final LocationIndex index = new LocationIndex(0, MEMORY);
         final List<Loc> model = new ArrayList<>();
         long offset = 0;
         for (int i = 0; i < 10_000; i++) {
@@ -158,7 +161,7 @@ class LocationIndexTest {
 
     @Test
     void shouldFindNothingOnceCleared() {
-        final LocationIndex index = new LocationIndex(0);
+        final LocationIndex index = new LocationIndex(0, MEMORY);
         index.add(0, 5, 1, 4096);
         index.clear();
         assertTrue(index.isCleared());
@@ -174,11 +177,15 @@ class LocationIndexTest {
      * or two); records still index and grow past it.
      */
     @Test
-    void shouldHoldAFewRecordsInSmallArrays() {
-        final LocationIndex index = new LocationIndex(0);
-        final long empty = index.footprint();
+    void shouldHoldAFewRecordsInSmallChunks() {
+        final LocationMemory memory = new LocationMemory();
+        final LocationIndex index = new LocationIndex(0, memory);
+        final long used = memory.usedBytes();
+        assertEquals(64, index.footprint(), "an empty index: its row");
         index.add(0, 100, 3, 4096);
-        assertTrue(index.footprint() - empty <= 2 * 4 + 2 * 4 + 2 * 8 + 2 * 8 + 2 * 4, "one record: " + (index.footprint() - empty));
+        // A spine of one slot (24 -> 32 B), a record chunk (8 B), a block's pair (16 B) and first (4 -> 8 B).
+        assertEquals(64 + 32 + 8 + 16 + 8, index.footprint(), "one record");
+        assertEquals(used + index.footprint() - 64, memory.usedBytes(), "taken from the shared memory");
         for (int i = 1; i < 20; i++) {
             index.add(100L * i, 100, 3 + i, 4096 + 8L * i);
         }
@@ -194,7 +201,7 @@ class LocationIndexTest {
     @Test
     void shouldTakeAboutEightBytesPerRecord() {
         final int records = 1_000_000;
-        final LocationIndex index = new LocationIndex(0);
+        final LocationIndex index = new LocationIndex(0, MEMORY);
         long offset = 0;
         double worstGrowing = 0;
         for (int i = 0; i < records; i++) {
