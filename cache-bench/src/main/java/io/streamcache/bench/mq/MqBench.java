@@ -1,8 +1,8 @@
 package io.streamcache.bench.mq;
 
 import io.streamcache.segmentstore.eviction.CacheManagerStats;
-import io.streamcache.segmentstore.log.DirectIoMode;
 import io.streamcache.segmentstore.internal.StoreInternals;
+import io.streamcache.segmentstore.log.DirectIoMode;
 import io.streamcache.segmentstore.log.LogConfig;
 import io.streamcache.segmentstore.log.WriterStats;
 import io.streamcache.segmentstore.queue.MessageQueueStore;
