@@ -122,7 +122,8 @@ class LogSegmentTableTest {
         final LogSegmentTable table = new LogSegmentTable();
         table.create(1, utf8("a"));
         assertEquals(-1, table.currentFileNumber());
-        assertThrows(NullPointerException.class, () -> table.data(1, 10));
+        final IllegalStateException e = assertThrows(IllegalStateException.class, () -> table.data(1, 10));
+        assertTrue(e.getMessage().contains("file -1 is not registered"), e.getMessage());
     }
 
     @Test
