@@ -15,15 +15,17 @@ import java.util.concurrent.CompletionException;
  * offset of every published message.
  *
  * <pre>
- *  ends: long[] (capacity 2, doubling up to CHUNK)     | 812 | 1 930 | 19 311 | ...  messages [0, CHUNK)
+ *  first: long (a field)                               812                           message 0
+ *  ends: long[] (capacity 2, doubling up to CHUNK - 1) | 1 930 | 19 311 | ...        messages [1, CHUNK)
  *  chunks: long[][] (null until CHUNK messages)        [0] -&gt; | CHUNK longs |       messages [CHUNK, 2 CHUNK)
  *                                                      [1] -&gt; | CHUNK longs |       ...
  *  count (volatile): messages published        msg 0 is [0, 812), msg i is [end(i-1), end(i))
- *  end: byte end of the published messages
+ *  the published byte end is end(count - 1) (0 before the first message)
  * </pre>
  *
- * <p><b>Growth:</b> the first {@link #CHUNK} ends live in {@code ends}, grown by doubling from 2
- * slots (a queue with one message holds 2 slots, as before); past them, ends go to fixed chunks
+ * <p><b>Growth:</b> the end of message 0 is a field of the queue (most queues of a workload with
+ * many queues hold one or two messages: no array for the first); the next {@link #CHUNK} - 1 ends
+ * live in {@code ends}, grown by doubling from 2 slots; past them, ends go to fixed chunks
  * of {@link #CHUNK} slots that are never copied: a long queue's index grows by 8 bytes a message
  * of live data and allocates no garbage (only the chunk directory, 4 bytes a chunk, is copied
  * when it doubles). A queue's messages are never dropped (the facade has no delete or
@@ -33,13 +35,14 @@ import java.util.concurrent.CompletionException;
  * {@link #publish} is called by each appending thread once its append completed, and waits on
  * the monitor until every message before its own is published (their appends completed before
  * it, since a segment's appends complete in offset order, so their threads are on their way).
- * Readers use the volatile {@link #count} (read first), then {@link #ends} and
- * {@link #chunks} (volatile, replaced under the monitor before a count that needs them is
- * published) without the monitor, through {@link #end(long[], long[][], int)}.
+ * Readers use the volatile {@link #count} (read first), then {@link #first} (written once,
+ * before the count that publishes it), {@link #ends} and {@link #chunks} (volatile, replaced
+ * under the monitor before a count that needs them is published) without the monitor, through
+ * {@link #end(long, long[], long[][], int)}.
  *
- * <p><b>Heap:</b> 48 bytes (the chunk directory's reference fits in the object's padding) plus
- * the index: 16 + 8 per slot up to {@link #CHUNK} messages, then 16 + 8 {@code CHUNK} per chunk
- * and the directory; the segment name is the store's own string.
+ * <p><b>Heap:</b> 48 bytes, the end of message 0 included, plus the index of the others: 16 + 8
+ * per slot up to {@link #CHUNK} messages, then 16 + 8 {@code CHUNK} per chunk and the
+ * directory; the segment name is the store's own string.
  */
 final class MessageQueue {
     private static final long[] NO_ENDS = new long[0];
@@ -51,12 +54,12 @@ final class MessageQueue {
     final String segment;
     /** Published messages; written under the monitor after their ends (release). */
     volatile long count;
-    /** End offsets of messages [0, CHUNK); replaced (grown) under the monitor before a count that needs it is published. */
+    /** End offset of message 0; written under the monitor before the count that publishes it, then never changed. */
+    long first;
+    /** End offsets of messages [1, CHUNK) (message i at i - 1); replaced (grown) under the monitor before a count that needs it is published. */
     volatile long[] ends = NO_ENDS;
     /** Chunk k holds the ends of messages [(k+1) CHUNK, (k+2) CHUNK); null before the first; like {@link #ends}. */
     volatile long[][] chunks;
-    /** Byte end of the published messages; under the monitor. */
-    private long end;
     /** Threads in {@link #publish} waiting for an earlier message; under the monitor. */
     private int waiting;
     private volatile boolean created;
@@ -87,7 +90,6 @@ final class MessageQueue {
                 queue.put((int) count[0], offset + recordLength);
                 count[0]++;
             });
-            queue.end = length;
             queue.count = count[0];
             queue.created = true;
         }
@@ -166,11 +168,12 @@ final class MessageQueue {
      * @return the message's index in the queue.
      */
     synchronized long publish(final long offset, final int length) {
-        if (offset != end) {
+        if (offset != end()) {
             boolean interrupted = false;
             waiting++;
             try {
-                while (offset != end) {
+                long end;
+                while (offset != (end = end())) {
                     if (offset < end) {
                         throw new IllegalStateException("segment=" + segment + ": a message completed at offset=" + offset
                             + " below the published end=" + end + " (did something else append to the segment?)");
@@ -190,8 +193,7 @@ final class MessageQueue {
         }
         final long published = count;
         grow(published + 1);
-        end += length;
-        put((int) published, end);
+        put((int) published, offset + length);
         count = published + 1;
         if (waiting > 0) {
             notifyAll();
@@ -201,16 +203,24 @@ final class MessageQueue {
 
     /**
      * @return the end offset of message {@code i}, from the index as a reader read it (count
-     *         first, then {@code ends} and {@code chunks}): {@code i} below that count.
+     *         first, then {@code first}, {@code ends} and {@code chunks}): {@code i} below that count.
      */
-    static long end(final long[] ends, final long[][] chunks, final int i) {
-        return i < CHUNK ? ends[i] : chunks[(i >>> CHUNK_SHIFT) - 1][i & (CHUNK - 1)];
+    static long end(final long first, final long[] ends, final long[][] chunks, final int i) {
+        return i == 0 ? first : i < CHUNK ? ends[i - 1] : chunks[(i >>> CHUNK_SHIFT) - 1][i & (CHUNK - 1)];
+    }
+
+    /** Under the monitor: the byte end of the published messages. */
+    private long end() {
+        final long published = count;
+        return published == 0 ? 0 : end(first, ends, chunks, (int) (published - 1));
     }
 
     /** Under the monitor, after {@link #grow}: sets the end of message {@code i}. */
     private void put(final int i, final long value) {
-        if (i < CHUNK) {
-            ends[i] = value;
+        if (i == 0) {
+            first = value;
+        } else if (i < CHUNK) {
+            ends[i - 1] = value;
         } else {
             chunks[(i >>> CHUNK_SHIFT) - 1][i & (CHUNK - 1)] = value;
         }
@@ -221,10 +231,12 @@ final class MessageQueue {
         if (capacity > Integer.MAX_VALUE - 8) {
             throw new IllegalStateException("segment=" + segment + " holds the most messages a queue may: " + count);
         }
+        // Message 0 is the field first; messages [1, CHUNK) take capacity - 1 slots of ends.
+        final long slots = Math.min(capacity, CHUNK) - 1;
         final long[] current = ends;
-        if (capacity > current.length && current.length < CHUNK) {
-            final long grown = Math.max(FIRST_CAPACITY, Math.max(capacity, 2L * current.length));
-            ends = Arrays.copyOf(current, (int) Math.min(CHUNK, grown));
+        if (slots > current.length) {
+            final long grown = Math.max(FIRST_CAPACITY, Math.max(slots, 2L * current.length));
+            ends = Arrays.copyOf(current, (int) Math.min(CHUNK - 1, grown));
         }
         if (capacity <= CHUNK) {
             return;

@@ -57,22 +57,26 @@ class MessageQueueTest {
             assertEquals(messages, queue.count);
             for (int i = 0; i < messages; i++) {
                 assertEquals(i, indexes[i], "message at offset " + offsets[i]);
-                assertEquals(offsets[i] + lengths[i], queue.ends[i]);
+                assertEquals(offsets[i] + lengths[i], MessageQueue.end(queue.first, queue.ends, queue.chunks, i));
             }
         }
     }
 
     @Test
-    void shouldGrowItsIndexFromTwoSlots() {
+    void shouldKeepTheFirstEndInTheQueueAndGrowTheOthersFromTwoSlots() {
         final MessageQueue queue = new MessageQueue("mq/0/t");
         assertEquals(0, queue.ends.length, "no index before the first message");
         assertEquals(0, queue.publish(0, 10));
+        assertEquals(0, queue.ends.length, "nor for the first message: its end is a field");
+        assertEquals(10, queue.first);
+        assertEquals(1, queue.publish(10, 10));
         assertEquals(2, queue.ends.length);
-        for (int i = 1; i < 100; i++) {
+        for (int i = 2; i < 100; i++) {
             assertEquals(i, queue.publish(10L * i, 10));
         }
-        assertEquals(128, queue.ends.length);
-        assertEquals(1000, queue.ends[99]);
+        assertEquals(128, queue.ends.length, "99 ends after the first");
+        assertEquals(1000, queue.ends[98]);
+        assertEquals(1000, MessageQueue.end(queue.first, queue.ends, queue.chunks, 99));
     }
 
     /** Past CHUNK messages the ends go to fixed chunks: the first array stops growing, nothing is copied. */
@@ -87,11 +91,11 @@ class MessageQueueTest {
                 firstChunkSeen = queue.chunks[0];
             }
         }
-        assertEquals(MessageQueue.CHUNK, queue.ends.length, "the first array stops at CHUNK");
+        assertEquals(MessageQueue.CHUNK - 1, queue.ends.length, "the first array stops at CHUNK - 1 (message 0 is a field)");
         assertEquals(5, java.util.Arrays.stream(queue.chunks).filter(java.util.Objects::nonNull).count());
         org.junit.jupiter.api.Assertions.assertSame(firstChunkSeen, queue.chunks[0], "a chunk is never copied");
         for (int i = 0; i < messages; i++) {
-            assertEquals(7L * (i + 1), MessageQueue.end(queue.ends, queue.chunks, i));
+            assertEquals(7L * (i + 1), MessageQueue.end(queue.first, queue.ends, queue.chunks, i));
         }
     }
 
@@ -105,10 +109,11 @@ class MessageQueueTest {
             long seen = 0;
             while (seen < messages && failure.get() == null) {
                 final long count = queue.count;
+                final long first = queue.first;
                 final long[] ends = queue.ends;
                 final long[][] chunks = queue.chunks;
                 for (long i = Math.max(0, count - 3); i < count; i++) {
-                    final long end = MessageQueue.end(ends, chunks, (int) i);
+                    final long end = MessageQueue.end(first, ends, chunks, (int) i);
                     if (end != 3 * (i + 1)) {
                         failure.compareAndSet(null, new AssertionError("message " + i + " end " + end));
                     }
@@ -134,5 +139,57 @@ class MessageQueueTest {
         assertEquals(1, queue.count, "nothing published");
         org.junit.jupiter.api.Assertions.assertTrue(e.getMessage().contains("mq/0/t") && e.getMessage().contains("offset=5"),
             e.getMessage());
+    }
+
+    /**
+     * Queues of random lengths (up to three chunks) against a list of ends: a reader reading
+     * count, then first, ends and chunks, sees for every counted message the end the list holds,
+     * the first message's included, while the writer grows the index through its slots and chunks.
+     */
+    @Test
+    void shouldMatchAListOfEndsForEveryReaderSnapshot() throws Exception {
+        final java.util.SplittableRandom random = new java.util.SplittableRandom(11);
+        for (int round = 0; round < 30; round++) {
+            final int messages = 1 + random.nextInt(3 * MessageQueue.CHUNK);
+            final long[] reference = new long[messages];
+            long at = 0;
+            for (int i = 0; i < messages; i++) {
+                at += 1 + random.nextInt(20_000);
+                reference[i] = at;
+            }
+            final MessageQueue queue = new MessageQueue("mq/" + round + "/t");
+            final AtomicReference<Throwable> failure = new AtomicReference<>();
+            final Thread reader = new Thread(() -> {
+                final java.util.SplittableRandom picks = new java.util.SplittableRandom(messages);
+                long count = 0;
+                while (count < messages && failure.get() == null) {
+                    count = queue.count;
+                    final long first = queue.first;
+                    final long[] ends = queue.ends;
+                    final long[][] chunks = queue.chunks;
+                    for (int k = 0; k < 8 && count > 0; k++) {
+                        final int i = k == 0 ? 0 : k == 1 ? (int) count - 1 : picks.nextInt((int) count);
+                        final long end = MessageQueue.end(first, ends, chunks, i);
+                        if (end != reference[i]) {
+                            failure.compareAndSet(null, new AssertionError("message " + i + " of " + count + ": end " + end
+                                + ", expected " + reference[i]));
+                        }
+                    }
+                }
+            });
+            reader.start();
+            long offset = 0;
+            for (int i = 0; i < messages; i++) {
+                assertEquals(i, queue.publish(offset, (int) (reference[i] - offset)));
+                offset = reference[i];
+            }
+            reader.join();
+            if (failure.get() != null) {
+                throw new AssertionError(failure.get());
+            }
+            for (int i = 0; i < messages; i++) {
+                assertEquals(reference[i], MessageQueue.end(queue.first, queue.ends, queue.chunks, i));
+            }
+        }
     }
 }
