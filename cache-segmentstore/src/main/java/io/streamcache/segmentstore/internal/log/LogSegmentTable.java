@@ -360,7 +360,7 @@ final class LogSegmentTable {
         return rows.bytes() + nodes.bytes();
     }
 
-    /** @return bytes of the SNAPSHOT image's direct buffer. */
+    /** @return bytes of the SNAPSHOT image's direct buffer (outside the cache's capacity; given back when the table is garbage collected). */
     long offHeapBytes() {
         return image.capacity();
     }

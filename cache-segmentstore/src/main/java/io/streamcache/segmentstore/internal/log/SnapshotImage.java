@@ -154,9 +154,9 @@ final class SnapshotImage {
         return name;
     }
 
-    /** @return bytes of the direct buffer (off-heap; given back when the table is dropped). */
+    /** @return bytes of the direct buffer (off-heap: given back when the image is garbage collected, with its writer). */
     int capacity() {
-        return buffer.capacity();
+        return buffer == null ? 0 : buffer.capacity();
     }
 
     /** The segment at {@code at} is gone: its entry becomes a hole until the next compaction. */

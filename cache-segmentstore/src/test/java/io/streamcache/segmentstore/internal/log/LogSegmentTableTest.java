@@ -436,4 +436,17 @@ class LogSegmentTableTest {
         table.truncate(1, 100);
         assertEquals(2L, dead(table).getLong(0), "once a is truncated past it, the copy is dead");
     }
+
+    @Test
+    void theImageIsCountedOffHeapAndTheRowsOnHeap() {
+        final LogSegmentTable table = withCurrentFile(1);
+        assertEquals(64 * 1024, table.offHeapBytes(), "the image's first buffer");
+        final byte[] name = new byte[100];
+        for (int id = 0; id < 1000; id++) {
+            table.create(id, name);
+        }
+        assertEquals(128 * 1024, table.offHeapBytes(), "1,000 entries of 128 bytes after 28 of header and COUNT: doubled once from 64 KiB");
+        // One page of rows (two int columns of 1,024) and its directory slot; no file node yet.
+        assertEquals(2 * 1024 * 4 + 20, table.heapBytes());
+    }
 }
