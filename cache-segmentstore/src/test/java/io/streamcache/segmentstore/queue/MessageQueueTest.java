@@ -10,6 +10,7 @@ import java.util.Random;
 import java.util.concurrent.atomic.AtomicReference;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
 /** A queue's publication: in byte order, whatever order the appending threads arrive in. */
@@ -63,20 +64,50 @@ class MessageQueueTest {
     }
 
     @Test
-    void shouldKeepTheFirstEndInTheQueueAndGrowTheOthersFromTwoSlots() {
+    void shouldKeepTheFirstEndInTheQueueAndTheOthersInDoublingChunks() {
         final MessageQueue queue = new MessageQueue("mq/0/t");
         assertEquals(0, queue.ends.length, "no index before the first message");
         assertEquals(0, queue.publish(0, 10));
         assertEquals(0, queue.ends.length, "nor for the first message: its end is a field");
+        assertNull(queue.chunks);
         assertEquals(10, queue.first);
         assertEquals(1, queue.publish(10, 10));
-        assertEquals(2, queue.ends.length);
-        for (int i = 2; i < 100; i++) {
+        assertEquals(2, queue.ends.length, "messages 1 and 2");
+        assertEquals(2, queue.publish(20, 10));
+        assertNull(queue.chunks, "no directory for three messages");
+        for (int i = 3; i < 100; i++) {
             assertEquals(i, queue.publish(10L * i, 10));
         }
-        assertEquals(128, queue.ends.length, "99 ends after the first");
-        assertEquals(1000, queue.ends[98]);
-        assertEquals(1000, MessageQueue.end(queue.first, queue.ends, queue.chunks, 99));
+        assertEquals(2, queue.ends.length, "never grown");
+        // Messages 3..6, 7..14, 15..30, 31..62, 63..126: chunks of 4, 8, 16, 32, 64.
+        final long[][] chunks = queue.chunks;
+        for (int k = 2; k <= 6; k++) {
+            assertEquals(1 << k, chunks[k - 2].length, "chunk " + k);
+        }
+        assertEquals(8, chunks.length, "the directory doubled once from 4");
+        assertEquals(1000, chunks[4][99 + 1 - 64]);
+        for (int i = 0; i < 100; i++) {
+            assertEquals(10L * (i + 1), MessageQueue.end(queue.first, queue.ends, queue.chunks, i));
+        }
+    }
+
+    @Test
+    void shouldMapMessagesToChunksWithoutGapsOrOverlaps() {
+        int expectedChunk = 1;
+        int slot = 0;
+        for (int i = 1; i < 20 * MessageQueue.CHUNK; i++) {
+            final int k = MessageQueue.chunk(i);
+            if (k != expectedChunk) {
+                assertEquals(MessageQueue.chunkLength(expectedChunk), slot, "chunk " + expectedChunk + " filled before the next");
+                assertEquals(expectedChunk + 1, k, "message " + i);
+                expectedChunk = k;
+                slot = 0;
+            }
+            slot++;
+        }
+        assertEquals(MessageQueue.CHUNK, MessageQueue.chunkLength(9));
+        assertEquals(MessageQueue.CHUNK, MessageQueue.chunkLength(30));
+        assertEquals(2, MessageQueue.chunkLength(1));
     }
 
     /** Past CHUNK messages the ends go to fixed chunks: the first array stops growing, nothing is copied. */
@@ -91,8 +122,9 @@ class MessageQueueTest {
                 firstChunkSeen = queue.chunks[0];
             }
         }
-        assertEquals(MessageQueue.CHUNK - 1, queue.ends.length, "the first array stops at CHUNK - 1 (message 0 is a field)");
-        assertEquals(5, java.util.Arrays.stream(queue.chunks).filter(java.util.Objects::nonNull).count());
+        assertEquals(2, queue.ends.length, "the first array holds messages 1 and 2");
+        // Chunks of 4 .. 512 (k = 2..9) hold messages 3..1022, then 512 each: 1023..1534, .. 2559..2562.
+        assertEquals(8 + 4, java.util.Arrays.stream(queue.chunks).filter(java.util.Objects::nonNull).count());
         org.junit.jupiter.api.Assertions.assertSame(firstChunkSeen, queue.chunks[0], "a chunk is never copied");
         for (int i = 0; i < messages; i++) {
             assertEquals(7L * (i + 1), MessageQueue.end(queue.first, queue.ends, queue.chunks, i));
