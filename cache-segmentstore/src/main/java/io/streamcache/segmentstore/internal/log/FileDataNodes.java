@@ -93,7 +93,7 @@ final class FileDataNodes {
         return live;
     }
 
-    /** @return heap bytes of the pages and directories, headers excluded. */
+    /** @return heap bytes of the pages and directories, headers excluded (references counted as 8 bytes: an upper bound). */
     long bytes() {
         final long pages = (made + PAGE_SIZE - 1) >>> PAGE_SHIFT;
         return pages * PAGE_SIZE * (2L * Long.BYTES + Integer.BYTES) + 3L * 8 * file.length;

@@ -130,7 +130,7 @@ final class SegmentRows {
         return pages;
     }
 
-    /** @return heap bytes of the columns, headers excluded: pages and directory. */
+    /** @return heap bytes of the columns, headers excluded: pages and directory (references counted as 8 bytes: an upper bound). */
     long bytes() {
         return (long)pages * 2 * PAGE_SIZE * Integer.BYTES + (long)state.length * (2 * 8 + Integer.BYTES);
     }
