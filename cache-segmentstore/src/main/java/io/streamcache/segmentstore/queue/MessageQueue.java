@@ -15,48 +15,59 @@ import java.util.concurrent.CompletionException;
  * offset of every published message.
  *
  * <pre>
- *  ends: long[] (capacity 2, doubling up to CHUNK)     | 812 | 1 930 | 19 311 | ...  messages [0, CHUNK)
- *  chunks: long[][] (null until CHUNK messages)        [0] -&gt; | CHUNK longs |       messages [CHUNK, 2 CHUNK)
- *                                                      [1] -&gt; | CHUNK longs |       ...
+ *  first: long (a field)          | 812 |                                         message 0             (k = 0)
+ *  ends:  long[2]                 | 1 930 | 19 311 |                              messages 1, 2          (k = 1)
+ *  chunks: long[][] (directory)   [0] -&gt; | 4 longs |                            messages 3 .. 6        (k = 2)
+ *                                 [1] -&gt; | 8 longs |                            messages 7 .. 14       (k = 3)
+ *                                 ...                                            ... doubling to
+ *                                 [7] -&gt; | 512 longs |                          messages 511 .. 1022   (k = 9)
+ *                                 [8] -&gt; | 512 longs |                          messages 1023 .. 1534  (k = 10)
+ *                                 ...    (512 longs each from then on)
+ *  message i: j = i + 1; k = floor(log2 j) and slot j - 2^k while j &lt; 1024,
+ *             else k = 8 + j / 512 and slot j mod 512
  *  count (volatile): messages published        msg 0 is [0, 812), msg i is [end(i-1), end(i))
- *  end: byte end of the published messages
+ *  the published byte end is end(count - 1) (0 before the first message)
  * </pre>
  *
- * <p><b>Growth:</b> the first {@link #CHUNK} ends live in {@code ends}, grown by doubling from 2
- * slots (a queue with one message holds 2 slots, as before); past them, ends go to fixed chunks
- * of {@link #CHUNK} slots that are never copied: a long queue's index grows by 8 bytes a message
- * of live data and allocates no garbage (only the chunk directory, 4 bytes a chunk, is copied
- * when it doubles). A queue's messages are never dropped (the facade has no delete or
- * truncate), so chunks are never freed and need no pool.
+ * <p><b>Growth:</b> the end of message 0 is a field of the queue (most queues of a workload with
+ * many queues hold one or two messages: no array for the first); the ends of the others go to
+ * chunks that are never copied: {@code ends} (2 slots) for messages 1 and 2, then chunks of 4,
+ * 8 .. {@link #CHUNK} slots, then of {@link #CHUNK} slots each. An index grows by a new chunk
+ * and leaves no garbage but the chunk directory, copied when it doubles (4 bytes a chunk). A
+ * queue's messages are never dropped (the facade has no delete or truncate), so chunks are never
+ * freed and need no pool.
  *
  * <p><b>Threading:</b> thread-safe. Publication is serialized by the instance's monitor:
  * {@link #publish} is called by each appending thread once its append completed, and waits on
  * the monitor until every message before its own is published (their appends completed before
  * it, since a segment's appends complete in offset order, so their threads are on their way).
- * Readers use the volatile {@link #count} (read first), then {@link #ends} and
- * {@link #chunks} (volatile, replaced under the monitor before a count that needs them is
- * published) without the monitor, through {@link #end(long[], long[][], int)}.
+ * Readers use the volatile {@link #count} (read first), then {@link #first} (written once,
+ * before the count that publishes it), {@link #ends} and {@link #chunks} (volatile, replaced
+ * under the monitor before a count that needs them is published) without the monitor, through
+ * {@link #end(long, long[], long[][], int)}.
  *
- * <p><b>Heap:</b> 48 bytes (the chunk directory's reference fits in the object's padding) plus
- * the index: 16 + 8 per slot up to {@link #CHUNK} messages, then 16 + 8 {@code CHUNK} per chunk
- * and the directory; the segment name is the store's own string.
+ * <p><b>Heap:</b> 48 bytes, the end of message 0 included, plus the chunks of the others (16 +
+ * 8 per slot: at most twice the live ends below {@code 2 CHUNK} messages, one chunk of slack
+ * past them) and, from message 3 on, the directory (16 + 4 per chunk, 4 chunks at first); the
+ * segment name is the store's own string.
  */
 final class MessageQueue {
     private static final long[] NO_ENDS = new long[0];
-    private static final int FIRST_CAPACITY = 2;
-    /** Ends per chunk (4 KB), and the most {@link #ends} grows to. A power of two. */
+    /** Ends per chunk (4 KB) from message {@code 2 CHUNK - 1} on; the chunks before double up to it. A power of two. */
     static final int CHUNK = 512;
     private static final int CHUNK_SHIFT = Integer.numberOfTrailingZeros(CHUNK);
+    /** The chunk directory's first length. */
+    private static final int FIRST_DIRECTORY = 4;
 
     final String segment;
     /** Published messages; written under the monitor after their ends (release). */
     volatile long count;
-    /** End offsets of messages [0, CHUNK); replaced (grown) under the monitor before a count that needs it is published. */
+    /** End offset of message 0; written under the monitor before the count that publishes it, then never changed. */
+    long first;
+    /** End offsets of messages 1 and 2 (chunk k = 1); made under the monitor before a count that needs it is published. */
     volatile long[] ends = NO_ENDS;
-    /** Chunk k holds the ends of messages [(k+1) CHUNK, (k+2) CHUNK); null before the first; like {@link #ends}. */
+    /** Chunks k = 2, 3 .. at k - 2 (see the class comment); null before message 3; like {@link #ends}. */
     volatile long[][] chunks;
-    /** Byte end of the published messages; under the monitor. */
-    private long end;
     /** Threads in {@link #publish} waiting for an earlier message; under the monitor. */
     private int waiting;
     private volatile boolean created;
@@ -87,7 +98,6 @@ final class MessageQueue {
                 queue.put((int) count[0], offset + recordLength);
                 count[0]++;
             });
-            queue.end = length;
             queue.count = count[0];
             queue.created = true;
         }
@@ -166,11 +176,12 @@ final class MessageQueue {
      * @return the message's index in the queue.
      */
     synchronized long publish(final long offset, final int length) {
-        if (offset != end) {
+        if (offset != end()) {
             boolean interrupted = false;
             waiting++;
             try {
-                while (offset != end) {
+                long end;
+                while (offset != (end = end())) {
                     if (offset < end) {
                         throw new IllegalStateException("segment=" + segment + ": a message completed at offset=" + offset
                             + " below the published end=" + end + " (did something else append to the segment?)");
@@ -190,8 +201,7 @@ final class MessageQueue {
         }
         final long published = count;
         grow(published + 1);
-        end += length;
-        put((int) published, end);
+        put((int) published, offset + length);
         count = published + 1;
         if (waiting > 0) {
             notifyAll();
@@ -201,43 +211,77 @@ final class MessageQueue {
 
     /**
      * @return the end offset of message {@code i}, from the index as a reader read it (count
-     *         first, then {@code ends} and {@code chunks}): {@code i} below that count.
+     *         first, then {@code first}, {@code ends} and {@code chunks}): {@code i} below that count.
      */
-    static long end(final long[] ends, final long[][] chunks, final int i) {
-        return i < CHUNK ? ends[i] : chunks[(i >>> CHUNK_SHIFT) - 1][i & (CHUNK - 1)];
+    static long end(final long first, final long[] ends, final long[][] chunks, final int i) {
+        if (i == 0) {
+            return first;
+        }
+        final int k = chunk(i);
+        return k == 1 ? ends[slot(i, k)] : chunks[k - 2][slot(i, k)];
+    }
+
+    /** @return the chunk of message {@code i >= 1}: 1 for messages 1 and 2, see the class comment. */
+    static int chunk(final int i) {
+        final int j = i + 1;
+        return j < 2 * CHUNK ? 31 - Integer.numberOfLeadingZeros(j) : CHUNK_SHIFT - 1 + (j >>> CHUNK_SHIFT);
+    }
+
+    private static int slot(final int i, final int k) {
+        final int j = i + 1;
+        return j < 2 * CHUNK ? j - (1 << k) : j & (CHUNK - 1);
+    }
+
+    /** @return the slots of chunk {@code k >= 1}. */
+    static int chunkLength(final int k) {
+        return k <= CHUNK_SHIFT ? 1 << k : CHUNK;
+    }
+
+    /** Under the monitor: the byte end of the published messages. */
+    private long end() {
+        final long published = count;
+        return published == 0 ? 0 : end(first, ends, chunks, (int) (published - 1));
     }
 
     /** Under the monitor, after {@link #grow}: sets the end of message {@code i}. */
     private void put(final int i, final long value) {
-        if (i < CHUNK) {
-            ends[i] = value;
+        if (i == 0) {
+            first = value;
+            return;
+        }
+        final int k = chunk(i);
+        if (k == 1) {
+            ends[slot(i, k)] = value;
         } else {
-            chunks[(i >>> CHUNK_SHIFT) - 1][i & (CHUNK - 1)] = value;
+            chunks[k - 2][slot(i, k)] = value;
         }
     }
 
-    /** Under the monitor: room for {@code capacity} ends. */
+    /** Under the monitor: room for {@code capacity} ends (messages come one by one: the last one's chunk is made if missing). */
     private void grow(final long capacity) {
         if (capacity > Integer.MAX_VALUE - 8) {
             throw new IllegalStateException("segment=" + segment + " holds the most messages a queue may: " + count);
         }
-        final long[] current = ends;
-        if (capacity > current.length && current.length < CHUNK) {
-            final long grown = Math.max(FIRST_CAPACITY, Math.max(capacity, 2L * current.length));
-            ends = Arrays.copyOf(current, (int) Math.min(CHUNK, grown));
-        }
-        if (capacity <= CHUNK) {
+        final int i = (int) capacity - 1;
+        if (i == 0) {
             return;
         }
-        // Message capacity - 1 goes to chunk k; one chunk at a time, since messages come one by one.
-        final int k = (int) ((capacity - 1) >>> CHUNK_SHIFT) - 1;
+        final int k = chunk(i);
+        if (k == 1) {
+            if (ends == NO_ENDS) {
+                ends = new long[chunkLength(1)];
+            }
+            return;
+        }
         long[][] directory = chunks;
-        if (directory == null || k >= directory.length) {
-            directory = directory == null ? new long[FIRST_CAPACITY][] : Arrays.copyOf(directory, 2 * directory.length);
-        } else if (directory[k] != null) {
+        if (directory == null || k - 2 >= directory.length) {
+            directory = directory == null
+                ? new long[FIRST_DIRECTORY][]
+                : Arrays.copyOf(directory, Math.max(k - 1, 2 * directory.length));
+        } else if (directory[k - 2] != null) {
             return;
         }
-        directory[k] = new long[CHUNK];
+        directory[k - 2] = new long[chunkLength(k)];
         chunks = directory;
     }
 }

@@ -31,7 +31,7 @@ import java.util.concurrent.CompletionException;
  *    | queue = queues[topic][queueId]  (QueueTable)     | queue = queues[topic][queueId] (none: empty map)
  *    |   (first append: create segment "mq/queueId/topic") | n = queue.count        volatile read, pairs with
  *    | store.append(segment, data)       ---- log ----   |                          the publisher's write
- *    |   one append = one DATA record      group commit  | ends = queue.ends      volatile read
+ *    |   one append = one DATA record      group commit  | ends = first, ends[], chunks (after count)
  *    |   waits with a pooled log request (no garbage)    |
  *    | queue.publish(offset, length), on this thread:    | bytes [ends[offset-1], ends[offset+k-1])
  *    |   wait for the messages before it, then           |   via store.readThrough: cache, else the log
@@ -223,8 +223,9 @@ public final class MessageQueueStore implements AutoCloseable {
         if (queue == null || fetchNum == 0) {
             return Collections.emptyMap();
         }
-        // Acquire: count first, then the array it was published with (or a newer one).
+        // Acquire: count first, then the first end and the arrays it was published with (or newer ones).
         final long count = queue.count;
+        final long firstEnd = queue.first;
         final long[] ends = queue.ends;
         final long[][] chunks = queue.chunks;
         if (offset >= count) {
@@ -232,13 +233,13 @@ public final class MessageQueueStore implements AutoCloseable {
         }
         final int n = (int) Math.min(fetchNum, count - offset);
         final int first = (int) offset;
-        final long start = first == 0 ? 0 : MessageQueue.end(ends, chunks, first - 1);
-        final long stop = MessageQueue.end(ends, chunks, first + n - 1);
+        final long start = first == 0 ? 0 : MessageQueue.end(firstEnd, ends, chunks, first - 1);
+        final long stop = MessageQueue.end(firstEnd, ends, chunks, first + n - 1);
         final ByteBuffer bytes = read(queue.segment, start, stop);
         final Map<Integer, ByteBuffer> messages = new HashMap<>(n * 2);
         long from = start;
         for (int i = 0; i < n; i++) {
-            final long end = MessageQueue.end(ends, chunks, first + i);
+            final long end = MessageQueue.end(firstEnd, ends, chunks, first + i);
             messages.put(i, bytes.slice((int) (from - start), (int) (end - from)).asReadOnlyBuffer());
             from = end;
         }

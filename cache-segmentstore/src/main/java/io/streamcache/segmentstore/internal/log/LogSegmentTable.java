@@ -1,8 +1,6 @@
 package io.streamcache.segmentstore.internal.log;
 
-import org.agrona.collections.Int2ObjectHashMap;
 import org.agrona.collections.Long2LongHashMap;
-import org.agrona.collections.Long2ObjectHashMap;
 import org.agrona.collections.LongArrayList;
 import org.agrona.concurrent.UnsafeBuffer;
 
@@ -21,53 +19,75 @@ import java.util.zip.CRC32C;
  * (offsets reserved, not yet written), which is why the writer keeps this table rather than ask
  * the store at roll time. It is seeded once from the recovered state (the recovery package's
  * {@code RecoveredLog}, the one model of what recovery found) and then only advanced by durable
- * records: the writer's running table, with allocation-free maps, not a second model of it.
+ * records: the writer's running table, not a second model of it.
  *
- * <p>Per file it keeps the highest data end offset per segment; a file other than the current
- * one is dead once every segment with data in it is deleted or truncated at or past that offset
- * (data of a segment the table never saw created count as live).
+ * <p>A file other than the current one is dead once every segment with data in it is deleted or
+ * truncated at or past the end of its data there (data of a segment the table never saw created
+ * count as live).
  *
- * <p>The SNAPSHOT itself is kept encoded by a {@link SnapshotImage}, which every change to a
- * segment updates in place (a create appends an entry, a DATA, TRUNCATE or SEAL rewrites a field,
- * a delete leaves a hole compacted away at the next roll): writing it is one CRC and one write.
+ * <p><b>Layout</b> (issue 14: no object, name copy or map per segment or per file). The SNAPSHOT
+ * is kept encoded by a {@link SnapshotImage}, which every change to a segment updates in place (a
+ * create appends an entry, a DATA, TRUNCATE or SEAL rewrites a field, a delete leaves a hole
+ * compacted away at the next roll): writing it is one CRC and one write, and the image is also
+ * where the table reads a segment's start, length, seal and name. What else the table keeps is
+ * rows of primitive columns indexed by segment id ({@link SegmentRows}) and a pool of list nodes
+ * ({@link FileDataNodes}):
+ * <pre>
+ *  rows by id          state                     head
+ *                      0: no row                 first node of the segment's live data per file
+ *                      1: data, never created    (files in decreasing order: the current file first)
+ *                      2 + at: live, SNAPSHOT entry at {@code at} in the image
+ *
+ *  id 7:  state 2 + 4132 --&gt; image entry: | id 7 | flags | start | length | name length | name |
+ *         head ----------&gt; node (file 12, end 90 112) --&gt; node (file 9, end 40 000) --&gt; none
+ *
+ *  files: file number --&gt; live nodes in it      (a file is dead at 0; one map for all files)
+ * </pre>
+ * A node exists exactly while it is live: the segment is not deleted and (it was never created or
+ * its start is below the node's end). DATA and copies update the current file's node (the head)
+ * or push one; TRUNCATE drops the nodes it makes dead, DELETE all of the segment's; each change
+ * moves the file's count, so finding the dead files reads one counter per file. Heap: 8 bytes per
+ * row (in pages of 1,024 ids, a page dropped with its last row), 20 bytes per node, the map of
+ * files; the image is off-heap (its buffer is direct).
+ *
+ * <p>A create or restore of an id the table holds replaces the segment: its nodes are kept where
+ * they are live against the new start; nodes a truncation of the replaced segment dropped stay
+ * dropped (ids are never reused by the store: this happens only in tests).
  */
 final class LogSegmentTable {
     private static final long MISSING = -1;
+    /** {@link SegmentRows} state of an id with data but no CREATE. */
+    private static final int UNKNOWN = 1;
+    /** {@link SegmentRows} state of a live segment: this plus where its entry is in the image. */
+    private static final int LIVE = 2;
 
-    /** One segment. */
+    /** A segment as the table describes it: a copy, made per call (tests and compaction). */
     static final class Entry {
         final int id;
         final byte[] name;
-        long start;
-        long length;
-        boolean sealed;
-        /** Where its entry is in the {@link SnapshotImage}. */
-        int imageAt;
+        final long start;
+        final long length;
+        final boolean sealed;
 
-        Entry(final int id, final byte[] name) {
+        Entry(final int id, final byte[] name, final long start, final long length, final boolean sealed) {
             this.id = id;
             this.name = name;
+            this.start = start;
+            this.length = length;
+            this.sealed = sealed;
         }
     }
 
-    private final Int2ObjectHashMap<Entry> segments = new Int2ObjectHashMap<>();
+    private final SegmentRows rows = new SegmentRows();
+    private final FileDataNodes nodes = new FileDataNodes();
     /**
-     * The SNAPSHOT of {@link #segments}, encoded and kept up to date with every change, so that a
+     * The SNAPSHOT of the live segments, encoded and kept up to date with every change, so that a
      * roll writes it without walking 250,000 segments (issue 14).
      */
-    private final SnapshotImage image = new SnapshotImage((id, at) -> segments.get(id).imageAt = at);
-    /**
-     * Whether {@link #image} holds every segment: false once the SNAPSHOT grew past
-     * {@link #maxPayloadLength} (it could not be written anyway; the image is dropped rather than
-     * grown without bound), until {@link #snapshotPayloadLength} finds it fits again and rebuilds it.
-     */
-    private boolean imageBuilt = true;
-    /** Sum of the SNAPSHOT entry lengths of {@link #segments}, image or not. */
-    private long snapshotEntriesLength;
+    private final SnapshotImage image = new SnapshotImage((id, at) -> rows.state(id, LIVE + at));
     private final long maxPayloadLength;
-    /** File number to (segment id to highest data end offset). */
-    private final Long2ObjectHashMap<Long2LongHashMap> files = new Long2ObjectHashMap<>();
-    private Long2LongHashMap current;
+    /** File number to the number of live nodes in it. */
+    private final Long2LongHashMap files = new Long2LongHashMap(MISSING);
     private long currentNumber = -1;
 
     LogSegmentTable() {
@@ -80,49 +100,42 @@ final class LogSegmentTable {
     }
 
     void restore(final int id, final String name, final long start, final long length, final boolean sealed) {
-        final Entry entry = new Entry(id, name.getBytes(StandardCharsets.UTF_8));
-        entry.start = start;
-        entry.length = length;
-        entry.sealed = sealed;
-        put(entry);
+        put(id, name.getBytes(StandardCharsets.UTF_8), start, length, sealed);
     }
 
-    /** Puts an entry (replacing one of the same id) and its SNAPSHOT entry. */
-    private void put(final Entry entry) {
-        final Entry replaced = segments.put(entry.id, entry);
-        snapshotEntriesLength += LogFileDescriptor.snapshotEntryLength(entry.name.length);
-        if (replaced != null) {
-            snapshotEntriesLength -= LogFileDescriptor.snapshotEntryLength(replaced.name.length);
+    /**
+     * Puts a segment (replacing one of the same id) and its SNAPSHOT entry.
+     *
+     * @throws IllegalStateException if the image would pass the largest direct buffer (~2 GiB of
+     *         SNAPSHOT entries: a SNAPSHOT that could not be written anyway).
+     */
+    private void put(final int id, final byte[] name, final long start, final long length, final boolean sealed) {
+        final int state = rows.state(id);
+        final int at = image.add(id, sealed, start, length, name);
+        if (state >= LIVE) {
+            image.remove(state - LIVE);
         }
-        if (!imageBuilt) {
-            return;
-        }
-        if (replaced != null) {
-            image.remove(replaced.imageAt);
-        }
-        if (LogFileDescriptor.SNAPSHOT_ENTRIES_OFFSET + snapshotEntriesLength > maxPayloadLength) {
-            image.clear();
-            imageBuilt = false;
-            return;
-        }
-        entry.imageAt = image.add(entry.id, entry.sealed, entry.start, entry.length, entry.name);
+        rows.state(id, LIVE + at);
+        dropDead(id, start);
     }
 
     /**
      * Registers a file (recovered or new); data are then added with {@link #fileData}.
      */
     void file(final long fileNumber) {
-        if (files.get(fileNumber) == null) {
-            files.put(fileNumber, new Long2LongHashMap(MISSING));
+        if (files.get(fileNumber) == MISSING) {
+            files.put(fileNumber, 0);
         }
     }
 
     void fileData(final long fileNumber, final int id, final long end) {
         file(fileNumber);
-        final Long2LongHashMap data = files.get(fileNumber);
-        if (data.get(id) < end) {
-            data.put(id, end);
+        int state = rows.state(id);
+        if (state == 0) {
+            state = UNKNOWN;
+            rows.state(id, UNKNOWN);
         }
+        addData(id, state, fileNumber, end);
     }
 
     /**
@@ -130,7 +143,6 @@ final class LogSegmentTable {
      */
     void currentFile(final long fileNumber) {
         file(fileNumber);
-        current = files.get(fileNumber);
         currentNumber = fileNumber;
     }
 
@@ -143,20 +155,21 @@ final class LogSegmentTable {
     // ------------------------------------------------------------------------------------------
 
     void create(final int id, final byte[] name) {
-        put(new Entry(id, name));
+        put(id, name, 0, 0, false);
     }
 
     void data(final int id, final long end) {
-        final Entry entry = segments.get(id);
-        if (entry != null && entry.length < end) {
-            entry.length = end;
-            if (imageBuilt) {
-                image.length(entry.imageAt, end);
+        int state = rows.state(id);
+        if (state >= LIVE) {
+            final int at = state - LIVE;
+            if (image.lengthAt(at) < end) {
+                image.length(at, end);
             }
+        } else if (state == 0) {
+            state = UNKNOWN;
+            rows.state(id, UNKNOWN);
         }
-        if (current.get(id) < end) {
-            current.put(id, end);
-        }
+        addData(id, state, currentNumber, end);
     }
 
     /**
@@ -164,35 +177,114 @@ final class LogSegmentTable {
      * file: the file holds live data of the segment up to there (the segment's length is unchanged).
      */
     void copy(final int id, final long end) {
-        if (segments.get(id) != null && current.get(id) < end) {
-            current.put(id, end);
+        final int state = rows.state(id);
+        if (state >= LIVE) {
+            addData(id, state, currentNumber, end);
         }
     }
 
     /**
-     * Forgets a file whose live data were copied elsewhere (compaction retires it).
+     * The segment has data up to {@code end} in file {@code fileNumber}: raises the file's node
+     * or adds one if the data are live. The list is in decreasing file order, so the current
+     * file's node, if any, is the head.
+     */
+    private void addData(final int id, final int state, final long fileNumber, final long end) {
+        final int head = rows.head(id) - 1;
+        int previous = FileDataNodes.NIL;
+        int node = head;
+        while (node != FileDataNodes.NIL && nodes.file(node) > fileNumber) {
+            previous = node;
+            node = nodes.next(node);
+        }
+        if (node != FileDataNodes.NIL && nodes.file(node) == fileNumber) {
+            if (nodes.end(node) < end) {
+                nodes.end(node, end);
+            }
+            return;
+        }
+        if (state >= LIVE && image.startAt(state - LIVE) >= end) {
+            return;
+        }
+        final long count = files.get(fileNumber);
+        if (count == MISSING) {
+            throw new IllegalStateException("file " + fileNumber + " is not registered in the segment table (segment id=" + id + ")");
+        }
+        final int added = nodes.allocate(fileNumber, end, node);
+        if (previous == FileDataNodes.NIL) {
+            rows.head(id, added + 1);
+        } else {
+            nodes.next(previous, added);
+        }
+        files.put(fileNumber, count + 1);
+    }
+
+    /** Drops the segment's nodes whose data end at or before {@code start}. */
+    private void dropDead(final int id, final long start) {
+        int previous = FileDataNodes.NIL;
+        int node = rows.head(id) - 1;
+        while (node != FileDataNodes.NIL) {
+            final int next = nodes.next(node);
+            if (nodes.end(node) <= start) {
+                unlink(id, previous, node, next);
+            } else {
+                previous = node;
+            }
+            node = next;
+        }
+    }
+
+    private void unlink(final int id, final int previous, final int node, final int next) {
+        if (previous == FileDataNodes.NIL) {
+            rows.head(id, next + 1);
+        } else {
+            nodes.next(previous, next);
+        }
+        final long fileNumber = nodes.file(node);
+        final long count = files.get(fileNumber);
+        if (count > 0) {
+            files.put(fileNumber, count - 1);
+        }
+        nodes.free(node);
+    }
+
+    /**
+     * Forgets a file whose live data were copied elsewhere (compaction retires it), and its nodes:
+     * one pass over the rows, on the rare retiring of a file, so that no node outlives its file.
      */
     void removeFile(final long fileNumber) {
-        files.remove(fileNumber);
+        if (files.remove(fileNumber) == MISSING) {
+            return;
+        }
+        rows.forEachHead((id, head) -> {
+            int previous = FileDataNodes.NIL;
+            int node = head - 1;
+            while (node != FileDataNodes.NIL && nodes.file(node) >= fileNumber) {
+                final int next = nodes.next(node);
+                if (nodes.file(node) == fileNumber) {
+                    unlink(id, previous, node, next);
+                    if (rows.head(id) == 0 && rows.state(id) == UNKNOWN) {
+                        rows.state(id, 0);
+                    }
+                    return;
+                }
+                previous = node;
+                node = next;
+            }
+        });
     }
 
     void seal(final int id) {
-        final Entry entry = segments.get(id);
-        if (entry != null && !entry.sealed) {
-            entry.sealed = true;
-            if (imageBuilt) {
-                image.seal(entry.imageAt);
-            }
+        final int state = rows.state(id);
+        if (state >= LIVE && !image.sealedAt(state - LIVE)) {
+            image.seal(state - LIVE);
         }
     }
 
     void truncate(final int id, final long start) {
-        final Entry entry = segments.get(id);
-        if (entry != null && entry.start < start) {
-            entry.start = start;
-            if (imageBuilt) {
-                image.start(entry.imageAt, start);
-            }
+        final int state = rows.state(id);
+        if (state >= LIVE && image.startAt(state - LIVE) < start) {
+            image.start(state - LIVE, start);
+            dropDead(id, start);
         }
     }
 
@@ -200,24 +292,77 @@ final class LogSegmentTable {
      * Deletes a segment, and forgets its data in every file: they are dead.
      */
     void delete(final int id) {
-        final Entry removed = segments.remove(id);
-        if (removed != null) {
-            snapshotEntriesLength -= LogFileDescriptor.snapshotEntryLength(removed.name.length);
-            if (imageBuilt) {
-                image.remove(removed.imageAt);
-            }
+        final int state = rows.state(id);
+        if (state == 0) {
+            return;
         }
-        for (final Long2LongHashMap data : files.values()) {
-            data.remove(id);
+        if (state >= LIVE) {
+            image.remove(state - LIVE);
         }
+        int node = rows.head(id) - 1;
+        while (node != FileDataNodes.NIL) {
+            final int next = nodes.next(node);
+            unlink(id, FileDataNodes.NIL, node, next);
+            node = next;
+        }
+        rows.state(id, 0);
     }
 
+    /** @return a copy of the segment's description, or null if it is not live: allocates (tests, compaction). */
     Entry segment(final int id) {
-        return segments.get(id);
+        final int state = rows.state(id);
+        if (state < LIVE) {
+            return null;
+        }
+        final int at = state - LIVE;
+        return new Entry(id, image.nameAt(at), image.startAt(at), image.lengthAt(at), image.sealedAt(at));
+    }
+
+    /** @return whether the segment is live (created, not deleted). */
+    boolean contains(final int id) {
+        return rows.state(id) >= LIVE;
+    }
+
+    /** @return the live segment's start offset; the segment must be live ({@link #contains}). */
+    long start(final int id) {
+        return image.startAt(liveAt(id));
+    }
+
+    /** @return the live segment's length; the segment must be live ({@link #contains}). */
+    long length(final int id) {
+        return image.lengthAt(liveAt(id));
+    }
+
+    private int liveAt(final int id) {
+        final int state = rows.state(id);
+        if (state < LIVE) {
+            throw new IllegalArgumentException("segment id=" + id + " is not in the log's segment table");
+        }
+        return state - LIVE;
     }
 
     int segmentCount() {
-        return segments.size();
+        return image.count();
+    }
+
+    /** @return file nodes in use (tests). */
+    int nodeCount() {
+        return nodes.live();
+    }
+
+    /** @return row pages held (tests). */
+    int rowPages() {
+        return rows.pages();
+    }
+
+    /** @return heap bytes of the rows and nodes (arrays' contents, headers excluded). */
+    long heapBytes() {
+        return rows.bytes() + nodes.bytes();
+    }
+
+    /** @return bytes of the SNAPSHOT image's direct buffer (outside the cache's capacity; given back when the table is garbage collected). */
+    long offHeapBytes() {
+        return image.capacity();
     }
 
     // ------------------------------------------------------------------------------------------
@@ -228,16 +373,9 @@ final class LogSegmentTable {
      * @return the SNAPSHOT payload's length.
      */
     int snapshotPayloadLength() {
-        final long length = LogFileDescriptor.SNAPSHOT_ENTRIES_OFFSET + snapshotEntriesLength;
+        final long length = LogFileDescriptor.SNAPSHOT_ENTRIES_OFFSET + image.entriesLength();
         if (length > maxPayloadLength) {
             throw new IllegalStateException("segment table snapshot of length=" + length + " is too long for one record");
-        }
-        if (!imageBuilt) {
-            // Deletes brought a table too long for a record back under the limit: encode it again, once.
-            for (final Entry entry : segments.values()) {
-                entry.imageAt = image.add(entry.id, entry.sealed, entry.start, entry.length, entry.name);
-            }
-            imageBuilt = true;
         }
         return (int)length;
     }
@@ -274,27 +412,14 @@ final class LogSegmentTable {
      * {@code dead}.
      */
     void takeDeadFiles(final LongArrayList dead) {
-        for (final Long2ObjectHashMap<Long2LongHashMap>.EntryIterator it = files.entrySet().iterator(); it.hasNext(); ) {
+        for (final Long2LongHashMap.EntryIterator it = files.entrySet().iterator(); it.hasNext(); ) {
             it.next();
             final long number = it.getLongKey();
-            if (number != currentNumber && isDead(it.getValue())) {
+            if (number != currentNumber && it.getLongValue() == 0) {
                 dead.addLong(number);
                 it.remove();
             }
         }
-    }
-
-    private boolean isDead(final Long2LongHashMap data) {
-        for (final Long2LongHashMap.EntryIterator it = data.entrySet().iterator(); it.hasNext(); ) {
-            it.next();
-            // A segment the table does not know (data written without a CREATE) counts as live:
-            // a deleted segment's data were forgotten by delete().
-            final Entry entry = segments.get((int)it.getLongKey());
-            if (entry == null || entry.start < it.getLongValue()) {
-                return false;
-            }
-        }
-        return true;
     }
 
     int fileCount() {
@@ -302,6 +427,6 @@ final class LogSegmentTable {
     }
 
     boolean hasFile(final long fileNumber) {
-        return files.get(fileNumber) != null;
+        return files.get(fileNumber) != MISSING;
     }
 }

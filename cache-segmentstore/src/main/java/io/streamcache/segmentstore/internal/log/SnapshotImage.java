@@ -14,6 +14,7 @@ import static io.streamcache.segmentstore.internal.log.LogFileDescriptor.SNAPSHO
 import static io.streamcache.segmentstore.internal.log.LogFileDescriptor.SNAPSHOT_FLAG_SEALED;
 import static io.streamcache.segmentstore.internal.log.LogFileDescriptor.SNAPSHOT_LENGTH_OFFSET;
 import static io.streamcache.segmentstore.internal.log.LogFileDescriptor.SNAPSHOT_NAME_LENGTH_OFFSET;
+import static io.streamcache.segmentstore.internal.log.LogFileDescriptor.SNAPSHOT_NAME_OFFSET;
 import static io.streamcache.segmentstore.internal.log.LogFileDescriptor.SNAPSHOT_SEGMENT_ID_OFFSET;
 import static io.streamcache.segmentstore.internal.log.LogFileDescriptor.SNAPSHOT_START_OFFSET;
 import static io.streamcache.segmentstore.internal.log.LogRecordDescriptor.CRC_OFFSET;
@@ -132,6 +133,30 @@ final class SnapshotImage {
 
     void seal(final int at) {
         buffer.putInt(at + SNAPSHOT_FLAGS_OFFSET, SNAPSHOT_FLAG_SEALED, ByteOrder.LITTLE_ENDIAN);
+    }
+
+    long startAt(final int at) {
+        return buffer.getLong(at + SNAPSHOT_START_OFFSET, ByteOrder.LITTLE_ENDIAN);
+    }
+
+    long lengthAt(final int at) {
+        return buffer.getLong(at + SNAPSHOT_LENGTH_OFFSET, ByteOrder.LITTLE_ENDIAN);
+    }
+
+    boolean sealedAt(final int at) {
+        return (buffer.getInt(at + SNAPSHOT_FLAGS_OFFSET, ByteOrder.LITTLE_ENDIAN) & SNAPSHOT_FLAG_SEALED) != 0;
+    }
+
+    /** @return a copy of the UTF-8 name of the entry at {@code at}. */
+    byte[] nameAt(final int at) {
+        final byte[] name = new byte[buffer.getInt(at + SNAPSHOT_NAME_LENGTH_OFFSET, ByteOrder.LITTLE_ENDIAN)];
+        buffer.getBytes(at + SNAPSHOT_NAME_OFFSET, name);
+        return name;
+    }
+
+    /** @return bytes of the direct buffer (off-heap: given back when the image is garbage collected, with its writer). */
+    int capacity() {
+        return buffer == null ? 0 : buffer.capacity();
     }
 
     /** The segment at {@code at} is gone: its entry becomes a hole until the next compaction. */

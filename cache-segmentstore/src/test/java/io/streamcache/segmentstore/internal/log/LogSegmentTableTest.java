@@ -122,7 +122,8 @@ class LogSegmentTableTest {
         final LogSegmentTable table = new LogSegmentTable();
         table.create(1, utf8("a"));
         assertEquals(-1, table.currentFileNumber());
-        assertThrows(NullPointerException.class, () -> table.data(1, 10));
+        final IllegalStateException e = assertThrows(IllegalStateException.class, () -> table.data(1, 10));
+        assertTrue(e.getMessage().contains("file -1 is not registered"), e.getMessage());
     }
 
     @Test
@@ -434,5 +435,18 @@ class LogSegmentTableTest {
         assertEquals(0, dead(table).size(), "file 2 holds the live copy of a; the copy of deleted b counts for nothing");
         table.truncate(1, 100);
         assertEquals(2L, dead(table).getLong(0), "once a is truncated past it, the copy is dead");
+    }
+
+    @Test
+    void theImageIsCountedOffHeapAndTheRowsOnHeap() {
+        final LogSegmentTable table = withCurrentFile(1);
+        assertEquals(64 * 1024, table.offHeapBytes(), "the image's first buffer");
+        final byte[] name = new byte[100];
+        for (int id = 0; id < 1000; id++) {
+            table.create(id, name);
+        }
+        assertEquals(128 * 1024, table.offHeapBytes(), "1,000 entries of 128 bytes after 28 of header and COUNT: doubled once from 64 KiB");
+        // One page of rows (two int columns of 1,024) and its directory slot; no file node yet.
+        assertEquals(2 * 1024 * 4 + 20, table.heapBytes());
     }
 }
