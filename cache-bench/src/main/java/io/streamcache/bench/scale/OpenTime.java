@@ -9,9 +9,11 @@ import io.streamcache.segmentstore.log.LogConfig;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
+import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -263,12 +265,24 @@ public final class OpenTime {
         }
     }
 
+    /**
+     * Copies the files of {@code from} into {@code to} and forces them: the open timed next must
+     * not compete with the copy's write-back (gigabytes of dirty pages), which made the crash
+     * open's wall time depend on how fast the copy had drained, not on the recovery.
+     */
     private static void copy(final Path from, final Path to) throws IOException {
         Files.createDirectories(to);
         try (Stream<Path> files = Files.list(from)) {
             for (final Path p : files.filter(Files::isRegularFile).toList()) {
-                Files.copy(p, to.resolve(p.getFileName()));
+                final Path target = to.resolve(p.getFileName());
+                Files.copy(p, target);
+                try (FileChannel channel = FileChannel.open(target, StandardOpenOption.WRITE)) {
+                    channel.force(true);
+                }
             }
+        }
+        try (FileChannel directory = FileChannel.open(to, StandardOpenOption.READ)) {
+            directory.force(true);
         }
     }
 
