@@ -63,11 +63,12 @@ import static io.streamcache.core.internal.layout.BlockMetadataDescriptor.entryL
  *
  * <h2>Allocation</h2>
  * Free blocks of a buffer form a list through their metadata words (O(1) allocation). Buffers
- * with free blocks wait in a queue; an allocating thread takes one out, pops blocks under its
- * lock and puts it back at the end if it still has free blocks; a full buffer that frees a
- * block rejoins the queue. A thread keeps allocating from the buffer it last took (a hint) until
- * that buffer is full, which keeps its entries together in memory. When no block is free, the {@link CacheFullHandler} is called with no
- * lock held and the allocation retried until the full-retry timeout; then the operation fails
+ * with free blocks wait on a stack, the one that gained free blocks last on top; an allocating
+ * thread takes one off, pops blocks under its lock and puts it back if it still has free blocks;
+ * a full buffer that frees a block rejoins them. A thread keeps allocating from the buffer it
+ * last took or last freed an entry into (a hint) until that buffer is full, which keeps its
+ * entries together in memory. When no block is free, the {@link CacheFullHandler} is called with
+ * no lock held and the allocation retried until the full-retry timeout; then the operation fails
  * with {@link CacheFullException}, leaving the entry as it was and no block taken.
  *
  * <h2>Tiers</h2>
