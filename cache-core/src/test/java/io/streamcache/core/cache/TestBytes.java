@@ -281,14 +281,9 @@ final class TestBytes {
             }
         }
 
-        /** @return whether this kind is a {@link ByteBuf}, the destination of the whole-entry copy. */
-        boolean isByteBuf() {
-            return this == HEAP_BYTE_BUF || this == DIRECT_BYTE_BUF || this == COMPOSITE_BYTE_BUF;
-        }
-
         /**
          * Copies the whole entry with {@link BlockCache#copyTo(int, ByteBuf, int)} into a fresh
-         * {@link ByteBuf} of this kind with room for exactly {@code length} bytes between its
+         * {@link ByteBuf} of this kind (a ByteBuf kind only) with room for exactly {@code length} bytes between its
          * canaries, checks that the call returned {@code length}, and returns the bytes.
          */
         byte[] copyWhole(final BlockCache cache, final int address, final int length) {
