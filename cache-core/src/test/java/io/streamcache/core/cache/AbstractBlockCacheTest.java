@@ -1777,6 +1777,9 @@ abstract class AbstractBlockCacheTest {
             final int address = addresses.get(id);
             assertEquals(expected.length, cache.length(address), "length of entry " + id);
             assertArrayEquals(expected, copyOf(cache, address), "contents of entry " + id);
+            final ByteBuf whole = Unpooled.buffer(expected.length, expected.length);
+            assertEquals(expected.length, cache.copyTo(address, whole, 0), "whole-entry copy's length of entry " + id);
+            assertArrayEquals(expected, whole.array(), "whole-entry copy of entry " + id);
         }
 
         void assertAll() {
