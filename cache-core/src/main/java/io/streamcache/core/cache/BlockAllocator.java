@@ -33,11 +33,11 @@ import static io.streamcache.core.internal.layout.BlockMetadataDescriptor.usedWo
  * it just freed, warm in the CPU caches and in the order that makes one run again, so a delete
  * followed by an insert of the same size takes the same blocks back (without it, a 1,000-entry
  * working set of 10 KB entries churned by delete + insert ended with half its entries in two or
- * three runs, each copy split in as many calls; see {@code docs/benchmarks.md}, issue 14). A chain's blocks come from a preferred tier first, then
- * from the other tiers fastest first. When no block is free in any tier, the
- * {@link CacheFullHandler} is called with no lock held and the allocation retried until the
- * full-retry timeout; then the operation fails with {@link CacheFullException} and no block
- * taken.
+ * three runs, each copy split in as many calls; see {@code docs/benchmarks.md}, issue 14). A
+ * chain's blocks come from a preferred tier first, then from the other tiers fastest first.
+ * When no block is free in any tier, the {@link CacheFullHandler} is called with no lock held
+ * and the allocation retried until the full-retry timeout; then the operation fails with
+ * {@link CacheFullException} and no block taken.
  *
  * <h2>Free-list order</h2>
  * A buffer hands its blocks out ascending when fresh, so that entries inserted one after another
@@ -326,8 +326,9 @@ final class BlockAllocator {
     /**
      * As {@link #freeChain(int, int)}, and when {@code entryLength >= 0} takes one entry of that
      * length off the counts of the buffer of {@code last} (a delete, or an insert undone), under
-     * the lock taken to free that block. Either way the buffer of {@code last}, unless it is
-     * draining, becomes the calling thread's hint in its tier.
+     * the lock taken to free that block. Either way the first buffer freed into that is not
+     * draining (that of {@code last}, unless it drains) becomes the calling thread's hint in
+     * its tier.
      */
     void freeChain(final int last, final int stop, final int entryLength) {
         int current = last;
