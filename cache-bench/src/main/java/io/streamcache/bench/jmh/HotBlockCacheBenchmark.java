@@ -219,6 +219,12 @@ public class HotBlockCacheBenchmark {
         return s.fixture.insertNext();
     }
 
+    /**
+     * One sweep of copies over the 1,000 entries per batch. With {@code -bs 10000 -wbs 10000} a
+     * batch is ten sweeps back to back (the keys wrap), which separates the cost of a sweep that
+     * follows the pause between batches (the benchmark thread parks while JMH sets up the next
+     * iteration) from the cost of one that follows another sweep.
+     */
     @Benchmark
     public int sequentialGet(final Store s, final Full full) {
         return s.fixture.getNext();

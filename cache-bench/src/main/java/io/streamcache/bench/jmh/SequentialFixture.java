@@ -16,6 +16,8 @@ final class SequentialFixture {
     ByteBuf destination;
     /** The next key a batch inserts, reads or deletes. */
     int next;
+    /** Keys the store holds when full: a get batch longer than this sweeps them again from key 0. */
+    int keyCount;
 
     /**
      * Opens a store of {@code kind} for {@code keyCount} keys of {@code entryLength} bytes
@@ -23,6 +25,7 @@ final class SequentialFixture {
      */
     void open(final String kind, final int keyCount, final int entryLength) {
         bytes = ByteStore.create(kind, keyCount, entryLength, keyCount);
+        this.keyCount = keyCount;
         source = BlockCacheBenchmark.sourceOf(entryLength, 42);
         destination = Unpooled.directBuffer(entryLength, entryLength);
     }
@@ -60,8 +63,15 @@ final class SequentialFixture {
         return key;
     }
 
+    /**
+     * Copies out the next key; past the last key, starts again at key 0, so that a batch of
+     * several sweeps ({@code -bs}, a multiple of the key count) reads the same entries back to
+     * back without the pause between batches (see the get row of {@link HotBlockCacheBenchmark}).
+     */
     int getNext() {
-        return bytes.get(next++, destination);
+        final int key = next;
+        next = key + 1 == keyCount ? 0 : key + 1;
+        return bytes.get(key, destination);
     }
 
     int deleteNext() {

@@ -63,11 +63,12 @@ import static io.streamcache.core.internal.layout.BlockMetadataDescriptor.entryL
  *
  * <h2>Allocation</h2>
  * Free blocks of a buffer form a list through their metadata words (O(1) allocation). Buffers
- * with free blocks wait in a queue; an allocating thread takes one out, pops blocks under its
- * lock and puts it back at the end if it still has free blocks; a full buffer that frees a
- * block rejoins the queue. A thread keeps allocating from the buffer it last took (a hint) until
- * that buffer is full, which keeps its entries together in memory. When no block is free, the {@link CacheFullHandler} is called with no
- * lock held and the allocation retried until the full-retry timeout; then the operation fails
+ * with free blocks wait on a stack, the one that gained free blocks last on top; an allocating
+ * thread takes one off, pops blocks under its lock and puts it back if it still has free blocks;
+ * a full buffer that frees a block rejoins them. A thread keeps allocating from the buffer it
+ * last took or last freed an entry into (a hint) until that buffer is full, which keeps its
+ * entries together in memory. When no block is free, the {@link CacheFullHandler} is called with
+ * no lock held and the allocation retried until the full-retry timeout; then the operation fails
  * with {@link CacheFullException}, leaving the entry as it was and no block taken.
  *
  * <h2>Tiers</h2>
@@ -527,22 +528,33 @@ public final class BlockCache implements AutoCloseable {
      */
     public void copyTo(final int address, final int offset, final ByteBuf destination, final int destinationIndex, final int length) {
         ensureOpen();
-        Objects.requireNonNull(destination, "destination");
-        if (destination.refCnt() == 0) {
-            // The copy writes straight to the destination's memory: never into a freed buffer.
-            throw new IllegalReferenceCountException("destination has been released (refCnt=0)");
-        }
+        checkDestination(destination);
         final long word = table.lastWordOf(address);
         checkRange(offset, length, entryLength(word));
-        if (destinationIndex < 0 || destinationIndex > destination.capacity() - length) {
-            throw new IndexOutOfBoundsException("destinationIndex=" + destinationIndex + " length=" + length
-                + " destination.capacity=" + destination.capacity());
-        }
-        if (destination.isReadOnly()) {
-            throw new ReadOnlyBufferException();
-        }
+        checkDestinationRange(destination, destinationIndex, length);
         tiers.of(address).hits.increment();
         copier.readBackward(address, word, offset, offset + length, destination, null, destinationIndex);
+    }
+
+    /**
+     * Copies the whole entry into {@code destination} at {@code destinationIndex}: one check of
+     * the address where {@link #length(int)} then {@link #copyTo(int, int, ByteBuf, int, int)}
+     * take two. The destination's indices are not moved. Allocates nothing.
+     *
+     * @return the entry's length: the bytes copied.
+     * @throws IndexOutOfBoundsException if the entry does not fit in the destination from
+     *                                   {@code destinationIndex}; nothing is copied.
+     * @see #copyTo(int, int, ByteBuf, int, int) the other exceptions
+     */
+    public int copyTo(final int address, final ByteBuf destination, final int destinationIndex) {
+        ensureOpen();
+        checkDestination(destination);
+        final long word = table.lastWordOf(address);
+        final int length = entryLength(word);
+        checkDestinationRange(destination, destinationIndex, length);
+        tiers.of(address).hits.increment();
+        copier.readBackward(address, word, 0, length, destination, null, destinationIndex);
+        return length;
     }
 
     /**
@@ -574,6 +586,24 @@ public final class BlockCache implements AutoCloseable {
         Objects.requireNonNull(data, "data");
         if (data.refCnt() == 0) {
             throw new IllegalReferenceCountException("data has been released (refCnt=0)");
+        }
+    }
+
+    private static void checkDestination(final ByteBuf destination) {
+        Objects.requireNonNull(destination, "destination");
+        if (destination.refCnt() == 0) {
+            // The copy writes straight to the destination's memory: never into a freed buffer.
+            throw new IllegalReferenceCountException("destination has been released (refCnt=0)");
+        }
+    }
+
+    private static void checkDestinationRange(final ByteBuf destination, final int destinationIndex, final int length) {
+        if (destinationIndex < 0 || destinationIndex > destination.capacity() - length) {
+            throw new IndexOutOfBoundsException("destinationIndex=" + destinationIndex + " length=" + length
+                + " destination.capacity=" + destination.capacity());
+        }
+        if (destination.isReadOnly()) {
+            throw new ReadOnlyBufferException();
         }
     }
 

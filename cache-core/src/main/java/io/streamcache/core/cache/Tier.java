@@ -37,10 +37,10 @@ final class Tier {
     /** The tier's buffers with free blocks, the one that gained free blocks last on top. */
     final BufferStack available;
     /**
-     * The buffer of this tier each thread (hashed by id) last took from the stack: a thread
-     * keeps filling it until it is full, so an entry's blocks and consecutive entries stay
-     * close in memory, and threads mostly lock different buffers. Only a hint: racy plain
-     * reads and writes.
+     * The buffer of this tier each thread (hashed by id) last took from the stack or last freed
+     * a chain into: a thread keeps filling it until it is full, so an entry's blocks and
+     * consecutive entries stay close in memory, blocks freed by a thread are the next it takes,
+     * and threads mostly lock different buffers. Only a hint: racy plain reads and writes.
      */
     final CacheBuffer[] hints = new CacheBuffer[BlockAllocator.HINT_SLOTS];
     final LongAdder storedBytes = new LongAdder();

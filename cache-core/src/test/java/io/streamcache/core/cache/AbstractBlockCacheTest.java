@@ -171,6 +171,9 @@ abstract class AbstractBlockCacheTest {
         final ByteBuf copy = Unpooled.buffer(expected.length, expected.length);
         cache.copyTo(address, 0, copy, 0, expected.length);
         assertArrayEquals(expected, copy.array(), "copyTo(ByteBuf) contents");
+        final ByteBuf whole = Unpooled.buffer(expected.length + 3, expected.length + 3);
+        assertEquals(expected.length, cache.copyTo(address, whole, 3), "copyTo(address, ByteBuf, index) returns the length");
+        assertArrayEquals(expected, Arrays.copyOfRange(whole.array(), 3, 3 + expected.length), "copyTo(address, ByteBuf, index) contents");
     }
 
     /**
@@ -368,6 +371,68 @@ abstract class AbstractBlockCacheTest {
             assertArrayEquals(Arrays.copyOfRange(data, range[0], range[0] + range[1]), copy,
                 () -> destination + " offset=" + range[0] + " length=" + range[1]);
         }
+    }
+
+    @ParameterizedTest
+    @EnumSource(value = Destination.class, names = {"HEAP_BYTE_BUF", "DIRECT_BYTE_BUF", "COMPOSITE_BYTE_BUF"})
+    void shouldCopyWholeEntriesIntoEveryByteBufKind(final Destination destination) {
+        final BlockCache cache = newCache();
+        cache.insert(Unpooled.wrappedBuffer(pattern(0, 13 * BLOCK + 5)));
+        for (final int length : new int[]{0, 1, BLOCK - 1, BLOCK, BLOCK + 1, 3 * BLOCK + 100, 2 * BUFFER}) {
+            final byte[] data = pattern(length, length);
+            final int address = cache.insert(Unpooled.wrappedBuffer(data));
+            assertArrayEquals(data, destination.copyWhole(cache, address, length), () -> destination + " length=" + length);
+        }
+        // A chain of blocks that are not adjacent in memory: pieces appended between other inserts.
+        int address = cache.insert(Unpooled.wrappedBuffer(pattern(1, BLOCK / 2)));
+        byte[] expected = pattern(1, BLOCK / 2);
+        for (int i = 2; i < 8; i++) {
+            cache.insert(Unpooled.wrappedBuffer(pattern(i, BLOCK)));
+            final byte[] piece = pattern(10 + i, BLOCK + i);
+            address = cache.append(address, Unpooled.wrappedBuffer(piece));
+            expected = concat(expected, piece);
+        }
+        assertTrue(cache.view(address).nioBufferCount() > 1, "the appended entry lies in several runs");
+        assertArrayEquals(expected, destination.copyWhole(cache, address, expected.length), destination + " fragmented entry");
+    }
+
+    @Test
+    void shouldRejectAWholeEntryCopyThatDoesNotFitAndWriteNothing() {
+        final BlockCache cache = newCache();
+        final byte[] data = pattern(2, 2 * BLOCK + 9);
+        final int address = cache.insert(Unpooled.wrappedBuffer(data));
+        final CacheStats before = cache.stats();
+        final int length = data.length;
+        final ByteBuf destination = Unpooled.buffer(length + 4, length + 4);
+        for (final int index : new int[]{-1, 5, length + 4, length + 5, Integer.MIN_VALUE, Integer.MAX_VALUE}) {
+            assertThrows(IndexOutOfBoundsException.class, () -> cache.copyTo(address, destination, index), "index=" + index);
+        }
+        assertThrows(IndexOutOfBoundsException.class, () -> cache.copyTo(address, Unpooled.buffer(length - 1, length - 1), 0));
+        assertThrows(ReadOnlyBufferException.class, () -> cache.copyTo(address, destination.asReadOnly(), 0));
+        assertThrows(NullPointerException.class, () -> cache.copyTo(address, null, 0));
+        final ByteBuf released = Unpooled.directBuffer(length, length);
+        assertTrue(released.release());
+        assertThrows(IllegalReferenceCountException.class, () -> cache.copyTo(address, released, 0));
+        assertEquals(before, cache.stats(), "a rejected copy changes nothing, not even the hits");
+        final ByteBuf view = cache.view(address);
+        assertThrows(ReadOnlyBufferException.class, () -> cache.copyTo(address, view, 0), "a view of the cache is no destination");
+        assertArrayEquals(new byte[length + 4], destination.array(), "a rejected copy writes nothing");
+        assertEquals(0, destination.writerIndex());
+        assertEquals(unread(before), unread(cache.stats()));
+        assertEquals(length, cache.copyTo(address, destination, 4), "the last index at which the entry fits");
+        assertArrayEquals(data, Arrays.copyOfRange(destination.array(), 4, 4 + length));
+    }
+
+    @Test
+    void shouldCountAWholeEntryCopyAsOneHit() {
+        final BlockCache cache = newCache();
+        final int address = cache.insert(Unpooled.wrappedBuffer(pattern(3, 5000)));
+        final long hits = cache.stats().tier(0).hits();
+        final ByteBuf destination = Unpooled.buffer(5000, 5000);
+        for (int i = 0; i < 7; i++) {
+            cache.copyTo(address, destination, 0);
+        }
+        assertEquals(hits + 7, cache.stats().tier(0).hits());
     }
 
     // ------------------------------------------------------------------------------------------
@@ -838,7 +903,8 @@ abstract class AbstractBlockCacheTest {
         VIEW(c -> c::view),
         VIEW_EMPTY_RANGE(c -> a -> c.view(a, 0, 0)),
         COPY_TO_BYTE_BUF(c -> a -> c.copyTo(a, 0, Unpooled.buffer(1, 1), 0, 0)),
-        COPY_TO_BYTE_BUFFER(c -> a -> c.copyTo(a, 0, ByteBuffer.allocate(0)));
+        COPY_TO_BYTE_BUFFER(c -> a -> c.copyTo(a, 0, ByteBuffer.allocate(0))),
+        COPY_WHOLE_TO_BYTE_BUF(c -> a -> c.copyTo(a, Unpooled.buffer(3 * BLOCK, 3 * BLOCK), 0));
 
         final Function<BlockCache, Consumer<Integer>> operation;
 
@@ -1136,6 +1202,7 @@ abstract class AbstractBlockCacheTest {
             () -> cache.append(address, ByteBuffer.allocate(1)), () -> cache.replace(address, source), () -> cache.delete(address),
             () -> cache.length(address), () -> cache.view(address), () -> cache.view(address, 0, 1),
             () -> cache.copyTo(address, 0, Unpooled.buffer(1), 0, 1), () -> cache.copyTo(address, 0, ByteBuffer.allocate(1)),
+            () -> cache.copyTo(address, Unpooled.buffer(3 * BLOCK), 0),
             cache::stats, () -> cache.insert(Unpooled.EMPTY_BUFFER), () -> cache.delete(0), () -> cache.length(-1));
         for (final Executable operation : operations) {
             final CacheClosedException e = assertThrows(CacheClosedException.class, operation);
@@ -1415,6 +1482,7 @@ abstract class AbstractBlockCacheTest {
                 cache.copyTo(address, 5000, nioDirectOut);
                 nioHeapOut.clear().limit(length);
                 cache.copyTo(address, 0, nioHeapOut);
+                cache.copyTo(address, directOut, 1);
                 address = cache.replace(address, directIn);
                 cache.delete(address);
             };
@@ -1709,6 +1777,9 @@ abstract class AbstractBlockCacheTest {
             final int address = addresses.get(id);
             assertEquals(expected.length, cache.length(address), "length of entry " + id);
             assertArrayEquals(expected, copyOf(cache, address), "contents of entry " + id);
+            final ByteBuf whole = Unpooled.buffer(expected.length, expected.length);
+            assertEquals(expected.length, cache.copyTo(address, whole, 0), "whole-entry copy's length of entry " + id);
+            assertArrayEquals(expected, whole.array(), "whole-entry copy of entry " + id);
         }
 
         void assertAll() {

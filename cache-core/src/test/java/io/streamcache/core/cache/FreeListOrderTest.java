@@ -8,11 +8,13 @@ import java.util.Arrays;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
 
 /**
  * The order in which a buffer hands out its free blocks: ascending when fresh and again once it
  * is wholly free, so that entries inserted one after another lie forwards in memory, each one
- * run of adjacent blocks; LIFO while it is partly used (the blocks freed last are the warmest).
+ * run of adjacent blocks; LIFO while it is partly used (the blocks freed last are the warmest);
+ * and a thread that frees an entry takes the next blocks from that entry's buffer.
  */
 class FreeListOrderTest {
     private static final int BLOCK = 4096;
@@ -42,6 +44,27 @@ class FreeListOrderTest {
                 cache.delete(address);
             }
             assertArrayEquals(fresh, insertAll(cache, 100), "after every entry was deleted, the same ascending layout");
+        }
+    }
+
+    @Test
+    void aThreadTakesNextTheBlocksItFreedLastEvenFromAnotherBufferThanItsHint() {
+        // 15 data blocks per buffer: five 3-block entries fill the first buffer, the sixth opens the second.
+        try (BlockCache cache = BlockCache.builder().capacity(4 * 64 * 1024).bufferLength(64 * 1024).name("hint")
+            .registerMBean(false).build()) {
+            final int[] entries = insertAll(cache, 6);
+            final int bits = Integer.numberOfTrailingZeros(64 * 1024 / BLOCK);
+            assertEquals(entries[0] >>> bits, entries[4] >>> bits, "the first five entries fill one buffer");
+            assertNotEquals(entries[0] >>> bits, entries[5] >>> bits, "the sixth is in another buffer: the thread's hint");
+            for (int round = 0; round < 3; round++) {
+                for (int i = 0; i < 5; i++) {
+                    cache.delete(entries[i]);
+                    final int again = insertAll(cache, 1)[0];
+                    assertEquals(entries[i], again, "the delete's blocks come back to the next insert (entry " + i + ")");
+                    assertEquals(1, cache.view(again).nioBufferCount(), "one run of adjacent blocks");
+                }
+            }
+            assertEquals(6 * 3, cache.stats().usedBlockCount());
         }
     }
 

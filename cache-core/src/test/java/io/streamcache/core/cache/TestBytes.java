@@ -281,6 +281,26 @@ final class TestBytes {
             }
         }
 
+        /**
+         * Copies the whole entry with {@link BlockCache#copyTo(int, ByteBuf, int)} into a fresh
+         * {@link ByteBuf} of this kind (a ByteBuf kind only) with room for exactly {@code length} bytes between its
+         * canaries, checks that the call returned {@code length}, and returns the bytes.
+         */
+        byte[] copyWhole(final BlockCache cache, final int address, final int length) {
+            final int capacity = PREFIX + length + SUFFIX;
+            final ByteBuf dst = byteBuf(capacity);
+            try {
+                dst.setBytes(0, canaries(capacity));
+                dst.setIndex(1, 2);
+                assertEquals(length, cache.copyTo(address, dst, PREFIX), "copyTo(address, destination, index) returns the length");
+                assertEquals(1, dst.readerIndex(), "copyTo must not move the destination's reader index");
+                assertEquals(2, dst.writerIndex(), "copyTo must not move the destination's writer index");
+                return checkCanaries(ByteBufUtil.getBytes(dst, 0, capacity), length);
+            } finally {
+                dst.release();
+            }
+        }
+
         private ByteBuf byteBuf(final int capacity) {
             switch (this) {
                 case HEAP_BYTE_BUF:

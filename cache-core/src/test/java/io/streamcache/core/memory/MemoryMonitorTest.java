@@ -169,11 +169,12 @@ class MemoryMonitorTest {
             final MemoryMonitorMXBean bean = JMX.newMXBeanProxy(ManagementFactory.getPlatformMBeanServer(),
                 new ObjectName("io.streamcache:type=MemoryMonitor,name=\"monitor-test\""), MemoryMonitorMXBean.class);
             assertEquals("monitor-test", monitor.name());
-            while (cache.capacity() > 16L * BUFFER) {
+            // The monitor publishes its stats after the resize returns: wait for both, or a loaded
+            // machine sees the capacity shrunk before the shrink is counted.
+            while (cache.capacity() > 16L * BUFFER || bean.getShrinks() < 1) {
                 Thread.sleep(1);
             }
             assertEquals(1, threads.size());
-            assertTrue(bean.getShrinks() >= 1);
             assertEquals(100 * MB, bean.getLimit());
             assertEquals(16L * BUFFER, bean.tick());
         }
