@@ -129,6 +129,64 @@ class ForcesInFlightTest {
     }
 
     /**
+     * Two batches are written and their forces held; the first returns without error while the
+     * second is still in flight, then the second fails. The first batch is not acknowledged
+     * either: its force ran with the failed one, and a write-back error is reported to only one
+     * of the forces that run at once.
+     */
+    @Test
+    void shouldNotTrustAForceThatRanWithOneThatFailed() throws Exception {
+        final List<Ack> acks = new ArrayList<>();
+        try (LogDirectory logDirectory = open(4); AggregatingWriter writer = AggregatingWriter.start(logDirectory)) {
+            writer.create(writer.healthyEpoch(), 1, "s1", null).get(10, TimeUnit.SECONDS);
+            writer.create(writer.healthyEpoch(), FAILED_SEGMENT, "failed", null).get(10, TimeUnit.SECONDS);
+            assertEquals(0L, writer.append(1, 0, data(1, 0, 300)).get(10, TimeUnit.SECONDS));
+            acks.add(new Ack(1, 0, 300));
+
+            final AtomicInteger started = new AtomicInteger();
+            final Semaphore first = new Semaphore(0);
+            final Semaphore second = new Semaphore(0);
+            hooks.forceHook = () -> {
+                final int n = started.incrementAndGet();
+                try {
+                    (n == 1 ? first : second).acquire();
+                } catch (final InterruptedException e) {
+                    throw new IOException(e);
+                }
+                if (n == 2) {
+                    throw new IOException("Input/output error");
+                }
+            };
+            final CompletableFuture<Long> overlapped;
+            final CompletableFuture<Long> failing;
+            try {
+                overlapped = writer.append(FAILED_SEGMENT, 0, data(FAILED_SEGMENT, 0, 5000));
+                TestLogs.awaitTrue(() -> started.get() == 1, "force 1 in flight");
+                failing = writer.append(FAILED_SEGMENT, 5000, data(FAILED_SEGMENT, 5000, 5000));
+                TestLogs.awaitTrue(() -> started.get() == 2, "force 2 in flight");
+                first.release();
+                TestLogs.awaitTrue(() -> first.availablePermits() == 0 && !first.hasQueuedThreads(), "force 1 returned");
+                // Not a timing assertion: a wrong acknowledgement would only have had time to happen.
+                Thread.sleep(20);
+                assertFalse(overlapped.isDone(), "acknowledged while a force that ran with its own was in flight");
+            } finally {
+                // Whatever happened, no force stays held (the close would wait for it).
+                second.release(10);
+                first.release(10);
+            }
+            for (final CompletableFuture<Long> future : List.of(overlapped, failing)) {
+                final ExecutionException e = assertThrows(ExecutionException.class, () -> future.get(10, TimeUnit.SECONDS));
+                assertInstanceOf(LogFailedException.class, e.getCause());
+            }
+            hooks.forceHook = null;
+            writer.recover().get(10, TimeUnit.SECONDS);
+            assertEquals(300L, writer.append(1, 300, data(1, 300, 700)).get(10, TimeUnit.SECONDS));
+            acks.add(new Ack(1, 300, 700));
+        }
+        assertReopens(acks, Map.of(1, 1000L, FAILED_SEGMENT, 0L));
+    }
+
+    /**
      * 16 producers, 4 forces in flight: the completion thread completes requests in the order
      * their records are in the log (the listener sees them in log order on the writer thread).
      */
