@@ -63,6 +63,20 @@ import static io.streamcache.segmentstore.internal.log.LogRecordDescriptor.align
  * once for all the force requests waiting. Each one is handed to the completion thread after the
  * records it covers, so its future completes after theirs.
  *
+ * <h2>Forces in flight</h2>
+ * With EVERY_BATCH and {@link LogConfig#forcesInFlight()} N above 1, the writer does not force a
+ * batch itself: it writes it, hands its force to the {@link ForceStage} (one of N forcing
+ * threads), and goes on writing the next batches, in log order, while up to N forces run; with
+ * N forces running, the batch keeps gathering requests until one returns. The written records
+ * stay in the {@link RecordBatch} until the stage reports a force it may trust that covers
+ * them; then they are applied (segment table, listener, dead files) and their requests handed
+ * off, in order, here on the writer thread, as with one force. A roll, a retire of a file, a
+ * force request that waits for nothing more to be written, and the close first wait for every
+ * force in flight: the log only ever moves to a new file once the old one is wholly forced, so
+ * the forces in flight are always of the current file, and no request of a new file completes
+ * before the old file's last batch is forced. With N = 1 (the default), INTERVAL or NEVER, none
+ * of this runs: the writer forces each batch before it writes the next.
+ *
  * <h2>Disk errors</h2>
  * An {@link IOException} from a write or a force (a full disk: {@code No space left on device},
  * an I/O error) fails the requests of the batch and every request not yet written with a
@@ -83,6 +97,13 @@ import static io.streamcache.segmentstore.internal.log.LogRecordDescriptor.align
  * admitted; one admitted before a failure fails even if it reaches the writer after a recovery,
  * so its offsets can be given back and reused. No acknowledged byte is ever changed, so nothing
  * acknowledged is lost.
+ *
+ * <p>With forces in flight, a failed write or force first waits for every force in flight; the
+ * requests of the batches a trusted force covers are acknowledged, every other one fails, and
+ * the repair zeros from the first record not acknowledged (or the first byte of the first
+ * write whose force was not trusted, after the durable prefix of a resumed page) to the end of
+ * everything written, batches written after the failed one included: all of them in the
+ * current file, since a roll waits for the forces in flight.
  */
 final class BatchWriter {
     private static final Logger LOG = LoggerFactory.getLogger(AggregatingWriter.class);
