@@ -230,9 +230,13 @@ final class BatchWriter {
                 }
                 polls = 0;
                 if (batch.hasNewRecords()) {
-                    if (forces != null && forces.full()) {
-                        // Every force in flight: the batch gathers until one returns.
-                        awaitForceOrRequest();
+                    if (forces != null && (forces.full() || (forces.inFlight() && batch.used() < PAGE_LENGTH
+                        && System.nanoTime() - batch.firstNewNanos() < maxDelayNanos))) {
+                        // Every force in flight, or less than a page while one is: the batch
+                        // gathers until a force returns (or maxDelay passes), so that small
+                        // appends are not written one padded page each.
+                        awaitForceOrRequest(forces.full() ? IDLE_PARK_NANOS
+                            : maxDelayNanos - (System.nanoTime() - batch.firstNewNanos()));
                         continue;
                     }
                     writeBatch(false);
@@ -310,14 +314,14 @@ final class BatchWriter {
         writerParked = false;
     }
 
-    /** Every force is in flight and the batch has records: waits for a force to return or a request to come. */
-    private void awaitForceOrRequest() {
-        if (!queueStaysEmpty()) {
+    /** The batch waits for a force to return: waits for that, a request, or {@code nanos}. */
+    private void awaitForceOrRequest(final long nanos) {
+        if (!queueStaysEmpty() || nanos <= 0) {
             return;
         }
         writerParked = true;
         if (queue.isEmpty()) {
-            forces.awaitReport(IDLE_PARK_NANOS);
+            forces.awaitReport(nanos);
         }
         writerParked = false;
     }
