@@ -16,7 +16,7 @@ final class DefaultThreads implements StreamcacheThreads {
     @Override
     public Thread newThread(final Role role, final String owner, final Runnable task) {
         final String name = "streamcache-" + role.label() + "-" + owner
-            + (role == Role.LOG_READER ? "-" + SEQUENCE.incrementAndGet() : "");
+            + (role == Role.LOG_READER || role == Role.LOG_FORCER ? "-" + SEQUENCE.incrementAndGet() : "");
         final Thread thread = new Thread(task, name);
         thread.setDaemon(true);
         return thread;

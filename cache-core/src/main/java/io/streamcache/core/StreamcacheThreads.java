@@ -30,6 +30,8 @@ public interface StreamcacheThreads {
         LOG_WRITER("log-writer"),
         /** Completes forced appends: cache inserts, waiting reads, futures (one per store). */
         LOG_COMPLETER("log-completer"),
+        /** Forces the log's file while the writer writes the next batches (LogConfig.forcesInFlight of them per store, if more than 1). */
+        LOG_FORCER("log-forcer"),
         /** Pre-creates and retires log files (one per store). */
         LOG_FILES("log-files"),
         /** Reads ranges from log files for read-through (a pool per store, configurable). */

@@ -79,7 +79,9 @@ import java.util.stream.Stream;
  * pre-written with zeros once ({@code preparedFiles} of them before the trial) and recycled when
  * dead, so the writer always writes into allocated blocks and nothing is pre-written while
  * measuring unless recycling falls behind (seed 5: pre-write once at start); false means every
- * file new (only its length set, blocks allocated by the first write), deleted when dead. Files
+ * file new (only its length set, blocks allocated by the first write), deleted when dead;
+ * {@code forcesInFlight} (1, 2, 4): how many batches may be being forced while the writer writes
+ * the next ones. Files
  * go to a temporary directory under {@code java.io.tmpdir}, deleted after the trial. The
  * machine's noise (shared disks) is large: compare ratios within one run.
  */
@@ -114,6 +116,10 @@ public class AggregatingWriterBenchmark {
 
         @Param({"4"})
         public int preparedFiles;
+
+        /** {@link LogConfig.Builder#forcesInFlight}: batches being forced while the writer writes the next ones. */
+        @Param({"1", "2", "4"})
+        public int forcesInFlight;
 
         Path directory;
         LogDirectory logDirectory;
@@ -158,6 +164,7 @@ public class AggregatingWriterBenchmark {
                 .preWrite(preWrite)
                 .recycleFiles(preWrite)
                 .spareFiles(1)
+                .forcesInFlight(forcesInFlight)
                 .fileFactory(files)
                 .name("bench")
                 .build();

@@ -84,6 +84,8 @@ public final class MqBench {
         long seed = 42;
         /** null: the log's default. */
         Boolean preWrite;
+        /** LogConfig.forcesInFlight; 0: the log's default. */
+        int forces;
         long fileLength;
         int preparedFiles;
         /** LogConfig.checkpointFiles; negative: the log's default. */
@@ -406,6 +408,9 @@ public final class MqBench {
         if (config.fileLength > 0) {
             builder.fileLength(config.fileLength);
         }
+        if (config.forces > 0) {
+            builder.forcesInFlight(config.forces);
+        }
         if (config.checkpointFiles >= 0) {
             builder.checkpointFiles(config.checkpointFiles);
         }
@@ -555,6 +560,7 @@ public final class MqBench {
                 case "--writer" -> c.writer = Boolean.parseBoolean(v);
                 case "--seed" -> c.seed = Long.parseLong(v);
                 case "--prewrite" -> c.preWrite = Boolean.parseBoolean(v);
+                case "--forces" -> c.forces = positive(flag, Integer.parseInt(v));
                 case "--file-length" -> c.fileLength = size(v);
                 case "--prepared-files" -> c.preparedFiles = Integer.parseInt(v);
                 case "--checkpoint" -> c.checkpointFiles = Integer.parseInt(v);
@@ -605,6 +611,7 @@ public final class MqBench {
         return "mq --dir DIR [--threads 40] [--topics 100] [--queues 250000] [--min 100] [--max 17408] [--phase1 3g]\n"
             + "   [--phase2 2g] [--fetch 30] [--tail 0.9] [--cache 2g] [--batch 1m] [--raw true] [--reopen true] [--writer true]\n"
             + "   [--seed 42] [--prewrite true|false (the log's default)] [--file-length (the log's default)]\n"
+            + "   [--forces N (LogConfig.forcesInFlight: batches being forced while the next are written; the log's default)]\n"
             + "   [--prepared-files N (LogConfig.preparedFiles: files made before the first append; 0)]\n"
             + "   [--direct-io off|preferred|required (LogConfig.directIo: O_DIRECT log files; the log's default)]\n"
             + "   [--checkpoint N (LogConfig.checkpointFiles: a recovery checkpoint every N files, 0 none; the log's default)]\n"

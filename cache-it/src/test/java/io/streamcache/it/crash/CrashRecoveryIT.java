@@ -12,6 +12,8 @@ import io.streamcache.segmentstore.internal.log.recovery.RecoveredLog;
 import io.streamcache.segmentstore.internal.log.recovery.RecoveredSegment;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -87,6 +89,8 @@ class CrashRecoveryIT {
     /** Per segment: whether it must exist (it was seen after a recovery). */
     private final boolean[] known = new boolean[SEGMENTS];
     private int round;
+    /** The child's {@link io.streamcache.segmentstore.log.LogConfig.Builder#forcesInFlight}. */
+    private int forcesInFlight = 1;
 
     @BeforeEach
     void setUp() throws IOException {
@@ -97,8 +101,10 @@ class CrashRecoveryIT {
         System.out.println("CrashRecoveryIT seed=" + seed + " directory=" + root);
     }
 
-    @Test
-    void shouldReadBackEveryAcknowledgedAppendAfterRepeatedKills() throws Exception {
+    @ParameterizedTest(name = "forcesInFlight={0}")
+    @ValueSource(ints = {1, 4})
+    void shouldReadBackEveryAcknowledgedAppendAfterRepeatedKills(final int forces) throws Exception {
+        forcesInFlight = forces;
         final int rounds = Integer.getInteger("streamcache.crash.rounds", 4);
         for (round = 1; round <= rounds; round++) {
             final Acks acks = runAndKill();
@@ -138,6 +144,7 @@ class CrashRecoveryIT {
         final Path err = root.resolve("round-" + round + ".err");
         final String java = ProcessHandle.current().info().command().orElseThrow();
         final List<String> command = List.of(java, "-Xmx256m", "-XX:MaxDirectMemorySize=256m", "-XX:+UseSerialGC",
+            "-D" + CrashWorkload.FORCES_PROPERTY + "=" + forcesInFlight,
             "-cp", System.getProperty("java.class.path"), CrashWorkload.class.getName(),
             logDirectory.toString(), Integer.toString(SEGMENTS), Integer.toString(PRODUCERS), Long.toString(random.nextLong()),
             Long.toString(Long.getLong("streamcache.crash.bytesPerSecond", BYTES_PER_SECOND_DEFAULT)), Integer.toString(CHILD_MAX_SECONDS));
@@ -366,7 +373,7 @@ class CrashRecoveryIT {
     }
 
     private String context() {
-        return "seed=" + seed + " round=" + round + ":";
+        return "seed=" + seed + " forcesInFlight=" + forcesInFlight + " round=" + round + ":";
     }
 
     // ------------------------------------------------------------------------------------------

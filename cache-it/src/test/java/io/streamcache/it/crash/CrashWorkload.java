@@ -59,6 +59,8 @@ public final class CrashWorkload {
     static final int LOG_BATCH_LENGTH = 256 << 10;
     /** Appends a producer keeps in flight. */
     static final int WINDOW = 32;
+    /** System property of the child: {@link LogConfig.Builder#forcesInFlight} of its log (the default if not set). */
+    static final String FORCES_PROPERTY = "streamcache.crash.forcesInFlight";
     /** Segment names: {@code SEGMENT_PREFIX + index}. */
     static final String SEGMENT_PREFIX = "crash-";
 
@@ -74,6 +76,7 @@ public final class CrashWorkload {
         return LogConfig.builder(directory)
             .fileLength(LOG_FILE_LENGTH)
             .batchLength(LOG_BATCH_LENGTH)
+            .forcesInFlight(Integer.getInteger(FORCES_PROPERTY, LogConfig.FORCES_IN_FLIGHT_DEFAULT))
             .build();
     }
 

@@ -33,6 +33,7 @@ import static io.streamcache.segmentstore.internal.log.LogFileDescriptor.PAGE_LE
  *  alignment       ADAPTIVE       PAD, CUT or ADAPTIVE (cut batches of cutThreshold bytes or more)
  *  cutThreshold    64 KiB         see alignment
  *  durability      EVERY_BATCH    when the log is forced: every batch, at an interval, never
+ *  forcesInFlight  1              EVERY_BATCH: batches whose force may run while the writer writes the next ones
  *  queueCapacity   65536          requests waiting for the writer before producers wait
  *  retryInterval   1 s            after a disk error, how often the writer retries by itself (0: only recover())
  *  checkpointFiles 0 (off)        write a recovery checkpoint after every this many new files, in the background;
@@ -56,6 +57,10 @@ public final class LogConfig {
     public static final AlignmentPolicy ALIGNMENT_DEFAULT = AlignmentPolicy.ADAPTIVE;
     public static final int CUT_THRESHOLD_DEFAULT = 64 << 10;
     public static final DurabilityPolicy DURABILITY_DEFAULT = DurabilityPolicy.EVERY_BATCH;
+    /** One force at a time: the writer forces each batch before it writes the next. */
+    public static final int FORCES_IN_FLIGHT_DEFAULT = 1;
+    /** The most forces {@link Builder#forcesInFlight} may allow. */
+    public static final int FORCES_IN_FLIGHT_MAX = 16;
     public static final int QUEUE_CAPACITY_DEFAULT = 1 << 16;
     /** Default longest append: 16 MiB (less if the files cannot hold it, see {@link #maxAppendLengthFor(long)}). */
     public static final int MAX_APPEND_LENGTH_DEFAULT = 16 << 20;
@@ -90,6 +95,7 @@ public final class LogConfig {
     private final AlignmentPolicy alignment;
     private final int cutThreshold;
     private final DurabilityPolicy durability;
+    private final int forcesInFlight;
     private final int queueCapacity;
     private final int maxAppendLength;
     /** As given to the builder: 0 if not set. */
@@ -113,6 +119,7 @@ public final class LogConfig {
         this.alignment = builder.alignment;
         this.cutThreshold = builder.cutThreshold;
         this.durability = builder.durability;
+        this.forcesInFlight = builder.forcesInFlight;
         this.queueCapacity = builder.queueCapacity;
         this.maxAppendLengthSetting = builder.maxAppendLength;
         this.retryInterval = builder.retryInterval;
@@ -147,6 +154,7 @@ public final class LogConfig {
         builder.alignment = alignment;
         builder.cutThreshold = cutThreshold;
         builder.durability = durability;
+        builder.forcesInFlight = forcesInFlight;
         builder.queueCapacity = queueCapacity;
         builder.maxAppendLength = maxAppendLengthSetting;
         builder.retryInterval = retryInterval;
@@ -232,6 +240,15 @@ public final class LogConfig {
     }
 
     /**
+     * @return with {@link DurabilityPolicy#EVERY_BATCH}, how many batches may be being forced
+     *         while the writer writes the next ones (1: each batch is forced before the next is
+     *         written); see {@link Builder#forcesInFlight(int)}.
+     */
+    public int forcesInFlight() {
+        return forcesInFlight;
+    }
+
+    /**
      * @return how often a failed writer retries its recovery by itself; zero: never (only
      *         {@link AggregatingWriter#recover()}).
      */
@@ -279,7 +296,7 @@ public final class LogConfig {
             + spareFiles + ", preparedFiles=" + preparedFiles + ", recycleFiles=" + recycleFiles + ", directIo=" + directIo
             + ", batchLength=" + batchLength
             + ", maxDelay=" + maxDelay + ", alignment=" + alignment + ", cutThreshold=" + cutThreshold + ", durability="
-            + durability + ", queueCapacity=" + queueCapacity + ", maxAppendLength=" + maxAppendLength + ", retryInterval="
+            + durability + ", forcesInFlight=" + forcesInFlight + ", queueCapacity=" + queueCapacity + ", maxAppendLength=" + maxAppendLength + ", retryInterval="
             + retryInterval + ", checkpointFiles=" + checkpointFiles + '}';
     }
 
@@ -299,6 +316,7 @@ public final class LogConfig {
         private AlignmentPolicy alignment = ALIGNMENT_DEFAULT;
         private int cutThreshold = CUT_THRESHOLD_DEFAULT;
         private DurabilityPolicy durability = DURABILITY_DEFAULT;
+        private int forcesInFlight = FORCES_IN_FLIGHT_DEFAULT;
         private int queueCapacity = QUEUE_CAPACITY_DEFAULT;
         /** 0: not set, the default. */
         private int maxAppendLength;
@@ -442,6 +460,29 @@ public final class LogConfig {
                 throw new CacheConfigurationException("maxAppendLength=" + maxAppendLength + " must be positive");
             }
             this.maxAppendLength = maxAppendLength;
+            return this;
+        }
+
+        /**
+         * @param forcesInFlight with {@link DurabilityPolicy#EVERY_BATCH}, how many batches may be
+         *                       being forced at once. With 1 (the default) the writer thread
+         *                       writes a batch, forces it, and only then writes the next. With
+         *                       more, forcing threads (one per force in flight) force the file
+         *                       while the writer thread writes the next batches: a disk that
+         *                       overlaps forces then takes more bytes per second. The contract is
+         *                       unchanged: a request completes only once a force that began after
+         *                       its batch was written has returned (and every force that ran at
+         *                       the same time returned without error), and requests complete in
+         *                       submission order. Ignored with the other policies (their forces
+         *                       are rare). In [1, {@link #FORCES_IN_FLIGHT_MAX}].
+         * @throws CacheConfigurationException if out of range.
+         */
+        public Builder forcesInFlight(final int forcesInFlight) {
+            if (forcesInFlight < 1 || forcesInFlight > FORCES_IN_FLIGHT_MAX) {
+                throw new CacheConfigurationException("forcesInFlight=" + forcesInFlight + " must be in [1, " + FORCES_IN_FLIGHT_MAX
+                    + "]");
+            }
+            this.forcesInFlight = forcesInFlight;
             return this;
         }
 

@@ -54,6 +54,8 @@ import static io.streamcache.segmentstore.internal.log.LogRecordDescriptor.TYPE_
  *  writer thread (one)                                            BatchWriter
  *   | drain into the batch buffer: header + payload, CRC32C        RecordBatch
  *   | pwrite(batch) once; fdatasync once (EVERY_BATCH)             LogRoller (files, segment table)
+ *   |   (forcesInFlight N &gt; 1: the fdatasync on one of N forcing       ForceStage
+ *   |    threads while the writer writes the next batches)
  *   | durable records: segment table, listener (location index); dead files retired
  *   | durable requests linked, in order, to the completion list; unpark the completer
  *   v
@@ -76,7 +78,8 @@ import static io.streamcache.segmentstore.internal.log.LogRecordDescriptor.TYPE_
  * {@link BatchWriter}, the batch buffer and long appends in {@link RecordBatch}, files in
  * {@link LogRoller}, completion in {@link Completer}. The threads are created through the
  * {@link StreamcacheThreads} given to {@link #start(LogDirectory, LogRecordListener, RecoveredLog, StreamcacheThreads)}
- * (roles {@code LOG_WRITER}, {@code LOG_COMPLETER}, and {@code LOG_FILES} for the directory).
+ * (roles {@code LOG_WRITER}, {@code LOG_COMPLETER}, {@code LOG_FORCER} with
+ * {@link LogConfig#forcesInFlight()} above 1, and {@code LOG_FILES} for the directory).
  *
  * <h2>Disk errors</h2>
  * A failed write or force fails the writer: it rejects new requests ({@link #healthyEpoch()}

@@ -63,6 +63,20 @@ import static io.streamcache.segmentstore.internal.log.LogRecordDescriptor.align
  * once for all the force requests waiting. Each one is handed to the completion thread after the
  * records it covers, so its future completes after theirs.
  *
+ * <h2>Forces in flight</h2>
+ * With EVERY_BATCH and {@link LogConfig#forcesInFlight()} N above 1, the writer does not force a
+ * batch itself: it writes it, hands its force to the {@link ForceStage} (one of N forcing
+ * threads), and goes on writing the next batches, in log order, while up to N forces run; with
+ * N forces running, the batch keeps gathering requests until one returns. The written records
+ * stay in the {@link RecordBatch} until the stage reports a force it may trust that covers
+ * them; then they are applied (segment table, listener, dead files) and their requests handed
+ * off, in order, here on the writer thread, as with one force. A roll, a retire of a file, a
+ * force request that waits for nothing more to be written, and the close first wait for every
+ * force in flight: the log only ever moves to a new file once the old one is wholly forced, so
+ * the forces in flight are always of the current file, and no request of a new file completes
+ * before the old file's last batch is forced. With N = 1 (the default), INTERVAL or NEVER, none
+ * of this runs: the writer forces each batch before it writes the next.
+ *
  * <h2>Disk errors</h2>
  * An {@link IOException} from a write or a force (a full disk: {@code No space left on device},
  * an I/O error) fails the requests of the batch and every request not yet written with a
@@ -83,6 +97,13 @@ import static io.streamcache.segmentstore.internal.log.LogRecordDescriptor.align
  * admitted; one admitted before a failure fails even if it reaches the writer after a recovery,
  * so its offsets can be given back and reused. No acknowledged byte is ever changed, so nothing
  * acknowledged is lost.
+ *
+ * <p>With forces in flight, a failed write or force first waits for every force in flight; the
+ * requests of the batches a trusted force covers are acknowledged, every other one fails, and
+ * the repair zeros from the first record not acknowledged (or the first byte of the first
+ * write whose force was not trusted, after the durable prefix of a resumed page) to the end of
+ * everything written, batches written after the failed one included: all of them in the
+ * current file, since a roll waits for the forces in flight.
  */
 final class BatchWriter {
     private static final Logger LOG = LoggerFactory.getLogger(AggregatingWriter.class);
@@ -112,6 +133,8 @@ final class BatchWriter {
     /** 0: no automatic retry after a failure. */
     private final long retryIntervalNanos;
     private final Thread thread;
+    /** Forces in flight (EVERY_BATCH with {@link LogConfig#forcesInFlight()} above 1); null: each batch is forced before the next is written. */
+    private final ForceStage forces;
 
     // ------------------------------------------------------------------------------------------
     // Shared with producers
@@ -170,9 +193,14 @@ final class BatchWriter {
         this.maxDelayNanos = config.maxDelay().toNanos();
         this.retryIntervalNanos = saturatedNanos(config.retryInterval());
         this.thread = threads.newThread(StreamcacheThreads.Role.LOG_WRITER, name, this::run);
+        this.forces = durability == DurabilityPolicy.Kind.EVERY_BATCH && config.forcesInFlight() > 1
+            ? new ForceStage(name, config.forcesInFlight(), counters, threads) : null;
     }
 
     void start() {
+        if (forces != null) {
+            forces.start(thread);
+        }
         thread.start();
     }
 
@@ -188,6 +216,9 @@ final class BatchWriter {
         int polls = 0;
         while (true) {
             try {
+                if (forces != null && forces.inFlight()) {
+                    collectForces();
+                }
                 final LogRequest request = queue.relaxedPoll();
                 if (request != null) {
                     accept(request);
@@ -199,15 +230,24 @@ final class BatchWriter {
                 }
                 polls = 0;
                 if (batch.hasNewRecords()) {
+                    if (forces != null && (forces.full() || (forces.inFlight() && batch.used() < PAGE_LENGTH
+                        && System.nanoTime() - batch.firstNewNanos() < maxDelayNanos))) {
+                        // Every force in flight, or less than a page while one is: the batch
+                        // gathers until a force returns (or maxDelay passes), so that small
+                        // appends are not written one padded page each.
+                        awaitForceOrRequest(forces.full() ? IDLE_PARK_NANOS
+                            : maxDelayNanos - (System.nanoTime() - batch.firstNewNanos()));
+                        continue;
+                    }
                     writeBatch(false);
                     continue;
                 }
-                if (batch.recordCount() > 0 && queueStaysEmpty()) {
+                if (batch.bufferedRecords() > 0 && queueStaysEmpty()) {
                     // A cut tail and nothing after it: the burst is over, write it padded now.
                     writeBatch(true);
                     continue;
                 }
-                if (forceHead != null && batch.recordCount() == 0) {
+                if (forceHead != null && batch.bufferedRecords() == 0) {
                     // Everything the waiting force requests cover is written: one force for all.
                     forceWritten();
                     continue;
@@ -265,7 +305,23 @@ final class BatchWriter {
         }
         writerParked = true;
         if (queue.isEmpty() && !closing) {
-            LockSupport.parkNanos(this, timeout);
+            if (forces != null && forces.inFlight()) {
+                forces.awaitReport(timeout);
+            } else {
+                LockSupport.parkNanos(this, timeout);
+            }
+        }
+        writerParked = false;
+    }
+
+    /** The batch waits for a force to return: waits for that, a request, or {@code nanos}. */
+    private void awaitForceOrRequest(final long nanos) {
+        if (!queueStaysEmpty() || nanos <= 0) {
+            return;
+        }
+        writerParked = true;
+        if (queue.isEmpty()) {
+            forces.awaitReport(nanos);
         }
         writerParked = false;
     }
@@ -343,6 +399,8 @@ final class BatchWriter {
             return;
         }
         try {
+            // The copies out of the file may be written and not forced yet.
+            drainForces();
             files.retire(number);
         } catch (final IOException e) {
             fail(e, request);
@@ -357,7 +415,7 @@ final class BatchWriter {
      * stream written so far if the batch holds no record.
      */
     private void acceptForce(final LogRequest request) {
-        request.endStream = batch.recordCount() == 0 ? streamBase : streamBase + batch.used();
+        request.endStream = batch.bufferedRecords() == 0 ? streamBase : streamBase + batch.used();
         request.next = null;
         if (forceTail == null) {
             forceHead = request;
@@ -372,6 +430,7 @@ final class BatchWriter {
      * request: the caller checked that the batch holds no record, so each one's end is written.
      */
     private void forceWritten() throws IOException {
+        drainForces();
         if (files.unforced()) {
             files.force();
         }
@@ -460,6 +519,10 @@ final class BatchWriter {
             // behind them, or are written padded if none are. Padded: an empty batch.
             return;
         }
+        if (forces != null) {
+            writeStaged(end);
+            return;
+        }
         failedExtent = Math.max(failedExtent, end);
         files.write(batch.view(end));
         // A waiting force request makes this write's force due whatever the policy: the requests
@@ -482,7 +545,7 @@ final class BatchWriter {
         if (force) {
             completeForces(durableStream);
         }
-        batch.written(end);
+        batch.written(end, files.filePosition());
         files.advance(end);
         streamBase = durableStream;
 
@@ -493,13 +556,75 @@ final class BatchWriter {
     }
 
     /**
-     * Moves to the next file: writes out the batch (padded), then the roller takes the next file
-     * and writes its SNAPSHOT.
+     * With forces in flight: writes the batch's first {@code end} bytes and issues their force
+     * (waiting first for a free slot); the records are applied and their requests completed when
+     * the force returns ({@link #collectForces()}).
+     */
+    private void writeStaged(final int end) throws IOException {
+        while (forces.full()) {
+            collectForces();
+            if (forces.full()) {
+                forces.awaitReport(IDLE_PARK_NANOS);
+            }
+        }
+        failedExtent = Math.max(failedExtent, end);
+        final long start = files.filePosition();
+        files.write(batch.view(end));
+        failedExtent = 0;
+        streamBase += end;
+        // Not acknowledged from after the durable prefix of a resumed page it rewrote.
+        forces.issue(files.file(), streamBase, start + batch.durablePrefix(), start + end);
+        batch.written(end, start);
+        files.advance(end);
+        counters.batch(end, batch.takePayloadBytes(), batch.takePaddingBytes());
+        counters.bufferedBytes = batch.used();
+    }
+
+    /**
+     * Applies the records the forces that returned made durable and completes their requests, in
+     * order.
+     *
+     * @throws IOException the error of a force that failed: the caller fails the writer.
+     */
+    private void collectForces() throws IOException {
+        if (forces.collect()) {
+            applyDurable(forces.durableStream(), forces.durableFileEnd(), true);
+        }
+        final IOException error = forces.failure();
+        if (error != null) {
+            throw error;
+        }
+    }
+
+    /** Waits for every force in flight and applies what they made durable (nothing without forces in flight). */
+    private void drainForces() throws IOException {
+        if (forces != null && forces.inFlight()) {
+            forces.awaitAll();
+            collectForces();
+        }
+    }
+
+    /** The log is durable up to {@code stream}, {@code fileEnd} in the current file: records applied, requests completed. */
+    private void applyDurable(final long stream, final long fileEnd, final boolean retire) throws IOException {
+        files.apply(fileEnd);
+        completePending(stream);
+        completeForces(stream);
+        if (retire) {
+            files.retireIfTruncated();
+        }
+        completer.signal();
+    }
+
+    /**
+     * Moves to the next file: writes out the batch (padded), waits for the forces in flight
+     * (no request of the new file may complete before the old one is forced), then the roller
+     * takes the next file and writes its SNAPSHOT.
      */
     private void roll() throws IOException {
-        if (batch.recordCount() > 0 || pendingHead != null) {
+        if (batch.bufferedRecords() > 0 || pendingHead != null) {
             writeBatch(true);
         }
+        drainForces();
         files.roll();
     }
 
@@ -512,6 +637,20 @@ final class BatchWriter {
      * new requests are rejected until a recovery.
      */
     private void fail(final IOException cause, final LogRequest current) {
+        // Forces in flight: what the ones that returned made durable is acknowledged (if they can
+        // be trusted), every write after that is not.
+        long unacknowledged = -1;
+        if (forces != null && forces.inFlight()) {
+            forces.awaitAll();
+            if (forces.collect()) {
+                try {
+                    applyDurable(forces.durableStream(), forces.durableFileEnd(), false);
+                } catch (final IOException e) {
+                    throw new AssertionError("applying without retiring does no I/O", e);
+                }
+            }
+            unacknowledged = forces.abandon();
+        }
         final LogFailedException error = new LogFailedException("log " + name + ": writing file " + files.fileNumber()
             + " at position=" + files.filePosition() + " failed: " + cause.getMessage() + "; the log rejects requests until it"
             + " recovers (it retries by itself every retryInterval, or call recover())", cause);
@@ -537,9 +676,15 @@ final class BatchWriter {
         if (current != null) {
             completer.handoff(current, error);
         }
-        if (tornFrom < 0 && batch.recordCount() > 0 && batch.position(0) < files.filePosition()) {
-            // Its head is on disk (written, maybe forced, by a cut write), its request fails now.
-            tornFrom = batch.position(0);
+        if (tornFrom < 0) {
+            // From the first record not acknowledged whose head is on disk (written, maybe forced,
+            // by a cut write, or written whole with its force in flight), or the first write whose
+            // force was in flight: all written, none acknowledged, all zeroed by the repair.
+            long from = unacknowledged;
+            if (batch.recordCount() > 0 && batch.position(0) < files.filePosition() && (from < 0 || batch.position(0) < from)) {
+                from = batch.position(0);
+            }
+            tornFrom = from;
         }
         batch.discard();
         counters.bufferedBytes = batch.used();
@@ -630,9 +775,10 @@ final class BatchWriter {
                 // A resumed tail page not rewritten yet (nothing appended since the open) is
                 // written back padded: resume() zeroed it after the prefix, and a clean mark must
                 // not point past zeros in the middle of a page.
-                if (batch.recordCount() > 0 || pendingHead != null || (batch.used() & (PAGE_LENGTH - 1)) != 0) {
+                if (batch.bufferedRecords() > 0 || pendingHead != null || (batch.used() & (PAGE_LENGTH - 1)) != 0) {
                     writeBatch(true);
                 }
+                drainForces();
                 if (files.unforced()) {
                     files.force();
                 }
@@ -653,6 +799,9 @@ final class BatchWriter {
             while ((request = queue.relaxedPoll()) != null) {
                 completer.handoff(request, new CacheClosedException("log writer " + name + " is closed"));
             }
+        }
+        if (forces != null) {
+            forces.stop();
         }
         completer.stop();
         files.close();

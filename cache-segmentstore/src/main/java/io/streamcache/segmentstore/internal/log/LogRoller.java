@@ -373,6 +373,11 @@ final class LogRoller {
     // State
     // ------------------------------------------------------------------------------------------
 
+    /** The current file: what forces in flight force. */
+    LogFile file() {
+        return file;
+    }
+
     long fileNumber() {
         return fileNumber;
     }

@@ -8,6 +8,7 @@ import org.agrona.concurrent.UnsafeBuffer;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import java.util.Arrays;
 import java.util.zip.CRC32C;
 
 import static io.streamcache.segmentstore.internal.log.LogFileDescriptor.PAGE_LENGTH;
@@ -64,14 +65,18 @@ final class RecordBatch {
     private ByteBuffer copyView;
     private int capacity;
 
-    // The records in the buffer not yet written, in order.
-    private final byte[] recordType;
-    private final int[] recordSegment;
-    private final long[] recordOffset;
-    private final int[] recordLength;
-    private final long[] recordPosition;
-    private final byte[][] recordName;
+    // The records not yet applied, in order: first those written but not yet durable (with
+    // forces in flight, LogConfig.forcesInFlight > 1), then those in the buffer. The arrays grow
+    // (rarely: only when more records wait than ever before) and are never shrunk.
+    private byte[] recordType;
+    private int[] recordSegment;
+    private long[] recordOffset;
+    private int[] recordLength;
+    private long[] recordPosition;
+    private byte[][] recordName;
     private int recordCount;
+    /** The first this many records are written (their force is in flight), the others are in the buffer. */
+    private int writtenRecords;
 
     /** Bytes in the buffer: a carried tail or a resumed prefix, then new records. */
     private int used;
@@ -132,6 +137,9 @@ final class RecordBatch {
         }
         ub.putInt(index + CRC_OFFSET, LogRecordDescriptor.crc(crc, fileNumber, crcView, index, length), ByteOrder.LITTLE_ENDIAN);
 
+        if (recordCount == recordType.length) {
+            growRecords();
+        }
         final int i = recordCount++;
         recordType[i] = type;
         recordSegment[i] = segmentId;
@@ -164,8 +172,24 @@ final class RecordBatch {
         }
     }
 
+    private void growRecords() {
+        final int length = recordType.length * 2;
+        recordType = Arrays.copyOf(recordType, length);
+        recordSegment = Arrays.copyOf(recordSegment, length);
+        recordOffset = Arrays.copyOf(recordOffset, length);
+        recordLength = Arrays.copyOf(recordLength, length);
+        recordPosition = Arrays.copyOf(recordPosition, length);
+        recordName = Arrays.copyOf(recordName, length);
+    }
+
+    /** Records not yet applied: written ones waiting for their force, then those in the buffer. */
     int recordCount() {
         return recordCount;
+    }
+
+    /** Records in the buffer, not written yet (a cut tail, or records gathering). */
+    int bufferedRecords() {
+        return recordCount - writtenRecords;
     }
 
     byte type(final int i) {
@@ -211,6 +235,7 @@ final class RecordBatch {
             recordName[j] = null;
         }
         recordCount = rest;
+        writtenRecords = Math.max(0, writtenRecords - count);
     }
 
     // ------------------------------------------------------------------------------------------
@@ -255,10 +280,16 @@ final class RecordBatch {
     }
 
     /**
-     * The buffer's first {@code end} bytes are written: the rest (a cut tail, less than a page)
+     * The buffer's first {@code end} bytes are written at {@code filePosition}: the records they
+     * hold wait for their force (if not applied yet), the rest (a cut tail, less than a page)
      * moves to the head; back to the batch buffer after a long append.
      */
-    void written(final int end) {
+    void written(final int end, final long filePosition) {
+        final long writtenEnd = filePosition + end;
+        while (writtenRecords < recordCount
+            && recordPosition[writtenRecords] + alignedLength(recordLength[writtenRecords]) <= writtenEnd) {
+            writtenRecords++;
+        }
         final int carry = used - end;
         if (carry > 0) {
             // end >= 4096 > carry: the ranges do not overlap.
@@ -297,6 +328,7 @@ final class RecordBatch {
             recordName[i] = null;
         }
         recordCount = 0;
+        writtenRecords = 0;
         used = durablePrefix;
         newRecords = false;
         pendingPayloadBytes = 0;
@@ -380,6 +412,11 @@ final class RecordBatch {
 
     int used() {
         return used;
+    }
+
+    /** Bytes at the buffer's head that are durable already: a resumed or rewound tail page's valid bytes. */
+    int durablePrefix() {
+        return durablePrefix;
     }
 
     int capacity() {

@@ -31,6 +31,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  */
 @Timeout(60)
 class DiskErrorTest {
+    /** Forces in flight of the writers under test: 1 here, more in {@link ForcesInFlightDiskErrorTest}. */
+    int forcesInFlight() {
+        return 1;
+    }
+
     /** Segment whose appends all fail: none of its bytes may be in the log in the end. */
     private static final int FAILED_SEGMENT = 9;
 
@@ -72,7 +77,8 @@ class DiskErrorTest {
     void shouldFailOnAFullDiskRejectUntilRecoveredAndLoseNothingAcknowledged() throws Exception {
         final HookedLogFile.Hooks hooks = new HookedLogFile.Hooks();
         final List<Ack> acks = new ArrayList<>();
-        try (LogDirectory logDirectory = LogDirectory.open(TestLogs.small(directory).retryInterval(Duration.ZERO).fileFactory(hooks).build());
+        try (LogDirectory logDirectory = LogDirectory.open(TestLogs.small(directory).forcesInFlight(forcesInFlight())
+                 .retryInterval(Duration.ZERO).fileFactory(hooks).build());
              AggregatingWriter writer = AggregatingWriter.start(logDirectory)) {
             long offset = appendAll(writer, 1, 0, 20, acks);
             final long epochBefore = writer.healthyEpoch();
@@ -122,7 +128,8 @@ class DiskErrorTest {
     void shouldRetryAFileRollThatFailedWhenRecovered() throws Exception {
         final HookedLogFile.Hooks hooks = new HookedLogFile.Hooks();
         final List<Ack> acks = new ArrayList<>();
-        try (LogDirectory logDirectory = LogDirectory.open(TestLogs.small(directory).retryInterval(Duration.ZERO).fileFactory(hooks).build());
+        try (LogDirectory logDirectory = LogDirectory.open(TestLogs.small(directory).forcesInFlight(forcesInFlight())
+                 .retryInterval(Duration.ZERO).fileFactory(hooks).build());
              AggregatingWriter writer = AggregatingWriter.start(logDirectory)) {
             hooks.failOpens = true;
             long offset = 0;
@@ -153,7 +160,8 @@ class DiskErrorTest {
     void shouldOverwriteABatchWhoseForceFailedBeforeAcceptingMore() throws Exception {
         final HookedLogFile.Hooks hooks = new HookedLogFile.Hooks();
         final List<Ack> acks = new ArrayList<>();
-        try (LogDirectory logDirectory = LogDirectory.open(TestLogs.small(directory).retryInterval(Duration.ZERO).fileFactory(hooks).build());
+        try (LogDirectory logDirectory = LogDirectory.open(TestLogs.small(directory).forcesInFlight(forcesInFlight())
+                 .retryInterval(Duration.ZERO).fileFactory(hooks).build());
              AggregatingWriter writer = AggregatingWriter.start(logDirectory)) {
             long offset = appendAll(writer, 1, 0, 5, acks);
             hooks.failForces = true;
@@ -174,7 +182,8 @@ class DiskErrorTest {
     @Test
     void shouldRetryByItselfOnceSpaceReturnsAndLoseOrDuplicateNothing() throws Exception {
         final HookedLogFile.Hooks hooks = new HookedLogFile.Hooks();
-        final LogConfig config = TestLogs.small(directory).retryInterval(Duration.ofMillis(5)).fileFactory(hooks).build();
+        final LogConfig config = TestLogs.small(directory).forcesInFlight(forcesInFlight()).retryInterval(Duration.ofMillis(5))
+            .fileFactory(hooks).build();
         final List<Long> acknowledged = new ArrayList<>();
         try (io.streamcache.core.cache.BlockCache cache = io.streamcache.segmentstore.TestSegments.cache(1 << 20);
              io.streamcache.segmentstore.SegmentStore store = io.streamcache.segmentstore.SegmentStore.builder(cache).log(config).build()) {
@@ -208,7 +217,7 @@ class DiskErrorTest {
         }
         try (io.streamcache.core.cache.BlockCache cache = io.streamcache.segmentstore.TestSegments.cache(1 << 20);
              io.streamcache.segmentstore.SegmentStore reopened = io.streamcache.segmentstore.SegmentStore.builder(cache)
-                 .log(TestLogs.small(directory).build()).build()) {
+                 .log(TestLogs.small(directory).forcesInFlight(forcesInFlight()).build()).build()) {
             final long length = reopened.info("s").length();
             assertEquals(700L * acknowledged.size(), length);
             try (io.streamcache.segmentstore.ReadResult result = reopened.readThrough("s", 0, (int) length).get(10, TimeUnit.SECONDS)) {

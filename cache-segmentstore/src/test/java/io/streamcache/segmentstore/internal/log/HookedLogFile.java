@@ -23,6 +23,8 @@ final class HookedLogFile implements LogFile {
      * Hooks shared by the files of one factory.
      */
     static final class Hooks implements LogFileFactory {
+        /** Called at the start of every force, on the forcing thread, before the force hooks below: may wait, or throw to fail it. */
+        volatile ForceHook forceHook;
         final List<long[]> writes = new CopyOnWriteArrayList<>();
         final AtomicLong forces = new AtomicLong();
         /** In order: "W " or "F " (a data write or a force) and the file's name. */
@@ -55,6 +57,12 @@ final class HookedLogFile implements LogFile {
             }
             return new HookedLogFile(this, delegate.open(path));
         }
+    }
+
+    /** What a test does at the start of a force. */
+    @FunctionalInterface
+    interface ForceHook {
+        void beforeForce() throws IOException;
     }
 
     private final Hooks hooks;
@@ -101,6 +109,10 @@ final class HookedLogFile implements LogFile {
 
     @Override
     public void force() throws IOException {
+        final ForceHook hook = hooks.forceHook;
+        if (hook != null) {
+            hook.beforeForce();
+        }
         final long left = hooks.forcesLeft.getAndUpdate(n -> n == Long.MAX_VALUE || n == 0 ? n : n - 1);
         if (hooks.failForces || left == 0) {
             throw new IOException("Input/output error");
