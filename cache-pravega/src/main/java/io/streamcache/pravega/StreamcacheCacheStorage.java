@@ -18,6 +18,8 @@ import java.time.Duration;
 import java.util.Objects;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Supplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Pravega's {@link CacheStorage} over a streamcache {@link BlockCache}: thread-safe for
@@ -74,7 +76,13 @@ public final class StreamcacheCacheStorage implements CacheStorage {
     private static final ByteBuffer EMPTY = ByteBuffer.allocateDirect(0);
     private static final AtomicInteger INSTANCES = new AtomicInteger();
 
+    /** How long {@link #close()} waits for the operations in flight before it frees the memory anyway. */
+    static final Duration CLOSE_WAIT = Duration.ofSeconds(10);
+    private static final Logger LOG = LoggerFactory.getLogger(StreamcacheCacheStorage.class);
+
     private final BlockCache cache;
+    /** Operations in flight, so that {@link #close()} frees the memory only after they returned. */
+    private final OperationGate gate = new OperationGate();
     private final int blockLength;
     private final int maxEntryLength;
     private final ThreadLocal<Writer> writers;
@@ -141,6 +149,15 @@ public final class StreamcacheCacheStorage implements CacheStorage {
 
     @Override
     public int insert(final BufferView data) {
+        enter();
+        try {
+            return doInsert(data);
+        } finally {
+            gate.exit();
+        }
+    }
+
+    private int doInsert(final BufferView data) {
         Objects.requireNonNull(data, "data");
         ensureOpen();
         final int length = data.getLength();
@@ -171,6 +188,15 @@ public final class StreamcacheCacheStorage implements CacheStorage {
 
     @Override
     public int replace(final int address, final BufferView data) {
+        enter();
+        try {
+            return doReplace(address, data);
+        } finally {
+            gate.exit();
+        }
+    }
+
+    private int doReplace(final int address, final BufferView data) {
         Objects.requireNonNull(data, "data");
         ensureOpen();
         final boolean live = isLive(address);
@@ -195,6 +221,15 @@ public final class StreamcacheCacheStorage implements CacheStorage {
 
     @Override
     public int append(final int address, final int expectedLength, final BufferView data) {
+        enter();
+        try {
+            return doAppend(address, expectedLength, data);
+        } finally {
+            gate.exit();
+        }
+    }
+
+    private int doAppend(final int address, final int expectedLength, final BufferView data) {
         Objects.requireNonNull(data, "data");
         ensureOpen();
         if (address == NO_ADDRESS) {
@@ -234,6 +269,15 @@ public final class StreamcacheCacheStorage implements CacheStorage {
 
     @Override
     public void delete(final int address) {
+        enter();
+        try {
+            doDelete(address);
+        } finally {
+            gate.exit();
+        }
+    }
+
+    private void doDelete(final int address) {
         ensureOpen();
         if (address == NO_ADDRESS) {
             return;
@@ -251,6 +295,15 @@ public final class StreamcacheCacheStorage implements CacheStorage {
 
     @Override
     public BufferView get(final int address) {
+        enter();
+        try {
+            return doGet(address);
+        } finally {
+            gate.exit();
+        }
+    }
+
+    private BufferView doGet(final int address) {
         ensureOpen();
         if (address == NO_ADDRESS) {
             return null;
@@ -272,6 +325,15 @@ public final class StreamcacheCacheStorage implements CacheStorage {
 
     @Override
     public CacheState getState() {
+        enter();
+        try {
+            return doGetState();
+        } finally {
+            gate.exit();
+        }
+    }
+
+    private CacheState doGetState() {
         ensureOpen();
         final CacheStats stats;
         try {
@@ -295,13 +357,29 @@ public final class StreamcacheCacheStorage implements CacheStorage {
     }
 
     /**
-     * Closes the block cache and frees its memory. Idempotent. Views returned by {@link #get}
-     * throw Pravega's {@code ObjectClosedException} or Netty's reference-count exception when
-     * read afterwards.
+     * Closes the block cache and frees its memory. Idempotent, and safe while other threads
+     * still call the operations (Pravega's read index deletes its entries on its own executor
+     * while a container shuts down): new operations throw {@code ObjectClosedException} at once,
+     * and the memory is freed only once those in flight have returned (at most
+     * {@link #CLOSE_WAIT}; a close called from inside an operation, such as a full callback, does
+     * not wait for itself: it waits that long, logs a warning and frees the memory). Views
+     * returned by {@link #get} throw Pravega's {@code ObjectClosedException} or Netty's
+     * reference-count exception when read afterwards.
      */
     @Override
     public void close() {
+        if (!gate.closeAndAwait(CLOSE_WAIT.toNanos())) {
+            LOG.warn("{}: closing with {} operations still in flight after {} (a close from inside an operation, or one"
+                + " that does not return); they may fail or read released memory", this, gate.inFlight(), CLOSE_WAIT);
+        }
         cache.close();
+    }
+
+    /** Admits an operation, or throws Pravega's {@link ObjectClosedException} once closing. */
+    private void enter() {
+        if (!gate.enter()) {
+            throw new ObjectClosedException(this);
+        }
     }
 
     @Override

@@ -1,5 +1,6 @@
 package io.streamcache.core.cache;
 
+import io.streamcache.core.CacheClosedException;
 import io.streamcache.core.CacheCorruptedException;
 import io.streamcache.core.CacheFullException;
 import io.streamcache.core.internal.layout.BlockAddressDescriptor;
@@ -280,7 +281,7 @@ final class BlockAllocator {
         boolean putBack = false;
         buffer.lock();
         try {
-            if (buffer.draining) {
+            if (buffer.draining || buffer.offline) {
                 // Taken out of service by a shrink (its memory may be gone): never allocate from
                 // it, and drop it from the stack if it was popped.
                 if (polled) {
@@ -339,6 +340,13 @@ final class BlockAllocator {
             final boolean putBack;
             buffer.lock();
             try {
+                if (buffer.offline) {
+                    // Only a close takes a buffer with used blocks offline, and its memory is
+                    // then gone: a free that waited for the lock while the close held it must
+                    // not read it (a delete racing a close: Pravega's read index closes its
+                    // entries on an executor of its own).
+                    throw new CacheClosedException("cache closed while freeing address=0x" + Integer.toHexString(current));
+                }
                 final long header = buffer.header();
                 int free = BlockMetadataDescriptor.freeCount(header);
                 int head = BlockMetadataDescriptor.freeHeadIndex(header);

@@ -1,0 +1,96 @@
+package io.streamcache.pravega;
+
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Lets {@link StreamcacheCacheStorage#close()} wait for the operations in flight before the
+ * block cache frees its memory: the block cache requires that {@code close()} is called once
+ * every operation has returned, and Pravega does not promise that (its read index deletes its
+ * entries on an executor of its own while the container shuts down), so an operation that
+ * passed the closed check could read memory the close had just released, and crash the JVM.
+ *
+ * <pre>
+ *  counts: long[64 slots x 16]: one count per thread slot (thread id mod 64), 128 bytes apart
+ *  enter:  getAndAdd(slot, +1) (a full fence); then read closing: set -> undo, refuse
+ *  exit:   getAndAdd(slot, -1)
+ *  close:  closing = true (volatile); then wait until every slot reads 0
+ * </pre>
+ * Dekker's pattern: an operation either sees {@code closing} and does nothing, or its count is
+ * seen by the close, which waits for it. One locked instruction per enter and per exit, on a
+ * line shared only with the threads of the same slot; no lock.
+ *
+ * <p><b>Threading:</b> thread-safe. An operation enters and exits on the same thread (its slot
+ * is its thread's); operations may nest (a full callback that deletes entries inside an insert).
+ */
+final class OperationGate {
+    private static final int SLOTS = 64;
+    /** Longs between two slots: 128 bytes, so two slots never share a cache line (nor its neighbour). */
+    private static final int PAD = 16;
+    private static final VarHandle COUNT = MethodHandles.arrayElementVarHandle(long[].class);
+
+    private final long[] counts = new long[SLOTS * PAD];
+    private volatile boolean closing;
+
+    /** @return true if the operation may run (call {@link #exit()} after it), false once closing. */
+    boolean enter() {
+        final int slot = slot();
+        COUNT.getAndAdd(counts, slot, 1L);
+        if (closing) {
+            COUNT.getAndAdd(counts, slot, -1L);
+            return false;
+        }
+        return true;
+    }
+
+    void exit() {
+        COUNT.getAndAdd(counts, slot(), -1L);
+    }
+
+    /**
+     * Refuses new operations and waits until those in flight have exited, at most {@code timeout}
+     * nanoseconds.
+     *
+     * @return whether none is in flight (false: the wait timed out, or the caller itself is
+     *         inside an operation, as a full callback that closes the cache would be).
+     */
+    boolean closeAndAwait(final long timeoutNanos) {
+        closing = true;
+        final long deadline = System.nanoTime() + timeoutNanos;
+        int spins = 0;
+        while (inFlight() != 0) {
+            if (System.nanoTime() - deadline >= 0) {
+                return false;
+            }
+            if (++spins < 100) {
+                Thread.onSpinWait();
+            } else {
+                try {
+                    TimeUnit.MICROSECONDS.sleep(100);
+                } catch (final InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    return inFlight() == 0;
+                }
+            }
+        }
+        return true;
+    }
+
+    boolean isClosing() {
+        return closing;
+    }
+
+    /** @return the operations in flight now (a sum of volatile reads). */
+    long inFlight() {
+        long sum = 0;
+        for (int i = 0; i < SLOTS; i++) {
+            sum += (long) COUNT.getVolatile(counts, i * PAD);
+        }
+        return sum;
+    }
+
+    private static int slot() {
+        return ((int) Thread.currentThread().getId() & (SLOTS - 1)) * PAD;
+    }
+}
