@@ -104,6 +104,13 @@ import static io.streamcache.segmentstore.internal.log.LogRecordDescriptor.align
  * write whose force was not trusted, after the durable prefix of a resumed page) to the end of
  * everything written, batches written after the failed one included: all of them in the
  * current file, since a roll waits for the forces in flight.
+ *
+ * <p><b>Why one class at ~810 lines:</b> what is here is the writer thread's state machine:
+ * drain, write, make durable, complete in order, fail, repair, retry. Every part reads and
+ * writes the same confined state (the pending list, the stream positions, the epoch), so a
+ * split would pass that state around or share it; the parts with state of their own are
+ * classes already: the batch buffer ({@link RecordBatch}), the files ({@link LogRoller}), the
+ * forces in flight ({@link ForceStage}), completion ({@link Completer}).
  */
 final class BatchWriter {
     private static final Logger LOG = LoggerFactory.getLogger(AggregatingWriter.class);
