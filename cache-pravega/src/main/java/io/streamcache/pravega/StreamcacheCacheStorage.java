@@ -8,6 +8,7 @@ import io.pravega.segmentstore.storage.cache.CacheState;
 import io.pravega.segmentstore.storage.cache.CacheStorage;
 import io.pravega.shared.protocol.netty.ByteBufWrapper;
 import io.streamcache.core.CacheClosedException;
+import io.streamcache.core.CloseGate;
 import io.streamcache.core.InvalidAddressException;
 import io.streamcache.core.cache.BlockCache;
 import io.streamcache.core.cache.CacheFullHandler;
@@ -82,7 +83,7 @@ public final class StreamcacheCacheStorage implements CacheStorage {
 
     private final BlockCache cache;
     /** Operations in flight, so that {@link #close()} frees the memory only after they returned. */
-    private final OperationGate gate = new OperationGate();
+    private final CloseGate gate = new CloseGate();
     private final int blockLength;
     private final int maxEntryLength;
     private final ThreadLocal<Writer> writers;

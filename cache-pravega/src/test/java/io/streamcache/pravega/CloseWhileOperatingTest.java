@@ -82,25 +82,4 @@ class CloseWhileOperatingTest {
         assertTrue(completed > 0, "no operation ran before the closes: the test raced nothing");
         assertEquals((long) THREADS * ROUNDS, refused);
     }
-
-    @Test
-    void shouldWaitForAnOperationInFlightBeforeFreeing() throws Exception {
-        final OperationGate gate = new OperationGate();
-        assertTrue(gate.enter());
-        final CountDownLatch closed = new CountDownLatch(1);
-        final Thread closer = new Thread(() -> {
-            gate.closeAndAwait(TimeUnit.SECONDS.toNanos(30));
-            closed.countDown();
-        });
-        closer.start();
-        while (!gate.isClosing()) {
-            Thread.onSpinWait();
-        }
-        assertTrue(!gate.enter(), "a new operation is refused once closing");
-        assertTrue(!closed.await(200, TimeUnit.MILLISECONDS), "the close returned with an operation in flight");
-        gate.exit();
-        assertTrue(closed.await(30, TimeUnit.SECONDS));
-        closer.join();
-        assertEquals(0, gate.inFlight());
-    }
 }

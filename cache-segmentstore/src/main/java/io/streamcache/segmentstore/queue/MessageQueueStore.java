@@ -3,6 +3,7 @@ package io.streamcache.segmentstore.queue;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.streamcache.core.CacheClosedException;
+import io.streamcache.core.CloseGate;
 import io.streamcache.core.cache.BlockCache;
 import io.streamcache.segmentstore.ReadResult;
 import io.streamcache.segmentstore.SegmentAppendTooLongException;
@@ -10,9 +11,12 @@ import io.streamcache.segmentstore.SegmentNameException;
 import io.streamcache.segmentstore.SegmentNames;
 import io.streamcache.segmentstore.SegmentStore;
 import io.streamcache.segmentstore.log.LogConfig;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.Collections;
 import java.util.HashMap;
 import java.util.Map;
@@ -87,6 +91,11 @@ public final class MessageQueueStore implements AutoCloseable {
     private final BlockCache ownedCache;
     private final QueueTable queues = new QueueTable();
     private volatile boolean closed;
+    /** Appends and reads in flight, so that {@link #close()} closes the cache only after they returned. */
+    private final CloseGate gate = new CloseGate();
+    /** How long {@link #close()} waits for the calls in flight. */
+    static final Duration CLOSE_WAIT = Duration.ofSeconds(10);
+    private static final Logger LOG = LoggerFactory.getLogger(MessageQueueStore.class);
 
     /**
      * A facade over {@code store} (it must have a log, to be durable and to rebuild the message
@@ -167,6 +176,17 @@ public final class MessageQueueStore implements AutoCloseable {
      * @throws CacheClosedException     if the facade is closed.
      */
     public long append(final String topic, final int queueId, final ByteBuffer data) {
+        if (!gate.enter()) {
+            throw new CacheClosedException("message queue store is closed");
+        }
+        try {
+            return doAppend(topic, queueId, data);
+        } finally {
+            gate.exit();
+        }
+    }
+
+    private long doAppend(final String topic, final int queueId, final ByteBuffer data) {
         Objects.requireNonNull(topic, "topic");
         Objects.requireNonNull(data, "data");
         checkQueueId(queueId);
@@ -210,6 +230,17 @@ public final class MessageQueueStore implements AutoCloseable {
      * @throws CacheClosedException     if the facade is closed.
      */
     public Map<Integer, ByteBuffer> getRange(final String topic, final int queueId, final long offset, final int fetchNum) {
+        if (!gate.enter()) {
+            throw new CacheClosedException("message queue store is closed");
+        }
+        try {
+            return doGetRange(topic, queueId, offset, fetchNum);
+        } finally {
+            gate.exit();
+        }
+    }
+
+    private Map<Integer, ByteBuffer> doGetRange(final String topic, final int queueId, final long offset, final int fetchNum) {
         Objects.requireNonNull(topic, "topic");
         checkQueueId(queueId);
         if (offset < 0) {
@@ -282,6 +313,11 @@ public final class MessageQueueStore implements AutoCloseable {
             return;
         }
         closed = true;
+        // Calls in flight finish before the cache they read is closed (getRange copies out of
+        // leased views of the cache's memory without a segment lock).
+        if (!gate.closeAndAwait(CLOSE_WAIT.toNanos())) {
+            LOG.warn("{}: closing with {} calls still in flight after {}; they may fail", this, gate.inFlight(), CLOSE_WAIT);
+        }
         if (ownedCache != null) {
             store.close();
             ownedCache.close();

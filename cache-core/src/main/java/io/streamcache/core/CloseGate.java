@@ -1,15 +1,16 @@
-package io.streamcache.pravega;
+package io.streamcache.core;
 
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.util.concurrent.TimeUnit;
 
 /**
- * Lets {@link StreamcacheCacheStorage#close()} wait for the operations in flight before the
- * block cache frees its memory: the block cache requires that {@code close()} is called once
- * every operation has returned, and Pravega does not promise that (its read index deletes its
- * entries on an executor of its own while the container shuts down), so an operation that
- * passed the closed check could read memory the close had just released, and crash the JVM.
+ * Lets a {@code close()} wait for the operations in flight before it frees what they use: a
+ * {@link io.streamcache.core.cache.BlockCache} frees its memory at close and requires that no
+ * operation runs then, which a caller whose own callers do not stop first (Pravega's read index
+ * deletes its entries on an executor of its own while a container shuts down; a broker's
+ * request threads racing its shutdown) cannot promise. The Pravega adapter and the
+ * message-queue facade close through one.
  *
  * <pre>
  *  counts: long[64 slots x 16]: one count per thread slot (thread id mod 64), 128 bytes apart
@@ -24,7 +25,7 @@ import java.util.concurrent.TimeUnit;
  * <p><b>Threading:</b> thread-safe. An operation enters and exits on the same thread (its slot
  * is its thread's); operations may nest (a full callback that deletes entries inside an insert).
  */
-final class OperationGate {
+public final class CloseGate {
     private static final int SLOTS = 64;
     /** Longs between two slots: 128 bytes, so two slots never share a cache line (nor its neighbour). */
     private static final int PAD = 16;
@@ -33,8 +34,12 @@ final class OperationGate {
     private final long[] counts = new long[SLOTS * PAD];
     private volatile boolean closing;
 
+    /** An open gate: every {@link #enter()} succeeds until {@link #closeAndAwait}. */
+    public CloseGate() {
+    }
+
     /** @return true if the operation may run (call {@link #exit()} after it), false once closing. */
-    boolean enter() {
+    public boolean enter() {
         final int slot = slot();
         COUNT.getAndAdd(counts, slot, 1L);
         if (closing) {
@@ -44,7 +49,8 @@ final class OperationGate {
         return true;
     }
 
-    void exit() {
+    /** Ends an operation {@link #enter()} admitted, on the same thread. */
+    public void exit() {
         COUNT.getAndAdd(counts, slot(), -1L);
     }
 
@@ -55,7 +61,7 @@ final class OperationGate {
      * @return whether none is in flight (false: the wait timed out, or the caller itself is
      *         inside an operation, as a full callback that closes the cache would be).
      */
-    boolean closeAndAwait(final long timeoutNanos) {
+    public boolean closeAndAwait(final long timeoutNanos) {
         closing = true;
         final long deadline = System.nanoTime() + timeoutNanos;
         int spins = 0;
@@ -77,12 +83,13 @@ final class OperationGate {
         return true;
     }
 
-    boolean isClosing() {
+    /** @return whether {@link #closeAndAwait} was called. */
+    public boolean isClosing() {
         return closing;
     }
 
     /** @return the operations in flight now (a sum of volatile reads). */
-    long inFlight() {
+    public long inFlight() {
         long sum = 0;
         for (int i = 0; i < SLOTS; i++) {
             sum += (long) COUNT.getVolatile(counts, i * PAD);
