@@ -243,13 +243,18 @@ public final class AggregatingWriter implements AutoCloseable {
      */
     public LogRequest append(final long epoch, final int segmentId, final long segmentOffset, final ByteBuf data,
                              final Object attachment, final LogCommitHandler handler) {
+        checkAppend(data, handler);
+        return submit(new LogRequest(TYPE_DATA, segmentId, segmentOffset, data, null, attachment, handler, epoch));
+    }
+
+    /** The checks both appends make before anything is queued. */
+    private void checkAppend(final ByteBuf data, final LogCommitHandler handler) {
         Objects.requireNonNull(data, "data");
         Objects.requireNonNull(handler, "handler");
         if (data.readableBytes() > maxPayload) {
             throw new IllegalArgumentException("length=" + data.readableBytes() + " is more than maxAppendLength=" + maxPayload
                 + " of log " + name);
         }
-        return submit(new LogRequest(TYPE_DATA, segmentId, segmentOffset, data, null, attachment, handler, epoch));
     }
 
     /**
@@ -265,12 +270,7 @@ public final class AggregatingWriter implements AutoCloseable {
      */
     public LogRequest appendPooled(final long epoch, final int segmentId, final long segmentOffset, final ByteBuf data,
                                    final Object attachment, final LogCommitHandler handler) {
-        Objects.requireNonNull(data, "data");
-        Objects.requireNonNull(handler, "handler");
-        if (data.readableBytes() > maxPayload) {
-            throw new IllegalArgumentException("length=" + data.readableBytes() + " is more than maxAppendLength=" + maxPayload
-                + " of log " + name);
-        }
+        checkAppend(data, handler);
         final LogRequest request = PooledRequests.current().take();
         request.reuse(segmentId, segmentOffset, data, attachment, handler, epoch);
         try {

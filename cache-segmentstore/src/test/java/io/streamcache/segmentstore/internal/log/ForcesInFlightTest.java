@@ -77,10 +77,7 @@ class ForcesInFlightTest {
     void shouldFailEveryBatchWhenAnEarlierForceFailsAfterLaterOnesReturned() throws Exception {
         final List<Ack> acks = new ArrayList<>();
         try (LogDirectory logDirectory = open(4); AggregatingWriter writer = AggregatingWriter.start(logDirectory)) {
-            writer.create(writer.healthyEpoch(), 1, "s1", null).get(10, TimeUnit.SECONDS);
-            writer.create(writer.healthyEpoch(), FAILED_SEGMENT, "failed", null).get(10, TimeUnit.SECONDS);
-            assertEquals(0L, writer.append(1, 0, data(1, 0, 300)).get(10, TimeUnit.SECONDS));
-            acks.add(new Ack(1, 0, 300));
+            createAndAppendFirst(writer, acks);
 
             final AtomicInteger started = new AtomicInteger();
             final CountDownLatch laterReturned = new CountDownLatch(2);
@@ -138,10 +135,7 @@ class ForcesInFlightTest {
     void shouldNotTrustAForceThatRanWithOneThatFailed() throws Exception {
         final List<Ack> acks = new ArrayList<>();
         try (LogDirectory logDirectory = open(4); AggregatingWriter writer = AggregatingWriter.start(logDirectory)) {
-            writer.create(writer.healthyEpoch(), 1, "s1", null).get(10, TimeUnit.SECONDS);
-            writer.create(writer.healthyEpoch(), FAILED_SEGMENT, "failed", null).get(10, TimeUnit.SECONDS);
-            assertEquals(0L, writer.append(1, 0, data(1, 0, 300)).get(10, TimeUnit.SECONDS));
-            acks.add(new Ack(1, 0, 300));
+            createAndAppendFirst(writer, acks);
 
             final AtomicInteger started = new AtomicInteger();
             final Semaphore first = new Semaphore(0);
@@ -391,5 +385,13 @@ class ForcesInFlightTest {
                     () -> "a record past the acknowledged end of its segment: " + record);
             }
         }
+    }
+
+    /** Creates segment 1 and the segment whose appends fail, and acknowledges a first append of 300 bytes to segment 1. */
+    private static void createAndAppendFirst(final AggregatingWriter writer, final List<Ack> acks) throws Exception {
+        writer.create(writer.healthyEpoch(), 1, "s1", null).get(10, TimeUnit.SECONDS);
+        writer.create(writer.healthyEpoch(), FAILED_SEGMENT, "failed", null).get(10, TimeUnit.SECONDS);
+        assertEquals(0L, writer.append(1, 0, data(1, 0, 300)).get(10, TimeUnit.SECONDS));
+        acks.add(new Ack(1, 0, 300));
     }
 }
