@@ -3,6 +3,7 @@ package io.streamcache.bookkeeper;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.Unpooled;
+import io.streamcache.core.CloseGate;
 import io.streamcache.core.StreamcacheException;
 import io.streamcache.core.cache.BlockCache;
 import io.streamcache.segmentstore.SegmentNotFoundException;
@@ -52,6 +53,10 @@ import java.util.concurrent.atomic.AtomicInteger;
  * bookie requires (its add threads, read threads, sync thread, garbage collector and journal
  * replay call it concurrently; calls on one ledger are ordered by that ledger's
  * {@link LedgerState} monitor, calls on different ledgers share no lock but the store's own).
+ * {@link #shutdown()} may race the request threads: calls that use the store enter a
+ * {@link CloseGate}, so that once it begins they throw {@code IOException} and those in flight
+ * finish first; the cache's memory is freed only once the buffers {@link #getEntry} lent out
+ * were released (both waits bounded by {@link #CLOSE_WAIT}).
  * Chosen with {@code ledgerStorageClass=io.streamcache.bookkeeper.StreamcacheLedgerStorage}.
  *
  * <h2>Layout</h2>
@@ -103,6 +108,14 @@ public final class StreamcacheLedgerStorage implements CompactableLedgerStorage 
      */
     static final java.time.Duration COMPACTION_INTERVAL = java.time.Duration.ofSeconds(5);
 
+    /**
+     * How long {@link #shutdown()} waits for the calls in flight, and then for the buffers
+     * {@link #getEntry} lent out, before it frees the cache's memory.
+     */
+    static final java.time.Duration CLOSE_WAIT = java.time.Duration.ofSeconds(10);
+
+    /** Calls that use the store or its cache enter; {@link #shutdown()} refuses new ones and waits for these. */
+    private final CloseGate gate = new CloseGate();
     private final ConcurrentSkipListMap<Long, LedgerState> ledgers = new ConcurrentSkipListMap<>();
     private final CopyOnWriteArrayList<LedgerDeletionListener> deletionListeners = new CopyOnWriteArrayList<>();
     /** Orders creation and deletion of ledgers (rare), so that a segment is created once. */
@@ -202,8 +215,14 @@ public final class StreamcacheLedgerStorage implements CompactableLedgerStorage 
             gcExecutor.shutdownNow();
             gcExecutor.awaitTermination(10, TimeUnit.SECONDS);
         }
+        // The bookie's request threads may still be serving (its server stops them on its own
+        // schedule): new calls now throw IOException, and those in flight finish first.
+        if (!gate.closeAndAwait(CLOSE_WAIT.toNanos())) {
+            LOG.warn("StreamcacheLedgerStorage: {} call(s) still in flight after {}; shutting down under them", gate.inFlight(),
+                CLOSE_WAIT);
+        }
         try {
-            flush();
+            flushAll();
         } catch (final IOException e) {
             LOG.warn("StreamcacheLedgerStorage: appends still in flight failed at shutdown", e);
         }
@@ -238,15 +257,20 @@ public final class StreamcacheLedgerStorage implements CompactableLedgerStorage 
 
     @Override
     public boolean setFenced(final long ledgerId) throws IOException {
-        final LedgerState state = ledgerForWrite(ledgerId);
-        if (state.fenced()) {
-            return false;
+        enter();
+        try {
+            final LedgerState state = ledgerForWrite(ledgerId);
+            if (state.fenced()) {
+                return false;
+            }
+            writeDurably(state, LedgerRecords.TYPE_FENCED, new byte[0]);
+            state.fenced(true);
+            // Long-polling readers learn at once that no more entries will come.
+            state.wakeAll();
+            return true;
+        } finally {
+            gate.exit();
         }
-        writeDurably(state, LedgerRecords.TYPE_FENCED, new byte[0]);
-        state.fenced(true);
-        // Long-polling readers learn at once that no more entries will come.
-        state.wakeAll();
-        return true;
     }
 
     @Override
@@ -261,9 +285,14 @@ public final class StreamcacheLedgerStorage implements CompactableLedgerStorage 
 
     @Override
     public void setLimboState(final long ledgerId) throws IOException {
-        final LedgerState state = ledgerForWrite(ledgerId);
-        writeDurably(state, LedgerRecords.TYPE_LIMBO, new byte[] {1});
-        state.limbo(true);
+        enter();
+        try {
+            final LedgerState state = ledgerForWrite(ledgerId);
+            writeDurably(state, LedgerRecords.TYPE_LIMBO, new byte[] {1});
+            state.limbo(true);
+        } finally {
+            gate.exit();
+        }
     }
 
     @Override
@@ -273,19 +302,29 @@ public final class StreamcacheLedgerStorage implements CompactableLedgerStorage 
 
     @Override
     public void clearLimboState(final long ledgerId) throws IOException {
-        final LedgerState state = ledger(ledgerId);
-        writeDurably(state, LedgerRecords.TYPE_LIMBO, new byte[] {0});
-        state.limbo(false);
+        enter();
+        try {
+            final LedgerState state = ledger(ledgerId);
+            writeDurably(state, LedgerRecords.TYPE_LIMBO, new byte[] {0});
+            state.limbo(false);
+        } finally {
+            gate.exit();
+        }
     }
 
     @Override
     public void setMasterKey(final long ledgerId, final byte[] masterKey) throws IOException {
-        final LedgerState state = ledgerForWrite(ledgerId);
-        if (Arrays.equals(state.masterKey(), masterKey)) {
-            return;
+        enter();
+        try {
+            final LedgerState state = ledgerForWrite(ledgerId);
+            if (Arrays.equals(state.masterKey(), masterKey)) {
+                return;
+            }
+            writeDurably(state, LedgerRecords.TYPE_MASTER_KEY, masterKey);
+            state.masterKey(masterKey);
+        } finally {
+            gate.exit();
         }
-        writeDurably(state, LedgerRecords.TYPE_MASTER_KEY, masterKey);
-        state.masterKey(masterKey);
     }
 
     @Override
@@ -295,24 +334,29 @@ public final class StreamcacheLedgerStorage implements CompactableLedgerStorage 
 
     @Override
     public void deleteLedger(final long ledgerId) throws IOException {
-        final LedgerState state;
-        synchronized (lifecycle) {
-            state = ledgers.remove(ledgerId);
-            if (state == null) {
-                return;
+        enter();
+        try {
+            final LedgerState state;
+            synchronized (lifecycle) {
+                state = ledgers.remove(ledgerId);
+                if (state == null) {
+                    return;
+                }
+                try {
+                    store.delete(state.segment);
+                } catch (final SegmentNotFoundException e) {
+                    // Never written beyond its creation, or deleted by an earlier attempt: gone either way.
+                } catch (final StreamcacheException e) {
+                    ledgers.put(ledgerId, state);
+                    throw new IOException("cannot delete ledger=" + ledgerId + ": " + e, e);
+                }
             }
-            try {
-                store.delete(state.segment);
-            } catch (final SegmentNotFoundException e) {
-                // Never written beyond its creation, or deleted by an earlier attempt: gone either way.
-            } catch (final StreamcacheException e) {
-                ledgers.put(ledgerId, state);
-                throw new IOException("cannot delete ledger=" + ledgerId + ": " + e, e);
+            state.close();
+            for (final LedgerDeletionListener listener : deletionListeners) {
+                listener.ledgerDeleted(ledgerId);
             }
-        }
-        state.close();
-        for (final LedgerDeletionListener listener : deletionListeners) {
-            listener.ledgerDeleted(ledgerId);
+        } finally {
+            gate.exit();
         }
     }
 
@@ -349,50 +393,60 @@ public final class StreamcacheLedgerStorage implements CompactableLedgerStorage 
 
     @Override
     public long addEntry(final ByteBuf entry) throws IOException, BookieException {
-        final int at = entry.readerIndex();
-        final int length = entry.readableBytes();
-        if (length < LedgerRecords.ENTRY_PREFIX_LENGTH || length > LedgerRecords.MAX_ENTRY_LENGTH) {
-            throw new IOException("entry length=" + length + " is outside [" + LedgerRecords.ENTRY_PREFIX_LENGTH + ", "
-                + LedgerRecords.MAX_ENTRY_LENGTH + "]");
+        enter();
+        try {
+            final int at = entry.readerIndex();
+            final int length = entry.readableBytes();
+            if (length < LedgerRecords.ENTRY_PREFIX_LENGTH || length > LedgerRecords.MAX_ENTRY_LENGTH) {
+                throw new IOException("entry length=" + length + " is outside [" + LedgerRecords.ENTRY_PREFIX_LENGTH + ", "
+                    + LedgerRecords.MAX_ENTRY_LENGTH + "]");
+            }
+            final long ledgerId = entry.getLong(at);
+            final long entryId = entry.getLong(at + LedgerRecords.ENTRY_ID_OFFSET);
+            final long lac = entry.getLong(at + LedgerRecords.ENTRY_LAC_OFFSET);
+            final LedgerState state = ledgerForWrite(ledgerId);
+            final ByteBuf record = LedgerRecords.record(allocator, LedgerRecords.TYPE_ENTRY, entry);
+            final CompletableFuture<Long> append;
+            synchronized (state) {
+                final long payload = state.nextOffset() + LedgerRecords.HEADER_LENGTH;
+                state.putPending(entryId, record);
+                append = append(state, record);
+                state.putLocation(entryId, LedgerRecords.location(payload, length));
+            }
+            append.whenComplete((offset, failure) -> state.completed(entryId, record));
+            state.raiseLac(lac);
+            if (settings.durableAdds()) {
+                await(append, state);
+            }
+            return entryId;
+        } finally {
+            gate.exit();
         }
-        final long ledgerId = entry.getLong(at);
-        final long entryId = entry.getLong(at + LedgerRecords.ENTRY_ID_OFFSET);
-        final long lac = entry.getLong(at + LedgerRecords.ENTRY_LAC_OFFSET);
-        final LedgerState state = ledgerForWrite(ledgerId);
-        final ByteBuf record = LedgerRecords.record(allocator, LedgerRecords.TYPE_ENTRY, entry);
-        final CompletableFuture<Long> append;
-        synchronized (state) {
-            final long payload = state.nextOffset() + LedgerRecords.HEADER_LENGTH;
-            state.putPending(entryId, record);
-            append = append(state, record);
-            state.putLocation(entryId, LedgerRecords.location(payload, length));
-        }
-        append.whenComplete((offset, failure) -> state.completed(entryId, record));
-        state.raiseLac(lac);
-        if (settings.durableAdds()) {
-            await(append, state);
-        }
-        return entryId;
     }
 
     @Override
     public ByteBuf getEntry(final long ledgerId, final long entryId) throws IOException, BookieException {
-        final LedgerState state = ledger(ledgerId);
-        long id = entryId;
-        if (id == BookieProtocol.LAST_ADD_CONFIRMED) {
-            id = state.lastEntryId();
+        enter();
+        try {
+            final LedgerState state = ledger(ledgerId);
+            long id = entryId;
+            if (id == BookieProtocol.LAST_ADD_CONFIRMED) {
+                id = state.lastEntryId();
+            }
+            final long location = id < 0 ? -1 : state.location(id);
+            if (location == -1) {
+                throwIfLimbo(state);
+                throw new Bookie.NoEntryException(ledgerId, entryId);
+            }
+            final ByteBuf inFlight = state.pendingPayload(id);
+            if (inFlight != null) {
+                return inFlight;
+            }
+            return SegmentReads.read(store, state.segment, LedgerRecords.locationOffset(location),
+                LedgerRecords.locationLength(location), allocator);
+        } finally {
+            gate.exit();
         }
-        final long location = id < 0 ? -1 : state.location(id);
-        if (location == -1) {
-            throwIfLimbo(state);
-            throw new Bookie.NoEntryException(ledgerId, entryId);
-        }
-        final ByteBuf inFlight = state.pendingPayload(id);
-        if (inFlight != null) {
-            return inFlight;
-        }
-        return SegmentReads.read(store, state.segment, LedgerRecords.locationOffset(location),
-            LedgerRecords.locationLength(location), allocator);
     }
 
     @Override
@@ -428,18 +482,23 @@ public final class StreamcacheLedgerStorage implements CompactableLedgerStorage 
 
     @Override
     public void setExplicitLac(final long ledgerId, final ByteBuf lac) throws IOException {
-        final LedgerState state = ledgerForWrite(ledgerId);
-        final byte[] bytes = new byte[lac.readableBytes()];
-        lac.getBytes(lac.readerIndex(), bytes);
-        final ByteBuf record = LedgerRecords.record(allocator, LedgerRecords.TYPE_EXPLICIT_LAC, bytes);
-        final CompletableFuture<Long> append;
-        synchronized (state) {
-            append = append(state, record);
-            state.explicitLac(bytes);
-        }
-        append.whenComplete((offset, failure) -> record.release());
-        if (bytes.length >= LedgerRecords.EXPLICIT_LAC_VALUE_OFFSET + Long.BYTES) {
-            state.raiseLac(lac.getLong(lac.readerIndex() + LedgerRecords.EXPLICIT_LAC_VALUE_OFFSET));
+        enter();
+        try {
+            final LedgerState state = ledgerForWrite(ledgerId);
+            final byte[] bytes = new byte[lac.readableBytes()];
+            lac.getBytes(lac.readerIndex(), bytes);
+            final ByteBuf record = LedgerRecords.record(allocator, LedgerRecords.TYPE_EXPLICIT_LAC, bytes);
+            final CompletableFuture<Long> append;
+            synchronized (state) {
+                append = append(state, record);
+                state.explicitLac(bytes);
+            }
+            append.whenComplete((offset, failure) -> record.release());
+            if (bytes.length >= LedgerRecords.EXPLICIT_LAC_VALUE_OFFSET + Long.BYTES) {
+                state.raiseLac(lac.getLong(lac.readerIndex() + LedgerRecords.EXPLICIT_LAC_VALUE_OFFSET));
+            }
+        } finally {
+            gate.exit();
         }
     }
 
@@ -453,6 +512,15 @@ public final class StreamcacheLedgerStorage implements CompactableLedgerStorage 
 
     @Override
     public void flush() throws IOException {
+        enter();
+        try {
+            flushAll();
+        } finally {
+            gate.exit();
+        }
+    }
+
+    private void flushAll() throws IOException {
         // Under NEVER: one force covers every append queued before it, those of every ledger;
         // the per-ledger waits below still report a ledger whose append failed.
         final CompletableFuture<Void> forced = settings.forceAtCheckpoints() ? storeLog().force() : null;
@@ -484,12 +552,22 @@ public final class StreamcacheLedgerStorage implements CompactableLedgerStorage 
 
     @Override
     public void setStorageStateFlag(final StorageState flag) throws IOException {
-        writeStorageState(storageState | 1 << flag.ordinal());
+        enter();
+        try {
+            writeStorageState(storageState | 1 << flag.ordinal());
+        } finally {
+            gate.exit();
+        }
     }
 
     @Override
     public void clearStorageStateFlag(final StorageState flag) throws IOException {
-        writeStorageState(storageState & ~(1 << flag.ordinal()));
+        enter();
+        try {
+            writeStorageState(storageState & ~(1 << flag.ordinal()));
+        } finally {
+            gate.exit();
+        }
     }
 
     /** Each change appends the whole bit set (4 bytes); the last one is the state. */
@@ -650,13 +728,47 @@ public final class StreamcacheLedgerStorage implements CompactableLedgerStorage 
         }
     }
 
+    /** @throws IOException once {@link #shutdown()} has begun; else the caller must {@code gate.exit()} after its call. */
+    private void enter() throws IOException {
+        if (!gate.enter()) {
+            throw new IOException("StreamcacheLedgerStorage is shut down");
+        }
+    }
+
     private void closeQuietly() {
         if (store != null) {
             store.close();
         }
         if (cache != null) {
+            if (store != null && !borrowedBuffersReturned()) {
+                LOG.warn("StreamcacheLedgerStorage: {} buffer(s) returned by getEntry still unreleased after {}: the cache's"
+                    + " memory is left allocated, not freed under them (a leak, or a reader stuck past the shutdown)",
+                    store.cacheManager().stats().pinnedResults(), CLOSE_WAIT);
+                return;
+            }
             cache.close();
         }
+    }
+
+    /**
+     * Waits until every zero-copy buffer {@link #getEntry} returned was released (the bookie
+     * releases them once written to the network), at most {@link #CLOSE_WAIT}: freeing the cache
+     * under one would let its reader see released memory, or another entry's bytes.
+     */
+    private boolean borrowedBuffersReturned() {
+        final long deadline = System.nanoTime() + CLOSE_WAIT.toNanos();
+        while (store.cacheManager().stats().pinnedResults() != 0) {
+            if (System.nanoTime() - deadline >= 0) {
+                return false;
+            }
+            try {
+                TimeUnit.MILLISECONDS.sleep(1);
+            } catch (final InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return store.cacheManager().stats().pinnedResults() == 0;
+            }
+        }
+        return true;
     }
 
     /** @return the number of ledgers held (for tests and sizing). */
