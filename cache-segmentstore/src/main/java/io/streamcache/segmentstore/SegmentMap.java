@@ -54,25 +54,30 @@ abstract class SegmentMap {
 
     /**
      * The first slot of {@code hash}'s probe in {@code capacity} slots (any capacity, not only
-     * powers of two): the hash, mixed with a seed that depends on the capacity, scaled to the
-     * capacity by its high bits.
+     * powers of two): the hash, mixed, then multiplied by a factor that depends on the capacity
+     * ({@code capacity | 1}, odd), scaled to the capacity by its high bits.
      *
-     * <p>Why the seed: the slot is taken from the mixed hash's high bits, so the slots of one
+     * <p>Why the factor: the slot is taken from the mixed hash's high bits, so the slots of one
      * array are in the order of the mixed hashes. A map emptied in slot order (a close deletes
      * every segment in {@link #forEach} order) keeps only the segments of the highest mixed hashes
      * when it shrinks; with the same mixing in the smaller array they would all start in its last
      * part, wrap around and form one cluster: measured at 250,000 segments, 1,566 probes per
-     * removal and 700 million in the rebuilds (a close took seconds). With a seed per capacity, a
-     * rebuild to another capacity places them independently of the order they had.
+     * removal and 700 million in the rebuilds (a close took seconds). Multiplied by another odd
+     * factor, a range of mixed hashes spreads over the whole 32 bits, so a rebuild to another
+     * capacity places them independently of the order they had.
+     *
+     * <p>Why this mix: every lookup by name ({@code SegmentStore.read}, {@code append}) computes it
+     * before it can load the slot, so it is a chain of dependent instructions on the data path. The
+     * hash's own mix (one multiply, one shift) does not depend on the capacity and runs while the
+     * array and its length are loaded; the capacity adds one multiply. A full 32-bit finalizer
+     * seeded by the capacity (two multiplies, three shifts and the seed's multiply, in one chain)
+     * made {@code SegmentStoreBenchmark.copyRead} 3 ns (15%) slower; this one costs under 1 ns and
+     * spreads as well (docs/benchmarks.md, "cache-core hot path: a regression").
      */
     static int start(final int hash, final int capacity) {
-        int h = hash ^ capacity * 0x9E3779B9;
-        h ^= h >>> 16;
-        h *= 0x85EBCA6B;
-        h ^= h >>> 13;
-        h *= 0xC2B2AE35;
-        h ^= h >>> 16;
-        return (int) ((h & 0xFFFFFFFFL) * capacity >>> 32);
+        final int h = hash * 0x9E3779B9;
+        final long spread = ((h ^ (h >>> 16)) & 0xFFFFFFFFL) * (capacity | 1) & 0xFFFFFFFFL;
+        return (int) (spread * capacity >>> 32);
     }
 
     /** The slot after {@code i} in a probe. */

@@ -1,0 +1,174 @@
+package io.streamcache.bench.jmh;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import io.streamcache.core.cache.BlockCache;
+import io.streamcache.core.memory.DirectMemoryRegion;
+import io.streamcache.segmentstore.ReadStatus;
+import io.streamcache.segmentstore.SegmentStore;
+import io.streamcache.segmentstore.eviction.CacheManager;
+import io.streamcache.segmentstore.eviction.GenerationPolicy;
+
+import java.time.Duration;
+import java.util.function.LongUnaryOperator;
+
+import static org.agrona.UnsafeAccess.UNSAFE;
+
+/**
+ * The operations of a few JMH rows as plain loops, for {@code bin/InProcessCompare.java}, which
+ * loads two or more benchmark jars into one JVM (one class loader each, this class defined in
+ * each from the same bytes) and alternates between them in short slices, so that a shared,
+ * noisy machine falls on every jar alike. {@code create(name).applyAsLong(n)} runs {@code n}
+ * operations and returns a checksum. Uses only what every jar of the day has (the public cache
+ * and store API, {@link ByteStore}, {@link SequentialFixture}), so a jar built before this class
+ * existed runs it too.
+ *
+ * <p>Workloads: {@code copyRead} ({@link SegmentStoreBenchmark#copyRead()}); {@code steady-KIND}
+ * ({@link HotBlockCacheBenchmark#steadyInsertCopyDelete}); {@code get-KIND} (one copy per
+ * operation, sweeping 1,000 entries of 10 KB in key order, as
+ * {@link HotBlockCacheBenchmark#sequentialGet}), KIND one of {@link ByteStore}'s kinds;
+ * {@code raw-STRIDE}: no cache at all, 10 KB copied out of slots {@code STRIDE} bytes apart
+ * (4 KB-aligned), sweeping 1,000 of them: the memory side of a get with the block cache's layout
+ * (12288: a 10 KB entry in three 4 KB blocks) or memcpy's (10240).
+ *
+ * <p>Not thread-safe: one thread runs a workload.
+ */
+public final class InProcessWorkloads {
+    private static final int ENTRY_LENGTH = 10_240;
+    private static final int HOT_COUNT = HotBlockCacheBenchmark.HOT_COUNT;
+
+    private InProcessWorkloads() {
+    }
+
+    /**
+     * @param name a workload (see the class comment).
+     * @return its loop.
+     * @throws IllegalArgumentException if there is no such workload.
+     */
+    public static LongUnaryOperator create(final String name) {
+        if ("copyRead".equals(name)) {
+            return new CopyRead();
+        }
+        if (name.startsWith("steady-")) {
+            return new Steady(name.substring("steady-".length()));
+        }
+        if (name.startsWith("get-")) {
+            return new Get(name.substring("get-".length()));
+        }
+        if (name.startsWith("raw-")) {
+            return new Raw(Integer.parseInt(name.substring("raw-".length())));
+        }
+        throw new IllegalArgumentException("workload=" + name + " is not copyRead, steady-KIND, get-KIND or raw-STRIDE");
+    }
+
+    /** {@link SegmentStoreBenchmark#copyRead()}: the last 100 bytes of a segment, copied into a reused buffer. */
+    private static final class CopyRead implements LongUnaryOperator {
+        private static final String SEGMENT = "segment-0";
+        private final SegmentStore store;
+        private final ByteBuf destination = Unpooled.directBuffer(4096, 4096);
+        private final long length;
+
+        CopyRead() {
+            final BlockCache cache = BlockCache.builder().capacity(256L << 20).registerMBean(false)
+                .region(DirectMemoryRegion.factory(DirectMemoryRegion.Commit.EAGER)).build();
+            store = SegmentStore.builder(cache)
+                .cacheManager(CacheManager.builder(cache).registerMBean(false).generationPeriod(Duration.ZERO)
+                    .policy(new GenerationPolicy()))
+                .build();
+            store.create(SEGMENT);
+            final ByteBuf event = Unpooled.directBuffer(100, 100).writeZero(100);
+            length = store.append(SEGMENT, event) + 100;
+            event.release();
+        }
+
+        @Override
+        public long applyAsLong(final long n) {
+            long sum = 0;
+            for (long i = 0; i < n; i++) {
+                destination.clear();
+                final ReadStatus status = store.read(SEGMENT, length - 100, destination);
+                sum += destination.writerIndex() + status.ordinal();
+            }
+            return sum;
+        }
+    }
+
+    /** {@link HotBlockCacheBenchmark#steadyInsertCopyDelete}: delete, insert, copy out another. */
+    private static final class Steady implements LongUnaryOperator {
+        private final ByteStore bytes;
+        private final ByteBuf source = BlockCacheBenchmark.sourceOf(ENTRY_LENGTH, 11);
+        private final ByteBuf destination = Unpooled.directBuffer(ENTRY_LENGTH, ENTRY_LENGTH);
+        private int next;
+
+        Steady(final String kind) {
+            bytes = ByteStore.create(kind, HOT_COUNT, ENTRY_LENGTH, HOT_COUNT);
+            for (int key = 0; key < HOT_COUNT; key++) {
+                bytes.put(key, source);
+            }
+        }
+
+        @Override
+        public long applyAsLong(final long n) {
+            long sum = 0;
+            for (long i = 0; i < n; i++) {
+                final int key = next;
+                next = key + 1 == HOT_COUNT ? 0 : key + 1;
+                bytes.remove(key);
+                bytes.put(key, source);
+                sum += bytes.get(key < HOT_COUNT / 2 ? key + HOT_COUNT / 2 : key - HOT_COUNT / 2, destination);
+            }
+            return sum;
+        }
+    }
+
+    /** {@link HotBlockCacheBenchmark#sequentialGet}: copies in key order over 1,000 entries of 10 KB. */
+    private static final class Get implements LongUnaryOperator {
+        private final SequentialFixture fixture = new SequentialFixture();
+
+        Get(final String kind) {
+            fixture.open(kind, HOT_COUNT, ENTRY_LENGTH);
+            fixture.fill(HOT_COUNT);
+        }
+
+        @Override
+        public long applyAsLong(final long n) {
+            long sum = 0;
+            for (long i = 0; i < n; i++) {
+                sum += fixture.getNext();
+            }
+            return sum;
+        }
+    }
+
+    /** 10 KB copied out of 1,000 slots {@code stride} bytes apart, in order: no cache, only its layout. */
+    private static final class Raw implements LongUnaryOperator {
+        private final long base;
+        private final int stride;
+        private final ByteBuf destination = Unpooled.directBuffer(ENTRY_LENGTH, ENTRY_LENGTH);
+        private int next;
+
+        Raw(final int stride) {
+            if (stride < ENTRY_LENGTH) {
+                throw new IllegalArgumentException("stride=" + stride + " is less than the entry length " + ENTRY_LENGTH);
+            }
+            this.stride = stride;
+            // Never freed: one per workload and JVM. Page-aligned, as the cache's blocks are.
+            final long raw = UNSAFE.allocateMemory((long)HOT_COUNT * stride + 4096);
+            base = (raw + 4095) & ~4095L;
+            UNSAFE.setMemory(base, (long)HOT_COUNT * stride, (byte)7);
+        }
+
+        @Override
+        public long applyAsLong(final long n) {
+            final long to = destination.memoryAddress();
+            long sum = 0;
+            for (long i = 0; i < n; i++) {
+                final int key = next;
+                next = key + 1 == HOT_COUNT ? 0 : key + 1;
+                UNSAFE.copyMemory(base + (long)key * stride, to, ENTRY_LENGTH);
+                sum += key;
+            }
+            return sum;
+        }
+    }
+}
