@@ -35,12 +35,17 @@ final class MessageIndexMemory {
     static final int SLAB_BYTES = 1 << 20;
     private static final int OFFSET_BITS = 32;
     private static final long OFFSET_MASK = (1L << OFFSET_BITS) - 1;
+    /** The most bytes taken from a slab at once; more get a block of their own. */
+    static final int LARGE = 4096;
 
     /** Where the next chunk goes: {@link #pack}(slab, offset). */
     private final AtomicLong cursor;
     /** The slabs (their buffers keep the memory alive) and their addresses; replaced under the monitor before the cursor moves to a new slab. */
     private volatile ByteBuffer[] slabs = new ByteBuffer[0];
     private volatile long[] addresses = new long[0];
+    /** Blocks larger than {@link #LARGE}; under the monitor. */
+    private ByteBuffer[] large = new ByteBuffer[0];
+    private long largeBytes;
 
     MessageIndexMemory() {
         // The first slab is made by the first take: a store without messages holds none.
@@ -48,12 +53,17 @@ final class MessageIndexMemory {
     }
 
     /**
-     * @return the address of {@code bytes} bytes (a multiple of 8, at most 4 KiB), zeroed and
-     *         8-byte aligned, that only the caller uses; valid while this instance is reachable.
+     * @return the address of {@code bytes} bytes (a positive multiple of 8), zeroed and 8-byte
+     *         aligned, that only the caller uses; valid while this instance is reachable. Up to
+     *         {@value #LARGE} bytes come from the slabs, more (the chunk directory of a queue past
+     *         ~260,000 messages) from a direct buffer of their own.
      */
     long take(final int bytes) {
-        if (bytes <= 0 || bytes > 4096 || (bytes & 7) != 0) {
-            throw new IllegalArgumentException("bytes=" + bytes + " must be a multiple of 8 in (0, 4096]");
+        if (bytes <= 0 || (bytes & 7) != 0) {
+            throw new IllegalArgumentException("bytes=" + bytes + " must be a positive multiple of 8");
+        }
+        if (bytes > LARGE) {
+            return takeLarge(bytes);
         }
         while (true) {
             final long at = cursor.get();
@@ -68,6 +78,15 @@ final class MessageIndexMemory {
                 newSlab(slab);
             }
         }
+    }
+
+    /** A block of its own, kept with the slabs (counted in {@link #bytes()}). */
+    private synchronized long takeLarge(final int bytes) {
+        final ByteBuffer block = ByteBuffer.allocateDirect(bytes);
+        large = Arrays.copyOf(large, large.length + 1);
+        large[large.length - 1] = block;
+        largeBytes += bytes;
+        return BufferUtil.address(block);
     }
 
     /** Makes slab {@code full + 1} and moves the cursor to it, unless another thread did. */
@@ -86,9 +105,12 @@ final class MessageIndexMemory {
         cursor.set(pack(next, 0));
     }
 
-    /** @return bytes of direct memory held: the slabs made so far. */
+    /** @return bytes of direct memory held: the slabs made so far and the large blocks. */
     long bytes() {
-        return (long)slabs.length * SLAB_BYTES;
+        final long slabBytes = (long)slabs.length * SLAB_BYTES;
+        synchronized (this) {
+            return slabBytes + largeBytes;
+        }
     }
 
     private static long pack(final int slab, final int offset) {

@@ -36,7 +36,7 @@ import java.util.concurrent.CompletionException;
  *    | queue = queues[topic][queueId]  (QueueTable)     | queue = queues[topic][queueId] (none: empty map)
  *    |   (first append: create segment "mq/queueId/topic") | n = queue.count        volatile read, pairs with
  *    | store.append(segment, data)       ---- log ----   |                          the publisher's write
- *    |   one append = one DATA record      group commit  | ends = first, ends[], chunks (after count)
+ *    |   one append = one DATA record      group commit  | ends = first, directory (after count)
  *    |   waits with a pooled log request (no garbage)    |
  *    | queue.publish(offset, length), on this thread:    | bytes [ends[offset-1], ends[offset+k-1])
  *    |   wait for the messages before it, then           |   via store.readThrough: cache, else the log
@@ -73,7 +73,6 @@ import java.util.concurrent.CompletionException;
  * its offset back and is never published, so the numbering has no holes.
  *
  * <p><b>Heap:</b> the facade adds per queue a {@code MessageQueue} (48 bytes), the
- * directory of its index's chunks (none for one message, then 16 bytes plus 8 per chunk) and a
  * 4-byte slot in its topic's
  * {@link QueueTable} page; the segment name is the store's own string. The store's segment costs
  * more (see docs/benchmarks.md, "heap per queue").
@@ -124,6 +123,7 @@ public final class MessageQueueStore implements AutoCloseable {
             }
             queues.putRebuilt(name.substring(slash + 1), queueId, MessageQueue.rebuild(store, name, indexMemory));
         }
+        Reference.reachabilityFence(indexMemory);
     }
 
     /**
@@ -162,8 +162,7 @@ public final class MessageQueueStore implements AutoCloseable {
      * from the same {@code ByteBuffer} object as on its last call, as a producer reusing its
      * buffer does) this method allocates nothing itself, and the store's synchronous append
      * allocates no request (a pooled one, see docs/api.md); the queue's message index grows by
-     * 8 bytes a message off the heap (see {@link MessageQueue}; its directory of chunks, on the
-     * heap, is copied when it doubles, once per doubling of the chunks). A thread keeps a wrapper of the last
+     * 8 bytes a message off the heap (see {@link MessageQueue}). A thread keeps a wrapper of the last
      * buffer it appended from (so that buffer stays reachable from the thread); a new buffer
      * object costs one new wrapper.
      *
@@ -220,6 +219,8 @@ public final class MessageQueueStore implements AutoCloseable {
             return queue.publish(offset, length, indexMemory);
         } finally {
             wrapper.release();
+            // publish wrote into direct memory that the index memory keeps alive.
+            Reference.reachabilityFence(indexMemory);
         }
     }
 
@@ -261,19 +262,19 @@ public final class MessageQueueStore implements AutoCloseable {
         // Acquire: count first, then the first end and the directory it was published with (or a newer one).
         final long count = queue.count;
         final long firstEnd = queue.first;
-        final long[] chunks = queue.chunks;
+        final long directory = queue.directory;
         if (offset >= count) {
             return Collections.emptyMap();
         }
         final int n = (int) Math.min(fetchNum, count - offset);
         final int first = (int) offset;
-        final long start = first == 0 ? 0 : MessageQueue.end(firstEnd, chunks, first - 1);
-        final long stop = MessageQueue.end(firstEnd, chunks, first + n - 1);
+        final long start = first == 0 ? 0 : MessageQueue.end(firstEnd, directory, first - 1);
+        final long stop = MessageQueue.end(firstEnd, directory, first + n - 1);
         final ByteBuffer bytes = read(queue.segment, start, stop);
         final Map<Integer, ByteBuffer> messages = new HashMap<>(n * 2);
         long from = start;
         for (int i = 0; i < n; i++) {
-            final long end = MessageQueue.end(firstEnd, chunks, first + i);
+            final long end = MessageQueue.end(firstEnd, directory, first + i);
             messages.put(i, bytes.slice((int) (from - start), (int) (end - from)).asReadOnlyBuffer());
             from = end;
         }
