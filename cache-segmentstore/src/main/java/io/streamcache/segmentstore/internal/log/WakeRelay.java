@@ -63,15 +63,14 @@ final class WakeRelay {
             return;
         }
         if (helpers.get() == 0) {
-            // No woken owner is on its way: restart the relay with the oldest queued owner still
-            // parked, if any (one that already left needs no wake-up), else wake this one.
-            LogRequest oldest;
-            while ((oldest = queued.poll()) != null) {
-                if (unparkHelper(oldest)) {
-                    break;
+            // No woken owner is on its way: restart the relay with the oldest queued owner, if any.
+            final LogRequest oldest = queued.poll();
+            if (oldest != null) {
+                unparkHelper(oldest);
+                if (!queued.offer(request)) {
+                    unparkHelper(request);
                 }
-            }
-            if (oldest == null || !queued.offer(request)) {
+            } else {
                 unparkHelper(request);
             }
             return;
@@ -107,22 +106,17 @@ final class WakeRelay {
         }
     }
 
-    /**
-     * Unparks {@code request}'s owner, counted as a helper once per relay wake-up it has not consumed.
-     *
-     * @return false if the owner was not parked (it left already, or has not parked yet and will
-     *         see its request done): nothing was woken.
-     */
-    private boolean unparkHelper(final LogRequest request) {
+    /** Unparks {@code request}'s owner, counted as a helper once per relay wake-up it has not consumed. */
+    private void unparkHelper(final LogRequest request) {
         final Thread owner = request.awaitingThread();
         if (owner == null) {
-            return false;
+            // The owner has not parked, or left already (it re-checked the request): nothing to wake.
+            return;
         }
         if (request.markRelayWoken()) {
             helpers.incrementAndGet();
         }
         LockSupport.unpark(owner);
-        return true;
     }
 
     /** @return owners counted as on their way to help (tests). */
