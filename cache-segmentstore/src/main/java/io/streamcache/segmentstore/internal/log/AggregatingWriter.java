@@ -272,7 +272,7 @@ public final class AggregatingWriter implements AutoCloseable {
                                    final Object attachment, final LogCommitHandler handler) {
         checkAppend(data, handler);
         final LogRequest request = PooledRequests.current().take();
-        request.reuse(segmentId, segmentOffset, data, attachment, handler, epoch, completer.relay());
+        request.reuse(segmentId, segmentOffset, data, attachment, handler, epoch);
         try {
             return submit(request);
         } catch (final RuntimeException | Error e) {

@@ -36,12 +36,6 @@ import java.util.concurrent.locks.LockSupport;
  * producers hold while they submit, and committing data into the cache overlaps the next write
  * and force.
  *
- * <p><b>Wake-ups:</b> the owner of a pooled request, parked in {@link LogRequest#awaitDone()},
- * is woken through the {@link WakeRelay}: directly when no woken owner is on its way, otherwise
- * by an owner this thread (or the relay) already woke, so that the {@code futex} wakes of a
- * batch's owners run beside this thread's commits; whatever is still queued is woken before this
- * thread parks. Other requests' waiters are woken by their future, on this thread.
- *
  * <p><b>Pooled requests</b> ({@link PooledRequests}) are reused by their owner once free: the
  * list keeps the last completed request as its stub (the writer links the next one to it), so
  * this thread frees a request ({@link LogRequest#released()}) only when it moves past it, after
@@ -71,8 +65,6 @@ final class Completer {
 
     /** The completion thread is parked or about to park. Dekker with {@link LogRequest#handoffNextRelease}. */
     private volatile boolean parked;
-    /** Wakes the owners of pooled requests (relayed through the owners it already woke). */
-    private final WakeRelay relay = new WakeRelay();
 
     Completer(final String name, final WriterCounters counters, final StreamcacheThreads threads) {
         this.name = name;
@@ -81,12 +73,6 @@ final class Completer {
         this.tail = stub;
         this.head = stub;
         this.thread = threads.newThread(StreamcacheThreads.Role.LOG_COMPLETER, name, this::run);
-        relay.completionThread(thread);
-    }
-
-    /** @return the relay that wakes the owners of pooled requests this thread completes. */
-    WakeRelay relay() {
-        return relay;
     }
 
     void start() {
@@ -147,8 +133,6 @@ final class Completer {
         while (true) {
             final LogRequest next = current.handoffNextAcquire();
             if (next == null) {
-                // Nothing left to complete: every owner still queued for a relayed wake-up is woken now.
-                relay.drain();
                 parked = true;
                 if (current.handoffNextAcquire() == null) {
                     LockSupport.parkNanos(this, PARK_NANOS);
@@ -165,7 +149,6 @@ final class Completer {
             current = next;
             head = next;
             if (next.type() == LogRequest.TYPE_STOP) {
-                relay.drain();
                 return;
             }
             complete(next);

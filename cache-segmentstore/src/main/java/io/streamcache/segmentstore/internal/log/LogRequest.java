@@ -63,12 +63,10 @@ public final class LogRequest extends CompletableFuture<Long> {
     static final byte TYPE_FORCE = -5;
 
     private static final VarHandle HANDOFF_NEXT;
-    private static final VarHandle RELAY_WOKEN;
 
     static {
         try {
             HANDOFF_NEXT = MethodHandles.lookup().findVarHandle(LogRequest.class, "handoffNext", LogRequest.class);
-            RELAY_WOKEN = MethodHandles.lookup().findVarHandle(LogRequest.class, "relayWoken", boolean.class);
         } catch (final ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }
@@ -106,11 +104,6 @@ public final class LogRequest extends CompletableFuture<Long> {
      * with release after the last touch, read by the owner with acquire.
      */
     private volatile boolean free = true;
-    /** Pooled: who unparks its owner once done ({@link WakeRelay}); null: the completing thread, directly. Set by the owner on reuse. */
-    private WakeRelay relay;
-    /** Pooled: the relay unparked the owner and counted it as a helper; consumed by the owner's {@link WakeRelay#help}. */
-    @SuppressWarnings("unused")
-    private volatile boolean relayWoken;
 
     // Writer thread.
     /** Stream position of the end of the request's last record: it completes once the log is durable up to here. */
@@ -169,7 +162,7 @@ public final class LogRequest extends CompletableFuture<Long> {
      *                               writer or the completion thread).
      */
     void reuse(final int segmentId, final long segmentOffset, final ByteBuf data, final Object attachment,
-               final LogCommitHandler handler, final long epoch, final WakeRelay relay) {
+               final LogCommitHandler handler, final long epoch) {
         if (!pooled || !free) {
             throw new IllegalStateException("request reused while not free: " + this);
         }
@@ -183,7 +176,6 @@ public final class LogRequest extends CompletableFuture<Long> {
         this.attachment = attachment;
         this.handler = handler;
         this.epoch = epoch;
-        this.relay = relay;
         this.endStream = 0;
         this.next = null;
         this.failure = null;
@@ -217,7 +209,7 @@ public final class LogRequest extends CompletableFuture<Long> {
     void succeed() {
         if (pooled) {
             outcome = SUCCEEDED;
-            wakePooled();
+            wake();
         } else {
             complete(segmentOffset);
         }
@@ -230,7 +222,7 @@ public final class LogRequest extends CompletableFuture<Long> {
         if (pooled) {
             pooledFailure = error;
             outcome = FAILED;
-            wakePooled();
+            wake();
         } else {
             completeExceptionally(error);
         }
@@ -329,51 +321,19 @@ public final class LogRequest extends CompletableFuture<Long> {
      * {@code join()}); the thread's interrupt status is kept.
      */
     public void awaitDone() {
-        if (!isDone()) {
-            awaiting = Thread.currentThread();
-            boolean interrupted = false;
-            while (!isDone()) {
-                LockSupport.park(this);
-                interrupted |= Thread.interrupted();
-            }
-            awaiting = null;
-            if (interrupted) {
-                Thread.currentThread().interrupt();
-            }
+        if (isDone()) {
+            return;
         }
-        final WakeRelay wakes = relay;
-        if (pooled && wakes != null) {
-            // Woken by the relay: wake the next owners before going on.
-            wakes.help(this);
+        awaiting = Thread.currentThread();
+        boolean interrupted = false;
+        while (!isDone()) {
+            LockSupport.park(this);
+            interrupted |= Thread.interrupted();
         }
-    }
-
-    /** Pooled, once done: unparks the owner if it parked, directly or through the relay. */
-    private void wakePooled() {
-        final Thread thread = awaiting;
-        if (thread != null) {
-            final WakeRelay wakes = relay;
-            if (wakes != null) {
-                wakes.wake(this, thread);
-            } else {
-                LockSupport.unpark(thread);
-            }
+        awaiting = null;
+        if (interrupted) {
+            Thread.currentThread().interrupt();
         }
-    }
-
-    /** @return the thread parked in {@link #awaitDone()}, if any (for {@link WakeRelay}). */
-    Thread awaitingThread() {
-        return awaiting;
-    }
-
-    /** @return true if this call marked the request as woken by the relay (it was not marked). */
-    boolean markRelayWoken() {
-        return RELAY_WOKEN.compareAndSet(this, false, true);
-    }
-
-    /** Owner: @return whether the relay had marked the request woken; clears the mark. */
-    boolean takeRelayWoken() {
-        return (boolean) RELAY_WOKEN.getAndSet(this, false);
     }
 
     /**

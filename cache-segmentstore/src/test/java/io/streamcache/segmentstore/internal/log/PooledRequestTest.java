@@ -75,7 +75,7 @@ class PooledRequestTest {
             // Done, but still the completion list's stub: the writer links the next request to it.
             assertFalse(first.isFree());
             assertThrows(IllegalStateException.class,
-                () -> first.reuse(1, 16, payload(1, 16), null, LogCommitHandler.NONE, 0, null), "reuse of a request the log still reaches");
+                () -> first.reuse(1, 16, payload(1, 16), null, LogCommitHandler.NONE, 0), "reuse of a request the log still reaches");
             final LogRequest second = writer.appendPooled(writer.healthyEpoch(), 1, 16, payload(1, 16), null, LogCommitHandler.NONE);
             assertNotSame(first, second);
             assertEquals(16, await(second));
