@@ -34,9 +34,15 @@ import java.util.stream.Stream;
  * The message-queue facade in JMH form (the CLI form, {@code mq}, runs the whole contest
  * workload): 8 threads append messages of 100 B to 17 KB to random queues of their own, each
  * append durable before it returns; and 8 threads read the last {@code fetch} messages of one
- * of 64 queues with {@code getRange}. Queues are created by their first append, as in the
- * contest. Throughput in operations per second; {@code -prof gc} shows the facade's
- * allocation per message.
+ * of 64 queues with {@code getRange}. Throughput in operations per second; {@code -prof gc}
+ * shows the allocation per message.
+ *
+ * <p><b>Steady state</b> ({@code append}): every one of the {@code queues} queues exists before
+ * the first iteration (the trial's set-up appends one message to each), so an appended message
+ * never creates a queue, its segment or its rows; the queues' message indexes and the log's
+ * tables keep growing with the messages, as they do in a running broker. The first append to a
+ * queue (which creates it: a CREATE record, a segment, a queue slot, the log's rows) is measured
+ * on its own by {@code appendNewQueue}: every operation appends to a queue never used before.
  *
  * <pre>
  *   java -jar streamcache-bench.jar jmh MessageQueueBenchmark -prof gc
@@ -72,12 +78,20 @@ public class MessageQueueBenchmark {
         SplittableRandom random;
         ByteBuffer message;
 
+        /** {@code appendNewQueue}: the next queue id this thread appends to (each one new). */
+        int nextNew;
+
         @Setup(Level.Trial)
         public void setUp(final MessageQueueBenchmark b) {
             thread = b.threadIds.getAndIncrement() % THREADS;
             counts = new long[(b.queues - thread + THREADS - 1) / THREADS];
+            for (int local = 0; local < counts.length; local++) {
+                final int queue = thread + local * THREADS;
+                counts[local] = b.mq.messageCount(topic(queue), queue);
+            }
             random = new SplittableRandom(thread);
             message = ByteBuffer.allocateDirect(MAX);
+            nextNew = b.queues + thread;
         }
     }
 
@@ -85,15 +99,16 @@ public class MessageQueueBenchmark {
     public void setUp() throws IOException {
         directory = Files.createTempDirectory("mq-bench");
         mq = MessageQueueStore.open(LogConfig.builder(directory.resolve("log")).build(), 1L << 30);
-        // The readers' queues: the first 64 hold fetch messages each (written by 8 threads,
-        // so that the forces overlap).
+        // The readers' queues: the first 64 hold fetch messages each; every other queue one,
+        // so that append measures the steady state (no queue created). Written by 8 threads,
+        // so that the forces overlap.
         final Thread[] writers = new Thread[THREADS];
         for (int t = 0; t < THREADS; t++) {
             final int first = t;
             writers[t] = new Thread(() -> {
                 final ByteBuffer m = ByteBuffer.allocateDirect(MAX);
-                for (int q = first; q < Math.min(queues, 64); q += THREADS) {
-                    for (int i = 0; i < fetch; i++) {
+                for (int q = first; q < queues; q += THREADS) {
+                    for (int i = 0; i < (q < 64 ? fetch : 1); i++) {
                         m.clear();
                         MqMessages.fill(m, q, i, MqMessages.length(q, i, MIN, MAX));
                         m.flip();
@@ -136,6 +151,21 @@ public class MessageQueueBenchmark {
         final long got = mq.append(topic(queue), queue, p.message);
         p.counts[local] = got + 1;
         return got;
+    }
+
+    /**
+     * The first append to a queue: each operation appends one message to a queue never used
+     * before (ids from {@code queues} up, each thread its own), which creates the queue.
+     */
+    @Benchmark
+    @Threads(THREADS)
+    public long appendNewQueue(final Producer p) {
+        final int queue = p.nextNew;
+        p.nextNew += THREADS;
+        p.message.clear();
+        MqMessages.fill(p.message, queue, 0, MqMessages.length(queue, 0, MIN, MAX));
+        p.message.flip();
+        return mq.append(topic(queue), queue, p.message);
     }
 
     /** getRange of the last {@code fetch} messages of one of the first 64 queues. */

@@ -14,6 +14,7 @@ import io.streamcache.segmentstore.log.LogConfig;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.lang.ref.Reference;
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -35,7 +36,7 @@ import java.util.concurrent.CompletionException;
  *    | queue = queues[topic][queueId]  (QueueTable)     | queue = queues[topic][queueId] (none: empty map)
  *    |   (first append: create segment "mq/queueId/topic") | n = queue.count        volatile read, pairs with
  *    | store.append(segment, data)       ---- log ----   |                          the publisher's write
- *    |   one append = one DATA record      group commit  | ends = first, ends[], chunks (after count)
+ *    |   one append = one DATA record      group commit  | ends = first, directory (after count)
  *    |   waits with a pooled log request (no garbage)    |
  *    | queue.publish(offset, length), on this thread:    | bytes [ends[offset-1], ends[offset+k-1])
  *    |   wait for the messages before it, then           |   via store.readThrough: cache, else the log
@@ -51,8 +52,8 @@ import java.util.concurrent.CompletionException;
  *
  * <p>Each (topic, queueId) is one segment of the store; a message is one append, so its bytes are
  * contiguous, and its index in the queue is its rank in byte order. The per-queue message index is
- * the message end offsets (8 bytes a message): a {@code long[]} doubling up to 512 messages, then
- * fixed chunks that are never copied ({@link MessageQueue}). A message is published
+ * the message end offsets (8 bytes a message) in chunks of direct memory that are never copied,
+ * doubling up to 512 messages, then fixed ({@link MessageQueue}, {@link MessageIndexMemory}). A message is published
  * (counted) only after its append completed, that is after its bytes are durable and in the
  * segment (the cache, or a NOT_CACHED gap the log can fill), and only after every message before
  * it. The appending thread publishes its own message once its append completed: a segment's
@@ -71,9 +72,8 @@ import java.util.concurrent.CompletionException;
  * {@code maxAppendLength} (16 MiB by default). A failed append (a disk error) gives
  * its offset back and is never published, so the numbering has no holes.
  *
- * <p><b>Heap:</b> the facade adds per queue a {@code MessageQueue} (48 bytes), its
- * index (16 bytes plus 8 per message, from 2 slots, doubling up to 512, then 4 KB chunks never
- * copied) and a 4-byte slot in its topic's
+ * <p><b>Heap:</b> the facade adds per queue a {@code MessageQueue} (48 bytes), the
+ * 4-byte slot in its topic's
  * {@link QueueTable} page; the segment name is the store's own string. The store's segment costs
  * more (see docs/benchmarks.md, "heap per queue").
  *
@@ -90,6 +90,8 @@ public final class MessageQueueStore implements AutoCloseable {
     private final SegmentStore store;
     private final BlockCache ownedCache;
     private final QueueTable queues = new QueueTable();
+    /** Where the queues' message indexes keep their ends (direct memory; see {@link #messageIndexBytes()}). */
+    private final MessageIndexMemory indexMemory = new MessageIndexMemory();
     private volatile boolean closed;
     /** Appends and reads in flight, so that {@link #close()} closes the cache only after they returned. */
     private final CloseGate gate = new CloseGate();
@@ -119,8 +121,9 @@ public final class MessageQueueStore implements AutoCloseable {
             if (queueId < 0) {
                 continue;
             }
-            queues.putRebuilt(name.substring(slash + 1), queueId, MessageQueue.rebuild(store, name));
+            queues.putRebuilt(name.substring(slash + 1), queueId, MessageQueue.rebuild(store, name, indexMemory));
         }
+        Reference.reachabilityFence(indexMemory);
     }
 
     /**
@@ -159,7 +162,7 @@ public final class MessageQueueStore implements AutoCloseable {
      * from the same {@code ByteBuffer} object as on its last call, as a producer reusing its
      * buffer does) this method allocates nothing itself, and the store's synchronous append
      * allocates no request (a pooled one, see docs/api.md); the queue's message index grows by
-     * 8 bytes a message (see {@link MessageQueue}). A thread keeps a wrapper of the last
+     * 8 bytes a message off the heap (see {@link MessageQueue}). A thread keeps a wrapper of the last
      * buffer it appended from (so that buffer stays reachable from the thread); a new buffer
      * object costs one new wrapper.
      *
@@ -213,9 +216,11 @@ public final class MessageQueueStore implements AutoCloseable {
         try {
             // The store's synchronous append waits with a pooled log request: nothing allocated.
             final long offset = store.append(queue.segment, wrapper.wrap(data));
-            return queue.publish(offset, length);
+            return queue.publish(offset, length, indexMemory);
         } finally {
             wrapper.release();
+            // publish wrote into direct memory that the index memory keeps alive.
+            Reference.reachabilityFence(indexMemory);
         }
     }
 
@@ -254,26 +259,27 @@ public final class MessageQueueStore implements AutoCloseable {
         if (queue == null || fetchNum == 0) {
             return Collections.emptyMap();
         }
-        // Acquire: count first, then the first end and the arrays it was published with (or newer ones).
+        // Acquire: count first, then the first end and the directory it was published with (or a newer one).
         final long count = queue.count;
         final long firstEnd = queue.first;
-        final long[] ends = queue.ends;
-        final long[][] chunks = queue.chunks;
+        final long directory = queue.directory;
         if (offset >= count) {
             return Collections.emptyMap();
         }
         final int n = (int) Math.min(fetchNum, count - offset);
         final int first = (int) offset;
-        final long start = first == 0 ? 0 : MessageQueue.end(firstEnd, ends, chunks, first - 1);
-        final long stop = MessageQueue.end(firstEnd, ends, chunks, first + n - 1);
+        final long start = first == 0 ? 0 : MessageQueue.end(firstEnd, directory, first - 1);
+        final long stop = MessageQueue.end(firstEnd, directory, first + n - 1);
         final ByteBuffer bytes = read(queue.segment, start, stop);
         final Map<Integer, ByteBuffer> messages = new HashMap<>(n * 2);
         long from = start;
         for (int i = 0; i < n; i++) {
-            final long end = MessageQueue.end(firstEnd, ends, chunks, first + i);
+            final long end = MessageQueue.end(firstEnd, directory, first + i);
             messages.put(i, bytes.slice((int) (from - start), (int) (end - from)).asReadOnlyBuffer());
             from = end;
         }
+        // The chunks read above are direct memory that the index memory keeps alive.
+        Reference.reachabilityFence(indexMemory);
         return messages;
     }
 
@@ -294,6 +300,15 @@ public final class MessageQueueStore implements AutoCloseable {
      */
     public int queueCount() {
         return queues.size();
+    }
+
+    /**
+     * @return bytes of direct memory the queues' message indexes hold (8 bytes a message in chunks
+     *         carved from 1 MiB slabs; outside the cache's capacity, like the log's location
+     *         index), given back when this facade is garbage collected.
+     */
+    public long messageIndexBytes() {
+        return indexMemory.bytes();
     }
 
     /**

@@ -47,8 +47,9 @@ import java.util.zip.CRC32C;
  * its start is below the node's end). DATA and copies update the current file's node (the head)
  * or push one; TRUNCATE drops the nodes it makes dead, DELETE all of the segment's; each change
  * moves the file's count, so finding the dead files reads one counter per file. Heap: 8 bytes per
- * row (in pages of 1,024 ids, a page dropped with its last row), 20 bytes per node, the map of
- * files; the image is off-heap (its buffer is direct).
+ * row (in pages of 1,024 ids, a page dropped with its last row), the map of files; off-heap
+ * (direct buffers): the image and the nodes, 20 bytes per node (so that a DATA record that adds
+ * a node allocates nothing on the heap).
  *
  * <p>A create or restore of an id the table holds replaces the segment: its nodes are kept where
  * they are live against the new start; nodes a truncation of the replaced segment dropped stay
@@ -355,14 +356,17 @@ final class LogSegmentTable {
         return rows.pages();
     }
 
-    /** @return heap bytes of the rows and nodes (arrays' contents, headers excluded). */
+    /** @return heap bytes of the rows and the nodes' directories (arrays' contents, headers excluded). */
     long heapBytes() {
-        return rows.bytes() + nodes.bytes();
+        return rows.bytes() + nodes.heapBytes();
     }
 
-    /** @return bytes of the SNAPSHOT image's direct buffer (outside the cache's capacity; given back when the table is garbage collected). */
+    /**
+     * @return bytes of the SNAPSHOT image's direct buffer and the file nodes' pages (outside the
+     *         cache's capacity; given back when the table is garbage collected).
+     */
     long offHeapBytes() {
-        return image.capacity();
+        return image.capacity() + nodes.offHeapBytes();
     }
 
     // ------------------------------------------------------------------------------------------
