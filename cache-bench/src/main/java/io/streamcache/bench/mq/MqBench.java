@@ -44,6 +44,8 @@ import java.util.stream.Stream;
  *            store's AggregatingWriter alone, same log settings, into a directory of its own:
  *            no segments, queues, cache or indexes ({@link WriterBaseline}); phase 1 is
  *            reported as a ratio of it
+ *            (--writer-only true: only this, in a JVM of its own; a fairer baseline, since
+ *            in the same JVM after the facade the writer runs on code phase 1 compiled)
  *   raw:     a plain loop writes --phase1 bytes in --batch writes, forcing each (the disk's limit)
  * </pre>
  *
@@ -55,7 +57,7 @@ import java.util.stream.Stream;
  *   java -jar streamcache-bench.jar mq --dir /var/tmp/mq [--threads 40] [--topics 100]
  *        [--queues 250000] [--min 100] [--max 17408] [--phase1 3g] [--phase2 2g] [--fetch 30]
  *        [--tail 0.9] [--cache 2g] [--batch 1m] [--raw true] [--reopen true] [--writer true] [--prewrite BOOL]
- *        [--file-length SIZE] [--prepared-files N] [--checkpoint N]
+ *        [--writer-only false] [--file-length SIZE] [--prepared-files N] [--checkpoint N]
  * </pre>
  * The directory is emptied first. Needs direct memory for the cache plus Netty's buffers.
  */
@@ -84,6 +86,8 @@ public final class MqBench {
         boolean raw = true;
         boolean reopen = true;
         boolean writer = true;
+        /** Only the writer-alone baseline, in this JVM, nothing of the facade (see the class comment). */
+        boolean writerOnly;
         long seed = 42;
         /** null: the log's default. */
         Boolean preWrite;
@@ -127,6 +131,10 @@ public final class MqBench {
             return 0;
         }
         try {
+            if (config.writerOnly) {
+                writerOnly(config, out);
+                return 0;
+            }
             final Result r = run(config, out);
             report(config, r, out);
             return 0;
@@ -143,6 +151,24 @@ public final class MqBench {
         VerificationException(final String message) {
             super(message);
         }
+    }
+
+    /**
+     * The writer-alone baseline in a JVM of its own, so that neither side runs on code the other
+     * compiled: run in the same JVM after the facade, the writer reuses the JIT's work of phase 1
+     * (the facade's phase 1 spends ~14% of its samples compiling).
+     */
+    static WriterBaseline.Result writerOnly(final Config config, final PrintStream out) throws Exception {
+        clean(config.dir);
+        Files.createDirectories(config.dir);
+        final WriterBaseline.Result writer = WriterBaseline.run(config, logConfig(config, config.dir.resolve("writer")), config.phase1);
+        out.printf(Locale.ROOT, "writer alone (own JVM), phase 1's stream: %.2f s (%.2f s of CPU), %.1f MB/s, %,.0f messages/s; %,d forces, "
+                + "%,d batches%n", writer.seconds(), writer.cpuSeconds(), writer.mbps(), writer.messages() / writer.seconds(),
+            writer.forces(), writer.batches());
+        out.printf(Locale.ROOT, "{\"writer_MBps\":%.1f,\"writer_s\":%.3f,\"writer_cpu_s\":%.2f}%n", writer.mbps(), writer.seconds(),
+            writer.cpuSeconds());
+        clean(config.dir);
+        return writer;
     }
 
     static Result run(final Config config, final PrintStream out) throws Exception {
@@ -610,6 +636,7 @@ public final class MqBench {
                 case "--raw" -> c.raw = Boolean.parseBoolean(v);
                 case "--reopen" -> c.reopen = Boolean.parseBoolean(v);
                 case "--writer" -> c.writer = Boolean.parseBoolean(v);
+                case "--writer-only" -> c.writerOnly = Boolean.parseBoolean(v);
                 case "--seed" -> c.seed = Long.parseLong(v);
                 case "--prewrite" -> c.preWrite = Boolean.parseBoolean(v);
                 case "--commit" -> c.commit = DirectMemoryRegion.Commit.valueOf(v.toUpperCase(java.util.Locale.ROOT));
@@ -662,7 +689,7 @@ public final class MqBench {
 
     static String usage() {
         return "mq --dir DIR [--threads 40] [--topics 100] [--queues 250000] [--min 100] [--max 17408] [--phase1 3g]\n"
-            + "   [--phase2 2g] [--fetch 30] [--tail 0.9] [--cache 2g] [--batch 1m] [--raw true] [--reopen true] [--writer true]\n"
+            + "   [--phase2 2g] [--fetch 30] [--tail 0.9] [--cache 2g] [--batch 1m] [--raw true] [--reopen true] [--writer true] [--writer-only false]\n"
             + "   [--seed 42] [--prewrite true|false (the log's default)] [--file-length (the log's default)]\n"
             + "   [--commit lazy|eager (the cache's pages committed on first write, or all when it is built)]\n"
             + "   [--forces N (LogConfig.forcesInFlight: batches being forced while the next are written; the log's default)]\n"

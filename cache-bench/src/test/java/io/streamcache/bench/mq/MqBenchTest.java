@@ -13,6 +13,7 @@ import java.nio.file.Path;
 import java.util.Map;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -66,6 +67,20 @@ class MqBenchTest {
         assertTrue(out.contains("\"phase1_MBps\""), out);
         assertTrue(out.contains("the AggregatingWriter on phase 1's stream") && out.contains("\"phase1_vs_writer\"")
             && out.contains("\"writer_cpu_s\""), out);
+    }
+
+    @Test
+    @Timeout(120)
+    void shouldRunTheWriterAloneWithoutTheFacade() throws Exception {
+        final ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+        final Path dir = directory.resolve("writer-only");
+        final int status = MqBench.run(new String[] {"--dir", dir.toString(), "--threads", "3", "--topics", "4",
+            "--queues", "50", "--phase1", "4m", "--max", "2k", "--writer-only", "true"}, new PrintStream(bytes, true, StandardCharsets.UTF_8));
+        final String out = bytes.toString(StandardCharsets.UTF_8);
+        assertEquals(0, status, out);
+        assertTrue(out.contains("writer alone (own JVM)") && out.contains("\"writer_MBps\""), out);
+        assertFalse(out.contains("phase 1:"), "the facade ran: " + out);
+        assertFalse(java.nio.file.Files.exists(dir.resolve("writer")), "the baseline's log was left behind");
     }
 
     /**
