@@ -72,6 +72,22 @@ class RepairThenRollTest {
     @ParameterizedTest
     @ValueSource(ints = {1, 2, 4})
     void shouldRollCleanlyAfterARepairThatMovedTheEndIntoAPage(final int forces) throws Exception {
+        repairThenRoll(forces, false);
+    }
+
+    /**
+     * The same, but the first write after the repair (the page again: the acknowledged bytes and
+     * a new record) fails too, with no force in flight: the second repair rewrites the failed
+     * write's range after the page's durable prefix ({@link RecordBatch#zeroedAfterPrefix}), then
+     * the writer rolls.
+     */
+    @ParameterizedTest
+    @ValueSource(ints = {1, 2, 4})
+    void shouldRollCleanlyAfterTheSamePageWasRepairedTwice(final int forces) throws Exception {
+        repairThenRoll(forces, true);
+    }
+
+    private void repairThenRoll(final int forces, final boolean failAgain) throws Exception {
         final List<Ack> acks = new ArrayList<>();
         final long segmentLength;
         final long endMovedBackTo;
@@ -136,6 +152,18 @@ class RepairThenRollTest {
 
             hooks.space.set(Long.MAX_VALUE);
             writer.recover().get(10, TimeUnit.SECONDS);
+            if (failAgain) {
+                hooks.space.set(0);
+                final ExecutionException again = assertThrows(ExecutionException.class,
+                    () -> writer.append(FAILED_SEGMENT, 0, data(FAILED_SEGMENT, 0, 100)).get(10, TimeUnit.SECONDS));
+                assertInstanceOf(LogFailedException.class, again.getCause());
+                assertTrue(writer.isFailed());
+                hooks.space.set(Long.MAX_VALUE);
+                final int writes = hooks.writes.size();
+                writer.recover().get(10, TimeUnit.SECONDS);
+                final long[] repair = hooks.writes.get(writes);
+                assertEquals(rStart & -PAGE_LENGTH, repair[0], "the second repair rewrites R's page from its start");
+            }
             // Too long for the rest of file 1 (even from R's start): the writer rolls first.
             final int longLength = logDirectory.config().maxAppendLength();
             assertTrue(rStart + alignedLength(longLength) > TestLogs.FILE, "the long append does not fit in file 1");
