@@ -88,10 +88,14 @@ import static io.streamcache.segmentstore.internal.log.LogRecordDescriptor.align
  * start is before the failed write when a cut write wrote the head of a record and carried its
  * tail: the record's request fails with the others (its tail was not written and forced), its
  * head is zeroed (the page it starts in is rewritten with the acknowledged bytes before it, then
- * zeros), so that no torn record is left for later records to follow: recovery would refuse the
- * log as damaged. After a recovery no byte of a failed request's record is left in the log; a
- * request whose record was written whole (and forced, with EVERY_BATCH) before the error, such as
- * a cut tail written padded by a roll whose next file then fails, is acknowledged, once. The
+ * a padding record to the end of the page, then zeros), so that no torn record is left for later
+ * records to follow: recovery would refuse the log as damaged. Where that start is inside a page,
+ * the padding, never zeros, ends the page: if the next record does not fit in the file the writer
+ * rolls without writing the page again, and zeros inside a page of a file that later files follow
+ * are damage to recovery (issue 14). After a recovery no byte of a failed request's record is
+ * left in the log; a request whose record was written whole (and forced, with EVERY_BATCH)
+ * before the error, such as a cut tail written padded by a roll whose next file then fails, is
+ * acknowledged, once. The
  * writer runs that recovery by itself every {@link LogConfig#retryInterval()} while it is failed
  * and idle (logged at INFO from this thread). A request carries the epoch in which it was
  * admitted; one admitted before a failure fails even if it reaches the writer after a recovery,
@@ -105,7 +109,7 @@ import static io.streamcache.segmentstore.internal.log.LogRecordDescriptor.align
  * everything written, batches written after the failed one included: all of them in the
  * current file, since a roll waits for the forces in flight.
  *
- * <p><b>Why one class at ~810 lines:</b> what is here is the writer thread's state machine:
+ * <p><b>Why one class at ~820 lines:</b> what is here is the writer thread's state machine:
  * drain, write, make durable, complete in order, fail, repair, retry. Every part reads and
  * writes the same confined state (the pending list, the stream positions, the epoch), so a
  * split would pass that state around or share it; the parts with state of their own are
@@ -734,7 +738,8 @@ final class BatchWriter {
                 tornFrom = -1;
             } else {
                 if (failedExtent > 0) {
-                    // The failed write's range: the durable prefix (if any), then zeros.
+                    // The failed write's range: the durable prefix (if any) and padding to its
+                    // page's end, then zeros.
                     files.write(batch.zeroedAfterPrefix(failedExtent));
                 }
                 files.force();
@@ -779,9 +784,9 @@ final class BatchWriter {
     private void finish() {
         try {
             if ((state & FAILED) == 0) {
-                // A resumed tail page not rewritten yet (nothing appended since the open) is
-                // written back padded: resume() zeroed it after the prefix, and a clean mark must
-                // not point past zeros in the middle of a page.
+                // A resumed tail page not rewritten yet (nothing appended since the open, or since
+                // a repair moved the end into a page) is written back padded (resume() wrote it
+                // with padding after the prefix already): the clean mark is the end of a write.
                 if (batch.bufferedRecords() > 0 || pendingHead != null || (batch.used() & (PAGE_LENGTH - 1)) != 0) {
                     writeBatch(true);
                 }

@@ -42,7 +42,8 @@ import static io.streamcache.segmentstore.internal.log.LogRecordDescriptor.align
  * as they become durable ({@link #apply}), never before. A page that holds acknowledged data is
  * never written again, except the page holding a recovered tail ({@link #resume}), or the page
  * where the first record not acknowledged starts when a failed write is repaired
- * ({@link #rewind}): rewritten with the same bytes and zeros after them, then once more with the
+ * ({@link #rewind}): rewritten with the same bytes, a padding record to the end of the page and
+ * zeros after it (a valid end of the log, so a roll may leave it so), then once more with the
  * same bytes and the records (or a padding record) that follow.
  */
 final class LogRoller {
@@ -198,8 +199,9 @@ final class LogRoller {
      * After a failed write: moves the log's end in the current file back to {@code position} (the
      * start of the first record not acknowledged, which an earlier cut write may have written in
      * part, before the batch's file position), as {@link #resume} does at an open: the valid bytes
-     * of the page holding it stay in the batch, {@code [page, zeroEnd)} is written with those bytes
-     * then zeros, and forced. The batch's file position moves only once that succeeded.
+     * of the page holding it stay in the batch, {@code [page, zeroEnd)} is written with those bytes,
+     * a padding record to the end of their page, then zeros, and forced: if the writer rolls to
+     * the next file before it writes the page again, the page still ends the file validly. The batch's file position moves only once that succeeded.
      */
     void rewind(final long position, final long zeroEnd) throws IOException {
         final long page = position & -PAGE_LENGTH;

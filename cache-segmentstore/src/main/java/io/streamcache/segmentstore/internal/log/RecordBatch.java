@@ -344,33 +344,56 @@ final class RecordBatch {
     }
 
     /**
-     * @return the buffer's first {@code extent} bytes with everything after the durable prefix
-     *         zeroed: what a write that failed over them is repaired with.
+     * @return the buffer's first {@code extent} bytes (whole pages) with everything after the
+     *         durable prefix zeroed, but for a padding record over the rest of the prefix's page:
+     *         what a write that failed over them is repaired with ({@link #padAfterPrefix}).
      */
     ByteBuffer zeroedAfterPrefix(final int extent) {
         ub.setMemory(durablePrefix, extent - durablePrefix, (byte)0);
+        padAfterPrefix(durablePrefix);
         return view(extent);
     }
 
     /**
      * Starts the buffer with the valid bytes of a resumed tail page, which are durable already,
-     * and writes {@code [page, zeroEnd)} of {@code file}: those bytes, then zeros (a torn batch
-     * may have left records there). The caller forces the file.
+     * and writes {@code [page, zeroEnd)} of {@code file}: those bytes, a padding record to the
+     * end of their page ({@link #padAfterPrefix}), then zeros (a torn batch may have left
+     * records there). The caller forces the file. {@code zeroEnd} covers the prefix's page.
      */
     void resume(final LogFile file, final long page, final long zeroEnd, final byte[] prefix) throws IOException {
+        if (prefix.length > 0 && zeroEnd < page + PAGE_LENGTH) {
+            throw new IllegalArgumentException("zeroEnd=" + zeroEnd + " does not cover the page at " + page + " the prefix of "
+                + prefix.length + " bytes starts");
+        }
         ub.setMemory(0, capacity, (byte)0);
         ub.putBytes(0, prefix);
+        padAfterPrefix(prefix.length);
         for (long at = page; at < zeroEnd; ) {
             final int chunk = (int)Math.min(capacity, zeroEnd - at);
             file.write(view(chunk), at);
             if (at == page) {
-                ub.setMemory(0, prefix.length, (byte)0);
+                ub.setMemory(0, prefix.length + PADDING_HEADER_LENGTH, (byte)0);
             }
             at += chunk;
         }
         ub.putBytes(0, prefix);
         used = prefix.length;
         durablePrefix = prefix.length;
+    }
+
+    /**
+     * After a durable prefix that ends inside its page, the rest of the page on disk is a
+     * padding record, never zeros: the page is then a valid end of the log whatever the writer
+     * does next. The next write rewrites the page with the prefix and the records after it; but
+     * if the next record does not fit in the file, the writer rolls to the next one and never
+     * writes this page again, and zeros inside a page of a file that later files follow are
+     * damage to recovery (issue 14: a repair that moved the end back into a page, then a roll).
+     * A crash before the next write leaves no torn tail either.
+     */
+    private void padAfterPrefix(final int prefix) {
+        if (prefix > 0) {
+            LogRecordDescriptor.putPadding(ub, prefix, PAGE_LENGTH - prefix);
+        }
     }
 
     /**
