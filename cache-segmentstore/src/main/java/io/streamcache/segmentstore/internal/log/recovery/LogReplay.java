@@ -4,9 +4,9 @@ import io.streamcache.segmentstore.log.CorruptionPolicy;
 import io.streamcache.segmentstore.log.LogCorruptedException;
 import io.streamcache.segmentstore.internal.log.LogFileDescriptor;
 import io.streamcache.segmentstore.internal.log.LogRecordDescriptor;
-import org.agrona.collections.Int2ObjectHashMap;
 
 import org.agrona.DirectBuffer;
+import org.agrona.collections.Long2LongHashMap;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -151,7 +151,8 @@ final class LogReplay implements LogRecordVisitor {
     private final Path directory;
     private final CorruptionPolicy corruptionPolicy;
     private final LocationMemory memory;
-    private Int2ObjectHashMap<SegmentState> byId = new Int2ObjectHashMap<>();
+    /** Every segment replayed, live or deleted, by id (dense: no hash probe per record). */
+    private final SegmentStates byId = new SegmentStates();
     private Map<String, SegmentState> liveByName = new HashMap<>();
     private final List<SnapshotCodec.Entry> snapshotEntries = new ArrayList<>();
     /** Per file replayed, in order: each segment's DATA end offset in it. */
@@ -193,9 +194,7 @@ final class LogReplay implements LogRecordVisitor {
 
     /** Clears every segment's location index: the replay is given up. */
     void clearLocations() {
-        for (final SegmentState segment : byId.values()) {
-            segment.locations.clear();
-        }
+        byId.forEachInIdOrder(segment -> segment.locations.clear());
     }
 
     /** Where this replay's location indexes are. */
@@ -550,7 +549,7 @@ final class LogReplay implements LogRecordVisitor {
     }
 
     private void put(final SegmentState segment) {
-        byId.put(segment.id, segment);
+        byId.put(segment);
         liveByName.put(segment.name, segment);
         digest += segment.hash();
         maxSegmentId = Math.max(maxSegmentId, Integer.toUnsignedLong(segment.id));
@@ -607,7 +606,7 @@ final class LogReplay implements LogRecordVisitor {
      */
     void reserve(final int segments) {
         if (byId.isEmpty() && liveByName.isEmpty()) {
-            byId = new Int2ObjectHashMap<>(Math.max(8, (int) (segments / 0.65f) + 1), 0.65f);
+            byId.reserve(segments);
             liveByName = new HashMap<>(Math.max(16, (int) (segments / 0.75f) + 1));
         }
     }
@@ -648,31 +647,104 @@ final class LogReplay implements LogRecordVisitor {
         this.maxSegmentId = Math.max(this.maxSegmentId, maxSegmentId);
     }
 
-    List<RecoveredSegment> finish() {
-        // In id order: a sort of primitive keys (unsigned id, index), not of the objects with a
-        // comparator (at 250,000 segments the comparator sort was a visible part of an open).
-        final SegmentState[] unsorted = byId.values().toArray(new SegmentState[0]);
-        final long[] keys = new long[unsorted.length];
-        for (int i = 0; i < unsorted.length; i++) {
-            keys[i] = Integer.toUnsignedLong(unsorted[i].id) << 32 | i;
-        }
-        java.util.Arrays.sort(keys);
-        final List<RecoveredSegment> segments = new ArrayList<>(unsorted.length);
-        for (final long key : keys) {
-            final SegmentState segment = unsorted[(int) key];
-            if (!segment.deleted && segment.start < segment.loggedFrom && segment.below != null) {
-                fillFromBelow(segment);
+    /**
+     * What {@link #finish} yields: every segment in id order, and per file the bytes of live
+     * segments located in it.
+     *
+     * @param segments    the segments (live and deleted), in unsigned id order.
+     * @param liveLengths per file number, the live bytes located in it (in a one-element array).
+     */
+    record Finished(List<RecoveredSegment> segments, Map<Long, long[]> liveLengths) {
+    }
+
+    /** {@link #finish(RecoveryWorkers)} on the calling thread alone. */
+    Finished finish() {
+        return finish(new RecoveryWorkers(null, null, 1, 1));
+    }
+
+    /**
+     * Completes every segment (locations held aside put back, the check that its bytes from its
+     * start are in the files, its index trimmed) and counts the live bytes per file, in chunks of
+     * segments on {@code workers}: each segment is its own, so the chunks share nothing but the
+     * (thread-safe) location memory. Deterministic: the segments come out in id order, the counts
+     * are sums, and a segment whose bytes are missing throws the error of the first such segment
+     * in id order, as a sequential loop would.
+     */
+    Finished finish(final RecoveryWorkers workers) {
+        // In id order straight from the dense table: no sort.
+        final SegmentState[] states = byId.toArrayInIdOrder();
+        final RecoveredSegment[] segments = new RecoveredSegment[states.length];
+        final Long2LongHashMap[] live = new Long2LongHashMap[Math.max(1, workers.chunks(states.length))];
+        workers.run(states.length, (chunk, from, to) -> {
+            final Long2LongHashMap counts = new Long2LongHashMap(0);
+            final LiveCounter counter = new LiveCounter(counts);
+            for (int i = from; i < to; i++) {
+                final SegmentState segment = states[i];
+                segments[i] = finish(segment);
+                if (!segment.deleted) {
+                    counter.start = segment.start;
+                    segment.locations.forEach(counter);
+                }
             }
-            if (!segment.deleted && segment.start < segment.loggedFrom) {
-                throw new LogCorruptedException(path(segment.loggedFromFile), segment.loggedFromFile, FIRST_RECORD_POSITION,
-                    "segmentId=" + Integer.toUnsignedString(segment.id) + " name=" + segment.name + " holds offsets from startOffset="
-                        + segment.start + ", but the log holds its bytes only from offset=" + segment.loggedFrom
-                        + " (this file's SNAPSHOT; the files before it are gone): a file was deleted while its data were live");
+            counter.flush();
+            live[chunk] = counts;
+        });
+        final Map<Long, long[]> liveLengths = new HashMap<>();
+        for (final Long2LongHashMap counts : live) {
+            if (counts != null) {
+                counts.forEachLong((file, bytes) -> liveLengths.computeIfAbsent(file, n -> new long[1])[0] += bytes);
             }
-            segment.locations.trimToSize();
-            segments.add(new RecoveredSegment(segment.id, segment.name, segment.start, segment.length, segment.sealed,
-                segment.deleted, segment.loggedFrom, segment.locations));
         }
-        return segments;
+        return new Finished(java.util.Arrays.asList(segments), liveLengths);
+    }
+
+    private RecoveredSegment finish(final SegmentState segment) {
+        if (!segment.deleted && segment.start < segment.loggedFrom && segment.below != null) {
+            fillFromBelow(segment);
+        }
+        if (!segment.deleted && segment.start < segment.loggedFrom) {
+            throw new LogCorruptedException(path(segment.loggedFromFile), segment.loggedFromFile, FIRST_RECORD_POSITION,
+                "segmentId=" + Integer.toUnsignedString(segment.id) + " name=" + segment.name + " holds offsets from startOffset="
+                    + segment.start + ", but the log holds its bytes only from offset=" + segment.loggedFrom
+                    + " (this file's SNAPSHOT; the files before it are gone): a file was deleted while its data were live");
+        }
+        segment.locations.trimToSize();
+        return new RecoveredSegment(segment.id, segment.name, segment.start, segment.length, segment.sealed,
+            segment.deleted, segment.loggedFrom, segment.locations);
+    }
+
+    /**
+     * Sums the live bytes of a chunk's segments per file. A segment's consecutive records mostly
+     * lie in one file: the running file's sum is kept aside, so the map is touched once per run
+     * of records in one file, not per record.
+     */
+    private static final class LiveCounter implements LocationIndex.RecordVisitor {
+        private final Long2LongHashMap counts;
+        long start;
+        private long file = -1;
+        private long bytes;
+
+        LiveCounter(final Long2LongHashMap counts) {
+            this.counts = counts;
+        }
+
+        @Override
+        public void onRecord(final long offset, final int length, final long fileNumber, final long position) {
+            final long liveLength = offset + length - Math.max(offset, start);
+            if (liveLength > 0) {
+                if (fileNumber != file) {
+                    flush();
+                    file = fileNumber;
+                }
+                bytes += liveLength;
+            }
+        }
+
+        void flush() {
+            if (bytes > 0) {
+                counts.put(file, counts.get(file) + bytes);
+            }
+            bytes = 0;
+        }
     }
 }
