@@ -434,7 +434,9 @@ public final class LogRecovery {
             }
         }
 
-        final List<RecoveredFile> files = recoveredFiles(scans, live, replay.fileEnds, workers);
+        // Per file: a file's data ends are thousands of segments (one miss each), so a file is a chunk.
+        final List<RecoveredFile> files = recoveredFiles(scans, live, replay.fileEnds,
+            new RecoveryWorkers(threads, owner, parallelScan ? parallelism : 1, 1));
         LOG.info("Log {}: recovered {} file(s), bytes={}, segments={} in {} ms ({} file(s) scanned ahead on a second thread,"
             + " {} SNAPSHOT(s) checked by digest, {} exactly)", directory, scans.size(), bytesRead, segments.size(),
             (System.nanoTime() - started) / 1_000_000, prescannedFiles, replay.digestChecks, replay.exactChecks);
