@@ -134,6 +134,8 @@ public final class LogRecovery {
     private LogReplay attempt;
     /** Files of the last {@link #recover()} replayed from a {@link Prescanner}'s scan. */
     private int prescannedFiles;
+    /** The replay of the last {@link #recover()} (for its counters, also after a failure). */
+    private LogReplay lastReplay;
     /** Whether the last {@link #recover()} started from a recovery checkpoint. */
     private boolean checkpointUsed;
 
@@ -155,6 +157,11 @@ public final class LogRecovery {
     /** @return whether the last {@link #recover()} started from the directory's recovery checkpoint. */
     public boolean checkpointUsed() {
         return checkpointUsed;
+    }
+
+    /** @return files of the last {@link #recover()} whose records were applied in lanes by segment id. */
+    int partitionedFiles() {
+        return lastReplay == null ? 0 : lastReplay.partitionedFiles;
     }
 
     /** @return files the last {@link #recover()} replayed from a scan made ahead on the second thread. */
@@ -225,6 +232,7 @@ public final class LogRecovery {
     private RecoveredLog recover(final RecoveryCheckpoint checkpoint) throws IOException, RecoveryCheckpoint.Refused {
         final long started = System.nanoTime();
         prescannedFiles = 0;
+        lastReplay = null;
         final List<Long> numbers = listFileNumbers();
         if (checkpoint != null) {
             checkpoint.check(directory, numbers);
@@ -258,6 +266,7 @@ public final class LogRecovery {
         final LogReplay replay = new LogReplay(directory, checkpoint != null ? CorruptionPolicy.FAIL : corruptionPolicy,
             locationMemory != null ? locationMemory : new LocationMemory());
         attempt = replay;
+        lastReplay = replay;
         final List<LogFileScan> scans = new ArrayList<>();
         // With a checkpoint: the files before its file number come from it, the replay starts at it.
         int first = 0;
@@ -288,6 +297,8 @@ public final class LogRecovery {
         try (Prescanner prescanner = parallelScan && !ahead.isEmpty()
             ? new Prescanner(directory, ahead, chunkLength, tornWriteWindow, threads, owner) : null) {
             final LogRecordView view = new LogRecordView();
+            // One lane per thread for the files of DATA, SEAL and TRUNCATE only (most of a log).
+            final RecoveryWorkers lanes = new RecoveryWorkers(threads, owner, parallelScan ? parallelism : 1, 1);
             for (int i = first; i <= tail; i++) {
                 final long number = numbers.get(i);
                 final Path path = path(number);
@@ -301,8 +312,15 @@ public final class LogRecovery {
                     ? prescanner.take(number) : null;
                 if (prescanned != null && prescanned.failure == null && prescanned.recordCount() > 0
                     && replay.snapshotMatches(prescanned)) {
-                    // The SNAPSHOT (record 0) matched by its digest; the rest as the scan found them.
-                    final int stopped = prescanned.replay(1, view, replay);
+                    // The SNAPSHOT (record 0) matched by its digest; the rest as the scan found them,
+                    // in lanes by segment id when the file allows it (LogReplay.applyPartitioned).
+                    final int stopped;
+                    if (prescanned.recordCount() - 1 >= workChunk && replay.applyPartitioned(prescanned, 1, lanes,
+                        lanes.parallelism())) {
+                        stopped = prescanned.recordCount();
+                    } else {
+                        stopped = prescanned.replay(1, view, replay);
+                    }
                     if (stopped == prescanned.recordCount()) {
                         scan = prescanned.scan;
                     } else {
@@ -438,8 +456,9 @@ public final class LogRecovery {
         final List<RecoveredFile> files = recoveredFiles(scans, live, replay.fileEnds,
             new RecoveryWorkers(threads, owner, parallelScan ? parallelism : 1, 1));
         LOG.info("Log {}: recovered {} file(s), bytes={}, segments={} in {} ms ({} file(s) scanned ahead on a second thread,"
-            + " {} SNAPSHOT(s) checked by digest, {} exactly)", directory, scans.size(), bytesRead, segments.size(),
-            (System.nanoTime() - started) / 1_000_000, prescannedFiles, replay.digestChecks, replay.exactChecks);
+            + " {} SNAPSHOT(s) checked by digest, {} exactly, {} file(s) applied in lanes)", directory, scans.size(), bytesRead,
+            segments.size(), (System.nanoTime() - started) / 1_000_000, prescannedFiles, replay.digestChecks, replay.exactChecks,
+            replay.partitionedFiles);
         final long nextFileNumber = tailScan != null ? tailFileNumber + 1 : numbers.isEmpty() ? 1 : numbers.get(0);
         return new RecoveredLog(segments, files, removed, tailFileNumber, tailFileLength, tailEndPosition, resumePosition,
             tailZeroEnd, nextFileNumber, replay.maxSegmentId + 1, truncation, bytesRead, mark != null, tornBytes);

@@ -148,9 +148,25 @@ final class LogReplay implements LogRecordVisitor {
         }
     }
 
+    /**
+     * What the records of one segment change besides the segment: the table digest (a sum, so
+     * lanes add their deltas) and the file's data ends. The replay's own lane folds its delta
+     * into the digest after every record; {@link #applyPartitioned} gives each thread one.
+     */
+    static final class Lane {
+        long digestDelta;
+        FileEnds ends;
+        final LogRecordView view = new LogRecordView();
+        /** The index of the first record that broke a rule in this lane, and why; -1 if none. */
+        int failedAt = -1;
+        String problem;
+    }
+
     private final Path directory;
     private final CorruptionPolicy corruptionPolicy;
     private final LocationMemory memory;
+    /** The lane of the records applied on the replay's thread. */
+    private final Lane own = new Lane();
     /** Every segment replayed, live or deleted, by id (dense: no hash probe per record). */
     private final SegmentStates byId = new SegmentStates();
     private Map<String, SegmentState> liveByName = new HashMap<>();
@@ -169,6 +185,8 @@ final class LogReplay implements LogRecordVisitor {
     /** SNAPSHOTs checked by their digest alone, and those that needed the exact check. */
     int digestChecks;
     int exactChecks;
+    /** Files whose records {@link #applyPartitioned} applied in lanes (or tried to, up to a broken rule). */
+    int partitionedFiles;
     LogCorruptedException failure;
 
     /**
@@ -211,6 +229,7 @@ final class LogReplay implements LogRecordVisitor {
         this.path = path;
         this.snapshotMode = snapshotMode;
         this.currentEnds = new FileEnds();
+        own.ends = currentEnds;
     }
 
     void endFile() {
@@ -231,6 +250,18 @@ final class LogReplay implements LogRecordVisitor {
     }
 
     private String apply(final LogRecordView record) {
+        final String problem = apply(record, own);
+        digest += own.digestDelta;
+        own.digestDelta = 0;
+        return problem;
+    }
+
+    /**
+     * Applies one record. Only DATA (not a copy), SEAL and TRUNCATE may come through a lane other
+     * than {@link #own}: they change their own segment, the lane's digest delta and its file ends,
+     * nothing else (see {@link #applyPartitioned}).
+     */
+    private String apply(final LogRecordView record, final Lane lane) {
         final int id = record.segmentId();
         final long offset = record.segmentOffset();
         final SegmentState segment = byId.get(id);
@@ -268,10 +299,10 @@ final class LogReplay implements LogRecordVisitor {
                 }
                 if (record.length() > 0) {
                     segment.locations.addOwned(offset, record.length(), fileNumber, record.position());
-                    digest -= segment.hash();
+                    lane.digestDelta -= segment.hash();
                     segment.length += record.length();
-                    digest += segment.hash();
-                    currentEnds.note(segment, segment.length);
+                    lane.digestDelta += segment.hash();
+                    lane.ends.note(segment, segment.length);
                 }
                 return null;
             }
@@ -283,9 +314,9 @@ final class LogReplay implements LogRecordVisitor {
                     return "SEAL of segmentId=" + Integer.toUnsignedString(id) + " name=" + segment.name + " at length=" + offset
                         + ", but its length=" + segment.length;
                 }
-                digest -= segment.hash();
+                lane.digestDelta -= segment.hash();
                 segment.sealed = true;
-                digest += segment.hash();
+                lane.digestDelta += segment.hash();
                 return null;
             }
             case LogRecordDescriptor.TYPE_TRUNCATE: {
@@ -297,9 +328,9 @@ final class LogReplay implements LogRecordVisitor {
                         + offset + ", past its length=" + segment.length;
                 }
                 if (offset > segment.start) {
-                    digest -= segment.hash();
+                    lane.digestDelta -= segment.hash();
                     segment.start = offset;
-                    digest += segment.hash();
+                    lane.digestDelta += segment.hash();
                     segment.locations.truncateOwned(offset);
                 }
                 return null;
@@ -314,6 +345,71 @@ final class LogReplay implements LogRecordVisitor {
             default:
                 return "unexpected record type=" + record.type();
         }
+    }
+
+    /**
+     * Applies the records {@code [from, recordCount())} of a prescanned file in lanes by segment
+     * id, one lane per thread of {@code workers}, if they allow it; otherwise applies nothing.
+     *
+     * <p><b>Why it is exact.</b> DATA (not a copy), SEAL and TRUNCATE records change only their
+     * own segment's state and index, plus two things every record adds to: the table digest (a
+     * sum: each lane keeps its delta) and the file's data ends (each lane its own, merged after).
+     * A file whose records are all of these kinds is applied by lanes that each take the records
+     * of their segments in log order, so every segment sees exactly the sequence of records it
+     * sees in a sequential replay, and the segment states are not added to or removed from while
+     * the lanes run (no CREATE, DELETE or SNAPSHOT). A record that breaks a rule is the first in
+     * its lane; the first of them in log order is the one the sequential replay throws at, with
+     * the same words (they depend on its segment's state only). Records after it in other lanes
+     * were applied too, which does not matter: the replay is given up (this runs only when a
+     * broken rule throws, not under {@link CorruptionPolicy#TRUNCATE}, which stops at it).
+     *
+     * @return whether the records were applied (else nothing was, and the caller replays them in order).
+     * @throws LogCorruptedException at the first record that breaks a rule, as {@link #onRecord}.
+     */
+    boolean applyPartitioned(final PrescannedFile file, final int from, final RecoveryWorkers workers, final int lanes) {
+        if (lanes < 2 || corruptionPolicy == CorruptionPolicy.TRUNCATE || !file.onlyOwnSegmentRecords(from)) {
+            return false;
+        }
+        partitionedFiles++;
+        final Lane[] all = new Lane[lanes];
+        for (int k = 0; k < lanes; k++) {
+            all[k] = new Lane();
+            all[k].ends = new FileEnds(Math.max(64, (file.recordCount() - from) / lanes));
+        }
+        workers.run(lanes, (chunk, first, end) -> {
+            for (int k = first; k < end; k++) {
+                final Lane lane = all[k];
+                for (int i = from; i < file.recordCount(); i++) {
+                    if (Integer.remainderUnsigned(file.segmentId(i), lanes) != k) {
+                        continue;
+                    }
+                    file.view(i, lane.view);
+                    final String problem = apply(lane.view, lane);
+                    if (problem != null) {
+                        lane.failedAt = i;
+                        lane.problem = problem;
+                        break;
+                    }
+                }
+            }
+        });
+        Lane failed = null;
+        for (final Lane lane : all) {
+            digest += lane.digestDelta;
+            if (lane.failedAt >= 0 && (failed == null || lane.failedAt < failed.failedAt)) {
+                failed = lane;
+            }
+        }
+        if (failed != null) {
+            failure = new LogCorruptedException(path, fileNumber, file.position(failed.failedAt), failed.problem);
+            throw failure;
+        }
+        for (final Lane lane : all) {
+            for (int j = 0; j < lane.ends.size(); j++) {
+                currentEnds.note(lane.ends.segment(j), lane.ends.end(j));
+            }
+        }
+        return true;
     }
 
     /**

@@ -54,6 +54,11 @@ final class RecoveryWorkers {
         this.minChunk = minChunk;
     }
 
+    /** @return threads at most, the caller included. */
+    int parallelism() {
+        return parallelism;
+    }
+
     /** @return the default parallelism: the processors, at most {@link #MAX_PARALLELISM}. */
     static int defaultParallelism() {
         return Math.max(1, Math.min(MAX_PARALLELISM, Runtime.getRuntime().availableProcessors()));

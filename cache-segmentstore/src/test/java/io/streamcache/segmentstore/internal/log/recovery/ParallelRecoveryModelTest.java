@@ -35,14 +35,21 @@ class ParallelRecoveryModelTest {
     @Timeout(value = 5, unit = TimeUnit.MINUTES)
     void shouldRecoverOrFailAsTheSequentialRecoveryDoes() throws IOException {
         final int[] outcomes = new int[2];
+        int partitioned = 0;
         for (long seed = 1; seed <= SEEDS; seed++) {
             final Path dir = Files.createDirectory(directory.resolve("log-" + seed));
-            final TestLogWriter writer = LogRecoveryTest.randomLog(dir, 9100 + seed, 1500);
+            // Half the logs with CREATE and DELETE in most files, half with them in few (the files
+            // of DATA, SEAL and TRUNCATE only are the ones applied in lanes).
+            final TestLogWriter writer = seed % 2 == 0 ? LogRecoveryTest.randomLog(dir, 9100 + seed, 1500)
+                : laneLog(dir, 9100 + seed, 1500);
             final String damage = damage(dir, writer, new SplittableRandom(seed), (int) (seed % 5));
             for (final CorruptionPolicy policy : new CorruptionPolicy[] {CorruptionPolicy.FAIL, CorruptionPolicy.TRUNCATE}) {
                 final String context = "seed=" + seed + " damage=" + damage + " policy=" + policy;
                 final Object one = recover(LogRecovery.builder(dir).parallelScan(false), policy);
-                final Object two = recover(LogRecovery.builder(dir).parallelScan(true).work(3, 1), policy);
+                final LogRecovery parallel = LogRecovery.builder(dir).parallelScan(true).work(3, 1).corruptionPolicy(policy)
+                    .readOnly(true).build();
+                final Object two = recover(parallel);
+                partitioned += parallel.partitionedFiles();
                 if (one instanceof RecoveredLog a) {
                     assertTrue(two instanceof RecoveredLog, context + ": parallel failed where sequential did not: " + two);
                     ParallelScanTest.assertSame(a, (RecoveredLog) two);
@@ -57,8 +64,9 @@ class ParallelRecoveryModelTest {
                 }
             }
         }
-        // Both kinds of outcome were compared (the damages are chosen so).
+        // Both kinds of outcome were compared (the damages are chosen so), and files were applied in lanes.
         assertTrue(outcomes[0] > 0 && outcomes[1] > 0, "recovered=" + outcomes[0] + " failed=" + outcomes[1]);
+        assertTrue(partitioned > 0, "files applied in lanes: " + partitioned);
     }
 
     @Test
@@ -96,11 +104,95 @@ class ParallelRecoveryModelTest {
 
     /** @return the result, or the {@link LogCorruptedException} it threw; read-only: the files stay as they are. */
     private static Object recover(final LogRecovery.Builder builder, final CorruptionPolicy policy) throws IOException {
+        return recover(builder.corruptionPolicy(policy).readOnly(true).build());
+    }
+
+    private static Object recover(final LogRecovery recovery) throws IOException {
         try {
-            return builder.corruptionPolicy(policy).readOnly(true).build().recover();
+            return recovery.recover();
         } catch (final LogCorruptedException e) {
             return e;
         }
+    }
+
+    @Test
+    @Timeout(value = 2, unit = TimeUnit.MINUTES)
+    void shouldFailAtTheFirstBrokenRecordInLogOrderWhateverItsLane() throws IOException {
+        // File 2 holds DATA only (a file applied in lanes); two records in it break the history,
+        // of segments in different lanes, the later one's lane before the earlier one's in lane
+        // order. The error names the first in the log, as the sequential replay does.
+        for (final int[] broken : new int[][] {{7, 5}, {5, 7}, {9, 9}}) {
+            final Path dir = Files.createDirectory(directory.resolve("broken-" + broken[0] + "-" + broken[1]));
+            final TestLogWriter writer = new TestLogWriter(dir, 128 << 10, 16 << 10);
+            for (int id = 1; id <= 30; id++) {
+                writer.create(id, "segment-" + id);
+                writer.data(id, 50);
+            }
+            writer.roll();
+            for (int id = 1; id <= 30; id++) {
+                writer.data(id, 20);
+                if (id == 15) {
+                    writer.raw(io.streamcache.segmentstore.internal.log.LogRecordDescriptor.TYPE_DATA, broken[0], 1000,
+                        TestLogWriter.pattern(broken[0], 1000, 10));
+                }
+                if (id == 25) {
+                    writer.raw(io.streamcache.segmentstore.internal.log.LogRecordDescriptor.TYPE_DATA, broken[1], 2000,
+                        TestLogWriter.pattern(broken[1], 2000, 10));
+                }
+            }
+            writer.roll();
+            writer.data(1, 10);
+            writer.close();
+            final LogCorruptedException one = (LogCorruptedException) recover(LogRecovery.builder(dir).parallelScan(false),
+                CorruptionPolicy.FAIL);
+            for (int round = 0; round < 5; round++) {
+                final LogRecovery parallel = LogRecovery.builder(dir).parallelScan(true).work(3, 1).readOnly(true).build();
+                final LogCorruptedException two = (LogCorruptedException) recover(parallel);
+                assertEquals(1, parallel.partitionedFiles(), "file 2 applied in lanes");
+                assertEquals(List.of(2L, one.position(), one.getMessage()), List.of(two.fileNumber(), two.position(),
+                    two.getMessage()));
+                assertTrue(two.getMessage().contains("segmentId=" + broken[0] + " ") && two.getMessage().contains("offset=1000"),
+                    two.getMessage());
+            }
+        }
+    }
+
+    /**
+     * A random log of mostly DATA, SEAL and TRUNCATE after 40 CREATEs: CREATE and DELETE are rare
+     * (0.2% each), so most files hold none and are applied in lanes.
+     */
+    private static TestLogWriter laneLog(final Path dir, final long seed, final int operations) throws IOException {
+        final TestLogWriter writer = new TestLogWriter(dir, 128 << 10, 16 << 10);
+        final SplittableRandom random = new SplittableRandom(seed);
+        final List<Integer> live = new java.util.ArrayList<>();
+        int nextId = 1;
+        for (int op = 0; op < operations; op++) {
+            final int r = random.nextInt(1000);
+            if (live.size() < 40 || r < 2) {
+                writer.create(nextId, "segment-" + nextId);
+                live.add(nextId++);
+                continue;
+            }
+            final TestLogWriter.SegmentModel segment = writer.model().segment(live.get(random.nextInt(live.size())));
+            if (r < 4) {
+                writer.delete(segment.id);
+                live.remove(Integer.valueOf(segment.id));
+            } else if (r < 900) {
+                if (!segment.sealed) {
+                    writer.data(segment.id, 1 + random.nextInt(random.nextBoolean() ? 3000 : 100));
+                }
+            } else if (r < 910) {
+                writer.seal(segment.id);
+            } else {
+                final long keep = random.nextBoolean() ? 0 : random.nextLong(segment.length - segment.start + 1);
+                writer.truncate(segment.id, segment.length - keep);
+            }
+            if (random.nextInt(20) == 0) {
+                writer.flush();
+            }
+        }
+        writer.close();
+        return writer;
     }
 
     /** Damages the log one of five ways; @return what was done. */
