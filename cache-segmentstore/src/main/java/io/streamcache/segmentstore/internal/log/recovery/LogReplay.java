@@ -135,6 +135,27 @@ final class LogReplay implements LogRecordVisitor {
             ends[size++] = end;
         }
 
+        /**
+         * Takes the entries of {@code other}, a lane's ends of this file, by copying its arrays
+         * without touching the segments (no miss per segment). Only for lanes applied to a file
+         * whose ends were empty before them: the lanes' segments are disjoint, so no segment is
+         * here twice. Their back-references keep pointing at {@code other}, which is emptied:
+         * a later file's ends (a new object) still note them afresh, and no record of this file
+         * is applied after the lanes.
+         */
+        void appendDisjoint(final FileEnds other) {
+            if (segments.length < size + other.size) {
+                segments = java.util.Arrays.copyOf(segments, size + other.size);
+                ends = java.util.Arrays.copyOf(ends, size + other.size);
+            }
+            System.arraycopy(other.segments, 0, segments, size, other.size);
+            System.arraycopy(other.ends, 0, ends, size, other.size);
+            size += other.size;
+            other.segments = new SegmentState[0];
+            other.ends = new long[0];
+            other.size = 0;
+        }
+
         int size() {
             return size;
         }
@@ -404,9 +425,14 @@ final class LogReplay implements LogRecordVisitor {
             failure = new LogCorruptedException(path, fileNumber, file.position(failed.failedAt), failed.problem);
             throw failure;
         }
+        final boolean fresh = currentEnds.size() == 0;
         for (final Lane lane : all) {
-            for (int j = 0; j < lane.ends.size(); j++) {
-                currentEnds.note(lane.ends.segment(j), lane.ends.end(j));
+            if (fresh) {
+                currentEnds.appendDisjoint(lane.ends);
+            } else {
+                for (int j = 0; j < lane.ends.size(); j++) {
+                    currentEnds.note(lane.ends.segment(j), lane.ends.end(j));
+                }
             }
         }
         return true;
