@@ -297,7 +297,7 @@ public final class LogRecovery {
         try (Prescanner prescanner = parallelScan && !ahead.isEmpty()
             ? new Prescanner(directory, ahead, chunkLength, tornWriteWindow, threads, owner) : null) {
             final LogRecordView view = new LogRecordView();
-            // One lane per thread for the files of DATA, SEAL and TRUNCATE only (most of a log).
+            // Lanes by segment id for the files of DATA, SEAL and TRUNCATE only (most of a log).
             final RecoveryWorkers lanes = new RecoveryWorkers(threads, owner, parallelScan ? parallelism : 1, 1);
             for (int i = first; i <= tail; i++) {
                 final long number = numbers.get(i);
@@ -315,8 +315,10 @@ public final class LogRecovery {
                     // The SNAPSHOT (record 0) matched by its digest; the rest as the scan found them,
                     // in lanes by segment id when the file allows it (LogReplay.applyPartitioned).
                     final int stopped;
-                    if (prescanned.recordCount() - 1 >= workChunk && replay.applyPartitioned(prescanned, 1, lanes,
-                        lanes.parallelism())) {
+                    // Four lanes per thread, claimed as threads come free: a thread the machine
+                    // holds back delays the file by one small lane, not by a fixed half of it.
+                    if (prescanned.recordCount() - 1 >= workChunk && lanes.parallelism() > 1 && replay.applyPartitioned(
+                        prescanned, 1, lanes, 4 * lanes.parallelism())) {
                         stopped = prescanned.recordCount();
                     } else {
                         stopped = prescanned.replay(1, view, replay);
@@ -618,7 +620,7 @@ public final class LogRecovery {
      * files in chunks on {@code workers}: each file is its own.
      */
     private List<RecoveredFile> recoveredFiles(final List<LogFileScan> scans, final Map<Long, long[]> live,
-                                               final List<LogReplay.FileEnds> fileEnds, final RecoveryWorkers workers) {
+                                               final List<FileEnds> fileEnds, final RecoveryWorkers workers) {
         final RecoveredFile[] files = new RecoveredFile[scans.size()];
         workers.run(files.length, (chunk, from, to) -> {
             for (int i = from; i < to; i++) {
@@ -628,7 +630,7 @@ public final class LogRecovery {
         return List.of(files);
     }
 
-    private RecoveredFile recoveredFile(final LogFileScan scan, final Map<Long, long[]> live, final LogReplay.FileEnds ends) {
+    private RecoveredFile recoveredFile(final LogFileScan scan, final Map<Long, long[]> live, final FileEnds ends) {
         int count = 0;
         for (int j = 0; j < ends.size(); j++) {
             count += ends.segment(j).deleted ? 0 : 1;
