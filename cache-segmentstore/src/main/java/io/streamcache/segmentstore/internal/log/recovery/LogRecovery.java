@@ -114,6 +114,11 @@ import static io.streamcache.segmentstore.internal.log.LogFileDescriptor.PAGE_LE
  */
 public final class LogRecovery {
     private static final Logger LOG = LoggerFactory.getLogger(LogRecovery.class);
+    /**
+     * Records after its SNAPSHOT a file needs for its replay to go to lanes: below this, starting
+     * a helper costs about what the lanes save.
+     */
+    static final int MIN_LANE_RECORDS = 256;
 
     private final Path directory;
     private final CorruptionPolicy corruptionPolicy;
@@ -317,8 +322,8 @@ public final class LogRecovery {
                     final int stopped;
                     // Four lanes per thread, claimed as threads come free: a thread the machine
                     // holds back delays the file by one small lane, not by a fixed half of it.
-                    if (prescanned.recordCount() - 1 >= workChunk && lanes.parallelism() > 1 && replay.applyPartitioned(
-                        prescanned, 1, lanes, 4 * lanes.parallelism())) {
+                    if (prescanned.recordCount() - 1 >= Math.min(workChunk, MIN_LANE_RECORDS) && lanes.parallelism() > 1
+                        && replay.applyPartitioned(prescanned, 1, lanes, 4 * lanes.parallelism())) {
                         stopped = prescanned.recordCount();
                     } else {
                         stopped = prescanned.replay(1, view, replay);
