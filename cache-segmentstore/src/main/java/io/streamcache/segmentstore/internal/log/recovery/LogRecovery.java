@@ -235,6 +235,14 @@ public final class LogRecovery {
      *                   {@link LogCorruptedException}) and the caller scans everything.
      */
     private RecoveredLog recover(final RecoveryCheckpoint checkpoint) throws IOException, RecoveryCheckpoint.Refused {
+        // The helper threads of the lanes and of the work after the replay: one set per recovery.
+        try (RecoveryWorkers workers = new RecoveryWorkers(threads, owner, parallelScan ? parallelism : 1)) {
+            return recover(checkpoint, workers);
+        }
+    }
+
+    private RecoveredLog recover(final RecoveryCheckpoint checkpoint, final RecoveryWorkers workers)
+        throws IOException, RecoveryCheckpoint.Refused {
         final long started = System.nanoTime();
         prescannedFiles = 0;
         lastReplay = null;
@@ -302,8 +310,6 @@ public final class LogRecovery {
         try (Prescanner prescanner = parallelScan && !ahead.isEmpty()
             ? new Prescanner(directory, ahead, chunkLength, tornWriteWindow, threads, owner) : null) {
             final LogRecordView view = new LogRecordView();
-            // Lanes by segment id for the files of DATA, SEAL and TRUNCATE only (most of a log).
-            final RecoveryWorkers lanes = new RecoveryWorkers(threads, owner, parallelScan ? parallelism : 1, 1);
             for (int i = first; i <= tail; i++) {
                 final long number = numbers.get(i);
                 final Path path = path(number);
@@ -322,8 +328,8 @@ public final class LogRecovery {
                     final int stopped;
                     // Four lanes per thread, claimed as threads come free: a thread the machine
                     // holds back delays the file by one small lane, not by a fixed half of it.
-                    if (prescanned.recordCount() - 1 >= Math.min(workChunk, MIN_LANE_RECORDS) && lanes.parallelism() > 1
-                        && replay.applyPartitioned(prescanned, 1, lanes, 4 * lanes.parallelism())) {
+                    if (prescanned.recordCount() - 1 >= Math.min(workChunk, MIN_LANE_RECORDS) && workers.parallelism() > 1
+                        && replay.applyPartitioned(prescanned, 1, workers, 4 * workers.parallelism())) {
                         stopped = prescanned.recordCount();
                     } else {
                         stopped = prescanned.replay(1, view, replay);
@@ -406,8 +412,8 @@ public final class LogRecovery {
             LOG.warn("Log {} cut at the corruption, later data lost: {}", directory, truncation.getMessage());
         }
 
-        final RecoveryWorkers workers = new RecoveryWorkers(threads, owner, parallelScan ? parallelism : 1, workChunk);
-        final LogReplay.Finished finished = scans.isEmpty() ? new LogReplay.Finished(List.of(), Map.of()) : replay.finish(workers);
+        final LogReplay.Finished finished = scans.isEmpty() ? new LogReplay.Finished(List.of(), Map.of())
+            : replay.finish(workers, workChunk);
         final List<RecoveredSegment> segments = finished.segments();
         final Map<Long, long[]> live = finished.liveLengths();
         if (checkpoint != null) {
@@ -460,8 +466,7 @@ public final class LogRecovery {
         }
 
         // Per file: a file's data ends are thousands of segments (one miss each), so a file is a chunk.
-        final List<RecoveredFile> files = recoveredFiles(scans, live, replay.fileEnds,
-            new RecoveryWorkers(threads, owner, parallelScan ? parallelism : 1, 1));
+        final List<RecoveredFile> files = recoveredFiles(scans, live, replay.fileEnds, workers);
         LOG.info("Log {}: recovered {} file(s), bytes={}, segments={} in {} ms ({} file(s) scanned ahead on a second thread,"
             + " {} SNAPSHOT(s) checked by digest, {} exactly, {} file(s) applied in lanes)", directory, scans.size(), bytesRead,
             segments.size(), (System.nanoTime() - started) / 1_000_000, prescannedFiles, replay.digestChecks, replay.exactChecks,
@@ -627,7 +632,7 @@ public final class LogRecovery {
     private List<RecoveredFile> recoveredFiles(final List<LogFileScan> scans, final Map<Long, long[]> live,
                                                final List<FileEnds> fileEnds, final RecoveryWorkers workers) {
         final RecoveredFile[] files = new RecoveredFile[scans.size()];
-        workers.run(files.length, (chunk, from, to) -> {
+        workers.run(files.length, 1, (chunk, from, to) -> {
             for (int i = from; i < to; i++) {
                 files[i] = recoveredFile(scans.get(i), live, fileEnds.get(i));
             }

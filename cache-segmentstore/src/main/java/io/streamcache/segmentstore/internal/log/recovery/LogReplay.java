@@ -327,7 +327,7 @@ final class LogReplay implements LogRecordVisitor {
             all[k] = new Lane();
             all[k].ends = new FileEnds(Math.max(64, (file.recordCount() - from) / lanes));
         }
-        workers.run(lanes, (chunk, first, end) -> {
+        workers.run(lanes, 1, (chunk, first, end) -> {
             for (int k = first; k < end; k++) {
                 final Lane lane = all[k];
                 for (int i = from; i < file.recordCount(); i++) {
@@ -709,9 +709,9 @@ final class LogReplay implements LogRecordVisitor {
     record Finished(List<RecoveredSegment> segments, Map<Long, long[]> liveLengths) {
     }
 
-    /** {@link #finish(RecoveryWorkers)} on the calling thread alone. */
+    /** {@link #finish(RecoveryWorkers, int)} on the calling thread alone. */
     Finished finish() {
-        return finish(new RecoveryWorkers(null, null, 1, 1));
+        return finish(new RecoveryWorkers(null, null, 1), 1);
     }
 
     /**
@@ -722,12 +722,12 @@ final class LogReplay implements LogRecordVisitor {
      * are sums, and a segment whose bytes are missing throws the error of the first such segment
      * in id order, as a sequential loop would.
      */
-    Finished finish(final RecoveryWorkers workers) {
+    Finished finish(final RecoveryWorkers workers, final int minChunk) {
         // In id order straight from the dense table: no sort.
         final SegmentState[] states = byId.toArrayInIdOrder();
         final RecoveredSegment[] segments = new RecoveredSegment[states.length];
-        final Long2LongHashMap[] live = new Long2LongHashMap[Math.max(1, workers.chunks(states.length))];
-        workers.run(states.length, (chunk, from, to) -> {
+        final Long2LongHashMap[] live = new Long2LongHashMap[Math.max(1, workers.chunks(states.length, minChunk))];
+        workers.run(states.length, minChunk, (chunk, from, to) -> {
             final Long2LongHashMap counts = new Long2LongHashMap(0);
             final LiveCounter counter = new LiveCounter(counts);
             for (int i = from; i < to; i++) {
