@@ -5,6 +5,8 @@ import io.streamcache.segmentstore.internal.log.LogRecordListener;
 import io.streamcache.segmentstore.internal.log.history.LogFileChannels;
 import io.streamcache.segmentstore.internal.log.recovery.LocationIndex;
 import io.streamcache.segmentstore.internal.log.recovery.LocationMemory;
+import io.streamcache.segmentstore.internal.log.recovery.RecoveredLog;
+import io.streamcache.segmentstore.internal.log.recovery.RecoveredSegment;
 
 import java.io.IOException;
 import java.lang.invoke.MethodHandles;
@@ -172,6 +174,30 @@ final class LogLocations implements AutoCloseable {
             }
         }
         return count;
+    }
+
+    /**
+     * Takes the location indexes of recovery's live segments, without consulting the store's
+     * table: {@link LogOpening} runs this on a helper thread while {@link SegmentTable#restore}
+     * restores the same segments from the same {@link RecoveredLog} (its live segments, each with
+     * a distinct id), so it takes exactly what {@link #adopt} would take after the restore. A
+     * restore that fails fails the open, and the store's close of this table gives them back.
+     */
+    void adoptLive(final List<RecoveredSegment> live) {
+        LocationMemory last = memory;
+        for (final RecoveredSegment segment : live) {
+            final LocationIndex index = segment.locations();
+            final LocationMemory other = index.memory();
+            if (other != last) {
+                synchronized (writeLock) {
+                    if (other != memory && adoptedMemories.stream().noneMatch(m -> m == other)) {
+                        adoptedMemories.add(other);
+                    }
+                }
+                last = other;
+            }
+            put(segment.id(), index);
+        }
     }
 
     /**

@@ -131,10 +131,20 @@ final class SegmentTable implements SegmentMutations {
      */
     void restore(final RecoveredLog recovered) {
         final List<RecoveredSegment> live = recovered.liveSegments();
-        final int count = segments.size() + live.size();
-        segments.ensureCapacity(count);
-        segmentsById.ensureCapacity(count);
-        for (final RecoveredSegment state : live) {
+        final Segment[] built = new Segment[live.size()];
+        buildRestored(live, 0, built.length, built);
+        putRestored(live, built, recovered.nextSegmentId());
+    }
+
+    /**
+     * Builds the segments {@code [from, to)} of {@code live} into {@code built}, each with its
+     * bounds, seal and NOT_CACHED gaps, without putting them in the table: each segment is its
+     * own (its lock, read index and gap entries), so {@link LogOpening} builds chunks of them on
+     * two threads and publishes them to the table's thread by a join.
+     */
+    void buildRestored(final List<RecoveredSegment> live, final int from, final int to, final Segment[] built) {
+        for (int i = from; i < to; i++) {
+            final RecoveredSegment state = live.get(i);
             final Segment segment = new Segment(state.id(), state.name(), recoveredContext);
             segment.lock();
             try {
@@ -142,12 +152,28 @@ final class SegmentTable implements SegmentMutations {
             } finally {
                 segment.unlock();
             }
-            if (segments.putIfAbsent(segment) != null) {
-                throw new CacheConfigurationException("recovery restored two segments named " + state.name());
-            }
-            segmentsById.put(segment);
+            // The map hashes the name next: computed here, on whichever thread built the segment.
+            state.name().hashCode();
+            built[i] = segment;
         }
-        nextSegmentId.set((int) Math.min(Integer.MAX_VALUE, recovered.nextSegmentId()));
+    }
+
+    /**
+     * Puts the segments {@link #buildRestored} built into the table, in order, and sets the next id.
+     *
+     * @throws CacheConfigurationException if two have the same name (the first such pair in order).
+     */
+    void putRestored(final List<RecoveredSegment> live, final Segment[] built, final long nextId) {
+        final int count = segments.size() + built.length;
+        segments.ensureCapacity(count);
+        segmentsById.ensureCapacity(count);
+        for (int i = 0; i < built.length; i++) {
+            if (segments.putIfAbsent(built[i]) != null) {
+                throw new CacheConfigurationException("recovery restored two segments named " + live.get(i).name());
+            }
+            segmentsById.put(built[i]);
+        }
+        nextSegmentId.set((int) Math.min(Integer.MAX_VALUE, nextId));
     }
 
     // ------------------------------------------------------------------------------------------

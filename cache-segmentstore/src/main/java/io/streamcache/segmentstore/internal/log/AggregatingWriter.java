@@ -4,9 +4,7 @@ import io.netty.buffer.ByteBuf;
 import io.streamcache.core.CacheClosedException;
 import io.streamcache.core.StreamcacheThreads;
 import io.streamcache.segmentstore.internal.log.recovery.Checkpointer;
-import io.streamcache.segmentstore.internal.log.recovery.RecoveredFile;
 import io.streamcache.segmentstore.internal.log.recovery.RecoveredLog;
-import io.streamcache.segmentstore.internal.log.recovery.RecoveredSegment;
 import io.streamcache.segmentstore.log.LogConfig;
 import io.streamcache.segmentstore.log.LogFailedException;
 import io.streamcache.segmentstore.log.LogWriterMXBean;
@@ -137,14 +135,8 @@ public final class AggregatingWriter implements AutoCloseable {
         this.completer = new Completer(name, counters, threads);
         this.writer = new BatchWriter(name, config, queue, batch, files, completer, counters, threads);
 
-        final LogSegmentTable table = files.table();
-        for (final RecoveredSegment segment : recovered.liveSegments()) {
-            table.restore(segment.id(), segment.name(), segment.startOffset(), segment.length(), segment.sealed());
-        }
-        for (final RecoveredFile file : recovered.files()) {
-            table.file(file.fileNumber());
-            file.forEachDataEnd((segment, end) -> table.fileData(file.fileNumber(), segment, end));
-        }
+        // The live segments, then every recovered file's data ends (segment-major: LogSegmentTable.seed).
+        files.table().seed(recovered.liveSegments(), recovered.files());
         if (recovered.hasTail()) {
             files.resume(recovered.tailFileNumber(), recovered.tailEndPosition());
         } else {

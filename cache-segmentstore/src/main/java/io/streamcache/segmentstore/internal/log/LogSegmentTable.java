@@ -4,7 +4,11 @@ import org.agrona.collections.Long2LongHashMap;
 import org.agrona.collections.LongArrayList;
 import org.agrona.concurrent.UnsafeBuffer;
 
+import io.streamcache.segmentstore.internal.log.recovery.RecoveredFile;
+import io.streamcache.segmentstore.internal.log.recovery.RecoveredSegment;
+
 import java.nio.ByteBuffer;
+import java.util.List;
 import java.nio.charset.StandardCharsets;
 import java.util.zip.CRC32C;
 
@@ -118,6 +122,105 @@ final class LogSegmentTable {
         }
         rows.state(id, LIVE + at);
         dropDead(id, start);
+    }
+
+    /**
+     * Seeds the table at the writer's start with what recovery found: the live segments
+     * ({@link #restore}), then every recovered file and its data ends ({@link #file},
+     * {@link #fileData}), with the same result as those calls in that order, faster.
+     *
+     * <p><b>Segment-major</b> (issue 14: at 250,000 segments and 71 files, 1.1 million data ends
+     * made the writer's start a visible part of an open, each {@code fileData} a map lookup, a
+     * row and an image entry of a random segment). The data ends are first sorted by segment id
+     * (a counting sort: two passes over the ends, the files in order within each id), then each
+     * segment's row and image entry is read once, its ends taken in increasing file order (each
+     * new node is the list's head: no walk), and each file's count of live nodes is written once.
+     * Ids far above the number of ends (a sparse table) take the per-call path.
+     */
+    void seed(final List<RecoveredSegment> live, final List<RecoveredFile> recoveredFiles) {
+        for (final RecoveredSegment segment : live) {
+            restore(segment.id(), segment.name(), segment.startOffset(), segment.length(), segment.sealed());
+        }
+        long total = 0;
+        final int[] range = {Integer.MAX_VALUE, -1};
+        for (final RecoveredFile file : recoveredFiles) {
+            file(file.fileNumber());
+            total += file.dataEnds().size();
+            file.forEachDataEnd((id, end) -> {
+                range[0] = Math.min(range[0], id);
+                range[1] = Math.max(range[1], id);
+            });
+        }
+        if (total == 0) {
+            return;
+        }
+        final int maxId = range[1];
+        if (range[0] < 0 || total > Integer.MAX_VALUE - 8 || maxId > 4 * total + 4096) {
+            for (final RecoveredFile file : recoveredFiles) {
+                file.forEachDataEnd((id, end) -> fileData(file.fileNumber(), id, end));
+            }
+            return;
+        }
+        // Counting sort of the ends by id: starts[id] .. starts[id + 1] once filled.
+        final int[] starts = new int[maxId + 2];
+        for (final RecoveredFile file : recoveredFiles) {
+            file.forEachDataEnd((id, end) -> starts[id + 1]++);
+        }
+        for (int id = 0; id <= maxId; id++) {
+            starts[id + 1] += starts[id];
+        }
+        final int[] fileIndex = new int[(int) total];
+        final long[] ends = new long[(int) total];
+        final int[] cursor = java.util.Arrays.copyOf(starts, maxId + 1);
+        for (int f = 0; f < recoveredFiles.size(); f++) {
+            final int index = f;
+            recoveredFiles.get(f).forEachDataEnd((id, end) -> {
+                final int at = cursor[id]++;
+                fileIndex[at] = index;
+                ends[at] = end;
+            });
+        }
+        final long[] added = new long[recoveredFiles.size()];
+        final long[] numbers = new long[recoveredFiles.size()];
+        boolean ascending = true;
+        for (int f = 0; f < numbers.length; f++) {
+            numbers[f] = recoveredFiles.get(f).fileNumber();
+            ascending &= f == 0 || numbers[f] > numbers[f - 1];
+        }
+        for (int id = 0; id <= maxId; id++) {
+            final int from = starts[id];
+            final int to = starts[id + 1];
+            if (from == to) {
+                continue;
+            }
+            int state = rows.state(id);
+            if (state == 0) {
+                state = UNKNOWN;
+                rows.state(id, UNKNOWN);
+            }
+            if (!ascending || rows.head(id) != 0) {
+                // Not the fresh, ordered case: the general insertion.
+                for (int i = from; i < to; i++) {
+                    addData(id, state, numbers[fileIndex[i]], ends[i]);
+                }
+                continue;
+            }
+            final long start = state >= LIVE ? image.startAt(state - LIVE) : Long.MIN_VALUE;
+            int head = FileDataNodes.NIL;
+            for (int i = from; i < to; i++) {
+                if (state >= LIVE && start >= ends[i]) {
+                    continue;
+                }
+                head = nodes.allocate(numbers[fileIndex[i]], ends[i], head);
+                added[fileIndex[i]]++;
+            }
+            rows.head(id, head + 1);
+        }
+        for (int f = 0; f < numbers.length; f++) {
+            if (added[f] > 0) {
+                files.put(numbers[f], files.get(numbers[f]) + added[f]);
+            }
+        }
     }
 
     /**

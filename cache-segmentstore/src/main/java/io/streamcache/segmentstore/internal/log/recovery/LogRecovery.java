@@ -114,6 +114,11 @@ import static io.streamcache.segmentstore.internal.log.LogFileDescriptor.PAGE_LE
  */
 public final class LogRecovery {
     private static final Logger LOG = LoggerFactory.getLogger(LogRecovery.class);
+    /**
+     * Records after its SNAPSHOT a file needs for its replay to go to lanes: below this, starting
+     * a helper costs about what the lanes save.
+     */
+    static final int MIN_LANE_RECORDS = 256;
 
     private final Path directory;
     private final CorruptionPolicy corruptionPolicy;
@@ -121,6 +126,10 @@ public final class LogRecovery {
     private final long tornWriteWindow;
     private final int chunkLength;
     private final boolean parallelScan;
+    /** Threads of the work after the replay, the caller included (with {@link #parallelScan}). */
+    private final int parallelism;
+    /** Segments (or files) per chunk of that work, at least. */
+    private final int workChunk;
     private final StreamcacheThreads threads;
     private final String owner;
     private final boolean checkpoint;
@@ -130,6 +139,8 @@ public final class LogRecovery {
     private LogReplay attempt;
     /** Files of the last {@link #recover()} replayed from a {@link Prescanner}'s scan. */
     private int prescannedFiles;
+    /** The replay of the last {@link #recover()} (for its counters, also after a failure). */
+    private LogReplay lastReplay;
     /** Whether the last {@link #recover()} started from a recovery checkpoint. */
     private boolean checkpointUsed;
 
@@ -140,6 +151,8 @@ public final class LogRecovery {
         this.tornWriteWindow = builder.tornWriteWindow;
         this.chunkLength = builder.chunkLength;
         this.parallelScan = builder.parallelScan;
+        this.parallelism = builder.parallelism;
+        this.workChunk = builder.workChunk;
         this.threads = builder.threads;
         this.owner = builder.owner;
         this.checkpoint = builder.checkpoint;
@@ -149,6 +162,11 @@ public final class LogRecovery {
     /** @return whether the last {@link #recover()} started from the directory's recovery checkpoint. */
     public boolean checkpointUsed() {
         return checkpointUsed;
+    }
+
+    /** @return files of the last {@link #recover()} whose records were applied in lanes by segment id. */
+    int partitionedFiles() {
+        return lastReplay == null ? 0 : lastReplay.partitionedFiles;
     }
 
     /** @return files the last {@link #recover()} replayed from a scan made ahead on the second thread. */
@@ -217,8 +235,17 @@ public final class LogRecovery {
      *                   {@link LogCorruptedException}) and the caller scans everything.
      */
     private RecoveredLog recover(final RecoveryCheckpoint checkpoint) throws IOException, RecoveryCheckpoint.Refused {
+        // The helper threads of the lanes and of the work after the replay: one set per recovery.
+        try (RecoveryWorkers workers = new RecoveryWorkers(threads, owner, parallelScan ? parallelism : 1)) {
+            return recover(checkpoint, workers);
+        }
+    }
+
+    private RecoveredLog recover(final RecoveryCheckpoint checkpoint, final RecoveryWorkers workers)
+        throws IOException, RecoveryCheckpoint.Refused {
         final long started = System.nanoTime();
         prescannedFiles = 0;
+        lastReplay = null;
         final List<Long> numbers = listFileNumbers();
         if (checkpoint != null) {
             checkpoint.check(directory, numbers);
@@ -252,6 +279,7 @@ public final class LogRecovery {
         final LogReplay replay = new LogReplay(directory, checkpoint != null ? CorruptionPolicy.FAIL : corruptionPolicy,
             locationMemory != null ? locationMemory : new LocationMemory());
         attempt = replay;
+        lastReplay = replay;
         final List<LogFileScan> scans = new ArrayList<>();
         // With a checkpoint: the files before its file number come from it, the replay starts at it.
         int first = 0;
@@ -295,8 +323,17 @@ public final class LogRecovery {
                     ? prescanner.take(number) : null;
                 if (prescanned != null && prescanned.failure == null && prescanned.recordCount() > 0
                     && replay.snapshotMatches(prescanned)) {
-                    // The SNAPSHOT (record 0) matched by its digest; the rest as the scan found them.
-                    final int stopped = prescanned.replay(1, view, replay);
+                    // The SNAPSHOT (record 0) matched by its digest; the rest as the scan found them,
+                    // in lanes by segment id when the file allows it (LogReplay.applyPartitioned).
+                    final int stopped;
+                    // Four lanes per thread, claimed as threads come free: a thread the machine
+                    // holds back delays the file by one small lane, not by a fixed half of it.
+                    if (prescanned.recordCount() - 1 >= Math.min(workChunk, MIN_LANE_RECORDS) && workers.parallelism() > 1
+                        && replay.applyPartitioned(prescanned, 1, workers, 4 * workers.parallelism())) {
+                        stopped = prescanned.recordCount();
+                    } else {
+                        stopped = prescanned.replay(1, view, replay);
+                    }
                     if (stopped == prescanned.recordCount()) {
                         scan = prescanned.scan;
                     } else {
@@ -375,8 +412,10 @@ public final class LogRecovery {
             LOG.warn("Log {} cut at the corruption, later data lost: {}", directory, truncation.getMessage());
         }
 
-        final List<RecoveredSegment> segments = scans.isEmpty() ? List.of() : replay.finish();
-        final Map<Long, long[]> live = liveLengths(segments);
+        final LogReplay.Finished finished = scans.isEmpty() ? new LogReplay.Finished(List.of(), Map.of())
+            : replay.finish(workers, workChunk);
+        final List<RecoveredSegment> segments = finished.segments();
+        final Map<Long, long[]> live = finished.liveLengths();
         if (checkpoint != null) {
             checkLocatedInFiles(live, scans);
         }
@@ -426,10 +465,12 @@ public final class LogRecovery {
             }
         }
 
-        final List<RecoveredFile> files = recoveredFiles(scans, live, replay.fileEnds);
+        // Per file: a file's data ends are thousands of segments (one miss each), so a file is a chunk.
+        final List<RecoveredFile> files = recoveredFiles(scans, live, replay.fileEnds, workers);
         LOG.info("Log {}: recovered {} file(s), bytes={}, segments={} in {} ms ({} file(s) scanned ahead on a second thread,"
-            + " {} SNAPSHOT(s) checked by digest, {} exactly)", directory, scans.size(), bytesRead, segments.size(),
-            (System.nanoTime() - started) / 1_000_000, prescannedFiles, replay.digestChecks, replay.exactChecks);
+            + " {} SNAPSHOT(s) checked by digest, {} exactly, {} file(s) applied in lanes)", directory, scans.size(), bytesRead,
+            segments.size(), (System.nanoTime() - started) / 1_000_000, prescannedFiles, replay.digestChecks, replay.exactChecks,
+            replay.partitionedFiles);
         final long nextFileNumber = tailScan != null ? tailFileNumber + 1 : numbers.isEmpty() ? 1 : numbers.get(0);
         return new RecoveredLog(segments, files, removed, tailFileNumber, tailFileLength, tailEndPosition, resumePosition,
             tailZeroEnd, nextFileNumber, replay.maxSegmentId + 1, truncation, bytesRead, mark != null, tornBytes);
@@ -585,57 +626,37 @@ public final class LogRecovery {
     }
 
     /**
-     * @return per file number, the bytes of live segments located in it (in a one-element array).
+     * Builds each file's {@link RecoveredFile} (its live segments' data ends in two arrays), the
+     * files in chunks on {@code workers}: each file is its own.
      */
-    private static Map<Long, long[]> liveLengths(final List<RecoveredSegment> segments) {
-        final Map<Long, long[]> live = new HashMap<>();
-        // A segment's consecutive records mostly lie in one file: the last file's counter is
-        // kept, so the map (and a boxed key) is touched once per run of records, not per record.
-        final long[] lastFile = {-1};
-        final long[][] lastCounter = {null};
-        for (final RecoveredSegment segment : segments) {
-            if (segment.deleted()) {
-                continue;
+    private List<RecoveredFile> recoveredFiles(final List<LogFileScan> scans, final Map<Long, long[]> live,
+                                               final List<FileEnds> fileEnds, final RecoveryWorkers workers) {
+        final RecoveredFile[] files = new RecoveredFile[scans.size()];
+        workers.run(files.length, 1, (chunk, from, to) -> {
+            for (int i = from; i < to; i++) {
+                files[i] = recoveredFile(scans.get(i), live, fileEnds.get(i));
             }
-            final long start = segment.startOffset();
-            segment.locations().forEach((offset, length, fileNumber, position) -> {
-                final long liveLength = offset + length - Math.max(offset, start);
-                if (liveLength > 0) {
-                    if (fileNumber != lastFile[0]) {
-                        lastFile[0] = fileNumber;
-                        lastCounter[0] = live.computeIfAbsent(fileNumber, n -> new long[1]);
-                    }
-                    lastCounter[0][0] += liveLength;
-                }
-            });
-        }
-        return live;
+        });
+        return List.of(files);
     }
 
-    private List<RecoveredFile> recoveredFiles(final List<LogFileScan> scans, final Map<Long, long[]> live,
-                                               final List<LogReplay.FileEnds> fileEnds) {
-        final List<RecoveredFile> files = new ArrayList<>(scans.size());
-        for (int i = 0; i < scans.size(); i++) {
-            final LogFileScan scan = scans.get(i);
-            final LogReplay.FileEnds ends = fileEnds.get(i);
-            int count = 0;
-            for (int j = 0; j < ends.size(); j++) {
-                count += ends.segment(j).deleted ? 0 : 1;
-            }
-            final int[] ids = new int[count];
-            final long[] endOffsets = new long[count];
-            for (int j = 0, k = 0; j < ends.size(); j++) {
-                if (!ends.segment(j).deleted) {
-                    ids[k] = ends.segment(j).id;
-                    endOffsets[k++] = ends.end(j);
-                }
-            }
-            final DataEnds dataEnds = new DataEnds(ids, endOffsets);
-            final long[] liveLength = live.get(scan.fileNumber());
-            files.add(new RecoveredFile(scan.fileNumber(), path(scan.fileNumber()), scan.fileLength(), scan.end(),
-                scan.endPosition(), scan.recordCount(), scan.dataLength(), liveLength == null ? 0 : liveLength[0], dataEnds));
+    private RecoveredFile recoveredFile(final LogFileScan scan, final Map<Long, long[]> live, final FileEnds ends) {
+        int count = 0;
+        for (int j = 0; j < ends.size(); j++) {
+            count += ends.segment(j).deleted ? 0 : 1;
         }
-        return files;
+        final int[] ids = new int[count];
+        final long[] endOffsets = new long[count];
+        for (int j = 0, k = 0; j < ends.size(); j++) {
+            if (!ends.segment(j).deleted) {
+                ids[k] = ends.segment(j).id;
+                endOffsets[k++] = ends.end(j);
+            }
+        }
+        final DataEnds dataEnds = new DataEnds(ids, endOffsets);
+        final long[] liveLength = live.get(scan.fileNumber());
+        return new RecoveredFile(scan.fileNumber(), path(scan.fileNumber()), scan.fileLength(), scan.end(),
+            scan.endPosition(), scan.recordCount(), scan.dataLength(), liveLength == null ? 0 : liveLength[0], dataEnds);
     }
 
     /**
@@ -648,6 +669,8 @@ public final class LogRecovery {
         private long tornWriteWindow = LogScanner.TORN_WRITE_WINDOW_DEFAULT;
         private int chunkLength = LogScanner.CHUNK_LENGTH_DEFAULT;
         private boolean parallelScan = true;
+        private int parallelism = RecoveryWorkers.defaultParallelism();
+        private int workChunk = RecoveryWorkers.MIN_CHUNK_DEFAULT;
         private StreamcacheThreads threads = StreamcacheThreads.defaults();
         private String owner = "log";
         private boolean checkpoint;
@@ -700,6 +723,23 @@ public final class LogRecovery {
          */
         public Builder parallelScan(final boolean parallelScan) {
             this.parallelScan = parallelScan;
+            return this;
+        }
+
+        /**
+         * Tests: how the work after the replay is cut (with {@link #parallelScan(boolean)}).
+         *
+         * @param parallelism threads at most, the caller included; the processors (at most
+         *                    {@link RecoveryWorkers#MAX_PARALLELISM}) by default.
+         * @param workChunk   segments per chunk at least ({@link RecoveryWorkers#MIN_CHUNK_DEFAULT} by
+         *                    default); 1 makes small test logs use the threads too.
+         */
+        Builder work(final int parallelism, final int workChunk) {
+            if (parallelism < 1 || workChunk < 1) {
+                throw new IllegalArgumentException("parallelism=" + parallelism + " workChunk=" + workChunk + " must be >= 1");
+            }
+            this.parallelism = parallelism;
+            this.workChunk = workChunk;
             return this;
         }
 

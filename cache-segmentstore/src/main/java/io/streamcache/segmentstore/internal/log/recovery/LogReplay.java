@@ -4,9 +4,9 @@ import io.streamcache.segmentstore.log.CorruptionPolicy;
 import io.streamcache.segmentstore.log.LogCorruptedException;
 import io.streamcache.segmentstore.internal.log.LogFileDescriptor;
 import io.streamcache.segmentstore.internal.log.LogRecordDescriptor;
-import org.agrona.collections.Int2ObjectHashMap;
 
 import org.agrona.DirectBuffer;
+import org.agrona.collections.Long2LongHashMap;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -100,58 +100,26 @@ final class LogReplay implements LogRecordVisitor {
     }
 
     /**
-     * Per file replayed: each segment with DATA in it (the state object: a segment deleted and
-     * created again under its id is another one) and the end offset of its last DATA there. Two
-     * parallel arrays and a back-reference in the segment's state, instead of an identity map
-     * per file: no entry object or boxing per segment and file.
+     * What the records of one segment change besides the segment: the table digest (a sum, so
+     * lanes add their deltas) and the file's data ends. The replay's own lane folds its delta
+     * into the digest after every record; {@link #applyPartitioned} gives each thread one.
      */
-    static final class FileEnds {
-        private SegmentState[] segments;
-        private long[] ends;
-        private int size;
-
-        FileEnds() {
-            this(64);
-        }
-
-        /** @param capacity entries to hold before growing (a checkpoint knows how many). */
-        FileEnds(final int capacity) {
-            segments = new SegmentState[Math.max(1, capacity)];
-            ends = new long[Math.max(1, capacity)];
-        }
-
-        void note(final SegmentState segment, final long end) {
-            if (segment.endsIn == this) {
-                ends[segment.endsIndex] = Math.max(ends[segment.endsIndex], end);
-                return;
-            }
-            if (size == segments.length) {
-                segments = java.util.Arrays.copyOf(segments, size * 2);
-                ends = java.util.Arrays.copyOf(ends, size * 2);
-            }
-            segment.endsIn = this;
-            segment.endsIndex = size;
-            segments[size] = segment;
-            ends[size++] = end;
-        }
-
-        int size() {
-            return size;
-        }
-
-        SegmentState segment(final int i) {
-            return segments[i];
-        }
-
-        long end(final int i) {
-            return ends[i];
-        }
+    static final class Lane {
+        long digestDelta;
+        FileEnds ends;
+        final LogRecordView view = new LogRecordView();
+        /** The index of the first record that broke a rule in this lane, and why; -1 if none. */
+        int failedAt = -1;
+        String problem;
     }
 
     private final Path directory;
     private final CorruptionPolicy corruptionPolicy;
     private final LocationMemory memory;
-    private Int2ObjectHashMap<SegmentState> byId = new Int2ObjectHashMap<>();
+    /** The lane of the records applied on the replay's thread. */
+    private final Lane own = new Lane();
+    /** Every segment replayed, live or deleted, by id (dense: no hash probe per record). */
+    private final SegmentStates byId = new SegmentStates();
     private Map<String, SegmentState> liveByName = new HashMap<>();
     private final List<SnapshotCodec.Entry> snapshotEntries = new ArrayList<>();
     /** Per file replayed, in order: each segment's DATA end offset in it. */
@@ -168,6 +136,8 @@ final class LogReplay implements LogRecordVisitor {
     /** SNAPSHOTs checked by their digest alone, and those that needed the exact check. */
     int digestChecks;
     int exactChecks;
+    /** Files whose records {@link #applyPartitioned} applied in lanes (or tried to, up to a broken rule). */
+    int partitionedFiles;
     LogCorruptedException failure;
 
     /**
@@ -193,9 +163,7 @@ final class LogReplay implements LogRecordVisitor {
 
     /** Clears every segment's location index: the replay is given up. */
     void clearLocations() {
-        for (final SegmentState segment : byId.values()) {
-            segment.locations.clear();
-        }
+        byId.forEachInIdOrder(segment -> segment.locations.clear());
     }
 
     /** Where this replay's location indexes are. */
@@ -212,6 +180,7 @@ final class LogReplay implements LogRecordVisitor {
         this.path = path;
         this.snapshotMode = snapshotMode;
         this.currentEnds = new FileEnds();
+        own.ends = currentEnds;
     }
 
     void endFile() {
@@ -232,6 +201,18 @@ final class LogReplay implements LogRecordVisitor {
     }
 
     private String apply(final LogRecordView record) {
+        final String problem = apply(record, own);
+        digest += own.digestDelta;
+        own.digestDelta = 0;
+        return problem;
+    }
+
+    /**
+     * Applies one record. Only DATA (not a copy), SEAL and TRUNCATE may come through a lane other
+     * than {@link #own}: they change their own segment, the lane's digest delta and its file ends,
+     * nothing else (see {@link #applyPartitioned}).
+     */
+    private String apply(final LogRecordView record, final Lane lane) {
         final int id = record.segmentId();
         final long offset = record.segmentOffset();
         final SegmentState segment = byId.get(id);
@@ -269,10 +250,10 @@ final class LogReplay implements LogRecordVisitor {
                 }
                 if (record.length() > 0) {
                     segment.locations.addOwned(offset, record.length(), fileNumber, record.position());
-                    digest -= segment.hash();
+                    lane.digestDelta -= segment.hash();
                     segment.length += record.length();
-                    digest += segment.hash();
-                    currentEnds.note(segment, segment.length);
+                    lane.digestDelta += segment.hash();
+                    lane.ends.note(segment, segment.length);
                 }
                 return null;
             }
@@ -284,9 +265,9 @@ final class LogReplay implements LogRecordVisitor {
                     return "SEAL of segmentId=" + Integer.toUnsignedString(id) + " name=" + segment.name + " at length=" + offset
                         + ", but its length=" + segment.length;
                 }
-                digest -= segment.hash();
+                lane.digestDelta -= segment.hash();
                 segment.sealed = true;
-                digest += segment.hash();
+                lane.digestDelta += segment.hash();
                 return null;
             }
             case LogRecordDescriptor.TYPE_TRUNCATE: {
@@ -298,9 +279,9 @@ final class LogReplay implements LogRecordVisitor {
                         + offset + ", past its length=" + segment.length;
                 }
                 if (offset > segment.start) {
-                    digest -= segment.hash();
+                    lane.digestDelta -= segment.hash();
                     segment.start = offset;
-                    digest += segment.hash();
+                    lane.digestDelta += segment.hash();
                     segment.locations.truncateOwned(offset);
                 }
                 return null;
@@ -315,6 +296,76 @@ final class LogReplay implements LogRecordVisitor {
             default:
                 return "unexpected record type=" + record.type();
         }
+    }
+
+    /**
+     * Applies the records {@code [from, recordCount())} of a prescanned file in lanes by segment
+     * id on {@code workers} (each lane claimed by a free thread), if they allow it; otherwise applies nothing.
+     *
+     * <p><b>Why it is exact.</b> DATA (not a copy), SEAL and TRUNCATE records change only their
+     * own segment's state and index, plus two things every record adds to: the table digest (a
+     * sum: each lane keeps its delta) and the file's data ends (each lane its own, merged after).
+     * A file whose records are all of these kinds is applied by lanes that each take the records
+     * of their segments in log order, so every segment sees exactly the sequence of records it
+     * sees in a sequential replay, and the segment states are not added to or removed from while
+     * the lanes run (no CREATE, DELETE or SNAPSHOT). A record that breaks a rule is the first in
+     * its lane; the first of them in log order is the one the sequential replay throws at, with
+     * the same words (they depend on its segment's state only). Records after it in other lanes
+     * were applied too, which does not matter: the replay is given up (this runs only when a
+     * broken rule throws, not under {@link CorruptionPolicy#TRUNCATE}, which stops at it).
+     *
+     * @return whether the records were applied (else nothing was, and the caller replays them in order).
+     * @throws LogCorruptedException at the first record that breaks a rule, as {@link #onRecord}.
+     */
+    boolean applyPartitioned(final PrescannedFile file, final int from, final RecoveryWorkers workers, final int lanes) {
+        if (lanes < 2 || corruptionPolicy == CorruptionPolicy.TRUNCATE || !file.onlyOwnSegmentRecords(from)) {
+            return false;
+        }
+        partitionedFiles++;
+        final Lane[] all = new Lane[lanes];
+        for (int k = 0; k < lanes; k++) {
+            all[k] = new Lane();
+            all[k].ends = new FileEnds(Math.max(64, (file.recordCount() - from) / lanes));
+        }
+        workers.run(lanes, 1, (chunk, first, end) -> {
+            for (int k = first; k < end; k++) {
+                final Lane lane = all[k];
+                for (int i = from; i < file.recordCount(); i++) {
+                    if (Integer.remainderUnsigned(file.segmentId(i), lanes) != k) {
+                        continue;
+                    }
+                    file.view(i, lane.view);
+                    final String problem = apply(lane.view, lane);
+                    if (problem != null) {
+                        lane.failedAt = i;
+                        lane.problem = problem;
+                        break;
+                    }
+                }
+            }
+        });
+        Lane failed = null;
+        for (final Lane lane : all) {
+            digest += lane.digestDelta;
+            if (lane.failedAt >= 0 && (failed == null || lane.failedAt < failed.failedAt)) {
+                failed = lane;
+            }
+        }
+        if (failed != null) {
+            failure = new LogCorruptedException(path, fileNumber, file.position(failed.failedAt), failed.problem);
+            throw failure;
+        }
+        final boolean fresh = currentEnds.size() == 0;
+        for (final Lane lane : all) {
+            if (fresh) {
+                currentEnds.appendDisjoint(lane.ends);
+            } else {
+                for (int j = 0; j < lane.ends.size(); j++) {
+                    currentEnds.note(lane.ends.segment(j), lane.ends.end(j));
+                }
+            }
+        }
+        return true;
     }
 
     /**
@@ -550,7 +601,7 @@ final class LogReplay implements LogRecordVisitor {
     }
 
     private void put(final SegmentState segment) {
-        byId.put(segment.id, segment);
+        byId.put(segment);
         liveByName.put(segment.name, segment);
         digest += segment.hash();
         maxSegmentId = Math.max(maxSegmentId, Integer.toUnsignedLong(segment.id));
@@ -607,7 +658,7 @@ final class LogReplay implements LogRecordVisitor {
      */
     void reserve(final int segments) {
         if (byId.isEmpty() && liveByName.isEmpty()) {
-            byId = new Int2ObjectHashMap<>(Math.max(8, (int) (segments / 0.65f) + 1), 0.65f);
+            byId.reserve(segments);
             liveByName = new HashMap<>(Math.max(16, (int) (segments / 0.75f) + 1));
         }
     }
@@ -648,31 +699,104 @@ final class LogReplay implements LogRecordVisitor {
         this.maxSegmentId = Math.max(this.maxSegmentId, maxSegmentId);
     }
 
-    List<RecoveredSegment> finish() {
-        // In id order: a sort of primitive keys (unsigned id, index), not of the objects with a
-        // comparator (at 250,000 segments the comparator sort was a visible part of an open).
-        final SegmentState[] unsorted = byId.values().toArray(new SegmentState[0]);
-        final long[] keys = new long[unsorted.length];
-        for (int i = 0; i < unsorted.length; i++) {
-            keys[i] = Integer.toUnsignedLong(unsorted[i].id) << 32 | i;
-        }
-        java.util.Arrays.sort(keys);
-        final List<RecoveredSegment> segments = new ArrayList<>(unsorted.length);
-        for (final long key : keys) {
-            final SegmentState segment = unsorted[(int) key];
-            if (!segment.deleted && segment.start < segment.loggedFrom && segment.below != null) {
-                fillFromBelow(segment);
+    /**
+     * What {@link #finish} yields: every segment in id order, and per file the bytes of live
+     * segments located in it.
+     *
+     * @param segments    the segments (live and deleted), in unsigned id order.
+     * @param liveLengths per file number, the live bytes located in it (in a one-element array).
+     */
+    record Finished(List<RecoveredSegment> segments, Map<Long, long[]> liveLengths) {
+    }
+
+    /** {@link #finish(RecoveryWorkers, int)} on the calling thread alone. */
+    Finished finish() {
+        return finish(new RecoveryWorkers(null, null, 1), 1);
+    }
+
+    /**
+     * Completes every segment (locations held aside put back, the check that its bytes from its
+     * start are in the files, its index trimmed) and counts the live bytes per file, in chunks of
+     * segments on {@code workers}: each segment is its own, so the chunks share nothing but the
+     * (thread-safe) location memory. Deterministic: the segments come out in id order, the counts
+     * are sums, and a segment whose bytes are missing throws the error of the first such segment
+     * in id order, as a sequential loop would.
+     */
+    Finished finish(final RecoveryWorkers workers, final int minChunk) {
+        // In id order straight from the dense table: no sort.
+        final SegmentState[] states = byId.toArrayInIdOrder();
+        final RecoveredSegment[] segments = new RecoveredSegment[states.length];
+        final Long2LongHashMap[] live = new Long2LongHashMap[Math.max(1, workers.chunks(states.length, minChunk))];
+        workers.run(states.length, minChunk, (chunk, from, to) -> {
+            final Long2LongHashMap counts = new Long2LongHashMap(0);
+            final LiveCounter counter = new LiveCounter(counts);
+            for (int i = from; i < to; i++) {
+                final SegmentState segment = states[i];
+                segments[i] = finish(segment);
+                if (!segment.deleted) {
+                    counter.start = segment.start;
+                    segment.locations.forEach(counter);
+                }
             }
-            if (!segment.deleted && segment.start < segment.loggedFrom) {
-                throw new LogCorruptedException(path(segment.loggedFromFile), segment.loggedFromFile, FIRST_RECORD_POSITION,
-                    "segmentId=" + Integer.toUnsignedString(segment.id) + " name=" + segment.name + " holds offsets from startOffset="
-                        + segment.start + ", but the log holds its bytes only from offset=" + segment.loggedFrom
-                        + " (this file's SNAPSHOT; the files before it are gone): a file was deleted while its data were live");
+            counter.flush();
+            live[chunk] = counts;
+        });
+        final Map<Long, long[]> liveLengths = new HashMap<>();
+        for (final Long2LongHashMap counts : live) {
+            if (counts != null) {
+                counts.forEachLong((file, bytes) -> liveLengths.computeIfAbsent(file, n -> new long[1])[0] += bytes);
             }
-            segment.locations.trimToSize();
-            segments.add(new RecoveredSegment(segment.id, segment.name, segment.start, segment.length, segment.sealed,
-                segment.deleted, segment.loggedFrom, segment.locations));
         }
-        return segments;
+        return new Finished(java.util.Arrays.asList(segments), liveLengths);
+    }
+
+    private RecoveredSegment finish(final SegmentState segment) {
+        if (!segment.deleted && segment.start < segment.loggedFrom && segment.below != null) {
+            fillFromBelow(segment);
+        }
+        if (!segment.deleted && segment.start < segment.loggedFrom) {
+            throw new LogCorruptedException(path(segment.loggedFromFile), segment.loggedFromFile, FIRST_RECORD_POSITION,
+                "segmentId=" + Integer.toUnsignedString(segment.id) + " name=" + segment.name + " holds offsets from startOffset="
+                    + segment.start + ", but the log holds its bytes only from offset=" + segment.loggedFrom
+                    + " (this file's SNAPSHOT; the files before it are gone): a file was deleted while its data were live");
+        }
+        segment.locations.trimToSize();
+        return new RecoveredSegment(segment.id, segment.name, segment.start, segment.length, segment.sealed,
+            segment.deleted, segment.loggedFrom, segment.locations);
+    }
+
+    /**
+     * Sums the live bytes of a chunk's segments per file. A segment's consecutive records mostly
+     * lie in one file: the running file's sum is kept aside, so the map is touched once per run
+     * of records in one file, not per record.
+     */
+    private static final class LiveCounter implements LocationIndex.RecordVisitor {
+        private final Long2LongHashMap counts;
+        long start;
+        private long file = -1;
+        private long bytes;
+
+        LiveCounter(final Long2LongHashMap counts) {
+            this.counts = counts;
+        }
+
+        @Override
+        public void onRecord(final long offset, final int length, final long fileNumber, final long position) {
+            final long liveLength = offset + length - Math.max(offset, start);
+            if (liveLength > 0) {
+                if (fileNumber != file) {
+                    flush();
+                    file = fileNumber;
+                }
+                bytes += liveLength;
+            }
+        }
+
+        void flush() {
+            if (bytes > 0) {
+                counts.put(file, counts.get(file) + bytes);
+            }
+            bytes = 0;
+        }
     }
 }

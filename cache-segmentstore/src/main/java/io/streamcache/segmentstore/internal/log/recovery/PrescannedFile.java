@@ -98,6 +98,36 @@ final class PrescannedFile implements LogRecordVisitor {
     }
 
     /**
+     * @return whether the records from {@code from} on are all DATA (not copies), SEAL or
+     *         TRUNCATE: each changes only its own segment ({@link LogReplay#applyPartitioned}).
+     */
+    boolean onlyOwnSegmentRecords(final int from) {
+        for (int i = from; i < count; i++) {
+            final byte type = types[i];
+            final boolean own = type == LogRecordDescriptor.TYPE_DATA ? (flags[i] & LogRecordDescriptor.FLAG_COPY) == 0
+                : type == LogRecordDescriptor.TYPE_SEAL || type == LogRecordDescriptor.TYPE_TRUNCATE;
+            if (!own) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    int segmentId(final int i) {
+        return segmentIds[i];
+    }
+
+    long position(final int i) {
+        return positions[i];
+    }
+
+    /** Points {@code view} at record {@code i} (header fields only: no payload). */
+    void view(final int i, final LogRecordView view) {
+        view.set(fileNumber, positions[i], types[i], segmentIds[i], segmentOffsets[i], lengths[i]);
+        view.flags(flags[i]);
+    }
+
+    /**
      * Hands the records {@code [from, recordCount())} to {@code visitor} in order through
      * {@code view}, as the scan found them.
      *

@@ -358,7 +358,7 @@ final class RecoveryCheckpoint {
                 final int ends = body.getInt(at + 52, ByteOrder.LITTLE_ENDIAN);
                 at += 56;
                 if (present.contains(file.number())) {
-                    final LogReplay.FileEnds fileEnds = new LogReplay.FileEnds(ends);
+                    final FileEnds fileEnds = new FileEnds(ends);
                     for (int j = 0; j < ends; j++) {
                         final LogReplay.SegmentState segment = replay.liveState(body.getInt(at + 12 * j, ByteOrder.LITTLE_ENDIAN));
                         if (segment != null) {
@@ -442,7 +442,7 @@ final class RecoveryCheckpoint {
             out.putInt(live.size());
             for (int i = 0; i < files.size(); i++) {
                 final CoveredFile file = files.get(i);
-                final LogReplay.FileEnds ends = replay.fileEnds.get(i);
+                final FileEnds ends = replay.fileEnds.get(i);
                 int liveEnds = 0;
                 for (int j = 0; j < ends.size(); j++) {
                     liveEnds += ends.segment(j).deleted ? 0 : 1;

@@ -117,12 +117,9 @@ public final class ScanningRecoveryHook implements RecoveryHook {
             .locationMemory(locationMemory != null ? locationMemory : new LocationMemory())
             .build()
             .recover();
-        final Map<Integer, LocationIndex> byId = new HashMap<>();
-        for (final RecoveredSegment segment : log.liveSegments()) {
-            byId.put(segment.id(), segment.locations());
-        }
         this.recoveredLog = log;
-        this.locations = byId;
+        // The map by id is built when asked for (the store takes the indexes from the live segments).
+        this.locations = null;
         return log;
     }
 
@@ -160,6 +157,13 @@ public final class ScanningRecoveryHook implements RecoveryHook {
      * @return every live segment's location index by segment id (empty before {@link #scan}).
      */
     public Map<Integer, LocationIndex> locations() {
+        if (locations == null) {
+            final Map<Integer, LocationIndex> byId = new HashMap<>();
+            for (final RecoveredSegment segment : recoveredLog.liveSegments()) {
+                byId.put(segment.id(), segment.locations());
+            }
+            locations = byId;
+        }
         return Collections.unmodifiableMap(locations);
     }
 
