@@ -37,6 +37,15 @@ public final class GenerationPolicy implements EvictionPolicy {
     /** Bytes of the entries surveyed at each age, parallel to {@link #ages}. */
     private long[] bytes = new long[INITIAL_CAPACITY];
     private int ageCount;
+    /**
+     * The sort's scratch, kept between passes (grown, never shrunk) so that a pass allocates
+     * nothing once the survey's size has been seen: a pass runs on every full cache, on the
+     * appending path's completer thread too, and allocated three arrays per pass (half the bytes
+     * the facade's steady append still allocated).
+     */
+    private long[] keys = new long[INITIAL_CAPACITY];
+    private int[] sortedAges = new int[INITIAL_CAPACITY];
+    private long[] sortedBytes = new long[INITIAL_CAPACITY];
     /** Bytes the pass wants freed; 0: one surveyed generation per step. */
     private long wantedBytes;
     private int nextAge;
@@ -99,18 +108,22 @@ public final class GenerationPolicy implements EvictionPolicy {
         return true;
     }
 
-    /** Sorts the surveyed ages oldest first and merges equal ones, adding their bytes. */
+    /** Sorts the surveyed ages oldest first and merges equal ones, adding their bytes; allocates only to grow its scratch. */
     private void sortAndMerge() {
+        if (keys.length < ageCount) {
+            final int capacity = Math.max(ageCount, keys.length * 2);
+            keys = new long[capacity];
+            sortedAges = new int[capacity];
+            sortedBytes = new long[capacity];
+        }
         // Sort (age, index) pairs: ages are negative ints, indexes fit 31 bits.
-        final long[] keys = new long[ageCount];
         for (int i = 0; i < ageCount; i++) {
             keys[i] = ((long) ages[i] << 32) | i;
         }
-        Arrays.sort(keys);
-        final int[] sortedAges = new int[ageCount];
-        final long[] sortedBytes = new long[ageCount];
+        heapSort(keys, ageCount);
         int distinct = 0;
-        for (final long key : keys) {
+        for (int k = 0; k < ageCount; k++) {
+            final long key = keys[k];
             final int age = (int) (key >> 32);
             final long length = bytes[(int) key];
             if (distinct > 0 && sortedAges[distinct - 1] == age) {
@@ -123,6 +136,40 @@ public final class GenerationPolicy implements EvictionPolicy {
         System.arraycopy(sortedAges, 0, ages, 0, distinct);
         System.arraycopy(sortedBytes, 0, bytes, 0, distinct);
         ageCount = distinct;
+    }
+
+    /**
+     * Sorts {@code a[0, n)} ascending in place. Not {@code Arrays.sort}: on input made of long
+     * sorted runs (a survey in scan order often is) the JDK's sort merges the runs through a new
+     * array as long as the input.
+     */
+    static void heapSort(final long[] a, final int n) {
+        for (int i = n / 2 - 1; i >= 0; i--) {
+            siftDown(a, i, n);
+        }
+        for (int end = n - 1; end > 0; end--) {
+            final long top = a[0];
+            a[0] = a[end];
+            a[end] = top;
+            siftDown(a, 0, end);
+        }
+    }
+
+    private static void siftDown(final long[] a, final int from, final int n) {
+        final long value = a[from];
+        int i = from;
+        int child;
+        while ((child = 2 * i + 1) < n) {
+            if (child + 1 < n && a[child + 1] > a[child]) {
+                child++;
+            }
+            if (a[child] <= value) {
+                break;
+            }
+            a[i] = a[child];
+            i = child;
+        }
+        a[i] = value;
     }
 
     @Override
