@@ -8,7 +8,7 @@ package io.streamcache.segmentstore.internal.log.recovery;
  * or one lane's: {@link LogReplay#applyPartitioned}), read after.
  */
 final class FileEnds {
-    private LogReplay.SegmentState[] segments;
+    private SegmentState[] segments;
     private long[] ends;
     private int size;
 
@@ -18,11 +18,11 @@ final class FileEnds {
 
     /** @param capacity entries to hold before growing (a checkpoint knows how many). */
     FileEnds(final int capacity) {
-        segments = new LogReplay.SegmentState[Math.max(1, capacity)];
+        segments = new SegmentState[Math.max(1, capacity)];
         ends = new long[Math.max(1, capacity)];
     }
 
-    void note(final LogReplay.SegmentState segment, final long end) {
+    void note(final SegmentState segment, final long end) {
         if (segment.endsIn == this) {
             ends[segment.endsIndex] = Math.max(ends[segment.endsIndex], end);
             return;
@@ -53,7 +53,7 @@ final class FileEnds {
         System.arraycopy(other.segments, 0, segments, size, other.size);
         System.arraycopy(other.ends, 0, ends, size, other.size);
         size += other.size;
-        other.segments = new LogReplay.SegmentState[0];
+        other.segments = new SegmentState[0];
         other.ends = new long[0];
         other.size = 0;
     }
@@ -62,7 +62,7 @@ final class FileEnds {
         return size;
     }
 
-    LogReplay.SegmentState segment(final int i) {
+    SegmentState segment(final int i) {
         return segments[i];
     }
 

@@ -5,9 +5,7 @@ import io.streamcache.segmentstore.log.LogCorruptedException;
 import io.streamcache.segmentstore.internal.log.LogFileDescriptor;
 import io.streamcache.segmentstore.internal.log.LogRecordDescriptor;
 
-import org.agrona.DirectBuffer;
 import org.agrona.collections.Long2LongHashMap;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -34,69 +32,6 @@ final class LogReplay implements LogRecordVisitor {
         CHECK,
         /** A file after a gap: the table re-synchronizes to it. */
         RESYNC
-    }
-
-    /** One segment while replaying. */
-    static final class SegmentState {
-        final int id;
-        final String name;
-        long loggedFrom;
-        long loggedFromFile;
-        LocationIndex locations;
-        long start;
-        long length;
-        boolean sealed;
-        boolean deleted;
-        /** The serial of the last SNAPSHOT that listed it, in a quick check. */
-        int listedIn;
-        /** The name's UTF-8 bytes, once a quick check needed them. */
-        private byte[] nameBytes;
-        /** {@link TableDigest#nameHash} of the name. */
-        final long nameHash;
-        /** The {@link FileEnds} that last noted this segment, and its index there. */
-        FileEnds endsIn;
-        int endsIndex;
-        /**
-         * Locations the index cannot take in log order, by offset: compaction copies of bytes
-         * before {@link #loggedFrom} (their original's file is gone), and the records a RESYNC
-         * took out of the index; {@code {length, fileNumber, position}}. Null until needed.
-         */
-        TreeMap<Long, long[]> below;
-
-        SegmentState(final int id, final String name, final long start, final long length, final boolean sealed,
-                     final long fileNumber, final LocationMemory memory) {
-            this.id = id;
-            this.name = name;
-            this.start = start;
-            this.length = length;
-            this.sealed = sealed;
-            this.loggedFrom = length;
-            this.loggedFromFile = fileNumber;
-            this.locations = new LocationIndex(length, memory);
-            this.nameHash = TableDigest.nameHash(name);
-        }
-
-        /** @return this segment's term in the table digest, as its bounds stand. */
-        long hash() {
-            return TableDigest.entry(id, sealed, start, length, nameHash);
-        }
-
-        boolean nameIs(final DirectBuffer payload, final int offset, final int length) {
-            byte[] bytes = nameBytes;
-            if (bytes == null) {
-                bytes = name.getBytes(StandardCharsets.UTF_8);
-                nameBytes = bytes;
-            }
-            if (bytes.length != length) {
-                return false;
-            }
-            for (int i = 0; i < length; i++) {
-                if (payload.getByte(offset + i) != bytes[i]) {
-                    return false;
-                }
-            }
-            return true;
-        }
     }
 
     /**

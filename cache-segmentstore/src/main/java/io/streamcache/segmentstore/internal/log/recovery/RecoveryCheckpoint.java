@@ -360,7 +360,7 @@ final class RecoveryCheckpoint {
                 if (present.contains(file.number())) {
                     final FileEnds fileEnds = new FileEnds(ends);
                     for (int j = 0; j < ends; j++) {
-                        final LogReplay.SegmentState segment = replay.liveState(body.getInt(at + 12 * j, ByteOrder.LITTLE_ENDIAN));
+                        final SegmentState segment = replay.liveState(body.getInt(at + 12 * j, ByteOrder.LITTLE_ENDIAN));
                         if (segment != null) {
                             fileEnds.note(segment, body.getLong(at + 12 * j + 4, ByteOrder.LITTLE_ENDIAN));
                         }
@@ -436,7 +436,7 @@ final class RecoveryCheckpoint {
         try (FileChannel channel = FileChannel.open(temp, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
             StandardOpenOption.TRUNCATE_EXISTING)) {
             final BodyWriter out = new BodyWriter(channel);
-            final List<LogReplay.SegmentState> live = new ArrayList<>();
+            final List<SegmentState> live = new ArrayList<>();
             replay.liveStates().forEach(live::add);
             out.putInt(files.size());
             out.putInt(live.size());
@@ -462,7 +462,7 @@ final class RecoveryCheckpoint {
                     }
                 }
             }
-            for (final LogReplay.SegmentState segment : live) {
+            for (final SegmentState segment : live) {
                 putSegment(out, segment);
             }
             out.flush();
@@ -488,7 +488,7 @@ final class RecoveryCheckpoint {
         return length;
     }
 
-    private static void putSegment(final BodyWriter out, final LogReplay.SegmentState segment) throws IOException {
+    private static void putSegment(final BodyWriter out, final SegmentState segment) throws IOException {
         final LocationIndex index = segment.locations;
         final int records = index.count();
         final byte[] name = segment.name.getBytes(StandardCharsets.UTF_8);

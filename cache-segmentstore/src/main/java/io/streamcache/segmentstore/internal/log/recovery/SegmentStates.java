@@ -31,8 +31,8 @@ final class SegmentStates {
     /** Ids from here on (unsigned) are kept in the hash map. */
     static final int DENSE_LIMIT = 1 << 24;
 
-    private LogReplay.SegmentState[][] pages = new LogReplay.SegmentState[16][];
-    private final Int2ObjectHashMap<LogReplay.SegmentState> sparse = new Int2ObjectHashMap<>();
+    private SegmentState[][] pages = new SegmentState[16][];
+    private final Int2ObjectHashMap<SegmentState> sparse = new Int2ObjectHashMap<>();
     private int size;
 
     private static boolean dense(final int id) {
@@ -40,21 +40,21 @@ final class SegmentStates {
     }
 
     /** @return the state of {@code id} (live or deleted), or null. */
-    LogReplay.SegmentState get(final int id) {
+    SegmentState get(final int id) {
         if (dense(id)) {
             final int p = id >>> PAGE_SHIFT;
-            final LogReplay.SegmentState[][] directory = pages;
+            final SegmentState[][] directory = pages;
             if (p >= directory.length) {
                 return null;
             }
-            final LogReplay.SegmentState[] page = directory[p];
+            final SegmentState[] page = directory[p];
             return page == null ? null : page[id & (PAGE_IDS - 1)];
         }
         return sparse.get(id);
     }
 
     /** Puts {@code state} under its id, replacing any state there. */
-    void put(final LogReplay.SegmentState state) {
+    void put(final SegmentState state) {
         final int id = state.id;
         if (!dense(id)) {
             if (sparse.put(id, state) == null) {
@@ -66,9 +66,9 @@ final class SegmentStates {
         if (p >= pages.length) {
             pages = Arrays.copyOf(pages, Math.max(p + 1, pages.length * 2));
         }
-        LogReplay.SegmentState[] page = pages[p];
+        SegmentState[] page = pages[p];
         if (page == null) {
-            page = new LogReplay.SegmentState[PAGE_IDS];
+            page = new SegmentState[PAGE_IDS];
             pages[p] = page;
         }
         final int slot = id & (PAGE_IDS - 1);
@@ -96,12 +96,12 @@ final class SegmentStates {
     }
 
     /** Hands every state (live and deleted) to {@code action}, in unsigned id order. */
-    void forEachInIdOrder(final Consumer<LogReplay.SegmentState> action) {
-        for (final LogReplay.SegmentState[] page : pages) {
+    void forEachInIdOrder(final Consumer<SegmentState> action) {
+        for (final SegmentState[] page : pages) {
             if (page == null) {
                 continue;
             }
-            for (final LogReplay.SegmentState state : page) {
+            for (final SegmentState state : page) {
                 if (state != null) {
                     action.accept(state);
                 }
@@ -121,8 +121,8 @@ final class SegmentStates {
     }
 
     /** @return every state (live and deleted), in unsigned id order. */
-    LogReplay.SegmentState[] toArrayInIdOrder() {
-        final LogReplay.SegmentState[] out = new LogReplay.SegmentState[size];
+    SegmentState[] toArrayInIdOrder() {
+        final SegmentState[] out = new SegmentState[size];
         final int[] n = {0};
         forEachInIdOrder(state -> out[n[0]++] = state);
         return out;

@@ -30,19 +30,19 @@ class SegmentStatesTest {
             if (random.nextBoolean()) {
                 states.reserve(random.nextInt(100_000));
             }
-            final TreeMap<Long, LogReplay.SegmentState> model = new TreeMap<>();
+            final TreeMap<Long, SegmentState> model = new TreeMap<>();
             for (int op = 0; op < 3000; op++) {
                 final int id = randomId(random);
                 if (random.nextInt(4) == 0) {
                     assertSame(model.get(Integer.toUnsignedLong(id)), states.get(id), "id=" + id);
                     continue;
                 }
-                final LogReplay.SegmentState state = new LogReplay.SegmentState(id, "s" + op, 0, 0, false, 1, memory);
+                final SegmentState state = new SegmentState(id, "s" + op, 0, 0, false, 1, memory);
                 states.put(state);
                 model.put(Integer.toUnsignedLong(id), state);
             }
             assertEquals(model.size(), states.size());
-            final List<LogReplay.SegmentState> inOrder = new ArrayList<>();
+            final List<SegmentState> inOrder = new ArrayList<>();
             states.forEachInIdOrder(inOrder::add);
             assertEquals(new ArrayList<>(model.values()), inOrder, "seed=" + seed);
             assertEquals(inOrder, List.of(states.toArrayInIdOrder()));
