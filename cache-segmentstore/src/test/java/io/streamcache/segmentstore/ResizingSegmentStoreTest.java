@@ -16,6 +16,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -227,6 +228,9 @@ class ResizingSegmentStoreTest {
                 store.create("s" + s);
             }
             final AtomicBoolean stop = new AtomicBoolean();
+            // The resizes start once every task has done some work: on a loaded machine the
+            // rounds could otherwise all finish before a thread ran (the test took 20 ms once).
+            final CountDownLatch working = new CountDownLatch(4);
             final ExecutorService pool = Executors.newFixedThreadPool(4);
             final List<Future<Long>> tasks = new ArrayList<>();
             for (int a = 0; a < 2; a++) {
@@ -240,7 +244,9 @@ class ResizingSegmentStoreTest {
                         try {
                             store.append("s" + s, buffer(s, lengths.get(s), n));
                             lengths.addAndGet(s, n);
-                            appends++;
+                            if (appends++ == 0) {
+                                working.countDown();
+                            }
                         } catch (final CacheException e) {
                             // a full cache while pinned: all or nothing
                         }
@@ -264,7 +270,9 @@ class ResizingSegmentStoreTest {
                         final ReadResult result = store.read("s" + s, offset, 1 + random.nextInt(3000));
                         final byte[] got = bytes(result);
                         assertArrayEquals(pattern(s, offset, got.length), got, "s" + s + " at " + offset);
-                        reads++;
+                        if (reads++ == 0) {
+                            working.countDown();
+                        }
                         held.add(result);
                         if (held.size() > 3) {
                             held.remove(0).release();
@@ -276,6 +284,7 @@ class ResizingSegmentStoreTest {
             }
             final Random random = new Random(42);
             try {
+                assertTrue(working.await(60, TimeUnit.SECONDS), "the appenders and readers did not start");
                 for (int round = 0; round < ROUNDS; round++) {
                     final long target = (long)(2 + random.nextInt(23)) * BUFFER_LENGTH;
                     final long after = store.cacheManager().resizeTier(0, target, Duration.ofSeconds(30));
