@@ -67,6 +67,10 @@ final class CatchUpReader implements Runnable {
                 try {
                     while (position < end && !run.stopping()) {
                         run.paceCatchUp();
+                        if (run.stopping()) {
+                            // The pacing returns at once when stopping: a read now would be one past the share.
+                            break;
+                        }
                         final int wanted = (int) Math.min(run.config.catchupReadSize, end - position);
                         try (ReadResult result = run.fetch(segment, position, wanted, run.metrics.catchupRead)) {
                             if (result.length() == 0) {
