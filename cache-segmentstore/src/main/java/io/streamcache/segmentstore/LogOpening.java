@@ -4,6 +4,7 @@ import io.streamcache.core.StreamcacheThreads;
 
 import io.streamcache.segmentstore.internal.log.LogDirectory;
 import io.streamcache.segmentstore.internal.log.LogLock;
+import io.streamcache.segmentstore.internal.log.Threads;
 import io.streamcache.segmentstore.internal.log.recovery.RecoveredLog;
 import io.streamcache.segmentstore.internal.log.recovery.RecoveredSegment;
 import io.streamcache.segmentstore.internal.log.recovery.RecoveryHook;
@@ -129,17 +130,7 @@ final class LogOpening {
             if (helper == null) {
                 helperTask.run();
             } else {
-                boolean interrupted = false;
-                while (helper.isAlive()) {
-                    try {
-                        helper.join();
-                    } catch (final InterruptedException e) {
-                        interrupted = true;
-                    }
-                }
-                if (interrupted) {
-                    Thread.currentThread().interrupt();
-                }
+                Threads.joinUninterruptibly(helper);
             }
         }
         // After the join (which makes the helper's writes visible here).

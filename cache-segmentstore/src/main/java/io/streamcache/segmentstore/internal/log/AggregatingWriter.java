@@ -578,26 +578,12 @@ public final class AggregatingWriter implements AutoCloseable {
         }
         writer.closing = true;
         LockSupport.unpark(writer.thread());
-        joinQuietly(writer.thread());
-        joinQuietly(completer.thread());
+        Threads.joinUninterruptibly(writer.thread());
+        Threads.joinUninterruptibly(completer.thread());
         if (checkpointer != null) {
             checkpointer.close();
         }
         LogMBeans.unregister(objectName);
-    }
-
-    private static void joinQuietly(final Thread thread) {
-        boolean interrupted = false;
-        while (thread.isAlive()) {
-            try {
-                thread.join();
-            } catch (final InterruptedException e) {
-                interrupted = true;
-            }
-        }
-        if (interrupted) {
-            Thread.currentThread().interrupt();
-        }
     }
 
     @Override

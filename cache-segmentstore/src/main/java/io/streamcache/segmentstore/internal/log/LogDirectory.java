@@ -668,17 +668,7 @@ public final class LogDirectory implements AutoCloseable {
             lock.notifyAll();
         }
         if (background != null) {
-            boolean interrupted = false;
-            while (background.isAlive()) {
-                try {
-                    background.join();
-                } catch (final InterruptedException e) {
-                    interrupted = true;
-                }
-            }
-            if (interrupted) {
-                Thread.currentThread().interrupt();
-            }
+            Threads.joinUninterruptibly(background);
         }
         synchronized (lock) {
             for (final Map.Entry<Long, LogFile> spare : spares.entrySet()) {

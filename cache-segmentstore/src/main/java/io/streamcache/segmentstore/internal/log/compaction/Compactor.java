@@ -15,6 +15,7 @@ import io.streamcache.segmentstore.internal.log.AggregatingWriter;
 import io.streamcache.segmentstore.internal.log.LogDirectory;
 import io.streamcache.segmentstore.internal.log.LogRecordDescriptor;
 import io.streamcache.segmentstore.internal.log.LogRequest;
+import io.streamcache.segmentstore.internal.log.Threads;
 import io.streamcache.segmentstore.internal.log.recovery.LocationIndex;
 import io.streamcache.segmentstore.log.LogCorruptedException;
 import org.slf4j.Logger;
@@ -530,17 +531,7 @@ public final class Compactor implements Compaction, AutoCloseable {
         closed = true;
         if (thread != null) {
             LockSupport.unpark(thread);
-            boolean interrupted = false;
-            while (thread.isAlive()) {
-                try {
-                    thread.join();
-                } catch (final InterruptedException e) {
-                    interrupted = true;
-                }
-            }
-            if (interrupted) {
-                Thread.currentThread().interrupt();
-            }
+            Threads.joinUninterruptibly(thread);
         }
     }
 

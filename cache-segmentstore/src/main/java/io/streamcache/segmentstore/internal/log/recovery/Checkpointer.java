@@ -2,6 +2,7 @@ package io.streamcache.segmentstore.internal.log.recovery;
 
 import io.streamcache.core.StreamcacheThreads;
 import io.streamcache.segmentstore.internal.log.LogFileDescriptor;
+import io.streamcache.segmentstore.internal.log.Threads;
 import io.streamcache.segmentstore.log.CorruptionPolicy;
 import io.streamcache.segmentstore.log.LogConfig;
 import io.streamcache.segmentstore.log.LogCorruptedException;
@@ -139,17 +140,7 @@ public final class Checkpointer implements AutoCloseable {
     public void close() {
         closed = true;
         LockSupport.unpark(thread);
-        boolean interrupted = false;
-        while (thread.isAlive()) {
-            try {
-                thread.join();
-            } catch (final InterruptedException e) {
-                interrupted = true;
-            }
-        }
-        if (interrupted) {
-            Thread.currentThread().interrupt();
-        }
+        Threads.joinUninterruptibly(thread);
     }
 
     /** @return the check of the covered files after the open (read it after {@link #close()}). */
