@@ -206,7 +206,7 @@ final class Segment extends SegmentLock implements PromotionTarget {
                 final int address = context.cache.insert(n == total ? data : data.slice(srcIndex, n));
                 final ReadIndexEntry entry;
                 try {
-                    entry = new ReadIndexEntry(position, n, address, context.hooks.generation());
+                    entry = context.newEntry(position, n, address, context.hooks.generation());
                     index.insert(entry);
                 } catch (final RuntimeException | Error e) {
                     context.cache.delete(address);
@@ -295,7 +295,7 @@ final class Segment extends SegmentLock implements PromotionTarget {
         final int generation = context.hooks.generation();
         while (remaining > 0) {
             final int n = (int) Math.min(remaining, MAX_PLACEHOLDER_LENGTH);
-            index.insert(new ReadIndexEntry(position, n, ReadIndexEntry.NULL_ADDRESS, generation));
+            index.insert(context.newEntry(position, n, ReadIndexEntry.NULL_ADDRESS, generation));
             position += n;
             remaining -= n;
         }
@@ -584,10 +584,13 @@ final class Segment extends SegmentLock implements PromotionTarget {
         if (!storeClosed) {
             context.hooks.segmentDeleted(name);
         }
-        if (!keepCacheEntries) {
-            index.forEach(context);
+        if (keepCacheEntries) {
+            index.clear();
+        } else {
+            // Removed one by one (each unlinked before it is retired, so it may be recycled):
+            // forEach would walk links of entries already back in the pool.
+            index.removeBefore(Long.MAX_VALUE, context);
         }
-        index.clear();
         return takeWaiters(Long.MAX_VALUE);
     }
 
@@ -615,8 +618,8 @@ final class Segment extends SegmentLock implements PromotionTarget {
 
     /** Promotes a queued entry, taking the lock with {@code tryLock}: see {@link SegmentEviction#promote}. */
     @Override
-    public long promote(final ReadIndexEntry entry, final int targetTier, final long maxBlocks) {
-        return SegmentEviction.promote(this, entry, targetTier, maxBlocks);
+    public long promote(final ReadIndexEntry entry, final long offset, final int targetTier, final long maxBlocks) {
+        return SegmentEviction.promote(this, entry, offset, targetTier, maxBlocks);
     }
 
     // ------------------------------------------------------------------------------------------

@@ -85,19 +85,20 @@ final class SegmentFill {
                               final int generation, final boolean restored) {
         if (holder != null) {
             final long holderEnd = holder.endOffset();
+            final int holderGeneration = holder.generation();
             if (holder.offset() < position) {
                 // Keep the placeholder as the part before the piece: shorter, same key.
                 holder.length((int) (position - holder.offset()));
             } else {
+                // Read nothing of the holder after this: the pool may hand it out again at once.
                 s.index.remove(holder.offset());
                 s.context.accept(holder);
             }
             if (pieceEnd < holderEnd) {
-                s.index.insert(new ReadIndexEntry(pieceEnd, (int) (holderEnd - pieceEnd), ReadIndexEntry.NULL_ADDRESS,
-                    holder.generation()));
+                s.index.insert(s.context.newEntry(pieceEnd, (int) (holderEnd - pieceEnd), ReadIndexEntry.NULL_ADDRESS, holderGeneration));
             }
         }
-        final ReadIndexEntry cached = new ReadIndexEntry(position, (int) (pieceEnd - position), address, generation);
+        final ReadIndexEntry cached = s.context.newEntry(position, (int) (pieceEnd - position), address, generation);
         s.index.insert(cached);
         if (!restored) {
             s.context.hooks.recordUse(s.name, cached);
