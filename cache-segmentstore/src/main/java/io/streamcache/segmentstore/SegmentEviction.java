@@ -4,6 +4,7 @@ import io.streamcache.core.CacheFullException;
 import io.streamcache.segmentstore.internal.eviction.EvictionScan;
 import io.streamcache.segmentstore.internal.eviction.PromotionTarget;
 import io.streamcache.segmentstore.internal.index.ReadIndexEntry;
+import io.streamcache.segmentstore.internal.index.ReadIndexTree;
 
 /**
  * A segment as the cache manager sees it: the scan that evicts or relocates its entries, the
@@ -33,7 +34,8 @@ final class SegmentEviction {
         if (s.deleted) {
             return -1;
         }
-        for (ReadIndexEntry entry = s.index.ceiling(from); entry != null && !scan.isDone(); entry = s.index.next(entry)) {
+        for (ReadIndexEntry entry = ReadIndexTree.ceiling(s.indexRoot, from); entry != null && !scan.isDone();
+             entry = ReadIndexTree.next(s.indexRoot, entry)) {
             if (!entry.isCached() || entry == s.writing || entry.isPinned()) {
                 continue;
             }
@@ -103,7 +105,7 @@ final class SegmentEviction {
         boolean found = false;
         int oldestAge = 0;
         int oldest = 0;
-        for (ReadIndexEntry entry = s.index.ceiling(0); entry != null; entry = s.index.next(entry)) {
+        for (ReadIndexEntry entry = ReadIndexTree.ceiling(s.indexRoot, 0); entry != null; entry = ReadIndexTree.next(s.indexRoot, entry)) {
             // An entry may be younger than current (the generation moved on): a negative age.
             if (entry.isCached() && (!found || current - entry.generation() > oldestAge)) {
                 found = true;
@@ -136,16 +138,16 @@ final class SegmentEviction {
      */
     private static ReadIndexEntry coalesce(final Segment s, final ReadIndexEntry placeholder) {
         ReadIndexEntry survivor = placeholder;
-        final ReadIndexEntry previous = s.index.lower(placeholder.offset());
+        final ReadIndexEntry previous = ReadIndexTree.lower(s.indexRoot, placeholder.offset());
         if (previous != null && mergeable(previous, placeholder)) {
-            s.index.remove(placeholder.offset());
+            s.indexRoot = ReadIndexTree.remove(s.indexRoot, placeholder);
             previous.length(previous.length() + placeholder.length());
             s.context.accept(placeholder);
             survivor = previous;
         }
-        final ReadIndexEntry next = s.index.higher(survivor.offset());
+        final ReadIndexEntry next = ReadIndexTree.higher(s.indexRoot, survivor.offset());
         if (next != null && mergeable(survivor, next)) {
-            s.index.remove(next.offset());
+            s.indexRoot = ReadIndexTree.remove(s.indexRoot, next);
             survivor.length(survivor.length() + next.length());
             s.context.accept(next);
         }
@@ -173,7 +175,8 @@ final class SegmentEviction {
             return 0;
         }
         try {
-            if (s.deleted || s.index.get(offset) != entry || !entry.isCached() || entry.isPinned() || entry == s.writing || s.context.cache.isClosed()
+            if (s.deleted || ReadIndexTree.get(s.indexRoot, offset) != entry || !entry.isCached() || entry.isPinned() || entry == s.writing
+                || s.context.cache.isClosed()
                 || s.context.cache.tierOf(entry.address()) <= targetTier) {
                 return 0;
             }

@@ -7,6 +7,7 @@ import io.streamcache.core.CacheException;
 import io.streamcache.core.cache.BlockCache;
 import io.streamcache.segmentstore.eviction.CacheManager;
 import io.streamcache.segmentstore.internal.index.ReadIndexEntry;
+import io.streamcache.segmentstore.internal.index.ReadIndexTree;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
@@ -237,9 +238,9 @@ class EntryReuseConcurrencyTest {
         final SegmentInfo info = store.info(incarnation.name());
         segment.lock();
         try {
-            segment.index.checkInvariants();
+            ReadIndexTree.checkInvariants(segment.indexRoot);
             long end = -1;
-            for (ReadIndexEntry e = segment.index.first(); e != null; e = segment.index.next(e)) {
+            for (ReadIndexEntry e = ReadIndexTree.first(segment.indexRoot); e != null; e = ReadIndexTree.next(segment.indexRoot, e)) {
                 assertTrue(end < 0 || e.offset() == end, incarnation + ": gap or overlap at " + e);
                 assertTrue(!e.isRetired() && e.pinCount() == 0, incarnation + ": a live entry is retired or pinned: " + e);
                 end = e.endOffset();

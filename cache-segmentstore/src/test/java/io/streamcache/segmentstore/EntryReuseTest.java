@@ -5,6 +5,7 @@ import io.streamcache.core.cache.BlockCache;
 import io.streamcache.segmentstore.TestSegments.EntryView;
 import io.streamcache.segmentstore.eviction.CacheManager;
 import io.streamcache.segmentstore.internal.index.ReadIndexEntry;
+import io.streamcache.segmentstore.internal.index.ReadIndexTree;
 import org.junit.jupiter.api.Test;
 
 import java.lang.management.ManagementFactory;
@@ -143,7 +144,7 @@ class EntryReuseTest {
         final Segment segment = store.segmentOrNull(name);
         segment.lock();
         try {
-            return segment.index.floorContaining(offset);
+            return ReadIndexTree.floorContaining(segment.indexRoot, offset);
         } finally {
             segment.unlock();
         }
@@ -154,7 +155,7 @@ class EntryReuseTest {
         final Segment segment = store.segmentOrNull(name);
         segment.lock();
         try {
-            return List.of(store.cache().tierOf(segment.index.floorContaining(offset).address()));
+            return List.of(store.cache().tierOf(ReadIndexTree.floorContaining(segment.indexRoot, offset).address()));
         } finally {
             segment.unlock();
         }
