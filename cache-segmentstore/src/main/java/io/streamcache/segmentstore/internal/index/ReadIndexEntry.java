@@ -80,8 +80,15 @@ import java.lang.invoke.VarHandle;
  * it costs no heap. Measured: inserting 1,000,000 entries into one {@link AvlReadIndex} grows
  * the used heap (after repeated {@code System.gc()}) by 48.00 bytes per entry with the serial
  * and parallel collectors, 48.1 with G1, and 56.00 without compressed oops; see
- * {@code ReadIndexFootprint} in the tests. The tree adds one 24-byte object per segment and
- * nothing per entry.
+ * {@code ReadIndexFootprint} in the tests. The tree adds nothing per entry, and per segment only
+ * the root reference the segment keeps ({@link ReadIndexTree}; {@link AvlReadIndex}, the tree as
+ * an object of its own, is 24 bytes more).
+ *
+ * <h2>Reuse</h2>
+ * An entry removed from its tree, retired with no pin, may go back to the store's
+ * {@link ReadIndexEntryPool} and come out again for other bytes, possibly of another segment:
+ * {@link #reset} gives it a new offset and clears the rest. The pool's class comment says why no
+ * holder can act on a reused entry as the old one.
  */
 public final class ReadIndexEntry implements CachedEntry {
     /** The address that names no cache entry: the bytes are not cached. */
