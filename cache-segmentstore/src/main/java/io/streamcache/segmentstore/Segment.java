@@ -7,8 +7,8 @@ import io.streamcache.core.cache.BlockCache;
 import io.streamcache.segmentstore.eviction.CacheManager;
 import io.streamcache.segmentstore.internal.eviction.EvictionScan;
 import io.streamcache.segmentstore.internal.eviction.PromotionTarget;
-import io.streamcache.segmentstore.internal.index.AvlReadIndex;
 import io.streamcache.segmentstore.internal.index.ReadIndexEntry;
+import io.streamcache.segmentstore.internal.index.ReadIndexTree;
 import io.streamcache.segmentstore.internal.log.LogRequest;
 
 import java.util.Arrays;
@@ -46,7 +46,9 @@ import java.util.Arrays;
  * {@code ReentrantLock}), what all segments of the store share is one {@link SegmentContext}
  * (cache, manager hooks, settings, the retiring of removed entries: no lambda per segment), and
  * the waiting reads are a {@link WaiterQueue} made with the first one (it is also the waiters'
- * timeout). 120 bytes with compressed oops, plus the read index.
+ * timeout), and the read index is its root entry in a field of the segment, the algorithms
+ * static in {@link ReadIndexTree} (no 24-byte tree object per segment). 120 bytes with compressed
+ * oops (JOL 0.17: the 2-byte gap after the booleans is the only waste), plus the index entries.
  *
  * <p><b>Design note: the split.</b> Everything here is state guarded by the segment's one lock,
  * or an algorithm over that state: bounds, the read index and its pins, the placeholders, the
@@ -81,7 +83,11 @@ final class Segment extends SegmentLock implements PromotionTarget {
     private volatile SequentialReadAhead readAhead;
 
     // Guarded by the lock.
-    final AvlReadIndex index = new AvlReadIndex();
+    /**
+     * The root of the read index, an AVL tree of {@link ReadIndexEntry} nodes ({@link ReadIndexTree}
+     * holds the algorithms: lookups take this root, updates return the new one); null when empty.
+     */
+    ReadIndexEntry indexRoot;
     long startOffset;
     long length;
     long durableLength;
@@ -89,7 +95,7 @@ final class Segment extends SegmentLock implements PromotionTarget {
     boolean deleted;
     /** Deleted because the store closed: operations report that instead of "not found". */
     boolean closed;
-    /** Whether appends may grow {@code index.last()}; false after a failed append left it longer in the cache than in the index. */
+    /** Whether appends may grow {@code ReadIndexTree.last(indexRoot)}; false after a failed append left it longer in the cache than in the index. */
     boolean tailOpen;
     /** The entry a cache call on this thread is changing now: eviction must not touch it. */
     ReadIndexEntry writing;
@@ -185,7 +191,7 @@ final class Segment extends SegmentLock implements PromotionTarget {
         int grownLength = 0;
         long firstNewOffset = -1;
         try {
-            final ReadIndexEntry last = index.last();
+            final ReadIndexEntry last = ReadIndexTree.last(indexRoot);
             if (tailOpen && last != null && last.isCached() && last.endOffset() == position && last.length() < context.maxEntryLength) {
                 final int n = Math.min(remaining, context.maxEntryLength - last.length());
                 writing = last;
@@ -206,8 +212,8 @@ final class Segment extends SegmentLock implements PromotionTarget {
                 final int address = context.cache.insert(n == total ? data : data.slice(srcIndex, n));
                 final ReadIndexEntry entry;
                 try {
-                    entry = new ReadIndexEntry(position, n, address, context.hooks.generation());
-                    index.insert(entry);
+                    entry = context.newEntry(position, n, address, context.hooks.generation());
+                    indexRoot = ReadIndexTree.insert(indexRoot, entry);
                 } catch (final RuntimeException | Error e) {
                     context.cache.delete(address);
                     throw e;
@@ -243,11 +249,11 @@ final class Segment extends SegmentLock implements PromotionTarget {
     private void rollBack(final ReadIndexEntry grown, final int grownLength, final long firstNewOffset, final boolean tailWasOpen) {
         tailOpen = tailWasOpen;
         if (firstNewOffset >= 0) {
-            ReadIndexEntry last = index.last();
+            ReadIndexEntry last = ReadIndexTree.last(indexRoot);
             while (last != null && last.offset() >= firstNewOffset) {
-                index.remove(last.offset());
+                indexRoot = ReadIndexTree.remove(indexRoot, last);
                 context.accept(last);
-                last = index.last();
+                last = ReadIndexTree.last(indexRoot);
             }
         }
         if (grown != null) {
@@ -284,7 +290,7 @@ final class Segment extends SegmentLock implements PromotionTarget {
     void appendGapLocked(final long length) {
         long position = this.length;
         long remaining = length;
-        final ReadIndexEntry last = index.last();
+        final ReadIndexEntry last = ReadIndexTree.last(indexRoot);
         if (remaining > 0 && last != null && !last.isCached() && last.endOffset() == position
             && last.length() < MAX_PLACEHOLDER_LENGTH) {
             final int n = (int) Math.min(remaining, MAX_PLACEHOLDER_LENGTH - last.length());
@@ -295,7 +301,7 @@ final class Segment extends SegmentLock implements PromotionTarget {
         final int generation = context.hooks.generation();
         while (remaining > 0) {
             final int n = (int) Math.min(remaining, MAX_PLACEHOLDER_LENGTH);
-            index.insert(new ReadIndexEntry(position, n, ReadIndexEntry.NULL_ADDRESS, generation));
+            indexRoot = ReadIndexTree.insert(indexRoot, context.newEntry(position, n, ReadIndexEntry.NULL_ADDRESS, generation));
             position += n;
             remaining -= n;
         }
@@ -398,7 +404,7 @@ final class Segment extends SegmentLock implements PromotionTarget {
         int count = 0;
         ReadStatus status = null;
         try {
-            ReadIndexEntry entry = index.floorContaining(position);
+            ReadIndexEntry entry = ReadIndexTree.floorContaining(indexRoot, position);
             while (position < end) {
                 if (entry == null || !entry.contains(position) || !entry.isCached()) {
                     status = ReadStatus.NOT_CACHED;
@@ -421,7 +427,7 @@ final class Segment extends SegmentLock implements PromotionTarget {
                 recordRead(entry);
                 position += n;
                 if (position < end) {
-                    entry = index.next(entry);
+                    entry = ReadIndexTree.next(indexRoot, entry);
                 }
             }
         } catch (final RuntimeException | Error e) {
@@ -463,7 +469,7 @@ final class Segment extends SegmentLock implements PromotionTarget {
         long position = offset;
         ReadStatus status = null;
         try {
-            ReadIndexEntry entry = index.floorContaining(position);
+            ReadIndexEntry entry = ReadIndexTree.floorContaining(indexRoot, position);
             while (position < end) {
                 if (entry == null || !entry.contains(position) || !entry.isCached()) {
                     status = ReadStatus.NOT_CACHED;
@@ -482,7 +488,7 @@ final class Segment extends SegmentLock implements PromotionTarget {
                 recordRead(entry);
                 position += n;
                 if (position < end) {
-                    entry = index.next(entry);
+                    entry = ReadIndexTree.next(indexRoot, entry);
                 }
             }
         } catch (final RuntimeException | Error e) {
@@ -558,7 +564,7 @@ final class Segment extends SegmentLock implements PromotionTarget {
             return;
         }
         startOffset = offset;
-        index.removeBefore(offset, context);
+        indexRoot = ReadIndexTree.removeBefore(indexRoot, offset, context);
     }
 
     /**
@@ -584,10 +590,14 @@ final class Segment extends SegmentLock implements PromotionTarget {
         if (!storeClosed) {
             context.hooks.segmentDeleted(name);
         }
-        if (!keepCacheEntries) {
-            index.forEach(context);
+        if (keepCacheEntries) {
+            ReadIndexTree.clear(indexRoot);
+            indexRoot = null;
+        } else {
+            // Removed one by one (each unlinked before it is retired, so it may be recycled):
+            // forEach would walk links of entries already back in the pool.
+            indexRoot = ReadIndexTree.removeBefore(indexRoot, Long.MAX_VALUE, context);
         }
-        index.clear();
         return takeWaiters(Long.MAX_VALUE);
     }
 
@@ -615,8 +625,8 @@ final class Segment extends SegmentLock implements PromotionTarget {
 
     /** Promotes a queued entry, taking the lock with {@code tryLock}: see {@link SegmentEviction#promote}. */
     @Override
-    public long promote(final ReadIndexEntry entry, final int targetTier, final long maxBlocks) {
-        return SegmentEviction.promote(this, entry, targetTier, maxBlocks);
+    public long promote(final ReadIndexEntry entry, final long offset, final int targetTier, final long maxBlocks) {
+        return SegmentEviction.promote(this, entry, offset, targetTier, maxBlocks);
     }
 
     // ------------------------------------------------------------------------------------------
@@ -653,6 +663,6 @@ final class Segment extends SegmentLock implements PromotionTarget {
     @Override
     public String toString() {
         return "Segment{name=" + name + ", id=" + id + ", startOffset=" + startOffset + ", length=" + length + ", durableLength=" + durableLength
-            + ", sealed=" + sealed + ", deleted=" + deleted + ", entries=" + index.size() + '}';
+            + ", sealed=" + sealed + ", deleted=" + deleted + ", entries=" + ReadIndexTree.count(indexRoot) + '}';
     }
 }

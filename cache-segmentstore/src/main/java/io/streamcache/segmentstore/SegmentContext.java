@@ -4,6 +4,7 @@ import io.streamcache.core.cache.BlockCache;
 import io.streamcache.segmentstore.eviction.CacheManager;
 import io.streamcache.segmentstore.internal.eviction.ManagerHooks;
 import io.streamcache.segmentstore.internal.index.ReadIndexEntry;
+import io.streamcache.segmentstore.internal.index.ReadIndexEntryPool;
 
 import java.util.function.Consumer;
 
@@ -15,10 +16,14 @@ import java.util.function.Consumer;
  * (issue 14: heap per segment at hundreds of thousands of them).
  *
  * <p>It is also the one {@link Consumer} that retires index entries for every segment of the
- * store: frees a removed entry's cache entry now, or at its last unpin.
+ * store: frees a removed entry's cache entry now, or at its last unpin; and it holds the
+ * store's {@link ReadIndexEntryPool}: an entry retired with no pin goes back to the pool, and
+ * {@link #newEntry} takes from it, so a full cache's steady appends make no garbage (see the
+ * pool's class comment for why no holder can see a reused entry).
  *
  * <p><b>Threading:</b> immutable after construction; {@link #accept} is called with the
- * entry's segment lock held and touches only the entry and the (thread-safe) cache.
+ * entry's segment lock held and touches only the entry, the (thread-safe) cache and the
+ * (lock-free) pool.
  */
 final class SegmentContext implements Consumer<ReadIndexEntry> {
     final BlockCache cache;
@@ -34,6 +39,16 @@ final class SegmentContext implements Consumer<ReadIndexEntry> {
      * null (segments made outside a table, in tests).
      */
     final SegmentsByGeneration byGeneration;
+    /** Dead index entries for reuse, shared by the segments of the store (both contexts). */
+    final ReadIndexEntryPool entries;
+
+    /**
+     * Dead entries a store keeps for reuse: 4,096, that is 196 KB of heap when full plus the
+     * queue's arrays (about 48 KB, made with the store). Entries die in bursts (an eviction pass
+     * coalesces many at once) and are made one by one by the appends after it; a pass that frees
+     * more than this leaves the rest to the garbage collector.
+     */
+    static final int ENTRY_POOL_CAPACITY = 4096;
 
     SegmentContext(final BlockCache cache, final CacheManager manager, final int maxEntryLength, final boolean appendsDurable,
                    final int fillTier, final SegmentsByGeneration byGeneration) {
@@ -44,6 +59,7 @@ final class SegmentContext implements Consumer<ReadIndexEntry> {
         this.tiered = cache.tierCount() > 1;
         this.fillTier = fillTier;
         this.byGeneration = byGeneration;
+        this.entries = new ReadIndexEntryPool(ENTRY_POOL_CAPACITY);
     }
 
     /** The same settings with appends {@code durable} (this object if they already are). */
@@ -59,13 +75,26 @@ final class SegmentContext implements Consumer<ReadIndexEntry> {
         this.tiered = other.tiered;
         this.fillTier = other.fillTier;
         this.byGeneration = other.byGeneration;
+        this.entries = other.entries;
     }
 
-    /** Retires a removed index entry: frees its cache entry now, or at its last unpin. */
+    /** A new index entry (see {@link ReadIndexEntryPool#take}): reused from the pool if it has one. */
+    ReadIndexEntry newEntry(final long offset, final int length, final int address, final int generation) {
+        return entries.take(offset, length, address, generation);
+    }
+
+    /**
+     * Retires an index entry its segment removed from its tree: frees its cache entry now and
+     * gives the entry back to the pool, or, if a reader pins it, leaves both to the reader's
+     * last unpin (the entry is then not reused). The caller must not use the entry afterwards.
+     */
     @Override
     public void accept(final ReadIndexEntry entry) {
-        if (entry.retire() && entry.isCached() && !cache.isClosed()) {
-            cache.delete(entry.address());
+        if (entry.retire()) {
+            if (entry.isCached() && !cache.isClosed()) {
+                cache.delete(entry.address());
+            }
+            entries.recycle(entry);
         }
     }
 }

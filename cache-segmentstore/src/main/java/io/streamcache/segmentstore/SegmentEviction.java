@@ -4,6 +4,7 @@ import io.streamcache.core.CacheFullException;
 import io.streamcache.segmentstore.internal.eviction.EvictionScan;
 import io.streamcache.segmentstore.internal.eviction.PromotionTarget;
 import io.streamcache.segmentstore.internal.index.ReadIndexEntry;
+import io.streamcache.segmentstore.internal.index.ReadIndexTree;
 
 /**
  * A segment as the cache manager sees it: the scan that evicts or relocates its entries, the
@@ -33,7 +34,8 @@ final class SegmentEviction {
         if (s.deleted) {
             return -1;
         }
-        for (ReadIndexEntry entry = s.index.ceiling(from); entry != null && !scan.isDone(); entry = s.index.next(entry)) {
+        for (ReadIndexEntry entry = ReadIndexTree.ceiling(s.indexRoot, from); entry != null && !scan.isDone();
+             entry = ReadIndexTree.next(s.indexRoot, entry)) {
             if (!entry.isCached() || entry == s.writing || entry.isPinned()) {
                 continue;
             }
@@ -103,7 +105,7 @@ final class SegmentEviction {
         boolean found = false;
         int oldestAge = 0;
         int oldest = 0;
-        for (ReadIndexEntry entry = s.index.ceiling(0); entry != null; entry = s.index.next(entry)) {
+        for (ReadIndexEntry entry = ReadIndexTree.ceiling(s.indexRoot, 0); entry != null; entry = ReadIndexTree.next(s.indexRoot, entry)) {
             // An entry may be younger than current (the generation moved on): a negative age.
             if (entry.isCached() && (!found || current - entry.generation() > oldestAge)) {
                 found = true;
@@ -120,7 +122,9 @@ final class SegmentEviction {
      * the later one leaves the index, so no key moves and the tree's order holds (the later
      * entry is removed before the earlier one grows over its range, so entries never overlap).
      * Allocates nothing. The removed entries are retired (they hold no cache entry and no pin,
-     * so that frees nothing; it marks them gone for a promotion request still queued on one).
+     * so that frees nothing) and go back to the store's entry pool for reuse: the steady state
+     * of a full cache, where every new entry is matched by one coalesced away, allocates none.
+     * A promotion request still queued on one finds it gone from this tree at its offset.
      *
      * <p>The surviving placeholder keeps its own generation (and tier-read count and promotion
      * tick): nothing reads those of a placeholder. The policies see only cached entries (the
@@ -134,18 +138,18 @@ final class SegmentEviction {
      */
     private static ReadIndexEntry coalesce(final Segment s, final ReadIndexEntry placeholder) {
         ReadIndexEntry survivor = placeholder;
-        final ReadIndexEntry previous = s.index.lower(placeholder.offset());
+        final ReadIndexEntry previous = ReadIndexTree.lower(s.indexRoot, placeholder.offset());
         if (previous != null && mergeable(previous, placeholder)) {
-            s.index.remove(placeholder.offset());
+            s.indexRoot = ReadIndexTree.remove(s.indexRoot, placeholder);
             previous.length(previous.length() + placeholder.length());
-            placeholder.retire();
+            s.context.accept(placeholder);
             survivor = previous;
         }
-        final ReadIndexEntry next = s.index.higher(survivor.offset());
+        final ReadIndexEntry next = ReadIndexTree.higher(s.indexRoot, survivor.offset());
         if (next != null && mergeable(survivor, next)) {
-            s.index.remove(next.offset());
+            s.indexRoot = ReadIndexTree.remove(s.indexRoot, next);
             survivor.length(survivor.length() + next.length());
-            next.retire();
+            s.context.accept(next);
         }
         return survivor;
     }
@@ -162,14 +166,17 @@ final class SegmentEviction {
     /**
      * Promotes an entry the cache manager queued (see {@link PromotionTarget}): called on the
      * thread draining the promotion queue, holding no lock; takes the segment's lock with
-     * {@code tryLock}.
+     * {@code tryLock}. The entry may have left this segment and been reused since it was queued
+     * ({@code ReadIndexEntryPool}): nothing of it is read before the tree is found to hold it at
+     * {@code offset} (a walk of this segment's own nodes, exact under its lock).
      */
-    static long promote(final Segment s, final ReadIndexEntry entry, final int targetTier, final long maxBlocks) {
+    static long promote(final Segment s, final ReadIndexEntry entry, final long offset, final int targetTier, final long maxBlocks) {
         if (!s.tryLock()) {
             return 0;
         }
         try {
-            if (s.deleted || entry.isRetired() || !entry.isCached() || entry.isPinned() || entry == s.writing || s.context.cache.isClosed()
+            if (s.deleted || ReadIndexTree.get(s.indexRoot, offset) != entry || !entry.isCached() || entry.isPinned() || entry == s.writing
+                || s.context.cache.isClosed()
                 || s.context.cache.tierOf(entry.address()) <= targetTier) {
                 return 0;
             }

@@ -2,6 +2,7 @@ package io.streamcache.segmentstore;
 
 import io.netty.buffer.ByteBuf;
 import io.streamcache.segmentstore.internal.index.ReadIndexEntry;
+import io.streamcache.segmentstore.internal.index.ReadIndexTree;
 
 /**
  * A segment's fill and warm-restart adoption paths: both put cache entries into the read index
@@ -39,7 +40,7 @@ final class SegmentFill {
         long position = Math.max(offset, s.startOffset);
         long filled = 0;
         while (position < dataEnd) {
-            final ReadIndexEntry entry = s.index.floorContaining(position);
+            final ReadIndexEntry entry = ReadIndexTree.floorContaining(s.indexRoot, position);
             if (entry != null && entry.isCached()) {
                 position = entry.endOffset();
                 continue;
@@ -48,7 +49,7 @@ final class SegmentFill {
             if (entry != null) {
                 limit = entry.endOffset();
             } else {
-                final ReadIndexEntry next = s.index.higher(position);
+                final ReadIndexEntry next = ReadIndexTree.higher(s.indexRoot, position);
                 limit = next == null ? Long.MAX_VALUE : next.offset();
             }
             final long pieceEnd = Math.min(Math.min(limit, dataEnd), position + s.context.maxEntryLength);
@@ -60,7 +61,7 @@ final class SegmentFill {
                 // pass takes this lock again (reentrant): it may have coalesced the placeholder
                 // into an entry it evicted before it. Eviction never caches bytes and coalescing
                 // only grows placeholders, so one placeholder still covers the piece: find it.
-                holder = s.index.floorContaining(position);
+                holder = ReadIndexTree.floorContaining(s.indexRoot, position);
                 if (holder == null || holder.isCached() || holder.endOffset() < pieceEnd) {
                     s.context.cache.delete(address);
                     throw new IllegalStateException("placeholder of [" + position + ", " + pieceEnd + ") lost during a fill of segment="
@@ -85,25 +86,27 @@ final class SegmentFill {
                               final int generation, final boolean restored) {
         if (holder != null) {
             final long holderEnd = holder.endOffset();
+            final int holderGeneration = holder.generation();
             if (holder.offset() < position) {
                 // Keep the placeholder as the part before the piece: shorter, same key.
                 holder.length((int) (position - holder.offset()));
             } else {
-                s.index.remove(holder.offset());
+                // Read nothing of the holder after this: the pool may hand it out again at once.
+                s.indexRoot = ReadIndexTree.remove(s.indexRoot, holder);
                 s.context.accept(holder);
             }
             if (pieceEnd < holderEnd) {
-                s.index.insert(new ReadIndexEntry(pieceEnd, (int) (holderEnd - pieceEnd), ReadIndexEntry.NULL_ADDRESS,
-                    holder.generation()));
+                s.indexRoot = ReadIndexTree.insert(s.indexRoot,
+                    s.context.newEntry(pieceEnd, (int) (holderEnd - pieceEnd), ReadIndexEntry.NULL_ADDRESS, holderGeneration));
             }
         }
-        final ReadIndexEntry cached = new ReadIndexEntry(position, (int) (pieceEnd - position), address, generation);
-        s.index.insert(cached);
+        final ReadIndexEntry cached = s.context.newEntry(position, (int) (pieceEnd - position), address, generation);
+        s.indexRoot = ReadIndexTree.insert(s.indexRoot, cached);
         if (!restored) {
             s.context.hooks.recordUse(s.name, cached);
         }
         s.listLocked(cached);
-        if (s.index.last() == cached) {
+        if (ReadIndexTree.last(s.indexRoot) == cached) {
             s.tailOpen = true;
         }
     }
@@ -129,7 +132,7 @@ final class SegmentFill {
         // An entry a truncation cut through starts before the start offset, as it did before:
         // its bytes before the start are never read.
         final long from = Math.max(offset, s.startOffset);
-        final ReadIndexEntry holder = s.index.floorContaining(from);
+        final ReadIndexEntry holder = ReadIndexTree.floorContaining(s.indexRoot, from);
         if (holder == null || holder.isCached() || holder.endOffset() < offset + n || holder.offset() > from) {
             return WarmRestore.Reason.OVERLAP;
         }

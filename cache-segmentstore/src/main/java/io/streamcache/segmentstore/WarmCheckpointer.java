@@ -5,6 +5,7 @@ import io.streamcache.core.cache.BlockCache;
 import io.streamcache.core.cache.WarmCatalog;
 import io.streamcache.segmentstore.eviction.CacheManager;
 import io.streamcache.segmentstore.internal.index.ReadIndexEntry;
+import io.streamcache.segmentstore.internal.index.ReadIndexTree;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -134,7 +135,8 @@ final class WarmCheckpointer implements AutoCloseable {
                         if (segment.deleted) {
                             continue;
                         }
-                        for (ReadIndexEntry entry = segment.index.first(); entry != null; entry = segment.index.next(entry)) {
+                        for (ReadIndexEntry entry = ReadIndexTree.first(segment.indexRoot); entry != null;
+                             entry = ReadIndexTree.next(segment.indexRoot, entry)) {
                             if (entry.isCached() && entry.endOffset() <= segment.durableLength) {
                                 if (count == offsets.length) {
                                     grow();

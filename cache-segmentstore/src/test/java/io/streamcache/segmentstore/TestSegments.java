@@ -6,6 +6,7 @@ import io.netty.buffer.Unpooled;
 import io.streamcache.core.cache.BlockCache;
 import io.streamcache.segmentstore.eviction.CacheManager;
 import io.streamcache.segmentstore.internal.index.ReadIndexEntry;
+import io.streamcache.segmentstore.internal.index.ReadIndexTree;
 
 import java.time.Duration;
 import java.util.ArrayList;
@@ -113,7 +114,7 @@ public final class TestSegments {
         final List<EntryView> entries = new ArrayList<>();
         segment.lock();
         try {
-            segment.index.forEach((ReadIndexEntry e) -> entries.add(new EntryView(e.offset(), e.length(), e.isCached(), e.pinCount())));
+            ReadIndexTree.forEach(segment.indexRoot, (ReadIndexEntry e) -> entries.add(new EntryView(e.offset(), e.length(), e.isCached(), e.pinCount())));
         } finally {
             segment.unlock();
         }
@@ -128,7 +129,7 @@ public final class TestSegments {
         final List<Integer> generations = new ArrayList<>();
         segment.lock();
         try {
-            segment.index.forEach((ReadIndexEntry e) -> generations.add(e.generation()));
+            ReadIndexTree.forEach(segment.indexRoot, (ReadIndexEntry e) -> generations.add(e.generation()));
         } finally {
             segment.unlock();
         }
@@ -145,7 +146,7 @@ public final class TestSegments {
         final List<Integer> tiers = new ArrayList<>();
         segment.lock();
         try {
-            segment.index.forEach((ReadIndexEntry e) -> tiers.add(e.isCached() ? cache.tierOf(e.address()) : -1));
+            ReadIndexTree.forEach(segment.indexRoot, (ReadIndexEntry e) -> tiers.add(e.isCached() ? cache.tierOf(e.address()) : -1));
         } finally {
             segment.unlock();
         }

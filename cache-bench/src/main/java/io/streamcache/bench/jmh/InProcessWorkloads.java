@@ -23,7 +23,8 @@ import static org.agrona.UnsafeAccess.UNSAFE;
  * and store API, {@link ByteStore}, {@link SequentialFixture}), so a jar built before this class
  * existed runs it too.
  *
- * <p>Workloads: {@code copyRead} ({@link SegmentStoreBenchmark#copyRead()}); {@code steady-KIND}
+ * <p>Workloads: {@code copyRead} ({@link SegmentStoreBenchmark#copyRead()}); {@code append}
+ * ({@link SegmentStoreBenchmark#append()}); {@code steady-KIND}
  * ({@link HotBlockCacheBenchmark#steadyInsertCopyDelete}); {@code get-KIND} (one copy per
  * operation, sweeping 1,000 entries of 10 KB in key order, as
  * {@link HotBlockCacheBenchmark#sequentialGet}), KIND one of {@link ByteStore}'s kinds;
@@ -49,6 +50,9 @@ public final class InProcessWorkloads {
         if ("copyRead".equals(name)) {
             return new CopyRead();
         }
+        if ("append".equals(name)) {
+            return new Append();
+        }
         if (name.startsWith("steady-")) {
             return new Steady(name.substring("steady-".length()));
         }
@@ -58,7 +62,7 @@ public final class InProcessWorkloads {
         if (name.startsWith("raw-")) {
             return new Raw(Integer.parseInt(name.substring("raw-".length())));
         }
-        throw new IllegalArgumentException("workload=" + name + " is not copyRead, steady-KIND, get-KIND or raw-STRIDE");
+        throw new IllegalArgumentException("workload=" + name + " is not copyRead, append, steady-KIND, get-KIND or raw-STRIDE");
     }
 
     /** {@link SegmentStoreBenchmark#copyRead()}: the last 100 bytes of a segment, copied into a reused buffer. */
@@ -93,7 +97,43 @@ public final class InProcessWorkloads {
         }
     }
 
-    /** {@link HotBlockCacheBenchmark#steadyInsertCopyDelete}: delete, insert, copy out another. */
+    /**
+     * {@link SegmentStoreBenchmark#append()}: 100-byte appends to one segment, truncated every
+     * 64 MiB (so that the 256 MiB cache never fills); a new index entry every 1 MiB.
+     */
+    private static final class Append implements LongUnaryOperator {
+        private static final String SEGMENT = "segment-0";
+        private static final long TRUNCATE_EVERY = 64L << 20;
+        private final SegmentStore store;
+        private final ByteBuf event = Unpooled.directBuffer(100, 100).writeZero(100);
+        private long truncatedAt;
+
+        Append() {
+            final BlockCache cache = BlockCache.builder().capacity(256L << 20).registerMBean(false)
+                .region(DirectMemoryRegion.factory(DirectMemoryRegion.Commit.EAGER)).build();
+            store = SegmentStore.builder(cache)
+                .cacheManager(CacheManager.builder(cache).registerMBean(false).generationPeriod(Duration.ZERO)
+                    .policy(new GenerationPolicy()))
+                .build();
+            store.create(SEGMENT);
+        }
+
+        @Override
+        public long applyAsLong(final long n) {
+            long sum = 0;
+            for (long i = 0; i < n; i++) {
+                final long length = store.append(SEGMENT, event) + 100;
+                if (length - truncatedAt >= TRUNCATE_EVERY) {
+                    store.truncate(SEGMENT, length);
+                    truncatedAt = length;
+                }
+                sum += length;
+            }
+            return sum;
+        }
+    }
+
+        /** {@link HotBlockCacheBenchmark#steadyInsertCopyDelete}: delete, insert, copy out another. */
     private static final class Steady implements LongUnaryOperator {
         private final ByteStore bytes;
         private final ByteBuf source = BlockCacheBenchmark.sourceOf(ENTRY_LENGTH, 11);

@@ -43,6 +43,10 @@ import java.util.stream.Stream;
  * tables keep growing with the messages, as they do in a running broker. The first append to a
  * queue (which creates it: a CREATE record, a segment, a queue slot, the log's rows) is measured
  * on its own by {@code appendNewQueue}: every operation appends to a queue never used before.
+ * The cache ({@code cacheMiB}, 1 GiB by default) fills up during warm-up only at the rates of an
+ * idle machine (~170 MB/s); a smaller one ({@code -p cacheMiB=128}) makes every measured
+ * iteration run on a full cache at any rate, where each new index entry is matched by one the
+ * eviction passes coalesce away (the steady state the entry pool serves).
  *
  * <pre>
  *   java -jar streamcache-bench.jar jmh MessageQueueBenchmark -prof gc
@@ -65,6 +69,10 @@ public class MessageQueueBenchmark {
 
     @Param({"30"})
     public int fetch;
+
+    /** The cache's capacity in MiB. */
+    @Param({"1024"})
+    public int cacheMiB;
 
     private Path directory;
     private MessageQueueStore mq;
@@ -98,7 +106,7 @@ public class MessageQueueBenchmark {
     @Setup(Level.Trial)
     public void setUp() throws IOException {
         directory = Files.createTempDirectory("mq-bench");
-        mq = MessageQueueStore.open(LogConfig.builder(directory.resolve("log")).build(), 1L << 30);
+        mq = MessageQueueStore.open(LogConfig.builder(directory.resolve("log")).build(), (long) cacheMiB << 20);
         // The readers' queues: the first 64 hold fetch messages each; every other queue one,
         // so that append measures the steady state (no queue created). Written by 8 threads,
         // so that the forces overlap.

@@ -74,6 +74,8 @@ final class Promotions {
     private static final class PromotionRequest {
         PromotionTarget owner;
         ReadIndexEntry entry;
+        /** The entry's offset when queued: the promotion acts only if the owner still holds the entry there. */
+        long offset;
     }
 
     /**
@@ -104,6 +106,7 @@ final class Promotions {
         }
         request.owner = owner;
         request.entry = entry;
+        request.offset = entry.offset();
         entry.promotionTick(now);
         entry.resetTierReads();
         pendingRequests.offer(request);
@@ -135,6 +138,7 @@ final class Promotions {
             while ((request = pendingRequests.poll()) != null) {
                 final PromotionTarget owner = request.owner;
                 final ReadIndexEntry entry = request.entry;
+                final long offset = request.offset;
                 request.owner = null;
                 request.entry = null;
                 freeRequests.offer(request);
@@ -144,7 +148,7 @@ final class Promotions {
                 if (room == Long.MIN_VALUE) {
                     room = (long) Math.floor(promotionCeiling() * cache.tierBlocks(0)) - cache.tierUsedBlocks(0);
                 }
-                final long moved = room > 0 ? owner.promote(entry, 0, room) : 0;
+                final long moved = room > 0 ? owner.promote(entry, offset, 0, room) : 0;
                 if (moved > 0) {
                     room -= moved;
                     promoted++;

@@ -44,8 +44,9 @@ class PromotionsTest {
         long moved;
 
         @Override
-        public long promote(final ReadIndexEntry entry, final int targetTier, final long maxBlocks) {
+        public long promote(final ReadIndexEntry entry, final long offset, final int targetTier, final long maxBlocks) {
             assertEquals(0, targetTier);
+            assertEquals(entry.offset(), offset, "the request carries the offset the entry had when queued");
             asked.add(entry);
             rooms.add(maxBlocks);
             return moved;

@@ -50,7 +50,10 @@ import java.util.function.Consumer;
  * and allocate nothing. Inserts link the caller's entry and allocate nothing else; removes
  * allocate nothing. Updates recurse along one root-to-leaf path (at most 45 frames). The heap
  * cost is the entries' own: 48 bytes each with compressed oops (see {@link ReadIndexEntry}),
- * plus this object per segment. Entries have no parent link, so {@link #next} searches from
+ * plus the root: a segment keeps only the root in a field of its own and calls the same
+ * algorithms as static methods of {@link ReadIndexTree} (no tree object per segment); this
+ * class is the tree as an object of its own (24 bytes: the root and a size), for tests,
+ * benchmarks and the simulator. Entries have no parent link, so {@link #next} searches from
  * the root: O(log n) per step.
  *
  * <p>An entry belongs to at most one tree at a time: inserting a linked entry is rejected, and
@@ -58,12 +61,8 @@ import java.util.function.Consumer;
  * {@link #clear}) unlinks it so it may be inserted again.
  */
 public final class AvlReadIndex {
-    /**
-     * Greatest height an AVL tree of at most {@link Integer#MAX_VALUE} entries can reach
-     * ({@code 1.4405 log2(2^31 + 1) - 0.3277 < 45}); {@link #checkInvariants()} rejects taller
-     * paths, which also stops it on a cycle.
-     */
-    static final int MAX_HEIGHT = 45;
+    /** See {@link ReadIndexTree#MAX_HEIGHT}. */
+    static final int MAX_HEIGHT = ReadIndexTree.MAX_HEIGHT;
 
     private ReadIndexEntry root;
     private int size;
@@ -86,7 +85,7 @@ public final class AvlReadIndex {
      * @return the number of levels: 0 when empty, 1 for a single entry.
      */
     public int height() {
-        return height(root);
+        return ReadIndexTree.height(root);
     }
 
     /**
@@ -99,14 +98,11 @@ public final class AvlReadIndex {
      * @throws NullPointerException     if {@code entry} is null.
      */
     public void insert(final ReadIndexEntry entry) {
-        if (Objects.requireNonNull(entry, "entry").isLinked()) {
-            throw new IllegalArgumentException("entry already in a tree: offset=" + entry.offset());
-        }
         if (size == Integer.MAX_VALUE) {
+            Objects.requireNonNull(entry, "entry");
             throw new IllegalStateException("tree full: size=" + size);
         }
-        // A duplicate throws on the way down, before any link or height changes.
-        root = insert(root, entry);
+        root = ReadIndexTree.insert(root, entry);
         size++;
     }
 
@@ -120,8 +116,7 @@ public final class AvlReadIndex {
         if (found == null) {
             return null;
         }
-        root = remove(root, offset);
-        found.unlink();
+        root = ReadIndexTree.remove(root, found);
         size--;
         return found;
     }
@@ -136,7 +131,7 @@ public final class AvlReadIndex {
         if (first == null) {
             return null;
         }
-        root = removeMin(root);
+        root = ReadIndexTree.removeMin(root);
         first.unlink();
         size--;
         return first;
@@ -157,7 +152,7 @@ public final class AvlReadIndex {
         int count = 0;
         ReadIndexEntry first = first();
         while (first != null && first.endOffset() <= offset) {
-            root = removeMin(root);
+            root = ReadIndexTree.removeMin(root);
             first.unlink();
             size--;
             count++;
@@ -183,7 +178,7 @@ public final class AvlReadIndex {
      * entries first, with {@link #forEach(Consumer)}. O(n).
      */
     public void clear() {
-        unlinkAll(root);
+        ReadIndexTree.clear(root);
         root = null;
         size = 0;
     }
@@ -192,92 +187,35 @@ public final class AvlReadIndex {
      * @return the entry keyed exactly {@code offset}, or null.
      */
     public ReadIndexEntry get(final long offset) {
-        ReadIndexEntry node = root;
-        while (node != null) {
-            final long key = node.offset();
-            if (offset < key) {
-                node = node.left;
-            } else if (offset > key) {
-                node = node.right;
-            } else {
-                return node;
-            }
-        }
-        return null;
+        return ReadIndexTree.get(root, offset);
     }
 
     /**
      * @return the entry with the greatest offset {@code <= offset}, or null.
      */
     public ReadIndexEntry floor(final long offset) {
-        ReadIndexEntry node = root;
-        ReadIndexEntry best = null;
-        while (node != null) {
-            final long key = node.offset();
-            if (offset < key) {
-                node = node.left;
-            } else if (offset > key) {
-                best = node;
-                node = node.right;
-            } else {
-                return node;
-            }
-        }
-        return best;
+        return ReadIndexTree.floor(root, offset);
     }
 
     /**
      * @return the entry with the least offset {@code >= offset}, or null.
      */
     public ReadIndexEntry ceiling(final long offset) {
-        ReadIndexEntry node = root;
-        ReadIndexEntry best = null;
-        while (node != null) {
-            final long key = node.offset();
-            if (offset < key) {
-                best = node;
-                node = node.left;
-            } else if (offset > key) {
-                node = node.right;
-            } else {
-                return node;
-            }
-        }
-        return best;
+        return ReadIndexTree.ceiling(root, offset);
     }
 
     /**
      * @return the entry with the least offset {@code > offset}, or null.
      */
     public ReadIndexEntry higher(final long offset) {
-        ReadIndexEntry node = root;
-        ReadIndexEntry best = null;
-        while (node != null) {
-            if (offset < node.offset()) {
-                best = node;
-                node = node.left;
-            } else {
-                node = node.right;
-            }
-        }
-        return best;
+        return ReadIndexTree.higher(root, offset);
     }
 
     /**
      * @return the entry with the greatest offset {@code < offset}, or null.
      */
     public ReadIndexEntry lower(final long offset) {
-        ReadIndexEntry node = root;
-        ReadIndexEntry best = null;
-        while (node != null) {
-            if (offset > node.offset()) {
-                best = node;
-                node = node.right;
-            } else {
-                node = node.left;
-            }
-        }
-        return best;
+        return ReadIndexTree.lower(root, offset);
     }
 
     /**
@@ -288,8 +226,7 @@ public final class AvlReadIndex {
      *         {@code offset < entry.endOffset()}, else null (a gap, or past the end).
      */
     public ReadIndexEntry floorContaining(final long offset) {
-        final ReadIndexEntry floor = floor(offset);
-        return floor != null && offset - floor.offset() < floor.length() ? floor : null;
+        return ReadIndexTree.floorContaining(root, offset);
     }
 
     /**
@@ -300,35 +237,21 @@ public final class AvlReadIndex {
      * @return the entry with the least offset {@code > entry.offset()}, or null.
      */
     public ReadIndexEntry next(final ReadIndexEntry entry) {
-        return higher(entry.offset());
+        return ReadIndexTree.next(root, entry);
     }
 
     /**
      * @return the entry with the smallest offset, or null if empty.
      */
     public ReadIndexEntry first() {
-        ReadIndexEntry node = root;
-        if (node == null) {
-            return null;
-        }
-        while (node.left != null) {
-            node = node.left;
-        }
-        return node;
+        return ReadIndexTree.first(root);
     }
 
     /**
      * @return the entry with the greatest offset (the one appends grow), or null if empty.
      */
     public ReadIndexEntry last() {
-        ReadIndexEntry node = root;
-        if (node == null) {
-            return null;
-        }
-        while (node.right != null) {
-            node = node.right;
-        }
-        return node;
+        return ReadIndexTree.last(root);
     }
 
     /**
@@ -336,7 +259,7 @@ public final class AvlReadIndex {
      * entry's length, address and generation, but must not insert or remove.
      */
     public void forEach(final Consumer<? super ReadIndexEntry> action) {
-        forEach(root, action);
+        ReadIndexTree.forEach(root, action);
     }
 
     /**
@@ -347,10 +270,9 @@ public final class AvlReadIndex {
      * @throws IllegalStateException naming the first violation found and the offset it was found at.
      */
     public void checkInvariants() {
-        final InvariantChecker checker = new InvariantChecker();
-        checker.check(root, 1);
-        if (checker.count != size) {
-            throw new IllegalStateException("size=" + size + " but the tree links count=" + checker.count + " entries");
+        final long count = ReadIndexTree.checkInvariants(root);
+        if (count != size) {
+            throw new IllegalStateException("size=" + size + " but the tree links count=" + count + " entries");
         }
     }
 
@@ -362,176 +284,5 @@ public final class AvlReadIndex {
             + ", height=" + height()
             + ", firstOffset=" + (first == null ? "none" : Long.toString(first.offset()))
             + ", lastEndOffset=" + (last == null ? "none" : Long.toString(last.endOffset())) + '}';
-    }
-
-    // ---------------------------------------------------------------------------------------
-    // AVL machinery: each update returns the new root of the subtree it was given.
-
-    private static ReadIndexEntry insert(final ReadIndexEntry node, final ReadIndexEntry entry) {
-        if (node == null) {
-            entry.height = 1;
-            return entry;
-        }
-        final long key = entry.offset();
-        if (key < node.offset()) {
-            node.left = insert(node.left, entry);
-        } else if (key > node.offset()) {
-            node.right = insert(node.right, entry);
-        } else {
-            throw new IllegalArgumentException("duplicate offset=" + key);
-        }
-        return rebalance(node);
-    }
-
-    /** Removes the node keyed {@code offset}, which must be present in the subtree. */
-    private static ReadIndexEntry remove(final ReadIndexEntry node, final long offset) {
-        final long key = node.offset();
-        if (offset < key) {
-            node.left = remove(node.left, offset);
-            return rebalance(node);
-        }
-        if (offset > key) {
-            node.right = remove(node.right, offset);
-            return rebalance(node);
-        }
-        if (node.left == null) {
-            return node.right;
-        }
-        if (node.right == null) {
-            return node.left;
-        }
-        // Two children: the successor node (not just its key: the nodes are the entries) takes
-        // this node's place.
-        final ReadIndexEntry successor = minimum(node.right);
-        successor.right = removeMin(node.right);
-        successor.left = node.left;
-        return rebalance(successor);
-    }
-
-    private static ReadIndexEntry removeMin(final ReadIndexEntry node) {
-        if (node.left == null) {
-            return node.right;
-        }
-        node.left = removeMin(node.left);
-        return rebalance(node);
-    }
-
-    private static ReadIndexEntry minimum(final ReadIndexEntry node) {
-        ReadIndexEntry min = node;
-        while (min.left != null) {
-            min = min.left;
-        }
-        return min;
-    }
-
-    /** Restores the balance of {@code node}, whose subtrees are balanced and differ by at most 2. */
-    private static ReadIndexEntry rebalance(final ReadIndexEntry node) {
-        final int leftHeight = height(node.left);
-        final int rightHeight = height(node.right);
-        if (leftHeight > rightHeight + 1) {
-            final ReadIndexEntry left = node.left;
-            if (height(left.left) < height(left.right)) {
-                node.left = rotateLeft(left);
-            }
-            return rotateRight(node);
-        }
-        if (rightHeight > leftHeight + 1) {
-            final ReadIndexEntry right = node.right;
-            if (height(right.right) < height(right.left)) {
-                node.right = rotateRight(right);
-            }
-            return rotateLeft(node);
-        }
-        node.height = (byte) (1 + Math.max(leftHeight, rightHeight));
-        return node;
-    }
-
-    /**
-     * <pre>
-     *       node            left
-     *       /  \            /  \
-     *    left   c   -&gt;     a   node
-     *    /  \                  /  \
-     *   a    b                b    c
-     * </pre>
-     */
-    private static ReadIndexEntry rotateRight(final ReadIndexEntry node) {
-        final ReadIndexEntry left = node.left;
-        node.left = left.right;
-        left.right = node;
-        updateHeight(node);
-        updateHeight(left);
-        return left;
-    }
-
-    /** The mirror image of {@link #rotateRight}. */
-    private static ReadIndexEntry rotateLeft(final ReadIndexEntry node) {
-        final ReadIndexEntry right = node.right;
-        node.right = right.left;
-        right.left = node;
-        updateHeight(node);
-        updateHeight(right);
-        return right;
-    }
-
-    private static void updateHeight(final ReadIndexEntry node) {
-        node.height = (byte) (1 + Math.max(height(node.left), height(node.right)));
-    }
-
-    private static int height(final ReadIndexEntry node) {
-        return node == null ? 0 : node.height;
-    }
-
-    private static void forEach(final ReadIndexEntry node, final Consumer<? super ReadIndexEntry> action) {
-        if (node == null) {
-            return;
-        }
-        forEach(node.left, action);
-        action.accept(node);
-        forEach(node.right, action);
-    }
-
-    private static void unlinkAll(final ReadIndexEntry node) {
-        if (node == null) {
-            return;
-        }
-        unlinkAll(node.left);
-        unlinkAll(node.right);
-        node.unlink();
-    }
-
-    /** In-order walk computing heights bottom-up and comparing them with the stored ones. */
-    private static final class InvariantChecker {
-        private long count;
-        private boolean seenAny;
-        private long previousOffset;
-
-        /** @return the computed height of the subtree. */
-        int check(final ReadIndexEntry node, final int depth) {
-            if (node == null) {
-                return 0;
-            }
-            if (depth > MAX_HEIGHT) {
-                throw new IllegalStateException("path deeper than MAX_HEIGHT=" + MAX_HEIGHT + " at offset=" + node.offset() + " (cycle?)");
-            }
-            final int leftHeight = check(node.left, depth + 1);
-            if (seenAny && node.offset() <= previousOffset) {
-                throw new IllegalStateException("order broken: offset=" + node.offset() + " follows offset=" + previousOffset + " in order");
-            }
-            seenAny = true;
-            previousOffset = node.offset();
-            count++;
-            final int rightHeight = check(node.right, depth + 1);
-            final int balance = leftHeight - rightHeight;
-            if (balance < -1 || balance > 1) {
-                throw new IllegalStateException("unbalanced: offset=" + node.offset() + " balance=" + balance
-                    + " leftHeight=" + leftHeight + " rightHeight=" + rightHeight);
-            }
-            final int height = 1 + Math.max(leftHeight, rightHeight);
-            if (node.height != height) {
-                throw new IllegalStateException("wrong height: offset=" + node.offset() + " stored=" + node.height + " computed=" + height);
-            }
-            return height;
-        }
     }
 }

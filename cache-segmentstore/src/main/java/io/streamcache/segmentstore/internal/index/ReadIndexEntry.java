@@ -13,8 +13,9 @@ import java.lang.invoke.VarHandle;
  * field under its lock, and hands the entry to another thread only across a happens-before edge.
  *
  * <p>An entry says that the bytes {@code [offset, offset + length)} of the segment are (or were)
- * held by the block-cache entry at {@code address}. The offset is the key and never changes;
- * the length grows in place as appends extend the entry, the address becomes
+ * held by the block-cache entry at {@code address}. The offset is the key and never changes
+ * while the entry is in a tree (only {@link ReadIndexEntryPool} sets it again, on an entry that
+ * left its tree for good: see there); the length grows in place as appends extend the entry, the address becomes
  * {@link #NULL_ADDRESS} when the cache evicts the bytes (a gap a read reports as "not
  * cached"), and the generation records the last use for the cache manager. An entry that is not
  * cached is a <em>placeholder</em>: the segment coalesces adjacent placeholders by growing the
@@ -62,7 +63,7 @@ import java.lang.invoke.VarHandle;
  *  |   pin word    | h | r | t |gap|     left      |     right     |
  *  +---------------+---+---+---+---+---------------+---------------+
  *
- *  offset      first segment byte covered (long, final)
+ *  offset      first segment byte covered (long; set again only when the pool reuses the entry)
  *  length      bytes covered, &gt;= 0 (int; a coalesced placeholder may reach Integer.MAX_VALUE)
  *  address     block-cache address of the entry's last block, unsigned; 0 = not cached
  *  generation  cache-manager generation of the last use (int)
@@ -79,8 +80,15 @@ import java.lang.invoke.VarHandle;
  * it costs no heap. Measured: inserting 1,000,000 entries into one {@link AvlReadIndex} grows
  * the used heap (after repeated {@code System.gc()}) by 48.00 bytes per entry with the serial
  * and parallel collectors, 48.1 with G1, and 56.00 without compressed oops; see
- * {@code ReadIndexFootprint} in the tests. The tree adds one 24-byte object per segment and
- * nothing per entry.
+ * {@code ReadIndexFootprint} in the tests. The tree adds nothing per entry, and per segment only
+ * the root reference the segment keeps ({@link ReadIndexTree}; {@link AvlReadIndex}, the tree as
+ * an object of its own, is 24 bytes more).
+ *
+ * <h2>Reuse</h2>
+ * An entry removed from its tree, retired with no pin, may go back to the store's
+ * {@link ReadIndexEntryPool} and come out again for other bytes, possibly of another segment:
+ * {@link #reset} gives it a new offset and clears the rest. The pool's class comment says why no
+ * holder can act on a reused entry as the old one.
  */
 public final class ReadIndexEntry implements CachedEntry {
     /** The address that names no cache entry: the bytes are not cached. */
@@ -104,7 +112,7 @@ public final class ReadIndexEntry implements CachedEntry {
         }
     }
 
-    private final long offset;
+    private long offset;
     private int length;
     private int address;
     private int generation;
@@ -139,6 +147,47 @@ public final class ReadIndexEntry implements CachedEntry {
         this.length = length;
         this.address = address;
         this.generation = generation;
+    }
+
+    /**
+     * Makes a dead entry (see {@link ReadIndexEntryPool}) new again: the state of
+     * {@code new ReadIndexEntry(offset, length, address, generation)}, no pin, not retired, no
+     * tier reads or promotion tick, in no tree. The final volatile write of the pin word
+     * publishes the other fields with it.
+     *
+     * @throws IllegalArgumentException as the constructor; the entry is then unchanged.
+     */
+    void reset(final long offset, final int length, final int address, final int generation) {
+        if (offset < 0) {
+            throw new IllegalArgumentException("offset=" + offset + " must be >= 0");
+        }
+        checkLength(offset, length);
+        this.offset = offset;
+        this.length = length;
+        this.address = address;
+        this.generation = generation;
+        this.tierReads = 0;
+        this.promotionTick = 0;
+        this.left = null;
+        this.right = null;
+        this.height = 0;
+        PIN_WORD.setVolatile(this, 0);
+    }
+
+    /**
+     * Clears what a stale holder could act on, for an entry going into the pool: no cache
+     * address, no length. The pin word keeps its retired bit until {@link #reset}.
+     */
+    void poison() {
+        this.address = NULL_ADDRESS;
+        this.length = 0;
+    }
+
+    /**
+     * @return the raw pin word (a volatile read): the retired bit and the pin count.
+     */
+    int pinWord() {
+        return (int) PIN_WORD.getVolatile(this);
     }
 
     /**
