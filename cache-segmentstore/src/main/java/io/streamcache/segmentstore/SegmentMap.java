@@ -68,7 +68,7 @@ abstract class SegmentMap {
 
     static {
         try {
-            SIZE = MethodHandles.lookup().findVarHandle(SegmentMap.class, "size", int.class);
+            SIZE = MethodHandles.lookup().findVarHandle(Table.class, "size", int.class);
             USED = MethodHandles.lookup().findVarHandle(Table.class, "used", int.class);
         } catch (final ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
@@ -79,8 +79,6 @@ abstract class SegmentMap {
     private volatile Object[] slots;
     /** The same slots with their count, for puts; published after {@link #slots}. */
     private volatile Table table;
-    /** Segments in {@link #slots}; changed atomically ({@link #SIZE}). */
-    private volatile int size;
 
     /**
      * An array of slots, the key hashes of their segments, and how many slots are not null
@@ -101,10 +99,17 @@ abstract class SegmentMap {
         final int limit;
         /** Slots not null, plus those reserved by puts in progress; changed atomically ({@link #USED}). */
         volatile int used;
+        /**
+         * Segments in {@link #slots}; changed atomically ({@link #SIZE}). Beside {@link #used}, so
+         * that a put's two counts are one contended cache line, not two. A rebuild's new table
+         * starts from the segments it copied.
+         */
+        volatile int size;
 
         Table(final Object[] slots, final int[] hashes, final int used) {
             this.slots = slots;
             this.hashes = hashes;
+            this.size = used;
             this.limit = slots.length - (slots.length >>> 2);
             this.used = used;
         }
@@ -195,7 +200,7 @@ abstract class SegmentMap {
 
     /** @return the number of segments now. */
     final int size() {
-        return size;
+        return table.size;
     }
 
     /**
@@ -220,7 +225,7 @@ abstract class SegmentMap {
                 if (o == null) {
                     if (SLOT.compareAndSet(a, i, null, segment)) {
                         hashes[i] = hash;
-                        SIZE.getAndAdd(this, 1);
+                        SIZE.getAndAdd(t, 1);
                         return null;
                     }
                     // Another put took it (or a rebuild froze it): what is there now decides.
@@ -251,7 +256,7 @@ abstract class SegmentMap {
      */
     private synchronized void makeRoom(final Table t, final boolean force) {
         if (table == t && (force || t.used >= t.limit)) {
-            rebuild(size + 1);
+            rebuild(t.size + 1);
         }
     }
 
@@ -300,7 +305,7 @@ abstract class SegmentMap {
     /** Empties the slot {@code i} of the current array {@code a}; shrinks the map if it is mostly empty. Holds the monitor. */
     final void removeAt(final Object[] a, final int i) {
         SLOT.setRelease(a, i, REMOVED);
-        final int left = (int) SIZE.getAndAdd(this, -1) - 1;
+        final int left = (int) SIZE.getAndAdd(table, -1) - 1;
         if (a.length > MIN_CAPACITY && left < a.length >>> 3) {
             rebuild(left);
         }
@@ -313,7 +318,7 @@ abstract class SegmentMap {
      */
     final synchronized void ensureCapacity(final int count) {
         final Table t = table;
-        final long needed = (long) count + (t.used - size);
+        final long needed = (long) count + (t.used - t.size);
         if (needed > t.limit) {
             rebuild(count);
         }
@@ -322,7 +327,6 @@ abstract class SegmentMap {
     /** Removes every segment. */
     final synchronized void clear() {
         freeze(slots);
-        size = 0;
         publish(new Table(new Object[MIN_CAPACITY], new int[MIN_CAPACITY], 0));
     }
 
@@ -397,7 +401,7 @@ abstract class SegmentMap {
 
     /** @return the segments now: a snapshot (weakly consistent). */
     final List<Segment> values() {
-        final List<Segment> values = new ArrayList<>(size);
+        final List<Segment> values = new ArrayList<>(size());
         forEach(values::add);
         return values;
     }
