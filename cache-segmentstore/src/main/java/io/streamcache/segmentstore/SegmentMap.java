@@ -9,13 +9,12 @@ import java.util.function.Consumer;
 /**
  * A table's live segments found by a key the segment itself holds (its name: {@link ByName}, or
  * its id: {@link ById}): an open-addressing hash table of the segments themselves, with no map
- * node and no boxed key per segment. One reference and one int (the key's hash) per slot, at
- * most 3/4 of the slots used (live and removed); a rebuild makes twice as many slots as segments
- * (any number of slots, not only powers of two: a slot is picked by multiplying the hash, not by
- * masking it), so a map grows by half again from 3/4 full to 1/2 full: 10.7 to 16 bytes per
- * segment (5.3 to 8 of them the hashes, which spare a put's probe and a rebuild a cache miss per
- * segment passed), where a {@code ConcurrentHashMap} took a 32-byte node, a table slot and, by
- * id, a 16-byte {@code Integer} (issue 14: heap per segment at hundreds of thousands of them).
+ * node and no boxed key per segment. One reference per slot, at most 3/4 of the slots used
+ * (live and removed); a rebuild makes twice as many slots as segments (any number of slots, not
+ * only powers of two: a slot is picked by multiplying the hash, not by masking it), so a map
+ * grows by half again from 3/4 full to 1/2 full: 5.3 to 8 bytes per segment, where a
+ * {@code ConcurrentHashMap} took a 32-byte node, a table slot and, by id, a 16-byte
+ * {@code Integer} (issue 14: heap per segment at hundreds of thousands of them).
  *
  * <p>Linear probing; a removed segment leaves a tombstone ({@link #REMOVED}) so that probe
  * chains stay whole; tombstones go at the next rebuild, which copies the live segments into a
@@ -28,9 +27,8 @@ import java.util.function.Consumer;
  *     null --CAS by putIfAbsent (no lock)--&gt; segment --remove (monitor)--&gt; REMOVED
  *     null --rebuild's freeze (monitor)--&gt; FROZEN     the array is being replaced: puts wait for
  *                                                    the monitor and go to the new array
- *  hashes:          [   0  | h(A)  |  h(x)   | h(B)  | h(C)  |  0   | ... ]   0: not written yet
- *  table (volatile): the current slots, their hashes and the count of the slots not null (puts
- *                    reserve one before they take a null slot; 3/4 of the slots at most, else a rebuild)
+ *  table (volatile): the current slots and the count of their slots not null (puts reserve one
+ *                    before they take a null slot; 3/4 of the slots at most, else a rebuild)
  * </pre>
  *
  * <p><b>Threading:</b> thread-safe. Lookups ({@code get}, {@link #forEach}, {@link #size}) take
@@ -80,21 +78,9 @@ abstract class SegmentMap {
     /** The same slots with their count, for puts; published after {@link #slots}. */
     private volatile Table table;
 
-    /**
-     * An array of slots, the key hashes of their segments, and how many slots are not null
-     * (segments and tombstones) or reserved by a put.
-     */
+    /** An array of slots and how many of them are not null (segments and tombstones) or reserved by a put. */
     private static final class Table {
         final Object[] slots;
-        /**
-         * {@code hashes[i]}: the key hash of the segment in {@code slots[i]}, or 0 (not yet
-         * written by its put, or a hash of 0): a put's probe and a rebuild read it instead of the
-         * segment and its key (a cache miss or two each: at 250,000 segments the rebuilds and
-         * the probes were most of a creation's time). Written by the put that took the slot,
-         * after its CAS, or by the rebuild before the array is published; a slot's segment is
-         * only ever replaced by one with the same key, so the value is 0 or the right hash.
-         */
-        final int[] hashes;
         /** At most this many slots not null. */
         final int limit;
         /** Slots not null, plus those reserved by puts in progress; changed atomically ({@link #USED}). */
@@ -106,9 +92,8 @@ abstract class SegmentMap {
          */
         volatile int size;
 
-        Table(final Object[] slots, final int[] hashes, final int used) {
+        Table(final Object[] slots, final int used) {
             this.slots = slots;
-            this.hashes = hashes;
             this.size = used;
             this.limit = slots.length - (slots.length >>> 2);
             this.used = used;
@@ -133,7 +118,7 @@ abstract class SegmentMap {
     }
 
     SegmentMap() {
-        publish(new Table(new Object[MIN_CAPACITY], new int[MIN_CAPACITY], 0));
+        publish(new Table(new Object[MIN_CAPACITY], 0));
     }
 
     /** The key's hash of {@code segment}. */
@@ -218,13 +203,11 @@ abstract class SegmentMap {
                 continue;
             }
             final Object[] a = t.slots;
-            final int[] hashes = t.hashes;
             boolean exhausted = true;
             for (int i = start(hash, a.length), n = 0; n < a.length; i = next(i, a.length), n++) {
                 Object o = slot(a, i);
                 if (o == null) {
                     if (SLOT.compareAndSet(a, i, null, segment)) {
-                        hashes[i] = hash;
                         SIZE.getAndAdd(t, 1);
                         return null;
                     }
@@ -232,8 +215,7 @@ abstract class SegmentMap {
                     o = slot(a, i);
                 }
                 if (o instanceof Segment present) {
-                    final int presentHash = hashes[i];
-                    if ((presentHash == 0 || presentHash == hash) && sameKey(present, segment)) {
+                    if (sameKey(present, segment)) {
                         t.release();
                         return present;
                     }
@@ -327,7 +309,7 @@ abstract class SegmentMap {
     /** Removes every segment. */
     final synchronized void clear() {
         freeze(slots);
-        publish(new Table(new Object[MIN_CAPACITY], new int[MIN_CAPACITY], 0));
+        publish(new Table(new Object[MIN_CAPACITY], 0));
     }
 
     /**
@@ -335,30 +317,20 @@ abstract class SegmentMap {
      * are (at least {@link #MIN_CAPACITY}), and publishes it. Holds the monitor.
      */
     private void rebuild(final int live) {
-        final Table t = table;
-        final Object[] old = t.slots;
-        final int[] oldHashes = t.hashes;
+        final Object[] old = slots;
         final int count = freeze(old);
         final int capacity = (int) Math.max(MIN_CAPACITY, Math.min(MAX_CAPACITY, 2L * Math.max(live, count)));
         final Object[] a = new Object[capacity];
-        final int[] hashes = new int[capacity];
-        for (int j = 0; j < old.length; j++) {
-            final Object o = old[j];
+        for (final Object o : old) {
             if (o instanceof Segment segment) {
-                int hash = oldHashes[j];
-                if (hash == 0) {
-                    // Its put had not written it yet (it will, into the old array), or the hash is 0.
-                    hash = hashOf(segment);
-                }
-                int i = start(hash, capacity);
+                int i = start(hashOf(segment), capacity);
                 while (a[i] != null) {
                     i = next(i, capacity);
                 }
                 a[i] = o;
-                hashes[i] = hash;
             }
         }
-        publish(new Table(a, hashes, count));
+        publish(new Table(a, count));
     }
 
     /**
