@@ -23,7 +23,7 @@ import java.util.stream.Stream;
  *
  * <pre>
  *   java -Xmx2g -XX:MaxDirectMemorySize=1g -cp &lt;streamcache-bench.jar&gt; bin/CreateStorm.java DIR [THREADS SEGMENTS ROUNDS]
- *   java -cp cache-bench/target/streamcache-bench.jar bin/CreateStorm.java /var/tmp/storm 40 250000 5
+ *   java -cp cache-bench/target/streamcache-bench.jar bin/CreateStorm.java &lt;dir&gt; 40 250000 5
  * </pre>
  * Run two jars alternately, in JVMs of their own, to compare them; DIR is emptied and removed.
  * Uses only the public store API, so any jar of the project runs it.
