@@ -114,11 +114,16 @@ final class DurableSegmentTable implements SegmentMutations {
         final LogRequest request;
         segment.lock();
         try {
+            // Both puts take no lock (SegmentMap): creations on many threads do not queue here.
             if (segments.putIfAbsent(segment) != null) {
                 throw new SegmentExistsException(segment.name);
             }
-            segmentsById.put(segment);
             try {
+                final Segment sameId = segmentsById.putIfAbsent(segment);
+                if (sameId != null) {
+                    throw new IllegalStateException("segment id=" + segment.id + " of new segment=" + segment.name
+                        + " is still the id of segment=" + sameId.name);
+                }
                 final long epoch = writer.healthyEpoch();
                 request = writer.create(epoch, segment.id, segment.name, segment, logCommits);
                 segment.inFlight++;

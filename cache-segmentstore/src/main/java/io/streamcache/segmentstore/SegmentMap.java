@@ -20,31 +20,106 @@ import java.util.function.Consumer;
  * chains stay whole; tombstones go at the next rebuild, which copies the live segments into a
  * new array and publishes it.
  *
+ * <pre>
+ *  slots (volatile): [ null | seg A | REMOVED | seg B | seg C | null | ... ]   a lookup: from start(hash),
+ *                              ^ start(hash of B): A, REMOVED skipped, B     until its key or a null
+ *  a slot's life in one array:
+ *     null --CAS by putIfAbsent (no lock)--&gt; segment --remove (monitor)--&gt; REMOVED
+ *     null --rebuild's freeze (monitor)--&gt; FROZEN     the array is being replaced: puts wait for
+ *                                                    the monitor and go to the new array
+ *  table (volatile): the current slots and the count of their slots not null (puts reserve one
+ *                    before they take a null slot; 3/4 of the slots at most, else a rebuild)
+ * </pre>
+ *
  * <p><b>Threading:</b> thread-safe. Lookups ({@code get}, {@link #forEach}, {@link #size}) take
  * no lock and allocate nothing: they read the current array (a volatile field) and its slots
- * with acquire semantics. Changes ({@code put}, {@code remove}, {@link #clear}) are serialized
- * by the map's monitor: they are the control path (create, delete, recovery), never an append
- * or a read; each writes one slot with release semantics, or builds a new array and publishes it,
- * after which the old one is never written again. So a lookup sees every segment put before it
- * began and not removed before it began, and a segment put or removed meanwhile or not, as a
- * {@code ConcurrentHashMap} lookup does; a segment it finds is fully constructed (published by
- * the release write). Iteration ({@link #forEach}) is weakly consistent, as a
+ * with acquire semantics. {@link #putIfAbsent} takes no lock either (issue 14: 40 producers
+ * creating 250,000 queues queued on the map's monitor): it reserves room in the current array
+ * (a CAS on its count), then takes the first null slot of its key's probe with a CAS, so two
+ * puts of one key meet in the same chain and the second finds the first's segment; it never
+ * reuses a tombstone (a put of the same key further along the chain could not see it). The other
+ * changes ({@link #put} that replaces, {@code remove}, {@link #clear}, {@link #ensureCapacity})
+ * and every rebuild are serialized by the map's monitor: they are the control path (delete,
+ * recovery), never an append or a read. A rebuild first freezes the old array (every null slot
+ * becomes {@link #FROZEN} by a CAS, so a racing put either got its slot first and is copied, or
+ * fails and waits for the monitor), then copies the segments into the new array and publishes it
+ * (slots first, then the table puts read), after which the old array is never written again. A
+ * lookup that meets {@link #FROZEN} stops as at a null: nothing it must see is past it (a put that
+ * completed before the lookup began is in the array the lookup read, or in a newer one that the
+ * lookup's volatile read of the slots would have returned). So a lookup sees every segment put
+ * before it began and not removed before it began, and a segment put or removed meanwhile or not,
+ * as a {@code ConcurrentHashMap} lookup does; a segment it finds is fully constructed (published
+ * by the CAS or the array's publication). Iteration ({@link #forEach}) is weakly consistent, as a
  * {@code ConcurrentHashMap}'s is.
  */
 abstract class SegmentMap {
-    /** A removed segment's slot: skipped by lookups, reused by puts, dropped by rebuilds. */
+    /** A removed segment's slot: skipped by lookups, dropped by rebuilds. */
     private static final Object REMOVED = new Object();
+    /** A slot null when a rebuild began: taken by no put; ends a lookup's probe as a null does. */
+    private static final Object FROZEN = new Object();
     private static final VarHandle SLOT = MethodHandles.arrayElementVarHandle(Object[].class);
+    private static final VarHandle SIZE;
+    private static final VarHandle USED;
     static final int MIN_CAPACITY = 16;
     /** The most slots: an array's size limit, below {@code Integer.MAX_VALUE}. */
     static final int MAX_CAPACITY = Integer.MAX_VALUE - 8;
 
-    /** The slots: null (never used since the last rebuild), {@link #REMOVED} or a segment. */
-    private volatile Object[] slots = new Object[MIN_CAPACITY];
-    /** Segments in {@link #slots}. */
-    private volatile int size;
-    /** Slots not null (segments and tombstones); guarded by this. */
-    private int used;
+    static {
+        try {
+            SIZE = MethodHandles.lookup().findVarHandle(Table.class, "size", int.class);
+            USED = MethodHandles.lookup().findVarHandle(Table.class, "used", int.class);
+        } catch (final ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
+    /** The slots: null (never used since the last rebuild), {@link #REMOVED}, {@link #FROZEN} or a segment; read by lookups. */
+    private volatile Object[] slots;
+    /** The same slots with their count, for puts; published after {@link #slots}. */
+    private volatile Table table;
+
+    /** An array of slots and how many of them are not null (segments and tombstones) or reserved by a put. */
+    private static final class Table {
+        final Object[] slots;
+        /** At most this many slots not null. */
+        final int limit;
+        /** Slots not null, plus those reserved by puts in progress; changed atomically ({@link #USED}). */
+        volatile int used;
+        /**
+         * Segments in {@link #slots}; changed atomically ({@link #SIZE}). Beside {@link #used}, so
+         * that a put's two counts are one contended cache line, not two. A rebuild's new table
+         * starts from the segments it copied.
+         */
+        volatile int size;
+
+        Table(final Object[] slots, final int used) {
+            this.slots = slots;
+            this.size = used;
+            this.limit = slots.length - (slots.length >>> 2);
+            this.used = used;
+        }
+
+        /** Reserves a null slot for a put: false if the array is as full as it may be. */
+        boolean reserve() {
+            int u;
+            do {
+                u = used;
+                if (u >= limit) {
+                    return false;
+                }
+            } while (!USED.weakCompareAndSet(this, u, u + 1));
+            return true;
+        }
+
+        /** Gives back a reservation the put did not use. */
+        void release() {
+            USED.getAndAdd(this, -1);
+        }
+    }
+
+    SegmentMap() {
+        publish(new Table(new Object[MIN_CAPACITY], 0));
+    }
 
     /** The key's hash of {@code segment}. */
     abstract int hashOf(Segment segment);
@@ -105,73 +180,88 @@ abstract class SegmentMap {
     }
 
     static boolean isSegment(final Object slot) {
-        return slot != null && slot != REMOVED;
+        return slot instanceof Segment;
     }
 
     /** @return the number of segments now. */
     final int size() {
-        return size;
+        return table.size;
     }
 
     /**
-     * Puts {@code segment} unless a segment with its key is in the map.
+     * Puts {@code segment} unless a segment with its key is in the map. Takes no lock unless the
+     * array must be rebuilt (see the class comment).
      *
      * @return the segment already there (nothing changed), or null (put).
      */
-    final synchronized Segment putIfAbsent(final Segment segment) {
-        return put(segment, false);
+    final Segment putIfAbsent(final Segment segment) {
+        final int hash = hashOf(segment);
+        while (true) {
+            final Table t = table;
+            if (!t.reserve()) {
+                makeRoom(t, false);
+                continue;
+            }
+            final Object[] a = t.slots;
+            boolean exhausted = true;
+            for (int i = start(hash, a.length), n = 0; n < a.length; i = next(i, a.length), n++) {
+                Object o = slot(a, i);
+                if (o == null) {
+                    if (SLOT.compareAndSet(a, i, null, segment)) {
+                        SIZE.getAndAdd(t, 1);
+                        return null;
+                    }
+                    // Another put took it (or a rebuild froze it): what is there now decides.
+                    o = slot(a, i);
+                }
+                if (o instanceof Segment present) {
+                    if (sameKey(present, segment)) {
+                        t.release();
+                        return present;
+                    }
+                } else if (o == FROZEN) {
+                    exhausted = false;
+                    break;
+                }
+            }
+            t.release();
+            // A rebuild froze the array (wait for it, then go to the new one), or no null slot
+            // was left in the probe (cannot be while puts reserve; rebuild then).
+            makeRoom(t, exhausted);
+        }
     }
 
     /**
-     * Puts {@code segment}, replacing a segment with its key if there is one.
+     * Under the monitor: rebuilds the array of {@code t} if it is still the current one and full
+     * (or {@code force}); else returns at once (the rebuild that replaced it held the monitor
+     * until it published the new array).
+     */
+    private synchronized void makeRoom(final Table t, final boolean force) {
+        if (table == t && (force || t.used >= t.limit)) {
+            rebuild(t.size + 1);
+        }
+    }
+
+    /**
+     * Puts {@code segment}, replacing a segment with its key if there is one. Serialized with
+     * removals and rebuilds by the monitor (a put that does not replace is {@link #putIfAbsent}).
      *
      * @return the segment replaced, or null.
      */
     final synchronized Segment put(final Segment segment) {
-        return put(segment, true);
-    }
-
-    private Segment put(final Segment segment, final boolean replace) {
-        Object[] a = slots;
-        int free = -1;
+        final Segment present = putIfAbsent(segment);
+        if (present == null) {
+            return null;
+        }
+        // Under the monitor a segment's slot changes only here and in remove: no put takes it.
+        final Object[] a = slots;
         for (int i = start(hashOf(segment), a.length), n = 0; n < a.length; i = next(i, a.length), n++) {
-            final Object o = a[i];
-            if (o == null) {
-                if (free < 0) {
-                    free = i;
-                }
-                break;
-            }
-            if (o == REMOVED) {
-                if (free < 0) {
-                    free = i;
-                }
-                continue;
-            }
-            final Segment present = (Segment) o;
-            if (sameKey(present, segment)) {
-                if (replace) {
-                    SLOT.setRelease(a, i, segment);
-                }
+            if (a[i] == present) {
+                SLOT.setRelease(a, i, segment);
                 return present;
             }
         }
-        if (free >= 0 && a[free] == REMOVED) {
-            SLOT.setRelease(a, free, segment);
-            size = size + 1;
-            return null;
-        }
-        if (used + 1 > a.length - (a.length >>> 2)) {
-            a = rebuild(size + 1);
-            free = start(hashOf(segment), a.length);
-            while (a[free] != null) {
-                free = next(free, a.length);
-            }
-        }
-        SLOT.setRelease(a, free, segment);
-        used++;
-        size = size + 1;
-        return null;
+        throw new IllegalStateException("segment " + present + " found and then not in its probe");
     }
 
     /**
@@ -182,7 +272,7 @@ abstract class SegmentMap {
     final synchronized boolean remove(final Segment segment) {
         final Object[] a = slots;
         for (int i = start(hashOf(segment), a.length), n = 0; n < a.length; i = next(i, a.length), n++) {
-            final Object o = a[i];
+            final Object o = slot(a, i);
             if (o == null) {
                 return false;
             }
@@ -197,9 +287,9 @@ abstract class SegmentMap {
     /** Empties the slot {@code i} of the current array {@code a}; shrinks the map if it is mostly empty. Holds the monitor. */
     final void removeAt(final Object[] a, final int i) {
         SLOT.setRelease(a, i, REMOVED);
-        size = size - 1;
-        if (a.length > MIN_CAPACITY && size < a.length >>> 3) {
-            rebuild(size);
+        final int left = (int) SIZE.getAndAdd(table, -1) - 1;
+        if (a.length > MIN_CAPACITY && left < a.length >>> 3) {
+            rebuild(left);
         }
     }
 
@@ -209,41 +299,65 @@ abstract class SegmentMap {
      * segment and its key); does nothing if there is room already.
      */
     final synchronized void ensureCapacity(final int count) {
-        final long needed = (long) count + (used - size);
-        if (needed > slots.length - (slots.length >>> 2)) {
+        final Table t = table;
+        final long needed = (long) count + (t.used - t.size);
+        if (needed > t.limit) {
             rebuild(count);
         }
     }
 
     /** Removes every segment. */
     final synchronized void clear() {
-        slots = new Object[MIN_CAPACITY];
-        used = 0;
-        size = 0;
+        freeze(slots);
+        publish(new Table(new Object[MIN_CAPACITY], 0));
     }
 
     /**
-     * Copies the segments into a new array of twice {@code live} slots (at least
-     * {@link #MIN_CAPACITY}), and publishes it. Holds the monitor.
+     * Copies the segments into a new array of twice {@code live} slots or twice as many as there
+     * are (at least {@link #MIN_CAPACITY}), and publishes it. Holds the monitor.
      */
-    private Object[] rebuild(final int live) {
-        final int capacity = (int) Math.max(MIN_CAPACITY, Math.min(MAX_CAPACITY, 2L * live));
+    private void rebuild(final int live) {
         final Object[] old = slots;
+        final int count = freeze(old);
+        final int capacity = (int) Math.max(MIN_CAPACITY, Math.min(MAX_CAPACITY, 2L * Math.max(live, count)));
         final Object[] a = new Object[capacity];
-        int count = 0;
         for (final Object o : old) {
-            if (isSegment(o)) {
-                int i = start(hashOf((Segment) o), capacity);
+            if (o instanceof Segment segment) {
+                int i = start(hashOf(segment), capacity);
                 while (a[i] != null) {
                     i = next(i, capacity);
                 }
                 a[i] = o;
+            }
+        }
+        publish(new Table(a, count));
+    }
+
+    /**
+     * Turns every null slot of {@code a} into {@link #FROZEN}, so that no put takes a slot of it
+     * any more (a put that took one first is kept: the CAS fails here and its segment is read).
+     * Holds the monitor, so no segment's slot changes meanwhile.
+     *
+     * @return the segments in {@code a}, all of which stay.
+     */
+    private static int freeze(final Object[] a) {
+        int count = 0;
+        for (int i = 0; i < a.length; i++) {
+            Object o = slot(a, i);
+            if (o == null && !SLOT.compareAndSet(a, i, null, FROZEN)) {
+                o = slot(a, i);
+            }
+            if (o instanceof Segment) {
                 count++;
             }
         }
-        used = count;
-        slots = a;
-        return a;
+        return count;
+    }
+
+    /** Publishes a new array: to lookups first, then to puts (a put that completed in it is then seen by every later lookup). */
+    private void publish(final Table t) {
+        slots = t.slots;
+        table = t;
     }
 
     /** Calls {@code action} with each segment in the map (weakly consistent: see the class comment). */
@@ -259,7 +373,7 @@ abstract class SegmentMap {
 
     /** @return the segments now: a snapshot (weakly consistent). */
     final List<Segment> values() {
-        final List<Segment> values = new ArrayList<>(size);
+        final List<Segment> values = new ArrayList<>(size());
         forEach(values::add);
         return values;
     }
@@ -273,7 +387,8 @@ abstract class SegmentMap {
 
         @Override
         boolean sameKey(final Segment a, final Segment b) {
-            return a.name.equals(b.name);
+            // The strings' cached hashes first: a put's probe passes other keys without loading their bytes.
+            return a.name.hashCode() == b.name.hashCode() && a.name.equals(b.name);
         }
 
         /** @return the segment named {@code name}, or null: lock-free, allocates nothing. */
@@ -281,11 +396,13 @@ abstract class SegmentMap {
             final Object[] a = slots();
             for (int i = start(name.hashCode(), a.length), n = 0; n < a.length; i = next(i, a.length), n++) {
                 final Object o = slot(a, i);
-                if (o == null) {
+                if (o instanceof Segment segment) {
+                    if (segment.name.equals(name)) {
+                        return segment;
+                    }
+                } else if (o != REMOVED) {
+                    // null, or FROZEN: the end of the probe (see the class comment).
                     return null;
-                }
-                if (isSegment(o) && ((Segment) o).name.equals(name)) {
-                    return (Segment) o;
                 }
             }
             return null;
@@ -340,11 +457,13 @@ abstract class SegmentMap {
             final Object[] a = slots();
             for (int i = start(id, a.length), n = 0; n < a.length; i = next(i, a.length), n++) {
                 final Object o = slot(a, i);
-                if (o == null) {
+                if (o instanceof Segment segment) {
+                    if (segment.id == id) {
+                        return segment;
+                    }
+                } else if (o != REMOVED) {
+                    // null, or FROZEN: the end of the probe (see the class comment).
                     return null;
-                }
-                if (isSegment(o) && ((Segment) o).id == id) {
-                    return (Segment) o;
                 }
             }
             return null;
@@ -358,7 +477,7 @@ abstract class SegmentMap {
         synchronized Segment remove(final int id) {
             final Object[] a = slots();
             for (int i = start(id, a.length), n = 0; n < a.length; i = next(i, a.length), n++) {
-                final Object o = a[i];
+                final Object o = slot(a, i);
                 if (o == null) {
                     return null;
                 }

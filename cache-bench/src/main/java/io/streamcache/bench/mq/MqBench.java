@@ -101,8 +101,27 @@ public final class MqBench {
         /** LogConfig.directIo; null: the log's default. */
         DirectIoMode directIo;
 
+        /** The topic names by topic number, made once: a producer passes the same strings every time. */
+        private String[] topicNames;
+
         int queuesPerTopic() {
             return (queues + topics - 1) / topics;
+        }
+
+        /**
+         * The topic names by number ("topic&lt;n&gt;"), one string per topic for the whole run, as a
+         * producer with fixed topics would hold them (the writer-alone baseline builds no topic
+         * string per message either; a new string per append also made the facade hash it anew).
+         * Made on first call; a worker takes the array when it is built.
+         */
+        synchronized String[] topicNames() {
+            if (topicNames == null) {
+                topicNames = new String[topics];
+                for (int t = 0; t < topics; t++) {
+                    topicNames[t] = topic(this, t * queuesPerTopic());
+                }
+            }
+            return topicNames;
         }
     }
 
@@ -294,6 +313,7 @@ public final class MqBench {
         private final CountDownLatch done;
         private final SplittableRandom random;
         private final ByteBuffer message;
+        private final String[] topicNames;
         final Histogram readLatency = new Histogram(3_600_000_000_000L, 2);
         final Histogram appendLatency = new Histogram(3_600_000_000_000L, 2);
         long bytes;
@@ -313,6 +333,7 @@ public final class MqBench {
             this.done = done;
             this.random = workerRandom(config, thread, read);
             this.message = ByteBuffer.allocateDirect(config.max);
+            this.topicNames = config.topicNames();
         }
 
         @Override
@@ -387,7 +408,7 @@ public final class MqBench {
         }
 
         private String topic(final int queue) {
-            return MqBench.topic(config, queue);
+            return topicNames[queue / config.queuesPerTopic()];
         }
 
         private int queueId(final int queue) {

@@ -16,6 +16,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 class MqBenchTest {
@@ -116,6 +117,20 @@ class MqBenchTest {
         }
         assertEquals(result.messages(), messages);
         assertEquals(result.bytes(), bytes);
+    }
+
+    /** The workers' topic strings, made once per run, name every queue's topic as the baseline and the checks do. */
+    @Test
+    void shouldNameEachQueuesTopicWithTheRunsOneStringPerTopic() throws Exception {
+        for (final String topics : new String[] {"1", "7", "100"}) {
+            final MqBench.Config config = MqBench.parse(new String[] {"--dir", directory.toString(), "--topics", topics,
+                "--queues", "1000"});
+            final String[] names = config.topicNames();
+            assertSame(names, config.topicNames());
+            for (int queue = 0; queue < config.queues; queue++) {
+                assertEquals(MqBench.topic(config, queue), names[queue / config.queuesPerTopic()], "queue " + queue);
+            }
+        }
     }
 
     @Test

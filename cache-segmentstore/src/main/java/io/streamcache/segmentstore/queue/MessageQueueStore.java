@@ -205,11 +205,11 @@ public final class MessageQueueStore implements AutoCloseable {
             final String segment = segmentName(topic, queueId);
             SegmentNames.check(segment);
             checkLength(segment, length);
-            queue = createdQueue(topic, queueId);
+            queue = createdQueue(topic, queueId, segment);
         } else {
             checkLength(queue.segment, length);
             if (!queue.ensureCreated(store, queues)) {
-                queue = createdQueue(topic, queueId);
+                queue = createdQueue(topic, queueId, queue.segment);
             }
         }
         final Wrapped wrapper = WRAPPED.get();
@@ -372,10 +372,13 @@ public final class MessageQueueStore implements AutoCloseable {
         return bytes;
     }
 
-    /** The queue's segment created (or found); a queue whose creation failed on another thread is replaced. */
-    private MessageQueue createdQueue(final String topic, final int queueId) {
+    /**
+     * The queue's segment created (or found); a queue whose creation failed on another thread is
+     * replaced. {@code segment} is the queue's segment name, built once by the caller.
+     */
+    private MessageQueue createdQueue(final String topic, final int queueId, final String segment) {
         while (true) {
-            final MessageQueue queue = queues.getOrCreate(topic, queueId, MessageQueue::new);
+            final MessageQueue queue = queues.getOrCreate(topic, queueId, segment);
             if (queue.ensureCreated(store, queues)) {
                 return queue;
             }

@@ -4,7 +4,6 @@ import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.function.Function;
 
 /**
  * The queues of a {@link MessageQueueStore} by (topic, queueId), found without building the
@@ -66,10 +65,11 @@ final class QueueTable {
     }
 
     /**
-     * @return the queue, made with {@code make} (given the queue's segment name) and put in the
-     *         table if there was none.
+     * @param segment the queue's segment name ({@link MessageQueueStore#segmentName}), which the
+     *                caller built once to check it.
+     * @return the queue, made over {@code segment} and put in the table if there was none.
      */
-    MessageQueue getOrCreate(final String topic, final int queueId, final Function<String, MessageQueue> make) {
+    MessageQueue getOrCreate(final String topic, final int queueId, final String segment) {
         final MessageQueue found = get(topic, queueId);
         if (found != null) {
             return found;
@@ -83,7 +83,7 @@ final class QueueTable {
             if (again != null) {
                 return again;
             }
-            final MessageQueue queue = make.apply(MessageQueueStore.segmentName(topic, queueId));
+            final MessageQueue queue = new MessageQueue(segment);
             put(t, queueId, queue);
             size.incrementAndGet();
             return queue;

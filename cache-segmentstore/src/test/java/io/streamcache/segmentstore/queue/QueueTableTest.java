@@ -42,7 +42,8 @@ class QueueTableTest {
             final Key key = new Key(TOPICS[random.nextInt(TOPICS.length)], id(random));
             switch (random.nextInt(3)) {
                 case 0 -> {
-                    final MessageQueue got = table.getOrCreate(key.topic(), key.queueId(), MessageQueue::new);
+                    final MessageQueue got =
+                        table.getOrCreate(key.topic(), key.queueId(), MessageQueueStore.segmentName(key.topic(), key.queueId()));
                     final MessageQueue expected = model.computeIfAbsent(key, k -> got);
                     assertSame(expected, got, key.toString());
                     assertEquals(MessageQueueStore.segmentName(key.topic(), key.queueId()), got.segment);
@@ -66,7 +67,7 @@ class QueueTableTest {
     @Test
     void shouldNotFindAQueueOfAnotherTopicOrId() {
         final QueueTable table = new QueueTable();
-        final MessageQueue q = table.getOrCreate("t", 64, MessageQueue::new);
+        final MessageQueue q = table.getOrCreate("t", 64, MessageQueueStore.segmentName("t", 64));
         assertNull(table.get("t", 63));
         assertNull(table.get("t", 65));
         assertNull(table.get("t", 0));
@@ -96,7 +97,7 @@ class QueueTableTest {
                             final String topic = TOPICS[random.nextInt(2)];
                             final int id = random.nextInt(8) == 0 ? QueueTable.DENSE_LIMIT + random.nextInt(ids) : random.nextInt(ids);
                             final MessageQueue found = table.get(topic, id);
-                            final MessageQueue got = table.getOrCreate(topic, id, MessageQueue::new);
+                            final MessageQueue got = table.getOrCreate(topic, id, MessageQueueStore.segmentName(topic, id));
                             if (found != null && found != got) {
                                 throw new AssertionError("a lookup found another queue than the table holds: " + topic + "/" + id);
                             }
