@@ -44,7 +44,7 @@ class LogSegmentTableSeedTest {
                 final long length = random.nextInt(100_000);
                 final long start = random.nextBoolean() ? 0 : random.nextLong(length + 1);
                 final RecoveredSegment segment = new RecoveredSegment(segmentId, "segment-" + segmentId, start, length,
-                    random.nextInt(10) == 0, false, 0, null);
+                    random.nextInt(10) == 0, false, 0, 0, null);
                 live.add(segment);
                 byId.put(segmentId, segment);
             }

@@ -301,8 +301,11 @@ public final class RecoveredLog {
                 throw new IllegalArgumentException("segmentId=" + segmentId + " startOffset=" + startOffset + " length=" + length
                     + ": need segmentId > 0 and 0 <= startOffset <= length (segment=" + name + ")");
             }
-            segments.put(segmentId, new RecoveredSegment(segmentId, name, startOffset, length, sealed, false, startOffset,
-                new LocationIndex(startOffset, memory())));
+            final RecoveredSegment old = segments.put(segmentId, new RecoveredSegment(segmentId, name, startOffset, length, sealed,
+                false, startOffset, LocationRows.allocate(memory(), startOffset), memory()));
+            if (old != null) {
+                LocationRows.free(old.locationMemory(), old.locationsRow());
+            }
             return this;
         }
 
