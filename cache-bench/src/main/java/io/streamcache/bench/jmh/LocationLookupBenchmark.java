@@ -1,0 +1,135 @@
+package io.streamcache.bench.jmh;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import io.streamcache.core.cache.BlockCache;
+import io.streamcache.segmentstore.SegmentStore;
+import io.streamcache.segmentstore.internal.StoreInternals;
+import io.streamcache.segmentstore.internal.log.recovery.LocationIndex;
+import io.streamcache.segmentstore.internal.log.recovery.LocationList;
+import io.streamcache.segmentstore.log.LogConfig;
+import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.BenchmarkMode;
+import org.openjdk.jmh.annotations.Fork;
+import org.openjdk.jmh.annotations.Level;
+import org.openjdk.jmh.annotations.Measurement;
+import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Param;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.Setup;
+import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.TearDown;
+import org.openjdk.jmh.annotations.Threads;
+import org.openjdk.jmh.annotations.Warmup;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Comparator;
+import java.util.SplittableRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+
+/**
+ * The location index as a historical read uses it: {@code locate} copies out the records of a
+ * 1 MiB range of a segment (a read-through's range) from the index the log built, here of
+ * {@code segments} segments of 256 appends of 4 KB each, on 4 threads at once (readers of
+ * different segments, and now and then of the same one). {@code locate} takes the index once
+ * per segment at set-up; {@code lookUpAndLocate} looks it up by name first, as
+ * {@code StoreInternals.locations} does (the read-through path looks it up by id per miss).
+ * Uses only API both a build with index objects and one with index rows have, so that
+ * {@code bin/JmhCompare.java} can run it on both.
+ *
+ * <pre>
+ *   java -jar streamcache-bench.jar jmh LocationLookupBenchmark -prof gc
+ * </pre>
+ */
+@BenchmarkMode(Mode.AverageTime)
+@OutputTimeUnit(TimeUnit.NANOSECONDS)
+@Fork(value = 1, jvmArgsAppend = {"-Xms1g", "-Xmx1g", "-XX:MaxDirectMemorySize=1g"})
+@Warmup(iterations = 3, time = 2)
+@Measurement(iterations = 5, time = 2)
+@Threads(4)
+@State(Scope.Benchmark)
+public class LocationLookupBenchmark {
+    private static final int APPENDS = 256;
+    private static final int APPEND_LENGTH = 4096;
+    private static final long RANGE = 1 << 20;
+
+    @Param({"1000"})
+    public int segments;
+
+    private Path directory;
+    private BlockCache cache;
+    private SegmentStore store;
+    private String[] names;
+    private LocationIndex[] indexes;
+
+    /** One reader's scratch. */
+    @State(Scope.Thread)
+    public static class Reader {
+        final LocationList list = new LocationList();
+        final SplittableRandom random = new SplittableRandom(Thread.currentThread().getId());
+    }
+
+    @Setup(Level.Trial)
+    public void open() throws IOException {
+        directory = Files.createTempDirectory("location-bench");
+        cache = BlockCache.builder().capacity(64L << 20).registerMBean(false).build();
+        store = SegmentStore.builder(cache).log(LogConfig.builder(directory.resolve("log")).build()).build();
+        names = new String[segments];
+        indexes = new LocationIndex[segments];
+        final ByteBuf data = Unpooled.directBuffer(APPEND_LENGTH, APPEND_LENGTH).writeZero(APPEND_LENGTH);
+        try {
+            for (int s = 0; s < segments; s++) {
+                names[s] = "segment-" + s;
+                store.create(names[s]);
+            }
+            for (int i = 0; i < APPENDS; i++) {
+                for (int s = 0; s < segments; s++) {
+                    store.append(names[s], data.retainedDuplicate());
+                }
+            }
+        } finally {
+            data.release();
+        }
+        for (int s = 0; s < segments; s++) {
+            indexes[s] = StoreInternals.locations(store, names[s]);
+            if (indexes[s] == null || indexes[s].count() != APPENDS) {
+                throw new IllegalStateException("segment " + names[s] + " has index " + indexes[s]);
+            }
+        }
+    }
+
+    @TearDown(Level.Trial)
+    public void close() throws IOException {
+        store.close();
+        cache.close();
+        try (Stream<Path> paths = Files.walk(directory)) {
+            for (final Path p : paths.sorted(Comparator.reverseOrder()).toList()) {
+                Files.delete(p);
+            }
+        }
+    }
+
+    private static long from(final Reader r) {
+        return RANGE * r.random.nextInt((int) ((long) APPENDS * APPEND_LENGTH / RANGE));
+    }
+
+    @Benchmark
+    public int locate(final Reader r) {
+        final LocationIndex index = indexes[r.random.nextInt(segments)];
+        final long from = from(r);
+        index.locate(from, from + RANGE, r.list);
+        return r.list.count();
+    }
+
+    @Benchmark
+    public int lookUpAndLocate(final Reader r) {
+        final LocationIndex index = StoreInternals.locations(store, names[r.random.nextInt(segments)]);
+        final long from = from(r);
+        index.locate(from, from + RANGE, r.list);
+        return r.list.count();
+    }
+}
