@@ -7,6 +7,7 @@ import io.streamcache.segmentstore.SegmentStore;
 import io.streamcache.segmentstore.internal.StoreInternals;
 import io.streamcache.segmentstore.internal.log.recovery.LocationIndex;
 import io.streamcache.segmentstore.internal.log.recovery.LocationList;
+import io.streamcache.segmentstore.log.DurabilityPolicy;
 import io.streamcache.segmentstore.log.LogConfig;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
@@ -34,7 +35,7 @@ import java.util.stream.Stream;
 /**
  * The location index as a historical read uses it: {@code locate} copies out the records of a
  * 1 MiB range of a segment (a read-through's range) from the index the log built, here of
- * {@code segments} segments of 256 appends of 4 KB each, on 4 threads at once (readers of
+ * {@code segments} segments of 256 appends of 4 KB each (written without forces), on 4 threads at once (readers of
  * different segments, and now and then of the same one). {@code locate} takes the index once
  * per segment at set-up; {@code lookUpAndLocate} looks it up by name first, as
  * {@code StoreInternals.locations} does (the read-through path looks it up by id per miss).
@@ -77,22 +78,40 @@ public class LocationLookupBenchmark {
     public void open() throws IOException {
         directory = Files.createTempDirectory("location-bench");
         cache = BlockCache.builder().capacity(64L << 20).registerMBean(false).build();
-        store = SegmentStore.builder(cache).log(LogConfig.builder(directory.resolve("log")).build()).build();
+        // The index is what is measured, not the disk: appends complete once written.
+        store = SegmentStore.builder(cache)
+            .log(LogConfig.builder(directory.resolve("log")).durability(DurabilityPolicy.NEVER).build()).build();
         names = new String[segments];
         indexes = new LocationIndex[segments];
-        final ByteBuf data = Unpooled.directBuffer(APPEND_LENGTH, APPEND_LENGTH).writeZero(APPEND_LENGTH);
-        try {
-            for (int s = 0; s < segments; s++) {
-                names[s] = "segment-" + s;
-                store.create(names[s]);
-            }
-            for (int i = 0; i < APPENDS; i++) {
-                for (int s = 0; s < segments; s++) {
-                    store.append(names[s], data.retainedDuplicate());
+        for (int s = 0; s < segments; s++) {
+            names[s] = "segment-" + s;
+            store.create(names[s]);
+        }
+        // Written by 8 threads (segments s = t mod 8 each), so that the writes overlap.
+        final Thread[] writers = new Thread[8];
+        for (int t = 0; t < writers.length; t++) {
+            final int first = t;
+            writers[t] = new Thread(() -> {
+                final ByteBuf data = Unpooled.directBuffer(APPEND_LENGTH, APPEND_LENGTH).writeZero(APPEND_LENGTH);
+                try {
+                    for (int i = 0; i < APPENDS; i++) {
+                        for (int s = first; s < segments; s += writers.length) {
+                            store.append(names[s], data.retainedDuplicate());
+                        }
+                    }
+                } finally {
+                    data.release();
                 }
+            });
+            writers[t].start();
+        }
+        for (final Thread w : writers) {
+            try {
+                w.join();
+            } catch (final InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IllegalStateException(e);
             }
-        } finally {
-            data.release();
         }
         for (int s = 0; s < segments; s++) {
             indexes[s] = StoreInternals.locations(store, names[s]);
