@@ -40,7 +40,8 @@ import java.util.concurrent.locks.StampedLock;
  * of its stripe.
  *
  * <p><b>Why no reader sees a freed row or chunk:</b> a reader finds the row's address in the
- * page while holding its stripe's read lock and uses it before letting go. A row leaves the
+ * page while holding its stripe's read lock and uses it before letting go ({@link #get} and
+ * {@link #contains} read the slot without the lock but never touch the row). A row leaves the
  * table ({@link #remove}, a replacing {@link #create}, {@link #close}) under the write lock of
  * the same stripe: its slot is set to 0 and only then the row and its chunks are freed, still
  * under that lock; a chunk a truncation gives back likewise. So while a reader holds the read
@@ -94,7 +95,10 @@ public final class LocationTable implements AutoCloseable {
         return stripes[segmentId & (STRIPES - 1)];
     }
 
-    /** @return the row of a segment id, 0 if none; the caller holds its stripe. */
+    /**
+     * @return the row of a segment id, 0 if none: the caller holds its stripe to use the row
+     *         (without it, only whether there is one may be asked).
+     */
     long rowOf(final int segmentId) {
         if (segmentId < 0) {
             return 0;
@@ -109,35 +113,18 @@ public final class LocationTable implements AutoCloseable {
     }
 
     /**
-     * @return a view of the segment's index, or null if the table holds none for it now. The
-     *         view finds the row anew on every call (null-safe against a later remove: it then
-     *         finds nothing).
+     * @return a view of the segment's index, or null if the table holds none for it now. Takes
+     *         no lock: it reads the slot (an acquire read of a heap array) but not the row; the
+     *         view finds the row anew under the stripe's lock on every call, so a remove that
+     *         races this lookup leaves a view that finds nothing.
      */
     public LocationIndex get(final int segmentId) {
-        if (segmentId < 0) {
-            return null;
-        }
-        final StampedLock lock = stripe(segmentId);
-        final long stamp = lock.readLock();
-        try {
-            return rowOf(segmentId) == 0 ? null : new View(segmentId);
-        } finally {
-            lock.unlockRead(stamp);
-        }
+        return rowOf(segmentId) == 0 ? null : new View(segmentId);
     }
 
-    /** @return whether the table holds an index of the segment. */
+    /** @return whether the table holds an index of the segment now (no lock, as {@link #get}). */
     public boolean contains(final int segmentId) {
-        if (segmentId < 0) {
-            return false;
-        }
-        final StampedLock lock = stripe(segmentId);
-        final long stamp = lock.readLock();
-        try {
-            return rowOf(segmentId) != 0;
-        } finally {
-            lock.unlockRead(stamp);
-        }
+        return rowOf(segmentId) != 0;
     }
 
     /**
