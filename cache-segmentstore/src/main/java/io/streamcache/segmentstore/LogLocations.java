@@ -21,7 +21,7 @@ import java.util.Map;
  * as they become durable, before their appends commit. {@link ReadThrough} looks the indexes up
  * ({@link #get}: a view made per lookup) to load what is not cached.
  *
- * <p>Heap per live segment: 8 bytes (its row's address in a page of the table; see
+ * <p>Heap per live segment: 4 bytes (its row's number in a page of the table; see
  * {@link LocationTable}). The indexes' contents are off-heap, in one {@link LocationMemory} per
  * log (metadata of the log, outside the cache's memory bound; {@link #reservedBytes()}).
  *

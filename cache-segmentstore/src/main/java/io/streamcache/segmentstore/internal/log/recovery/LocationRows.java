@@ -106,7 +106,8 @@ public final class LocationRows {
     private static final int BLOCK_LOG = 8;
 
     // The row: see the class comment.
-    private static final int ROW_LOG = 6;
+    /** log2 of a row's bytes: 64. */
+    static final int ROW_LOG = 6;
     private static final int START = 0;
     private static final int END = 8;
     private static final int STORED = 16;
@@ -137,10 +138,22 @@ public final class LocationRows {
             throw new IllegalArgumentException("startOffset=" + startOffset + " must be >= 0");
         }
         final long r = memory.allocate(ROW_LOG);
-        UnsafeAccess.UNSAFE.setMemory(r, 1L << ROW_LOG, (byte) 0);
-        UnsafeAccess.UNSAFE.putLong(r + START, startOffset);
-        UnsafeAccess.UNSAFE.putLong(r + END, startOffset);
+        init(r, startOffset);
         return r;
+    }
+
+    /** Makes the 64 bytes at {@code row} an empty index from {@code startOffset} (at least 0). */
+    static void init(final long row, final long startOffset) {
+        UnsafeAccess.UNSAFE.setMemory(row, 1L << ROW_LOG, (byte) 0);
+        UnsafeAccess.UNSAFE.putLong(row + START, startOffset);
+        UnsafeAccess.UNSAFE.putLong(row + END, startOffset);
+    }
+
+    /** Gives back the row's spine and chunks, not the row itself, which is then an empty index of no memory. */
+    static void releaseContents(final LocationMemory memory, final long row) {
+        releaseRecords(memory, row, 0);
+        releaseBlocks(memory, row, 0);
+        resizeSpine(memory, row, 0);
     }
 
     /**
@@ -315,9 +328,7 @@ public final class LocationRows {
         if (row == 0) {
             return;
         }
-        releaseRecords(memory, row, 0);
-        releaseBlocks(memory, row, 0);
-        resizeSpine(memory, row, 0);
+        releaseContents(memory, row);
         memory.free(row, ROW_LOG);
     }
 

@@ -1,5 +1,7 @@
 package io.streamcache.segmentstore.internal.log.recovery;
 
+import org.agrona.UnsafeAccess;
+
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.util.Arrays;
@@ -8,24 +10,24 @@ import java.util.concurrent.locks.StampedLock;
 
 /**
  * The location indexes of a store's live segments by segment id, with no object per segment:
- * each index is its off-heap row ({@link LocationRows}), and the table holds the rows'
- * addresses in pages of {@link #PAGE_IDS} {@code long}s.
+ * each index is its off-heap row ({@link LocationRows}) in the table's {@link LocationRowArena},
+ * and the table holds the rows' numbers in pages of {@link #PAGE_IDS} {@code int}s.
  *
  * <h2>Table by id</h2>
  * Segment ids are small ints handed out in increasing order by the store and never reused, so
  * a directory (one reference per page) grows by copying, a page is made when its first id is
  * put and dropped when its last one is removed (ids only grow, so the pages of old ids empty out).
  * <pre>
- *  directory (volatile, grows by doubling)     page p (long[1024]: row addresses, 0 = none)
- *  +--------+--------+--------+-----           +---------+---------+-----+-----+
+ *  directory (volatile, grows by doubling)     page p (int[1024]: row numbers, 0 = none)
+ *  +--------+--------+--------+-----           +---------+----------+-----+-----+
  *  | page 0 | null   | page 2 | ...   --------&gt;| row(id) | row(id+1)| ... |  0  |  id = p * 1024 + slot
- *  +--------+--------+--------+-----           +---------+---------+-----+-----+
- *                                                   |
+ *  +--------+--------+--------+-----           +---------+----------+-----+-----+
+ *                                                   |  LocationRowArena: blocks of 1,024 rows
  *  stripes: StampedLock[256], id &amp; 255              v  off-heap row (64 B) -&gt; spine -&gt; chunks
  * </pre>
- * Heap per live segment: 8 bytes in its page (at most 8 KB per page of 1,024 ids while any of
- * them lives). Off-heap: the row, spine and chunks in the table's {@link LocationMemory}
- * (metadata of the log, outside the cache's memory bound).
+ * Heap per live segment: 4 bytes in its page (at most 4 KB per page of 1,024 ids while any of
+ * them lives). Off-heap: the row (in a 64 KiB block of rows), spine and chunks in the table's
+ * {@link LocationMemory} (metadata of the log, outside the cache's memory bound).
  *
  * <h2>Threading</h2>
  * Thread-safe. One writer per segment at a time (recovery hands over, then the log writer's
@@ -49,7 +51,9 @@ import java.util.concurrent.locks.StampedLock;
  * every reader finds the slot at 0 (the lock orders the slot's write before its read). The
  * directory and pages are heap arrays: published with release writes and read with acquire
  * reads without a lock, and a page dropped while a reader holds it is garbage collected, not
- * freed. A cleared index (slot 0) touches no memory.
+ * freed. A cleared index (slot 0) touches no memory. A freed row's number may be handed to
+ * another segment at once: a reader that found the old number under the read lock is done
+ * with it before the write lock that freed it was granted.
  *
  * <p>Lock order: a stripe, then the table's structure monitor (the directory and the live
  * counts per page), then the memory's monitor. {@link #close()} takes them in that order too.
@@ -63,13 +67,14 @@ public final class LocationTable implements AutoCloseable {
     /** Locks of the table: a segment's is {@code stripes[id & (STRIPES - 1)]}. */
     public static final int STRIPES = 1 << 8;
     private static final int PAGE_SHIFT = 10;
-    private static final VarHandle SLOTS = MethodHandles.arrayElementVarHandle(long[].class);
-    private static final VarHandle PAGES = MethodHandles.arrayElementVarHandle(long[][].class);
+    private static final VarHandle SLOTS = MethodHandles.arrayElementVarHandle(int[].class);
+    private static final VarHandle PAGES = MethodHandles.arrayElementVarHandle(int[][].class);
 
     private final LocationMemory memory;
+    private final LocationRowArena arena;
     private final StampedLock[] stripes = new StampedLock[STRIPES];
     /** The directory of pages; its elements read with acquire, written with release. */
-    private volatile long[][] pages = new long[0][];
+    private volatile int[][] pages = new int[0][];
     /** Live rows per page; guarded by {@link #structure}. */
     private int[] livePerPage = new int[0];
     private final Object structure = new Object();
@@ -81,6 +86,7 @@ public final class LocationTable implements AutoCloseable {
      */
     public LocationTable(final LocationMemory memory) {
         this.memory = Objects.requireNonNull(memory, "memory");
+        this.arena = new LocationRowArena(memory);
         for (int i = 0; i < STRIPES; i++) {
             stripes[i] = new StampedLock();
         }
@@ -100,16 +106,22 @@ public final class LocationTable implements AutoCloseable {
      *         (without it, only whether there is one may be asked).
      */
     long rowOf(final int segmentId) {
+        final int number = numberOf(segmentId);
+        return number == 0 ? 0 : arena.address(number);
+    }
+
+    /** @return the row number of a segment id, 0 if none. */
+    private int numberOf(final int segmentId) {
         if (segmentId < 0) {
             return 0;
         }
-        final long[][] directory = pages;
+        final int[][] directory = pages;
         final int p = segmentId >>> PAGE_SHIFT;
         if (p >= directory.length) {
             return 0;
         }
-        final long[] page = (long[]) PAGES.getAcquire(directory, p);
-        return page == null ? 0 : (long) SLOTS.getAcquire(page, segmentId & (PAGE_IDS - 1));
+        final int[] page = (int[]) PAGES.getAcquire(directory, p);
+        return page == null ? 0 : (int) SLOTS.getAcquire(page, segmentId & (PAGE_IDS - 1));
     }
 
     /**
@@ -119,12 +131,12 @@ public final class LocationTable implements AutoCloseable {
      *         races this lookup leaves a view that finds nothing.
      */
     public LocationIndex get(final int segmentId) {
-        return rowOf(segmentId) == 0 ? null : new View(segmentId);
+        return numberOf(segmentId) == 0 ? null : new View(segmentId);
     }
 
     /** @return whether the table holds an index of the segment now (no lock, as {@link #get}). */
     public boolean contains(final int segmentId) {
-        return rowOf(segmentId) != 0;
+        return numberOf(segmentId) != 0;
     }
 
     /**
@@ -134,7 +146,19 @@ public final class LocationTable implements AutoCloseable {
      */
     public void create(final int segmentId, final long startOffset) {
         checkId(segmentId);
-        put(segmentId, LocationRows.allocate(memory, startOffset));
+        if (startOffset < 0) {
+            throw new IllegalArgumentException("startOffset=" + startOffset + " must be >= 0");
+        }
+        if (isClosed()) {
+            return;
+        }
+        put(segmentId, arena.allocate(startOffset));
+    }
+
+    private boolean isClosed() {
+        synchronized (structure) {
+            return closed;
+        }
     }
 
     /**
@@ -150,7 +174,16 @@ public final class LocationTable implements AutoCloseable {
         if (row == 0) {
             return;
         }
-        put(segmentId, owner == memory ? row : copy(row, owner));
+        final long own = owner == memory ? row : copy(row, owner);
+        if (isClosed()) {
+            LocationRows.free(memory, own);
+            return;
+        }
+        // The row's 64 bytes move into a numbered row of the arena; its spine and chunks stay.
+        final int number = arena.allocate(0);
+        UnsafeAccess.UNSAFE.copyMemory(own, arena.address(number), 1L << LocationRows.ROW_LOG);
+        memory.free(own, LocationRows.ROW_LOG);
+        put(segmentId, number);
     }
 
     /**
@@ -195,42 +228,42 @@ public final class LocationTable implements AutoCloseable {
         return copy;
     }
 
-    private void put(final int segmentId, final long row) {
+    private void put(final int segmentId, final int number) {
         final StampedLock lock = stripe(segmentId);
         final long stamp = lock.writeLock();
         try {
-            final long freed;
+            final int freed;
             synchronized (structure) {
                 if (closed) {
-                    freed = row;
+                    freed = number;
                 } else {
                     final int p = segmentId >>> PAGE_SHIFT;
-                    long[][] directory = pages;
+                    int[][] directory = pages;
                     if (p >= directory.length) {
                         final int length = Math.max(p + 1, 2 * directory.length);
-                        final long[][] grown = new long[length][];
+                        final int[][] grown = new int[length][];
                         for (int i = 0; i < directory.length; i++) {
-                            grown[i] = (long[]) PAGES.getAcquire(directory, i);
+                            grown[i] = (int[]) PAGES.getAcquire(directory, i);
                         }
                         livePerPage = Arrays.copyOf(livePerPage, length);
                         pages = grown;
                         directory = grown;
                     }
-                    long[] page = (long[]) PAGES.getAcquire(directory, p);
+                    int[] page = (int[]) PAGES.getAcquire(directory, p);
                     if (page == null) {
-                        page = new long[PAGE_IDS];
+                        page = new int[PAGE_IDS];
                         PAGES.setRelease(directory, p, page);
                     }
                     final int slot = segmentId & (PAGE_IDS - 1);
-                    final long old = (long) SLOTS.getAcquire(page, slot);
-                    SLOTS.setRelease(page, slot, row);
+                    final int old = (int) SLOTS.getAcquire(page, slot);
+                    SLOTS.setRelease(page, slot, number);
                     if (old == 0) {
                         livePerPage[p]++;
                     }
-                    freed = old != row ? old : 0;
+                    freed = old != number ? old : 0;
                 }
             }
-            LocationRows.free(memory, freed);
+            arena.free(freed);
         } finally {
             lock.unlockWrite(stamp);
         }
@@ -294,33 +327,33 @@ public final class LocationTable implements AutoCloseable {
 
     /** Under the segment's stripe write lock: the slot to 0, then the row freed. */
     private void removeLocked(final int segmentId) {
-        final long old;
+        final int old;
         synchronized (structure) {
-            final long[][] directory = pages;
+            final int[][] directory = pages;
             final int p = segmentId >>> PAGE_SHIFT;
             if (p >= directory.length) {
                 return;
             }
-            final long[] page = (long[]) PAGES.getAcquire(directory, p);
+            final int[] page = (int[]) PAGES.getAcquire(directory, p);
             if (page == null) {
                 return;
             }
             final int slot = segmentId & (PAGE_IDS - 1);
-            old = (long) SLOTS.getAcquire(page, slot);
+            old = (int) SLOTS.getAcquire(page, slot);
             if (old == 0) {
                 return;
             }
-            SLOTS.setRelease(page, slot, 0L);
+            SLOTS.setRelease(page, slot, 0);
             if (--livePerPage[p] == 0) {
                 PAGES.setRelease(directory, p, null);
             }
         }
-        LocationRows.free(memory, old);
+        arena.free(old);
     }
 
     /** @return pages of the table held now (tests). */
     public int pageCount() {
-        final long[][] directory = pages;
+        final int[][] directory = pages;
         int count = 0;
         for (int i = 0; i < directory.length; i++) {
             if (PAGES.getAcquire(directory, i) != null) {
@@ -330,17 +363,23 @@ public final class LocationTable implements AutoCloseable {
         return count;
     }
 
-    /** @return the heap bytes of the pages held now, headers included (a page: 16 + 8 * {@link #PAGE_IDS}). */
+    /** @return the heap bytes of the pages held now, headers included (a page: 16 + 4 * {@link #PAGE_IDS}). */
     public long pageHeapBytes() {
-        return (long) pageCount() * (16 + 8L * PAGE_IDS);
+        return (long) pageCount() * (16 + 4L * PAGE_IDS);
+    }
+
+    /** @return off-heap bytes of the arena's blocks of rows (tests: the memory's used bytes are these plus the rows' spines and chunks). */
+    public long rowBlockBytes() {
+        return arena.blockBytes();
     }
 
     /**
-     * Frees every row: after the writer stopped. Puts after it free their row at once. Idempotent.
+     * Frees every row and gives the arena's blocks back to the memory: after the writer stopped.
+     * Creates and adoptions after it do nothing (an adopted row is freed). Idempotent.
      */
     @Override
     public void close() {
-        final long[][] directory;
+        final int[][] directory;
         synchronized (structure) {
             if (closed) {
                 return;
@@ -350,18 +389,20 @@ public final class LocationTable implements AutoCloseable {
         }
         for (int p = 0; p < directory.length; p++) {
             for (int slot = 0; slot < PAGE_IDS; slot++) {
-                final long[] page = (long[]) PAGES.getAcquire(directory, p);
+                final int[] page = (int[]) PAGES.getAcquire(directory, p);
                 if (page == null) {
                     break;
                 }
-                if ((long) SLOTS.getAcquire(page, slot) != 0) {
+                if ((int) SLOTS.getAcquire(page, slot) != 0) {
                     remove(p * PAGE_IDS + slot);
                 }
             }
         }
         synchronized (structure) {
-            pages = new long[0][];
+            pages = new int[0][];
             livePerPage = new int[0];
+            // No slot holds a number any more and none will be put: no reader can reach a row.
+            arena.release();
         }
     }
 

@@ -51,9 +51,9 @@ class LocationTableTest {
                 table.add(id, 100, 100, 1, 8L * id + 4096);
             }
             final long allocated = threads.getThreadAllocatedBytes(tid) - before;
-            // The pages: 8 bytes per id, 8 KB per 1,024 ids; a handle per segment would add 16-24 bytes each.
-            assertTrue(allocated < 10L * segments, "allocated " + allocated + " bytes of heap for " + segments + " segments");
-            assertTrue(table.pageHeapBytes() >= 8L * segments, "the pages hold 8 bytes per id: " + table.pageHeapBytes());
+            // The pages: 4 bytes per id, 4 KB per 1,024 ids; a handle per segment would add 16-24 bytes each.
+            assertTrue(allocated < 6L * segments, "allocated " + allocated + " bytes of heap for " + segments + " segments");
+            assertTrue(table.pageHeapBytes() >= 4L * segments, "the pages hold 4 bytes per id: " + table.pageHeapBytes());
             table.close();
             assertEquals(0, memory.usedBytes());
         }
