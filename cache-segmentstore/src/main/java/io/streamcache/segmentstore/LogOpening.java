@@ -4,6 +4,7 @@ import io.streamcache.core.StreamcacheThreads;
 
 import io.streamcache.segmentstore.internal.log.LogDirectory;
 import io.streamcache.segmentstore.internal.log.LogLock;
+import io.streamcache.segmentstore.internal.log.PreparedSegmentTable;
 import io.streamcache.segmentstore.internal.log.Threads;
 import io.streamcache.segmentstore.internal.log.recovery.RecoveredLog;
 import io.streamcache.segmentstore.internal.log.recovery.RecoveredSegment;
@@ -15,6 +16,7 @@ import io.streamcache.segmentstore.log.LogConfig;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.util.List;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
@@ -33,6 +35,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  *  table.restore(recovered)                   segments, bounds, seals; ids continue above theirs
  *  locations.adoptLive(live segments)         where the restored bytes are in the files; on a
  *                                             helper thread beside the restore (scanning hook)
+ *  PreparedSegmentTable.seed(recovered)       the writer's segment table, on the helper while
+ *                                             this thread puts the segments into the table's maps
  * </pre>
  * The restore and the adoption touch different tables (the store's segments, the location
  * indexes by id) and take the same list of live segments, so they run at once; the segments
@@ -40,7 +44,9 @@ import java.util.concurrent.atomic.AtomicInteger;
  * into the table's maps on this thread, in order. The helper (role
  * {@link StreamcacheThreads.Role#RECOVERY_SCAN}) is joined before {@link #open} returns or
  * throws, and its failure is rethrown. At 250,000 segments each is a few tenths of a second of
- * an open after a kill (issue 14).
+ * an open after a kill (issue 14). Once the segments are built the helper seeds the writer's
+ * segment table from the same recovered state ({@link PreparedSegmentTable}) while this thread
+ * fills the maps, and leaves it in the {@link RecoveredLog} for the writer to take.
  * If anything fails, {@link #abandon()} closes what was opened (the directory, else the lock).
  *
  * <p><b>Threading:</b> confined to the thread building the store.
@@ -101,20 +107,32 @@ final class LogOpening {
      */
     private void restoreAndAdopt(final RecoveredLog recovered, final SegmentTable table, final LogLocations locations) {
         final List<RecoveredSegment> live = recovered.liveSegments();
-        final Segment[] built = new Segment[live.size()];
+        final Segment[] segments = new Segment[live.size()];
         final AtomicInteger next = new AtomicInteger();
         final Runnable build = () -> {
-            for (int from = next.getAndAdd(RESTORE_CHUNK); from < built.length; from = next.getAndAdd(RESTORE_CHUNK)) {
-                table.buildRestored(live, from, Math.min(built.length, from + RESTORE_CHUNK), built);
+            for (int from = next.getAndAdd(RESTORE_CHUNK); from < segments.length; from = next.getAndAdd(RESTORE_CHUNK)) {
+                table.buildRestored(live, from, Math.min(segments.length, from + RESTORE_CHUNK), segments);
             }
         };
-        final Throwable[] failure = new Throwable[1];
+        // [0]: the adoption's or the building's failure (written before the latch is counted down),
+        // [1]: the seed's (read after the join only).
+        final Throwable[] failure = new Throwable[2];
+        // Counted down by the helper once it built its last chunk (or failed): the maps wait for it.
+        final CountDownLatch built = new CountDownLatch(1);
         final Runnable helperTask = () -> {
             try {
                 locations.adoptLive(live);
                 build.run();
             } catch (final RuntimeException | Error e) {
                 failure[0] = e;
+                return;
+            } finally {
+                built.countDown();
+            }
+            try {
+                recovered.prepareWriterTable(PreparedSegmentTable.seed(recovered));
+            } catch (final RuntimeException | Error e) {
+                failure[1] = e;
             }
         };
         Thread helper = null;
@@ -126,21 +144,44 @@ final class LogOpening {
         }
         try {
             build.run();
-        } finally {
             if (helper == null) {
                 helperTask.run();
             } else {
+                awaitUninterruptibly(built);
+            }
+            // The helper's chunks are built (the latch orders its writes before this read) or it failed.
+            if (failure[0] == null) {
+                table.putRestored(live, segments, recovered.nextSegmentId());
+            }
+        } finally {
+            if (helper != null) {
                 Threads.joinUninterruptibly(helper);
             }
         }
         // After the join (which makes the helper's writes visible here).
-        if (failure[0] instanceof RuntimeException e) {
-            throw e;
+        for (final Throwable t : failure) {
+            if (t instanceof RuntimeException e) {
+                throw e;
+            }
+            if (t instanceof Error e) {
+                throw e;
+            }
         }
-        if (failure[0] instanceof Error e) {
-            throw e;
+    }
+
+    private static void awaitUninterruptibly(final CountDownLatch latch) {
+        boolean interrupted = false;
+        while (true) {
+            try {
+                latch.await();
+                break;
+            } catch (final InterruptedException e) {
+                interrupted = true;
+            }
         }
-        table.putRestored(live, built, recovered.nextSegmentId());
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+        }
     }
 
     /**

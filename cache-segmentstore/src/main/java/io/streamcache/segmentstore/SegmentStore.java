@@ -223,7 +223,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  * {@link Builder#logListener(LogRecordListener) listener}.
  *
  * <h2>Read-through</h2>
- * With a log the store keeps, per segment, a {@link LocationIndex} (segment offset to log file
+ * With a log the store keeps, per segment, a location index (an off-heap row, reached through a
+ * {@link LocationIndex} view: segment offset to log file
  * and position, one entry per DATA record: recovery rebuilds it from the record headers, and the
  * writer's listener feeds it as records become durable, before their appends commit; a retired
  * file's read channel is closed). {@link #readThrough} uses it for bytes that are not cached,

@@ -90,10 +90,13 @@ class LogLocationsTest {
 
     @Test
     void shouldAdoptTheRecoveredIndexesOfLiveSegmentsOnly() {
-        final LocationIndex live = new LocationIndex(0, locations.memory());
-        final LocationIndex gone = new LocationIndex(0, locations.memory());
+        final LocationIndex live = LocationIndex.create(0, locations.memory());
+        final LocationIndex gone = LocationIndex.create(0, locations.memory());
+        live.add(0, 10, 1, 64);
         locations.adopt(Map.of(7, live, 8, gone), table);
-        assertSame(live, locations.get(7));
+        assertTrue(live.isCleared(), "the table took its row over");
+        assertEquals(10, locations.get(7).endOffset());
+        assertEquals(locations.get(7), locations.get(7), "two views of one id are equal");
         assertNull(locations.get(8), "segment 8 is not in the table");
         assertTrue(gone.isCleared(), "its memory is given back at once");
     }
@@ -119,7 +122,7 @@ class LogLocationsTest {
 
     @Test
     void shouldForgetADeletedSegmentsIndexAndId() {
-        locations.adopt(Map.of(7, new LocationIndex(0, locations.memory())), table);
+        locations.adopt(Map.of(7, LocationIndex.create(0, locations.memory())), table);
         final LocationIndex index = locations.get(7);
         assertSame(table.segmentOrNull("seven"), table.segmentById(7));
         locations.feed(next, table, channels).onRecord(LogRecordDescriptor.TYPE_DELETE, 7, 0, 0, 1, 0);
@@ -186,7 +189,7 @@ class LogLocationsTest {
     }
 
     /**
-     * The table's lock-free lookups under contention: the writer's thread creates segments with
+     * The table's lookups under contention: the writer's thread creates segments with
      * ever larger ids (new pages), appends to them and deletes the old ones (pages dropped, chunks
      * recycled), while readers look ids up and locate ranges. Every record's place is a function
      * of its segment and offset, so a reader that saw a page, slot or chunk of another segment, or

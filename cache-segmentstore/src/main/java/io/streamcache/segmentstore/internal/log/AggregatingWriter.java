@@ -131,12 +131,17 @@ public final class AggregatingWriter implements AutoCloseable {
         this.maxPayload = config.maxAppendLength();
         this.queue = new MpscArrayQueue<>(config.queueCapacity());
         final RecordBatch batch = new RecordBatch(config.bufferCapacity());
-        this.files = new LogRoller(directory, Objects.requireNonNull(listener, "listener"), counters, batch);
+        // The table seeded beside the store's restore, if the opening prepared one from this recovery.
+        final PreparedSegmentTable prepared = recovered.takeWriterTable();
+        this.files = new LogRoller(directory, Objects.requireNonNull(listener, "listener"), counters, batch,
+            prepared != null ? prepared.table() : new LogSegmentTable());
         this.completer = new Completer(name, counters, threads);
         this.writer = new BatchWriter(name, config, queue, batch, files, completer, counters, threads);
 
         // The live segments, then every recovered file's data ends (segment-major: LogSegmentTable.seed).
-        files.table().seed(recovered.liveSegments(), recovered.files());
+        if (prepared == null) {
+            files.table().seed(recovered.liveSegments(), recovered.files());
+        }
         if (recovered.hasTail()) {
             files.resume(recovered.tailFileNumber(), recovered.tailEndPosition());
         } else {

@@ -8,6 +8,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
+import java.util.Objects;
 import java.nio.ByteBuffer;
 import java.util.function.LongConsumer;
 
@@ -57,7 +58,7 @@ final class LogRoller {
     private final int batchLength;
     private final int maxPayload;
     private final DurabilityPolicy.Kind durability;
-    private final LogSegmentTable table = new LogSegmentTable();
+    private final LogSegmentTable table;
     private final LongArrayList deadFiles = new LongArrayList();
 
     private LogFile file;
@@ -76,6 +77,13 @@ final class LogRoller {
     private LongConsumer rolled = number -> { };
 
     LogRoller(final LogDirectory directory, final LogRecordListener listener, final WriterCounters counters, final RecordBatch batch) {
+        this(directory, listener, counters, batch, new LogSegmentTable());
+    }
+
+    /** @param table the segment table to keep: an empty one, or one seeded from recovery ({@link PreparedSegmentTable}). */
+    LogRoller(final LogDirectory directory, final LogRecordListener listener, final WriterCounters counters, final RecordBatch batch,
+              final LogSegmentTable table) {
+        this.table = Objects.requireNonNull(table, "table");
         final LogConfig config = directory.config();
         this.directory = directory;
         this.listener = listener;

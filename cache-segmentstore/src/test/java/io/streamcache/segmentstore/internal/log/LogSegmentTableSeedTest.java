@@ -1,6 +1,7 @@
 package io.streamcache.segmentstore.internal.log;
 
 import io.streamcache.segmentstore.internal.log.recovery.RecoveredFile;
+import io.streamcache.segmentstore.internal.log.recovery.RecoveredLog;
 import io.streamcache.segmentstore.internal.log.recovery.RecoveredSegment;
 import io.streamcache.segmentstore.internal.log.recovery.ScanEnd;
 import org.agrona.collections.LongArrayList;
@@ -17,6 +18,8 @@ import java.util.SplittableRandom;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
 
 /**
  * {@link LogSegmentTable#seed} (segment-major, the writer's start) against the calls it replaces
@@ -44,7 +47,7 @@ class LogSegmentTableSeedTest {
                 final long length = random.nextInt(100_000);
                 final long start = random.nextBoolean() ? 0 : random.nextLong(length + 1);
                 final RecoveredSegment segment = new RecoveredSegment(segmentId, "segment-" + segmentId, start, length,
-                    random.nextInt(10) == 0, false, 0, null);
+                    random.nextInt(10) == 0, false, 0, 0, null);
                 live.add(segment);
                 byId.put(segmentId, segment);
             }
@@ -94,6 +97,41 @@ class LogSegmentTableSeedTest {
                 }
             }
             assertSameTables(reference, seeded, live, files, context + " at the end");
+        }
+    }
+
+    /**
+     * The table the store's opening seeds on its helper ({@link PreparedSegmentTable}) is the one
+     * the writer would seed from the same recovery, and is taken once.
+     */
+    @Test
+    void shouldHandTheWriterATableSeededOnAnotherThreadOnce() throws InterruptedException {
+        for (long seed = 1; seed <= 10; seed++) {
+            final SplittableRandom random = new SplittableRandom(seed);
+            final RecoveredLog.Builder builder = RecoveredLog.builder();
+            final int ids = 1 + random.nextInt(2000);
+            for (int id = 1; id <= ids; id++) {
+                if (random.nextInt(4) != 0) {
+                    final long length = random.nextInt(50_000);
+                    builder.segment(id, "s-" + id, random.nextLong(length + 1), length, random.nextInt(8) == 0);
+                }
+            }
+            for (long file = 3; file < 3 + random.nextInt(8); file++) {
+                builder.file(file);
+                for (int k = random.nextInt(ids); k > 0; k--) {
+                    builder.fileData(file, 1 + random.nextInt(ids + 10), random.nextLong(1, 60_000));
+                }
+            }
+            final RecoveredLog recovered = builder.build();
+            final Thread helper = new Thread(() -> recovered.prepareWriterTable(PreparedSegmentTable.seed(recovered)));
+            helper.start();
+            helper.join();
+            final PreparedSegmentTable prepared = recovered.takeWriterTable();
+            assertNotNull(prepared);
+            assertNull(recovered.takeWriterTable(), "taken once");
+            final LogSegmentTable reference = new LogSegmentTable();
+            reference.seed(recovered.liveSegments(), recovered.files());
+            assertSameTables(reference, prepared.table(), recovered.liveSegments(), recovered.files(), "seed=" + seed);
         }
     }
 

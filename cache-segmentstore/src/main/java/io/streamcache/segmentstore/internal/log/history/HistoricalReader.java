@@ -52,7 +52,7 @@ import static io.streamcache.segmentstore.internal.log.LogRecordDescriptor.HEADE
  * <pre>
  *  read(segment 7, locations, x = 1.3 MiB)        rangeLength = 1 MiB
  *    | key = (locations, 1 MiB): already in flight? -&gt; join its future (no read)
- *    | locations.locate(1 MiB, 2 MiB)              records overlapping the range, under the index's monitor
+ *    | locations.locate(1 MiB, 2 MiB)              records overlapping the range, under its read lock
  *    | group the records in spans: same file, gaps &lt;= maxReadGap, span &lt;= the scratch buffer,
  *    |             and all the gaps of the range together &lt;= what keeps its reads &lt;= 1.5 x its bytes
  *    | per span: one positional read, from the first record's header to the last record's end,

@@ -72,6 +72,11 @@ public final class LocationMemory implements AutoCloseable {
         this.poison = poison;
     }
 
+    /** @return whether freed chunks are filled with -1 (tests). */
+    public boolean poisoned() {
+        return poison;
+    }
+
     /**
      * @param log log2 of the chunk's size, in [{@link #MIN_LOG}, {@link #MAX_LOG}].
      * @return the address of a chunk of {@code 1 << log} bytes, 8-byte aligned, contents undefined.

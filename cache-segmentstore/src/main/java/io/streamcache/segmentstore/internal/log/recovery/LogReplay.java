@@ -98,7 +98,10 @@ final class LogReplay implements LogRecordVisitor {
 
     /** Clears every segment's location index: the replay is given up. */
     void clearLocations() {
-        byId.forEachInIdOrder(segment -> segment.locations.clear());
+        byId.forEachInIdOrder(segment -> {
+            LocationRows.free(memory, segment.locations);
+            segment.locations = 0;
+        });
     }
 
     /** Where this replay's location indexes are. */
@@ -184,7 +187,7 @@ final class LogReplay implements LogRecordVisitor {
                         + ", but its length=" + segment.length + " (offsets must be contiguous)";
                 }
                 if (record.length() > 0) {
-                    segment.locations.addOwned(offset, record.length(), fileNumber, record.position());
+                    LocationRows.add(memory, segment.locations, offset, record.length(), fileNumber, record.position());
                     lane.digestDelta -= segment.hash();
                     segment.length += record.length();
                     lane.digestDelta += segment.hash();
@@ -217,7 +220,7 @@ final class LogReplay implements LogRecordVisitor {
                     lane.digestDelta -= segment.hash();
                     segment.start = offset;
                     lane.digestDelta += segment.hash();
-                    segment.locations.truncateOwned(offset);
+                    LocationRows.truncate(memory, segment.locations, offset);
                 }
                 return null;
             }
@@ -323,7 +326,7 @@ final class LogReplay implements LogRecordVisitor {
         if (end <= segment.start) {
             return null;
         }
-        if (!segment.locations.relocateOwned(offset, length, fileNumber, record.position())) {
+        if (!LocationRows.relocate(memory, segment.locations, offset, length, fileNumber, record.position())) {
             if (segment.below == null) {
                 segment.below = new TreeMap<>();
             }
@@ -513,21 +516,22 @@ final class LogReplay implements LogRecordVisitor {
             if (entry.length() > segment.length) {
                 // Keep what the index held: compaction copies may fill the gap up to the new start.
                 final SegmentState kept = segment;
-                segment.locations.forEach((offset, length, file, position) -> {
+                LocationRows.forEach(segment.locations, (offset, length, file, position) -> {
                     if (kept.below == null) {
                         kept.below = new TreeMap<>();
                     }
                     kept.below.put(offset, new long[] {length, file, position});
                 });
-                segment.locations.clear();
-                segment.locations = new LocationIndex(entry.length(), memory);
+                LocationRows.free(memory, segment.locations);
+                segment.locations = 0;
+                segment.locations = LocationRows.allocate(memory, entry.length());
                 segment.loggedFrom = entry.length();
                 segment.loggedFromFile = fileNumber;
                 segment.length = entry.length();
             }
             if (entry.startOffset() > segment.start) {
                 segment.start = entry.startOffset();
-                segment.locations.truncateOwned(entry.startOffset());
+                LocationRows.truncate(memory, segment.locations, entry.startOffset());
             }
             segment.sealed = entry.sealed();
             digest += segment.hash();
@@ -545,7 +549,8 @@ final class LogReplay implements LogRecordVisitor {
     private void delete(final SegmentState segment) {
         digest -= segment.hash();
         segment.deleted = true;
-        segment.locations.clear();
+        LocationRows.free(memory, segment.locations);
+        segment.locations = 0;
         segment.below = null;
         liveByName.remove(segment.name, segment);
     }
@@ -560,24 +565,25 @@ final class LogReplay implements LogRecordVisitor {
         if (first == null || first.getKey() + first.getValue()[0] <= segment.start) {
             return;
         }
-        final LocationIndex index = new LocationIndex(first.getKey(), memory);
+        final long index = LocationRows.allocate(memory, first.getKey());
         long at = first.getKey();
         while (at < segment.loggedFrom) {
             final long[] location = segment.below.get(at);
             if (location == null) {
-                index.clear();
+                LocationRows.free(memory, index);
                 return;
             }
-            index.addOwned(at, (int) location[0], location[1], location[2]);
+            LocationRows.add(memory, index, at, (int) location[0], location[1], location[2]);
             at += location[0];
         }
         if (at != segment.loggedFrom) {
-            index.clear();
+            LocationRows.free(memory, index);
             return;
         }
-        segment.locations.forEach(index::addOwned);
-        index.truncateOwned(segment.start);
-        segment.locations.clear();
+        LocationRows.forEach(segment.locations, (offset, length, file, position) ->
+            LocationRows.add(memory, index, offset, length, file, position));
+        LocationRows.truncate(memory, index, segment.start);
+        LocationRows.free(memory, segment.locations);
         segment.locations = index;
         segment.loggedFrom = first.getKey();
         segment.below = null;
@@ -618,9 +624,10 @@ final class LogReplay implements LogRecordVisitor {
      * location index and the locations held aside for {@link #finish()}.
      */
     void restoreSegment(final int id, final String name, final long start, final long length, final boolean sealed,
-                        final long loggedFrom, final long loggedFromFile, final LocationIndex locations,
+                        final long loggedFrom, final long loggedFromFile, final long locations,
                         final TreeMap<Long, long[]> below) {
         final SegmentState segment = new SegmentState(id, name, start, length, sealed, loggedFromFile, memory);
+        LocationRows.free(memory, segment.locations);
         segment.loggedFrom = loggedFrom;
         segment.locations = locations;
         segment.below = below;
@@ -670,7 +677,7 @@ final class LogReplay implements LogRecordVisitor {
                 segments[i] = finish(segment);
                 if (!segment.deleted) {
                     counter.start = segment.start;
-                    segment.locations.forEach(counter);
+                    LocationRows.forEach(segment.locations, counter);
                 }
             }
             counter.flush();
@@ -695,9 +702,9 @@ final class LogReplay implements LogRecordVisitor {
                     + segment.start + ", but the log holds its bytes only from offset=" + segment.loggedFrom
                     + " (this file's SNAPSHOT; the files before it are gone): a file was deleted while its data were live");
         }
-        segment.locations.trimToSize();
+        LocationRows.trimToSize(memory, segment.locations);
         return new RecoveredSegment(segment.id, segment.name, segment.start, segment.length, segment.sealed,
-            segment.deleted, segment.loggedFrom, segment.locations);
+            segment.deleted, segment.loggedFrom, segment.locations, memory);
     }
 
     /**

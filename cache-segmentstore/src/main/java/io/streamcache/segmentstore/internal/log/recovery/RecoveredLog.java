@@ -1,5 +1,7 @@
 package io.streamcache.segmentstore.internal.log.recovery;
 
+import io.streamcache.segmentstore.internal.log.PreparedSegmentTable;
+
 import io.streamcache.segmentstore.log.CorruptionPolicy;
 import io.streamcache.segmentstore.log.LogCorruptedException;
 import io.streamcache.segmentstore.internal.log.LogFileDescriptor;
@@ -57,6 +59,9 @@ public final class RecoveredLog {
     private final boolean cleanlyClosed;
     private final long tornTailBytes;
     private final boolean hasTail;
+    /** The writer's table seeded from this recovery beside the store's restore, until the writer takes it. */
+    private final java.util.concurrent.atomic.AtomicReference<PreparedSegmentTable> writerTable =
+        new java.util.concurrent.atomic.AtomicReference<>();
 
     RecoveredLog(final List<RecoveredSegment> segments, final List<RecoveredFile> files, final List<Path> removedFiles,
                  final long tailFileNumber, final long tailFileLength, final long tailEndPosition, final long resumePosition,
@@ -91,6 +96,19 @@ public final class RecoveredLog {
      * @return a builder for a recovered state made by hand (a recovery hook other than the
      *         scanning one): segments, files with their data ends, the tail.
      */
+    /**
+     * Hands the writer a segment table seeded from this recovery ({@link PreparedSegmentTable#seed}),
+     * for the writer started from it to take instead of seeding its own. Replaces one not taken.
+     */
+    public void prepareWriterTable(final PreparedSegmentTable table) {
+        writerTable.set(table);
+    }
+
+    /** @return the table {@link #prepareWriterTable} left, once (null if none or already taken). */
+    public PreparedSegmentTable takeWriterTable() {
+        return writerTable.getAndSet(null);
+    }
+
     public static Builder builder() {
         return new Builder();
     }
@@ -301,8 +319,11 @@ public final class RecoveredLog {
                 throw new IllegalArgumentException("segmentId=" + segmentId + " startOffset=" + startOffset + " length=" + length
                     + ": need segmentId > 0 and 0 <= startOffset <= length (segment=" + name + ")");
             }
-            segments.put(segmentId, new RecoveredSegment(segmentId, name, startOffset, length, sealed, false, startOffset,
-                new LocationIndex(startOffset, memory())));
+            final RecoveredSegment old = segments.put(segmentId, new RecoveredSegment(segmentId, name, startOffset, length, sealed,
+                false, startOffset, LocationRows.allocate(memory(), startOffset), memory()));
+            if (old != null) {
+                LocationRows.free(old.locationMemory(), old.locationsRow());
+            }
             return this;
         }
 

@@ -1,8 +1,8 @@
 package io.streamcache.segmentstore.internal.log.recovery;
 
 /**
- * One segment as recovery rebuilt it from the log; an immutable value except for its
- * {@link #locations()}, which is thread-safe and handed over to the store.
+ * One segment as recovery rebuilt it from the log; an immutable value except for the row of
+ * its location index ({@link LocationRows}), which the store adopts ({@link LocationTable#adopt}).
  *
  * @param id               the segment's id in the log records.
  * @param name             its name.
@@ -14,8 +14,18 @@ package io.streamcache.segmentstore.internal.log.recovery;
  * @param loggedFromOffset the first offset whose bytes the log files hold: 0 for a segment
  *                         created in them, its length in the oldest file's SNAPSHOT otherwise;
  *                         never after {@code startOffset} for a live segment.
- * @param locations        where its bytes {@code [startOffset, length)} are (empty if deleted).
+ * @param locationsRow     the row of its location index, where its bytes {@code [startOffset, length)}
+ *                         are (0 if deleted or unknown).
+ * @param locationMemory   the memory of that row (null if there is no row).
  */
 public record RecoveredSegment(int id, String name, long startOffset, long length, boolean sealed, boolean deleted,
-                               long loggedFromOffset, LocationIndex locations) {
+                               long loggedFromOffset, long locationsRow, LocationMemory locationMemory) {
+    /**
+     * @return a standalone view over the row, for reading it before the store adopts it (it must
+     *         not be kept past that, nor cleared: the row is the store's to free); a cleared
+     *         index if there is no row.
+     */
+    public LocationIndex locations() {
+        return LocationIndex.over(locationMemory, locationsRow);
+    }
 }

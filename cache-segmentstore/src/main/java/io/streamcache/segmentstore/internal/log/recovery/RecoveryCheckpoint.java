@@ -393,16 +393,17 @@ final class RecoveryCheckpoint {
         final byte[] name = new byte[nameLength];
         body.getBytes(at, name);
         at += nameLength;
-        final LocationIndex index = new LocationIndex(records == 0 ? indexStart : firstOffset, replay.memory());
+        final LocationMemory memory = replay.memory();
+        final long index = LocationRows.allocate(memory, records == 0 ? indexStart : firstOffset);
         long offset = firstOffset;
         for (int i = 0; i < records; i++) {
             final int recordLength = body.getInt(at, ByteOrder.LITTLE_ENDIAN);
             final long position = Integer.toUnsignedLong(body.getInt(at + 4, ByteOrder.LITTLE_ENDIAN)) << LocationIndex.POSITION_SHIFT;
-            index.addOwned(offset, recordLength, body.getLong(at + 8, ByteOrder.LITTLE_ENDIAN), position);
+            LocationRows.add(memory, index, offset, recordLength, body.getLong(at + 8, ByteOrder.LITTLE_ENDIAN), position);
             offset += recordLength;
             at += 16;
         }
-        index.truncateOwned(indexStart);
+        LocationRows.truncate(memory, index, indexStart);
         TreeMap<Long, long[]> below = null;
         if (belowCount > 0) {
             below = new TreeMap<>();
@@ -489,11 +490,11 @@ final class RecoveryCheckpoint {
     }
 
     private static void putSegment(final BodyWriter out, final SegmentState segment) throws IOException {
-        final LocationIndex index = segment.locations;
-        final int records = index.count();
+        final long index = segment.locations;
+        final int records = LocationRows.count(index);
         final byte[] name = segment.name.getBytes(StandardCharsets.UTF_8);
         final long[] first = {-1};
-        index.forEach((offset, length, file, position) -> {
+        LocationRows.forEach(index, (offset, length, file, position) -> {
             if (first[0] < 0) {
                 first[0] = offset;
             }
@@ -504,14 +505,14 @@ final class RecoveryCheckpoint {
         out.putLong(segment.length);
         out.putLong(segment.loggedFrom);
         out.putLong(segment.loggedFromFile);
-        out.putLong(index.startOffset());
-        out.putLong(first[0] < 0 ? index.startOffset() : first[0]);
+        out.putLong(LocationRows.startOffset(index));
+        out.putLong(first[0] < 0 ? LocationRows.startOffset(index) : first[0]);
         out.putInt(records);
         out.putInt(segment.below == null ? 0 : segment.below.size());
         out.putInt(name.length);
         out.putBytes(name);
         final IOException[] failure = {null};
-        index.forEach((offset, length, file, position) -> {
+        LocationRows.forEach(index, (offset, length, file, position) -> {
             try {
                 out.putInt(length);
                 out.putInt((int) (position >>> LocationIndex.POSITION_SHIFT));

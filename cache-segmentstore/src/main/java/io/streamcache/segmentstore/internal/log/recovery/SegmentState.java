@@ -15,7 +15,8 @@ final class SegmentState {
     final String name;
     long loggedFrom;
     long loggedFromFile;
-    LocationIndex locations;
+    /** The address of its location index's row ({@link LocationRows}); 0 once deleted. */
+    long locations;
     long start;
     long length;
     boolean sealed;
@@ -45,7 +46,7 @@ final class SegmentState {
         this.sealed = sealed;
         this.loggedFrom = length;
         this.loggedFromFile = fileNumber;
-        this.locations = new LocationIndex(length, memory);
+        this.locations = LocationRows.allocate(memory, length);
         this.nameHash = TableDigest.nameHash(name);
     }
 

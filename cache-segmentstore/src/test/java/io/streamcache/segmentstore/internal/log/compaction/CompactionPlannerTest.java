@@ -50,7 +50,7 @@ class CompactionPlannerTest {
 
     @Test
     void shouldCountOnlyBytesAtOrAfterTheStartOffset() {
-        final LocationIndex index = new LocationIndex(0, new LocationMemory());
+        final LocationIndex index = LocationIndex.create(0, new LocationMemory());
         index.add(0, 100, 1, 4096);
         index.add(100, 100, 2, 4096);
         index.truncate(150);

@@ -284,7 +284,7 @@ class HistoricalReaderTest {
         assertThrows(IllegalArgumentException.class, () -> reader.read(segment.id(), locations, -1));
 
         reader.close();
-        final CompletableFuture<LogRange> closed = reader.read(segment.id(), new LocationIndex(0, new LocationMemory()), 0);
+        final CompletableFuture<LogRange> closed = reader.read(segment.id(), LocationIndex.create(0, new LocationMemory()), 0);
         assertInstanceOf(CacheClosedException.class, assertThrows(ExecutionException.class, closed::get).getCause());
     }
 

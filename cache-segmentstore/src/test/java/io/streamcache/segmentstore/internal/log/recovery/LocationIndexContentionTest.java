@@ -47,7 +47,7 @@ class LocationIndexContentionTest {
         final LocationMemory memory = new LocationMemory(true);
         final AtomicReferenceArray<LocationIndex> indexes = new AtomicReferenceArray<>(INDEXES);
         for (int i = 0; i < INDEXES; i++) {
-            indexes.set(i, new LocationIndex(0, memory));
+            indexes.set(i, LocationIndex.create(0, memory));
         }
         final AtomicBoolean done = new AtomicBoolean();
         final AtomicReference<Throwable> failure = new AtomicReference<>();
@@ -107,7 +107,7 @@ class LocationIndexContentionTest {
                     }
                 } else {
                     index.clear();
-                    indexes.set(which, new LocationIndex(0, memory));
+                    indexes.set(which, LocationIndex.create(0, memory));
                     ends[which] = 0;
                 }
             }

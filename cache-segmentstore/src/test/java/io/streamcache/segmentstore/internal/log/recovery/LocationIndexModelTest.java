@@ -18,7 +18,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * on many indexes sharing one poisoned {@link LocationMemory}, so chunks dropped by one index
  * are taken by another (a chunk used after its return reads -1 and fails the comparison). At the
  * end the indexes' footprints add up to the memory's used bytes, and once every index is
- * cleared nothing is left in use: no chunk leaks.
+ * cleared nothing is left in use: no chunk leaks. Each run is done twice: on standalone indexes,
+ * and on the rows of a {@link LocationTable} reached both through views and by id (the writer's
+ * way), with deletes by {@link LocationTable#remove} or a view's clear, new segments on ids that
+ * only grow (new pages, old pages dropped), and the table's close at the end.
  */
 class LocationIndexModelTest {
     private record Loc(long offset, int length, long fileNumber, long position) {
@@ -30,14 +33,42 @@ class LocationIndexModelTest {
     /** One segment: its index and the reference. */
     private static final class Pair {
         final LocationIndex index;
+        /** The table holding it, or null for a standalone index. */
+        final LocationTable table;
+        final int id;
         final TreeMap<Long, Loc> model = new TreeMap<>();
         long start;
         long end;
         long file;
 
         Pair(final LocationMemory memory, final long file) {
-            this.index = new LocationIndex(0, memory);
+            this.index = LocationIndex.create(0, memory);
+            this.table = null;
+            this.id = -1;
             this.file = file;
+        }
+
+        Pair(final LocationTable table, final int id, final long file) {
+            table.create(id, 0);
+            this.index = table.get(id);
+            this.table = table;
+            this.id = id;
+            this.file = file;
+        }
+
+        /** @return whether this step goes to the table by id rather than through the view. */
+        boolean byId(final SplittableRandom random) {
+            return table != null && random.nextBoolean();
+        }
+    }
+
+    /** Hands out ids in increasing order, sometimes skipping to a later page. */
+    private static final class Ids {
+        int next = 1;
+
+        int next(final SplittableRandom random) {
+            next += random.nextInt(20) == 0 ? LocationTable.PAGE_IDS + random.nextInt(LocationTable.PAGE_IDS) : 1 + random.nextInt(3);
+            return next;
         }
     }
 
@@ -59,12 +90,19 @@ class LocationIndexModelTest {
     }
 
     private static void run(final int seed, final int steps, final int segments) {
+        run(seed, steps, segments, false);
+        run(seed, steps, segments, true);
+    }
+
+    private static void run(final int seed, final int steps, final int segments, final boolean inTable) {
         final SplittableRandom random = new SplittableRandom(seed);
         final LocationMemory memory = new LocationMemory(true);
+        final LocationTable table = inTable ? new LocationTable(memory) : null;
+        final Ids ids = new Ids();
         final List<Pair> pairs = new ArrayList<>();
         long nextFile = 1;
         for (int i = 0; i < segments; i++) {
-            pairs.add(new Pair(memory, nextFile));
+            pairs.add(inTable ? new Pair(table, ids.next(random), nextFile) : new Pair(memory, nextFile));
         }
         for (int step = 0; step < steps; step++) {
             final int which = random.nextInt(pairs.size());
@@ -80,7 +118,11 @@ class LocationIndexModelTest {
                     }
                     final int length = random.nextInt(50) == 0 ? 0 : 1 + random.nextInt(random.nextInt(100) == 0 ? Integer.MAX_VALUE : 500);
                     final long position = 8L * random.nextInt(1 << 20);
-                    p.index.add(p.end, length, p.file, position);
+                    if (p.byId(random)) {
+                        assertTrue(p.table.add(p.id, p.end, length, p.file, position));
+                    } else {
+                        p.index.add(p.end, length, p.file, position);
+                    }
                     if (length > 0) {
                         p.model.put(p.end, new Loc(p.end, length, p.file, position));
                     }
@@ -89,7 +131,11 @@ class LocationIndexModelTest {
             } else if (op < 70) {
                 if (p.end > p.start) {
                     final long to = random.nextInt(4) == 0 ? p.end : p.start + random.nextLong(p.end - p.start + 1);
-                    p.index.truncate(to);
+                    if (p.byId(random)) {
+                        p.table.truncate(p.id, to);
+                    } else {
+                        p.index.truncate(to);
+                    }
                     if (to > p.start) {
                         p.start = to;
                     }
@@ -108,10 +154,20 @@ class LocationIndexModelTest {
                 assertForEach(p, at);
             } else {
                 // DELETE: the chunks go back to the memory and a new segment takes this one's place.
-                p.index.clear();
+                if (p.byId(random)) {
+                    p.table.remove(p.id);
+                } else {
+                    p.index.clear();
+                }
                 assertTrue(p.index.isCleared());
                 assertFalse(p.index.locate(0, Long.MAX_VALUE, new LocationList()), at);
-                pairs.set(which, new Pair(memory, nextFile++));
+                assertEquals(0, p.index.endOffset(), at);
+                if (inTable) {
+                    assertFalse(table.contains(p.id), at);
+                    assertEquals(null, table.get(p.id), at);
+                    assertFalse(table.add(p.id, 0, 1, 1, 0), "a removed id takes no record: " + at);
+                }
+                pairs.set(which, inTable ? new Pair(table, ids.next(random), nextFile++) : new Pair(memory, nextFile++));
             }
         }
         for (final Pair p : pairs) {
@@ -125,10 +181,23 @@ class LocationIndexModelTest {
         for (final Pair p : pairs) {
             footprints += p.index.footprint();
         }
+        if (inTable) {
+            // The table's rows are in its arena's blocks: the memory holds those instead of a chunk per row.
+            footprints += table.rowBlockBytes() - 64L * pairs.size();
+        }
         assertEquals(memory.usedBytes(), footprints, "the indexes' footprints are the memory's used bytes");
         assertTrue(memory.reservedBytes() >= memory.usedBytes());
-        for (final Pair p : pairs) {
-            p.index.clear();
+        if (inTable) {
+            assertTrue(table.pageCount() <= pairs.size(), "pages of removed ids are dropped: " + table.pageCount());
+            table.close();
+            assertEquals(0, table.pageCount());
+            for (final Pair p : pairs) {
+                assertTrue(p.index.isCleared(), "a view finds nothing after the close");
+            }
+        } else {
+            for (final Pair p : pairs) {
+                p.index.clear();
+            }
         }
         assertEquals(0, memory.usedBytes(), "every chunk went back to the memory");
         memory.close();
@@ -143,7 +212,8 @@ class LocationIndexModelTest {
             final Map.Entry<Long, Loc> held = p.model.floorEntry(offset);
             final int length = 1 + random.nextInt(600);
             final boolean matches = held != null && held.getKey() == offset && held.getValue().length() == length;
-            assertEquals(matches, p.index.relocate(offset, length, file, newPosition), at);
+            assertEquals(matches, p.byId(random) ? p.table.relocate(p.id, offset, length, file, newPosition)
+                : p.index.relocate(offset, length, file, newPosition), at);
             if (matches) {
                 p.model.put(offset, new Loc(offset, length, file, newPosition));
             }
@@ -158,7 +228,8 @@ class LocationIndexModelTest {
         long position = newPosition;
         for (int k = 0; k < run && e != null; k++) {
             final Loc old = e.getValue();
-            assertTrue(p.index.relocate(old.offset(), old.length(), file, position), at + " relocate " + old);
+            assertTrue(p.byId(random) ? p.table.relocate(p.id, old.offset(), old.length(), file, position)
+                : p.index.relocate(old.offset(), old.length(), file, position), at + " relocate " + old);
             p.model.put(old.offset(), new Loc(old.offset(), old.length(), file, position));
             position += 8L * (1 + random.nextInt(100));
             if (position > LocationIndex.MAX_POSITION - (1L << 30)) {

@@ -41,7 +41,7 @@ class LocationIndexRelocateTest {
 
     @Test
     void shouldMoveOneRecordInTheMiddleOfABlockAndKeepItsNeighbours() {
-        final LocationIndex index = new LocationIndex(0, MEMORY);
+        final LocationIndex index = LocationIndex.create(0, MEMORY);
         for (int i = 0; i < 10; i++) {
             index.add(i * 100L, 100, 1, 4096 + i * 128L);
         }
@@ -56,7 +56,7 @@ class LocationIndexRelocateTest {
 
     @Test
     void shouldIgnoreARecordItDoesNotHold() {
-        final LocationIndex index = new LocationIndex(0, MEMORY);
+        final LocationIndex index = LocationIndex.create(0, MEMORY);
         index.add(0, 100, 1, 4096);
         index.add(100, 100, 1, 4224);
         index.truncate(150);
@@ -67,12 +67,12 @@ class LocationIndexRelocateTest {
         assertTrue(index.relocate(100, 100, 2, 4096));
         index.clear();
         assertFalse(index.relocate(100, 100, 3, 4096), "cleared");
-        assertThrows(IllegalArgumentException.class, () -> new LocationIndex(0, MEMORY).relocate(0, 1, 1, 12));
+        assertThrows(IllegalArgumentException.class, () -> LocationIndex.create(0, MEMORY).relocate(0, 1, 1, 12));
     }
 
     @Test
     void shouldKeepARunOfRecordsCopiedInOrderInFewBlocks() {
-        final LocationIndex index = new LocationIndex(0, MEMORY);
+        final LocationIndex index = LocationIndex.create(0, MEMORY);
         for (int i = 0; i < 640; i++) {
             index.add(i * 10L, 10, 1 + i / 128, 4096 + (i % 128) * 40L);
         }
@@ -91,7 +91,7 @@ class LocationIndexRelocateTest {
     void shouldMatchAModelUnderRandomAppendsRelocationsAndTruncations() {
         for (long seed = 1; seed <= 40; seed++) {
             final SplittableRandom random = new SplittableRandom(seed);
-            final LocationIndex index = new LocationIndex(0, MEMORY);
+            final LocationIndex index = LocationIndex.create(0, MEMORY);
             final TreeMap<Long, Loc> model = new TreeMap<>();
             long end = 0;
             long start = 0;

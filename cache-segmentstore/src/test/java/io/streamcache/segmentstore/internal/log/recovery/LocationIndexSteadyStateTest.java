@@ -20,7 +20,7 @@ class LocationIndexSteadyStateTest {
         final LocationIndex[] indexes = new LocationIndex[16];
         final long[] ends = new long[indexes.length];
         for (int i = 0; i < indexes.length; i++) {
-            indexes[i] = new LocationIndex(0, memory);
+            indexes[i] = LocationIndex.create(0, memory);
         }
         run(indexes, ends, 200_000);
         final long chunks = memory.carved();

@@ -31,7 +31,7 @@ class LocationIndexTest {
 
     @Test
     void shouldRoundTripEveryPackedField() {
-        final LocationIndex index = new LocationIndex(0, MEMORY);
+        final LocationIndex index = LocationIndex.create(0, MEMORY);
         final List<Loc> model = new ArrayList<>();
         long offset = 0;
         final long[] positions = {0, 8, 4096, LocationIndex.MAX_POSITION, (1L << 32) + 8, 24};
@@ -55,7 +55,7 @@ class LocationIndexTest {
         final SplittableRandom random = new SplittableRandom(7);
         for (int round = 0; round < 20; round++) {
             final long start = random.nextLong(1 << 20);
-            final LocationIndex index = new LocationIndex(start, MEMORY);
+            final LocationIndex index = LocationIndex.create(start, MEMORY);
             final TreeMap<Long, Loc> model = new TreeMap<>();
             long offset = start;
             long file = 1;
@@ -88,7 +88,7 @@ class LocationIndexTest {
 
     @Test
     void shouldStartANewBlockWhenTheFileChangesOrTheOffsetsSpreadPast4GiB() {
-        final LocationIndex index = new LocationIndex(0, MEMORY);
+        final LocationIndex index = LocationIndex.create(0, MEMORY);
         final List<Loc> model = new ArrayList<>();
         long offset = 0;
         for (int i = 0; i < 10; i++) {
@@ -106,7 +106,7 @@ class LocationIndexTest {
 
     @Test
     void shouldSkipZeroLengthRecords() {
-        final LocationIndex index = new LocationIndex(10, MEMORY);
+        final LocationIndex index = LocationIndex.create(10, MEMORY);
         index.add(10, 5, 1, 4096);
         index.add(15, 0, 1, 4128);
         index.add(15, 5, 1, 4160);
@@ -116,20 +116,20 @@ class LocationIndexTest {
 
     @Test
     void shouldRejectWhatCannotBePacked() {
-        final LocationIndex index = new LocationIndex(0, MEMORY);
+        final LocationIndex index = LocationIndex.create(0, MEMORY);
         assertThrows(IllegalArgumentException.class, () -> index.add(1, 5, 1, 4096), "not contiguous");
         assertThrows(IllegalArgumentException.class, () -> index.add(0, 5, 1, 4097), "not 8-aligned");
         assertThrows(IllegalArgumentException.class, () -> index.add(0, 5, 1, LocationIndex.MAX_POSITION + 8), "past 32 GiB");
         assertThrows(IllegalArgumentException.class, () -> index.add(0, -1, 1, 0));
         assertThrows(IllegalArgumentException.class, () -> index.add(0, 1, -1, 0));
-        assertThrows(IllegalArgumentException.class, () -> new LocationIndex(-1, MEMORY));
+        assertThrows(IllegalArgumentException.class, () -> LocationIndex.create(-1, MEMORY));
         index.add(0, 5, 1, 0);
         assertThrows(IllegalArgumentException.class, () -> index.truncate(6), "past the end");
     }
 
     @Test
     void shouldDropTruncatedRecordsAndCompact() {
-        final LocationIndex index = new LocationIndex(0, MEMORY);
+        final LocationIndex index = LocationIndex.create(0, MEMORY);
         final List<Loc> model = new ArrayList<>();
         long offset = 0;
         for (int i = 0; i < 10_000; i++) {
@@ -161,7 +161,7 @@ class LocationIndexTest {
 
     @Test
     void shouldFindNothingOnceCleared() {
-        final LocationIndex index = new LocationIndex(0, MEMORY);
+        final LocationIndex index = LocationIndex.create(0, MEMORY);
         index.add(0, 5, 1, 4096);
         index.clear();
         assertTrue(index.isCleared());
@@ -179,7 +179,7 @@ class LocationIndexTest {
     @Test
     void shouldHoldAFewRecordsInSmallChunks() {
         final LocationMemory memory = new LocationMemory();
-        final LocationIndex index = new LocationIndex(0, memory);
+        final LocationIndex index = LocationIndex.create(0, memory);
         final long used = memory.usedBytes();
         assertEquals(64, index.footprint(), "an empty index: its row");
         index.add(0, 100, 3, 4096);
@@ -201,7 +201,7 @@ class LocationIndexTest {
     @Test
     void shouldTakeAboutEightBytesPerRecord() {
         final int records = 1_000_000;
-        final LocationIndex index = new LocationIndex(0, MEMORY);
+        final LocationIndex index = LocationIndex.create(0, MEMORY);
         long offset = 0;
         double worstGrowing = 0;
         for (int i = 0; i < records; i++) {
