@@ -307,17 +307,26 @@ public final class ReadResult extends AbstractReferenceCounted implements AutoCl
         return refCnt() == 0;
     }
 
-    /** The last release: unpins the entries, freeing those a truncation or deletion retired. */
+    /**
+     * The last release: unpins the entries, freeing those a truncation or deletion retired, and
+     * only then counts the result's pins as dropped. In that order because an owner that closes the
+     * cache once no pin is counted (a bookie's shutdown waits for its lent buffers so) must not close
+     * it while this thread still frees a retired entry's blocks: with the count dropped first, the
+     * close could land between the check below and the delete, which then failed with a closed cache.
+     */
     @Override
     protected void deallocate() {
-        if (pinned.length > 0 && viewCount > 0) {
-            pins.unpinned(viewCount);
-        }
-        for (int i = 0; i < pinned.length && i < viewCount; i++) {
-            final ReadIndexEntry entry = pinned[i];
-            pinned[i] = null;
-            if (entry.unpin() && entry.isCached() && !cache.isClosed()) {
-                cache.delete(entry.address());
+        try {
+            for (int i = 0; i < pinned.length && i < viewCount; i++) {
+                final ReadIndexEntry entry = pinned[i];
+                pinned[i] = null;
+                if (entry.unpin() && entry.isCached() && !cache.isClosed()) {
+                    cache.delete(entry.address());
+                }
+            }
+        } finally {
+            if (pinned.length > 0 && viewCount > 0) {
+                pins.unpinned(viewCount);
             }
         }
         if (leak != null) {

@@ -20,6 +20,7 @@ import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 
 import static io.streamcache.segmentstore.TestSegments.buffer;
 import static io.streamcache.segmentstore.TestSegments.pattern;
@@ -318,6 +319,59 @@ class ReferenceCountedReadTest extends ManualStoreFixture {
         }
         store.truncate("s", 2000);
         assertEquals(0, cache.stats().entryCount(), "no pin leaked");
+    }
+
+    /**
+     * An owner that frees the cache once no result is counted as pinned (a bookie's shutdown waits
+     * for its lent buffers so, then closes the cache) must find the retired entries' blocks freed
+     * by then: the last release frees them before it uncounts the result. With the count dropped
+     * first, a close could land between the release's check of the cache and its delete, which
+     * then failed with a closed cache (seen once in CI, in cache-bookkeeper's
+     * ShutdownWhileServingTest). Here another thread watches the count and, the moment it reads 0,
+     * the cache's entries; over many rounds it catches a count dropped before the free.
+     */
+    @Test
+    @Timeout(60)
+    void shouldUncountAPinnedResultOnlyAfterItsRetiredEntryIsFreed() throws Exception {
+        final int rounds = 3000;
+        // Round r: the test sets 2r - 1 (a pinned result is about to be released), the watcher 2r
+        // (it saw the count drop and looked at the cache).
+        final AtomicLong phase = new AtomicLong();
+        final AtomicInteger early = new AtomicInteger();
+        final AtomicInteger seen = new AtomicInteger();
+        final Thread watcher = new Thread(() -> {
+            for (long r = 1; r <= rounds; r++) {
+                while (phase.get() < 2 * r - 1) {
+                    Thread.onSpinWait();
+                }
+                while (store.cacheManager().stats().pinnedResults() != 0) {
+                    Thread.onSpinWait();
+                }
+                seen.incrementAndGet();
+                if (cache.stats().entryCount() != 0) {
+                    early.incrementAndGet();
+                }
+                phase.set(2 * r);
+            }
+        }, "watcher");
+        watcher.setDaemon(true);
+        watcher.start();
+        long offset = 0;
+        for (int r = 1; r <= rounds; r++) {
+            store.append("s", buffer(SEED, offset, 100));
+            final ReadResult result = store.read("s", offset, 100);
+            offset += 100;
+            store.truncate("s", offset);   // retires the pinned entry: the last release frees it
+            assertEquals(1, store.cacheManager().stats().pinnedResults());
+            phase.set(2L * r - 1);
+            result.close();
+            while (phase.get() < 2L * r) {
+                Thread.onSpinWait();
+            }
+        }
+        watcher.join(TimeUnit.SECONDS.toMillis(10));
+        assertEquals(rounds, seen.get());
+        assertEquals(0, early.get(), "the pinned-result count dropped to 0 while a retired entry's blocks were still allocated");
     }
 
     /** Reads {@code count} results and drops them unreleased (in a frame of their own, so that nothing keeps them reachable). */
