@@ -139,14 +139,7 @@ public final class ReadIndexEntry implements CachedEntry {
      * @throws IllegalArgumentException if the offset or length is out of range.
      */
     public ReadIndexEntry(final long offset, final int length, final int address, final int generation) {
-        if (offset < 0) {
-            throw new IllegalArgumentException("offset=" + offset + " must be >= 0");
-        }
-        checkLength(offset, length);
-        this.offset = offset;
-        this.length = length;
-        this.address = address;
-        this.generation = generation;
+        assign(offset, length, address, generation);
     }
 
     /**
@@ -158,6 +151,17 @@ public final class ReadIndexEntry implements CachedEntry {
      * @throws IllegalArgumentException as the constructor; the entry is then unchanged.
      */
     void reset(final long offset, final int length, final int address, final int generation) {
+        assign(offset, length, address, generation);
+        this.tierReads = 0;
+        this.promotionTick = 0;
+        this.left = null;
+        this.right = null;
+        this.height = 0;
+        PIN_WORD.setVolatile(this, 0);
+    }
+
+    /** The constructor's and {@link #reset}'s checks and key fields: nothing changed if a check fails. */
+    private void assign(final long offset, final int length, final int address, final int generation) {
         if (offset < 0) {
             throw new IllegalArgumentException("offset=" + offset + " must be >= 0");
         }
@@ -166,12 +170,6 @@ public final class ReadIndexEntry implements CachedEntry {
         this.length = length;
         this.address = address;
         this.generation = generation;
-        this.tierReads = 0;
-        this.promotionTick = 0;
-        this.left = null;
-        this.right = null;
-        this.height = 0;
-        PIN_WORD.setVolatile(this, 0);
     }
 
     /**
