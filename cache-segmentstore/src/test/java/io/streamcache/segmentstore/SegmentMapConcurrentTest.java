@@ -105,13 +105,7 @@ class SegmentMapConcurrentTest {
                 }
             }, "map-worker-" + w));
         }
-        workers.forEach(Thread::start);
-        for (final Thread worker : workers) {
-            worker.join();
-        }
-        if (failure.get() != null) {
-            throw new AssertionError(failure.get());
-        }
+        runAll(workers, failure);
         // Quiescent: each map holds exactly the owned segments, each key once.
         assertEquals(owners.size(), byName.size());
         assertEquals(owners.size(), byId.size());
@@ -193,13 +187,7 @@ class SegmentMapConcurrentTest {
                 }
             }, "racer-" + w));
         }
-        workers.forEach(Thread::start);
-        for (final Thread worker : workers) {
-            worker.join();
-        }
-        if (failure.get() != null) {
-            throw new AssertionError(failure.get());
-        }
+        runAll(workers, failure);
         assertEquals(keys, byName.size());
         for (int key = 0; key < keys; key++) {
             final Segment inMap = byName.get(name(key));
@@ -219,5 +207,16 @@ class SegmentMapConcurrentTest {
 
     private static String name(final int key) {
         return "mq/" + key + "/topic";
+    }
+
+    /** Starts the workers, waits for them, and rethrows the first failure any of them recorded. */
+    private static void runAll(final List<Thread> workers, final AtomicReference<Throwable> failure) throws InterruptedException {
+        workers.forEach(Thread::start);
+        for (final Thread worker : workers) {
+            worker.join();
+        }
+        if (failure.get() != null) {
+            throw new AssertionError(failure.get());
+        }
     }
 }

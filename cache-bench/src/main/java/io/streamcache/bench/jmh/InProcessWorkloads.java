@@ -65,6 +65,16 @@ public final class InProcessWorkloads {
         throw new IllegalArgumentException("workload=" + name + " is not copyRead, append, steady-KIND, get-KIND or raw-STRIDE");
     }
 
+    /** The store the copyRead and append workloads run on: a 256 MiB cache committed up front, the generation policy, no MBeans. */
+    private static SegmentStore newStore() {
+        final BlockCache cache = BlockCache.builder().capacity(256L << 20).registerMBean(false)
+            .region(DirectMemoryRegion.factory(DirectMemoryRegion.Commit.EAGER)).build();
+        return SegmentStore.builder(cache)
+            .cacheManager(CacheManager.builder(cache).registerMBean(false).generationPeriod(Duration.ZERO)
+                .policy(new GenerationPolicy()))
+            .build();
+    }
+
     /** {@link SegmentStoreBenchmark#copyRead()}: the last 100 bytes of a segment, copied into a reused buffer. */
     private static final class CopyRead implements LongUnaryOperator {
         private static final String SEGMENT = "segment-0";
@@ -73,12 +83,7 @@ public final class InProcessWorkloads {
         private final long length;
 
         CopyRead() {
-            final BlockCache cache = BlockCache.builder().capacity(256L << 20).registerMBean(false)
-                .region(DirectMemoryRegion.factory(DirectMemoryRegion.Commit.EAGER)).build();
-            store = SegmentStore.builder(cache)
-                .cacheManager(CacheManager.builder(cache).registerMBean(false).generationPeriod(Duration.ZERO)
-                    .policy(new GenerationPolicy()))
-                .build();
+            store = newStore();
             store.create(SEGMENT);
             final ByteBuf event = Unpooled.directBuffer(100, 100).writeZero(100);
             length = store.append(SEGMENT, event) + 100;
@@ -109,12 +114,7 @@ public final class InProcessWorkloads {
         private long truncatedAt;
 
         Append() {
-            final BlockCache cache = BlockCache.builder().capacity(256L << 20).registerMBean(false)
-                .region(DirectMemoryRegion.factory(DirectMemoryRegion.Commit.EAGER)).build();
-            store = SegmentStore.builder(cache)
-                .cacheManager(CacheManager.builder(cache).registerMBean(false).generationPeriod(Duration.ZERO)
-                    .policy(new GenerationPolicy()))
-                .build();
+            store = newStore();
             store.create(SEGMENT);
         }
 

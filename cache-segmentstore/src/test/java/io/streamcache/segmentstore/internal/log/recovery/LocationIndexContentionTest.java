@@ -26,19 +26,21 @@ class LocationIndexContentionTest {
     private static final int INDEXES = 8;
     private static final int LENGTH = 100;
 
-    private static long file(final long n) {
+    /** Where record {@code n} is first written (this test and {@link LocationTableTest}): a function of its offset. */
+    static long file(final long n) {
         return 1 + n / 7;
     }
 
-    private static long position(final long n) {
+    static long position(final long n) {
         return 8 * (n % 100_000);
     }
 
-    private static long movedFile(final long n) {
+    /** Where record {@code n} is after its relocation. */
+    static long movedFile(final long n) {
         return 1_000_000 + n / 5;
     }
 
-    private static long movedPosition(final long n) {
+    static long movedPosition(final long n) {
         return 8 * (n % 100_000) + 8;
     }
 

@@ -11,6 +11,10 @@ import java.util.concurrent.atomic.AtomicIntegerArray;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 
+import static io.streamcache.segmentstore.internal.log.recovery.LocationIndexContentionTest.file;
+import static io.streamcache.segmentstore.internal.log.recovery.LocationIndexContentionTest.movedFile;
+import static io.streamcache.segmentstore.internal.log.recovery.LocationIndexContentionTest.movedPosition;
+import static io.streamcache.segmentstore.internal.log.recovery.LocationIndexContentionTest.position;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
@@ -128,22 +132,6 @@ class LocationTableTest {
         final List<long[]> records = new ArrayList<>();
         index.forEach((offset, length, fileNumber, position) -> records.add(new long[] {offset, length, fileNumber, position}));
         return records;
-    }
-
-    private static long file(final long n) {
-        return 1 + n / 7;
-    }
-
-    private static long position(final long n) {
-        return 8 * (n % 100_000);
-    }
-
-    private static long movedFile(final long n) {
-        return 1_000_000 + n / 5;
-    }
-
-    private static long movedPosition(final long n) {
-        return 8 * (n % 100_000) + 8;
     }
 
     /**
