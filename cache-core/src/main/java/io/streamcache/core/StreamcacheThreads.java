@@ -49,7 +49,9 @@ public interface StreamcacheThreads {
         /** Watches the process's memory and resizes the cache (one per {@code MemoryMonitor}, optional). */
         MEMORY_MONITOR("memory-monitor"),
         /** Writes the warm catalog of a store whose cache restarts warm (one per such store). */
-        WARM_CHECKPOINT("warm-checkpoint");
+        WARM_CHECKPOINT("warm-checkpoint"),
+        /** Commits the pages of a direct-memory region opened with commit BACKGROUND (one per such region, ends when done or closed). */
+        MEMORY_COMMIT("memory-commit");
 
         private final String label;
 

@@ -712,7 +712,7 @@ public final class MqBench {
         return "mq --dir DIR [--threads 40] [--topics 100] [--queues 250000] [--min 100] [--max 17408] [--phase1 3g]\n"
             + "   [--phase2 2g] [--fetch 30] [--tail 0.9] [--cache 2g] [--batch 1m] [--raw true] [--reopen true] [--writer true] [--writer-only false]\n"
             + "   [--seed 42] [--prewrite true|false (the log's default)] [--file-length (the log's default)]\n"
-            + "   [--commit lazy|eager (the cache's pages committed on first write, or all when it is built)]\n"
+            + "   [--commit lazy|eager|background (the cache's pages committed on first write, all when it is built, or all by a thread of their own after it is built)]\n"
             + "   [--forces N (LogConfig.forcesInFlight: batches being forced while the next are written; the log's default)]\n"
             + "   [--prepared-files N (LogConfig.preparedFiles: files made before the first append; 0)]\n"
             + "   [--direct-io off|preferred|required (LogConfig.directIo: O_DIRECT log files; the log's default)]\n"
