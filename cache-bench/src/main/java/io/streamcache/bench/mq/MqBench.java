@@ -91,7 +91,8 @@ public final class MqBench {
         long seed = 42;
         /** null: the log's default. */
         Boolean preWrite;
-        DirectMemoryRegion.Commit commit = DirectMemoryRegion.Commit.LAZY;
+        /** Null: the facade's own {@code MessageQueueStore.open} (its default cache). */
+        DirectMemoryRegion.Commit commit;
         /** LogConfig.forcesInFlight; 0: the log's default. */
         int forces;
         long fileLength;
@@ -455,9 +456,10 @@ public final class MqBench {
 
     /** The log settings of the run, over {@code directory}. */
     /**
-     * The facade and what it runs on: {@code MessageQueueStore.open} (the cache's pages committed
-     * as the cache first writes them), or with {@code --commit eager} a cache whose pages are all
-     * committed when it is built, so that phase 1 does not pay their first touch.
+     * The facade and what it runs on: {@code MessageQueueStore.open} (a cache whose pages a thread
+     * of their own commits once it is built), or with {@code --commit lazy|eager|background} a
+     * cache built here with that commit: lazy, each page committed on the cache's first write into
+     * it (on the log's completion thread); eager, all when it is built.
      */
     private static final class Facade implements AutoCloseable {
         final MessageQueueStore mq;
@@ -471,7 +473,7 @@ public final class MqBench {
         }
 
         static Facade open(final Config config, final LogConfig log) {
-            if (config.commit == DirectMemoryRegion.Commit.LAZY) {
+            if (config.commit == null) {
                 return new Facade(MessageQueueStore.open(log, config.cache), null, null);
             }
             final BlockCache cache = BlockCache.builder().capacity(config.cache).registerMBean(false)
@@ -712,7 +714,8 @@ public final class MqBench {
         return "mq --dir DIR [--threads 40] [--topics 100] [--queues 250000] [--min 100] [--max 17408] [--phase1 3g]\n"
             + "   [--phase2 2g] [--fetch 30] [--tail 0.9] [--cache 2g] [--batch 1m] [--raw true] [--reopen true] [--writer true] [--writer-only false]\n"
             + "   [--seed 42] [--prewrite true|false (the log's default)] [--file-length (the log's default)]\n"
-            + "   [--commit lazy|eager|background (the cache's pages committed on first write, all when it is built, or all by a thread of their own after it is built)]\n"
+            + "   [--commit lazy|eager|background (the cache's pages committed on first write, all when it is built, or all by a thread of their own after\n"
+            + "    it is built; default: MessageQueueStore.open's cache, background)]\n"
             + "   [--forces N (LogConfig.forcesInFlight: batches being forced while the next are written; the log's default)]\n"
             + "   [--prepared-files N (LogConfig.preparedFiles: files made before the first append; 0)]\n"
             + "   [--direct-io off|preferred|required (LogConfig.directIo: O_DIRECT log files; the log's default)]\n"

@@ -5,6 +5,7 @@ import io.netty.buffer.Unpooled;
 import io.streamcache.core.CacheClosedException;
 import io.streamcache.core.CloseGate;
 import io.streamcache.core.cache.BlockCache;
+import io.streamcache.core.memory.DirectMemoryRegion;
 import io.streamcache.segmentstore.ReadResult;
 import io.streamcache.segmentstore.SegmentAppendTooLongException;
 import io.streamcache.segmentstore.SegmentNameException;
@@ -136,11 +137,17 @@ public final class MessageQueueStore implements AutoCloseable {
 
     /**
      * Opens (or recovers) a store with the given log settings and a cache of {@code cacheCapacity}
-     * bytes, both owned by the facade.
+     * bytes, both owned by the facade. The cache's memory is direct memory whose pages are
+     * committed by a thread of their own once it is built ({@link DirectMemoryRegion.Commit#BACKGROUND}):
+     * a message store takes appends as soon as it opens, and with the lazy commit every page's
+     * first write would be a page fault on the log's completion thread, which every append waits
+     * for. Build the store yourself and pass it to {@link #MessageQueueStore(SegmentStore)} for
+     * any other cache.
      */
     public static MessageQueueStore open(final LogConfig log, final long cacheCapacity) {
         Objects.requireNonNull(log, "log");
-        final BlockCache cache = BlockCache.builder().capacity(cacheCapacity).registerMBean(false).build();
+        final BlockCache cache = BlockCache.builder().capacity(cacheCapacity)
+            .region(DirectMemoryRegion.factory(DirectMemoryRegion.Commit.BACKGROUND)).registerMBean(false).build();
         SegmentStore store = null;
         try {
             store = SegmentStore.builder(cache).log(log).build();
@@ -337,6 +344,11 @@ public final class MessageQueueStore implements AutoCloseable {
             store.close();
             ownedCache.close();
         }
+    }
+
+    /** For tests: the store the queues live in. */
+    SegmentStore store() {
+        return store;
     }
 
     /**

@@ -78,6 +78,15 @@ class MessageQueueStoreTest {
     }
 
     @Test
+    void shouldOpenItsOwnCacheWithThePagesCommittedInTheBackground() {
+        // The facade's own cache: no page fault on the completion thread while it first fills.
+        try (MessageQueueStore queues = MessageQueueStore.open(config(), 8L << 20)) {
+            final String region = queues.store().cache().regionDescription();
+            assertTrue(region.contains("background commit"), region);
+        }
+    }
+
+    @Test
     void shouldKeepEveryMessageOfFortyWritersInOrderAcrossARestart() throws Exception {
         final Map<Key, Map<Long, Long>> seeds = new ConcurrentHashMap<>();
         final AtomicLong messages = new AtomicLong();
