@@ -607,7 +607,7 @@ public final class MqBench {
                 + "%,d busy segments skipped, utilization %.2f%n", phase, stats.runs(), stats.fullHandlerCalls(), stats.evictions(),
             stats.evictedBytes() / 1_000_000, stats.busySkips(), stats.utilization());
         final EntryPoolStats pool = stats.entryPool();
-        out.printf(Locale.ROOT, "%s: index entries: %,d reused from the pool, %,d made new, %,d given back, %,d dropped (pool full)%n",
+        out.printf(Locale.ROOT, "%s: index entries since the open: %,d reused from the pool, %,d made new, %,d given back, %,d dropped (pool full)%n",
             phase, pool.taken(), pool.made(), pool.recycled(), pool.dropped());
     }
 
