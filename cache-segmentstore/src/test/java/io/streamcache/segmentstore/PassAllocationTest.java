@@ -3,6 +3,7 @@ package io.streamcache.segmentstore;
 import io.netty.buffer.ByteBuf;
 import io.streamcache.core.cache.BlockCache;
 import io.streamcache.segmentstore.eviction.CacheManager;
+import io.streamcache.segmentstore.eviction.ReaderAwarePolicy;
 import org.junit.jupiter.api.Test;
 
 import java.lang.management.ManagementFactory;
@@ -19,7 +20,8 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
  * (the pass advances the generation, so each one also files the segments appended since the
  * last under a new generation). The bytes this thread allocates inside {@code evictNow()} are
  * counted ({@code com.sun.management.ThreadMXBean}), summed over 400 passes after 400 of
- * warm-up, and must stay under a bound per pass.
+ * warm-up, and must stay under a bound per pass (32 bytes; 2,332 were measured before the pass's
+ * lists became arrays and it stopped taking a {@code CacheStats} snapshot).
  */
 class PassAllocationTest {
     private static final int MAX_ENTRY = 1000;
@@ -27,11 +29,46 @@ class PassAllocationTest {
 
     @Test
     void shouldAllocateAlmostNothingPerPassOnAWarmedStore() {
+        try (BlockCache cache = TestSegments.cache(4 << 20)) {
+            final double perPass = bytesPerPass(cache, TestSegments.manualManager(cache), "generations, one tier");
+            assertTrue(perPass < 32, "bytes allocated per pass: " + perPass);
+        }
+    }
+
+    /** The tiered pass (evict from the slow tier, demote from the fast one) under the same policy. */
+    @Test
+    void shouldAllocateAlmostNothingPerTieredPass() {
+        try (BlockCache cache = TestSegments.tieredCache(256, 256)) {
+            final double perPass = bytesPerPass(cache, TestSegments.manualManager(cache), "generations, two tiers");
+            assertTrue(perPass < 32, "bytes allocated per tiered pass: " + perPass);
+        }
+    }
+
+    /**
+     * The reader-aware policy still allocates per pass: a view of each segment it knows (its
+     * readers' positions and speeds, two arrays) in a map rebuilt every pass (~20 KB a pass over
+     * these 64 segments; see benchmarks.md). Measured and bounded here so that it cannot grow
+     * unnoticed; making the views reusable per segment is left to do.
+     */
+    @Test
+    void shouldBoundTheReaderAwarePolicysPerPassViews() {
+        try (BlockCache cache = TestSegments.cache(4 << 20)) {
+            final double perPass = bytesPerPass(cache, TestSegments.manualManager(cache).policy(new ReaderAwarePolicy()),
+                "reader-aware, one tier");
+            assertTrue(perPass < 1024.0 * SEGMENTS, "bytes allocated per reader-aware pass: " + perPass);
+        }
+    }
+
+    /**
+     * @return bytes this thread allocated per {@code evictNow()} over 400 passes after 400 of warm-up,
+     *         each after appends of ~5% of the cache spread over {@link #SEGMENTS} segments.
+     */
+    private static double bytesPerPass(final BlockCache cache, final CacheManager.Builder managerBuilder, final String label) {
         assumeTrue(ManagementFactory.getThreadMXBean() instanceof com.sun.management.ThreadMXBean, "HotSpot's ThreadMXBean");
         final com.sun.management.ThreadMXBean threads = (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
         assumeTrue(threads.isThreadAllocatedMemorySupported(), "per-thread allocation counters");
         final long thread = Thread.currentThread().getId();
-        try (BlockCache cache = TestSegments.cache(4 << 20); SegmentStore store = TestSegments.store(cache, MAX_ENTRY)) {
+        try (SegmentStore store = SegmentStore.builder(cache).maxIndexEntryLength(MAX_ENTRY).cacheManager(managerBuilder).build()) {
             final CacheManager manager = store.cacheManager();
             final String[] names = new String[SEGMENTS];
             for (int s = 0; s < SEGMENTS; s++) {
@@ -39,34 +76,32 @@ class PassAllocationTest {
                 store.create(names[s]);
             }
             final ByteBuf data = buffer(1, 0, MAX_ENTRY);
-            final int appendsPerPass = (int) (0.05 * (4 << 20) / MAX_ENTRY);
+            final int appendsPerPass = (int) (0.05 * cache.capacity() / MAX_ENTRY);
             int next = 0;
             long measured = 0;
             long passes = 0;
-            final long evictionsBefore = manager.stats().evictions();
-            long evictionsMeasured = 0;
+            long evictionsBefore = 0;
             for (int round = 0; round < 800; round++) {
                 for (int i = 0; i < appendsPerPass; i++) {
                     store.append(names[next++ % SEGMENTS], data);
                 }
-                final long evictions = round == 400 ? manager.stats().evictions() : 0;
+                if (round == 400) {
+                    evictionsBefore = manager.stats().evictions() + manager.stats().tier(0).demotions();
+                }
                 final long before = threads.getThreadAllocatedBytes(thread);
                 manager.evictNow();
                 final long allocated = threads.getThreadAllocatedBytes(thread) - before;
                 if (round >= 400) {
-                    if (round == 400) {
-                        evictionsMeasured = evictions;
-                    }
                     measured += allocated;
                     passes++;
                 }
             }
-            final long evicted = manager.stats().evictions() - evictionsMeasured;
-            assertTrue(evicted > passes * appendsPerPass / 2, "the measured passes evicted: " + evicted + " entries in " + passes
-                + " passes (" + (manager.stats().evictions() - evictionsBefore) + " in all)");
+            final long moved = manager.stats().evictions() + manager.stats().tier(0).demotions() - evictionsBefore;
+            assertTrue(moved > passes * appendsPerPass / 2, label + ": the measured passes evicted or demoted: " + moved);
             final double perPass = (double) measured / passes;
-            System.out.printf("PassAllocationTest: %d passes, %.1f B allocated per pass, %d entries evicted%n", passes, perPass, evicted);
-            assertTrue(perPass < 32, "bytes allocated per pass: " + perPass);
+            System.out.printf("PassAllocationTest (%s): %d passes, %.1f B allocated per pass, %d entries evicted or demoted%n",
+                label, passes, perPass, moved);
+            return perPass;
         }
     }
 }
