@@ -17,7 +17,8 @@ import java.util.function.Consumer;
  *
  * <p>It is also the one {@link Consumer} that retires index entries for every segment of the
  * store: frees a removed entry's cache entry now, or at its last unpin; and it holds the
- * store's {@link ReadIndexEntryPool}: an entry retired with no pin goes back to the pool, and
+ * cache manager's {@link ReadIndexEntryPool} (one per manager, shared by the stores on its
+ * cache; its counters are in the manager's stats): an entry retired with no pin goes back to the pool, and
  * {@link #newEntry} takes from it, so a full cache's steady appends make no garbage (see the
  * pool's class comment for why no holder can see a reused entry).
  *
@@ -39,16 +40,11 @@ final class SegmentContext implements Consumer<ReadIndexEntry> {
      * null (segments made outside a table, in tests).
      */
     final SegmentsByGeneration byGeneration;
-    /** Dead index entries for reuse, shared by the segments of the store (both contexts). */
-    final ReadIndexEntryPool entries;
-
     /**
-     * Dead entries a store keeps for reuse: 4,096, that is 196 KB of heap when full plus the
-     * queue's arrays (about 48 KB, made with the store). Entries die in bursts (an eviction pass
-     * coalesces many at once) and are made one by one by the appends after it; a pass that frees
-     * more than this leaves the rest to the garbage collector.
+     * Dead index entries for reuse: the cache manager's pool, shared by the segments of every
+     * store on its cache (both contexts). 4,096 entries (see {@code CacheManager}).
      */
-    static final int ENTRY_POOL_CAPACITY = 4096;
+    final ReadIndexEntryPool entries;
 
     SegmentContext(final BlockCache cache, final CacheManager manager, final int maxEntryLength, final boolean appendsDurable,
                    final int fillTier, final SegmentsByGeneration byGeneration) {
@@ -59,7 +55,7 @@ final class SegmentContext implements Consumer<ReadIndexEntry> {
         this.tiered = cache.tierCount() > 1;
         this.fillTier = fillTier;
         this.byGeneration = byGeneration;
-        this.entries = new ReadIndexEntryPool(ENTRY_POOL_CAPACITY);
+        this.entries = hooks.entryPool();
     }
 
     /** The same settings with appends {@code durable} (this object if they already are). */

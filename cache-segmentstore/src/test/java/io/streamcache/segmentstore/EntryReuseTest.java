@@ -36,8 +36,8 @@ class EntryReuseTest {
      * is full: every append makes an entry, and every evicted entry is coalesced into the
      * placeholder before it. Over 20,000 appends (five times the cache) they must allocate less
      * than 4 bytes each on this thread; a new 48-byte entry per append (before the pool) is
-     * 960,000 bytes. What a pass allocates itself (about 640 bytes, measured with a 256 KB cache:
-     * 340 KB over 524 passes) is per pass, not per append: a few dozen passes here, ~1 byte an append.
+     * 960,000 bytes. A pass allocates nothing itself once warmed ({@code PassAllocationTest}; it
+     * was ~640 bytes to ~2 KB a pass before its lists became arrays).
      */
     @Test
     void shouldAllocateNoEntryPerAppendWhenEvictionFreesAsManyAsAppendsMake() {

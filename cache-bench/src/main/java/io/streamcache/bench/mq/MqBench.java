@@ -4,6 +4,7 @@ import io.streamcache.core.cache.BlockCache;
 import io.streamcache.core.memory.DirectMemoryRegion;
 import io.streamcache.segmentstore.SegmentStore;
 import io.streamcache.segmentstore.eviction.CacheManagerStats;
+import io.streamcache.segmentstore.eviction.EntryPoolStats;
 import io.streamcache.segmentstore.internal.StoreInternals;
 import io.streamcache.segmentstore.log.DirectIoMode;
 import io.streamcache.segmentstore.log.LogConfig;
@@ -607,6 +608,9 @@ public final class MqBench {
         out.printf(Locale.ROOT, "%s: cache manager: %,d passes (%,d from a full cache), %,d entries evicted (%,d MB), "
                 + "%,d busy segments skipped, utilization %.2f%n", phase, stats.runs(), stats.fullHandlerCalls(), stats.evictions(),
             stats.evictedBytes() / 1_000_000, stats.busySkips(), stats.utilization());
+        final EntryPoolStats pool = stats.entryPool();
+        out.printf(Locale.ROOT, "%s: index entries since the open: %,d reused from the pool, %,d made new, %,d given back, %,d dropped (pool full)%n",
+            phase, pool.taken(), pool.made(), pool.recycled(), pool.dropped());
     }
 
     /** @return the CPU time of the whole process so far (every thread, the GC's included). */

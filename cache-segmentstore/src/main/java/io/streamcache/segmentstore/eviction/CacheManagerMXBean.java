@@ -63,6 +63,21 @@ public interface CacheManagerMXBean {
     /** @return read results collected unreleased, as Netty's leak detector found them. */
     long getLeakedResults();
 
+    /** @return index entries reused from the entry pool ({@link EntryPoolStats#taken()}). */
+    long getEntryPoolTaken();
+
+    /** @return index entries made new because the entry pool was empty ({@link EntryPoolStats#made()}). */
+    long getEntryPoolMade();
+
+    /** @return dead index entries given back to the entry pool and kept ({@link EntryPoolStats#recycled()}). */
+    long getEntryPoolRecycled();
+
+    /** @return dead index entries the full entry pool left to the garbage collector ({@link EntryPoolStats#dropped()}). */
+    long getEntryPoolDropped();
+
+    /** @return index entries in the entry pool now. */
+    int getEntryPoolSize();
+
     /**
      * Advances the generation.
      *

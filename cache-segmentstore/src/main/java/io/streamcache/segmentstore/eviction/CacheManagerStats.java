@@ -29,6 +29,8 @@ import java.util.List;
  * @param entryPins         pins those results hold, one per entry per result.
  * @param leakedResults     read results collected unreleased, as Netty's leak detector found them
  *                          (a sample at Netty's default level, every one at {@code paranoid}).
+ * @param entryPool         the counters of the pool of dead index entries the stores on this
+ *                          manager's cache reuse.
  */
 public record CacheManagerStats(
     int generation,
@@ -46,7 +48,8 @@ public record CacheManagerStats(
     long promotionSkips,
     long pinnedResults,
     long entryPins,
-    long leakedResults) {
+    long leakedResults,
+    EntryPoolStats entryPool) {
 
     public CacheManagerStats {
         tiers = List.copyOf(tiers);

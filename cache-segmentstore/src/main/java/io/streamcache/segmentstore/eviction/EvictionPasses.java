@@ -2,14 +2,14 @@ package io.streamcache.segmentstore.eviction;
 
 import io.streamcache.core.CacheClosedException;
 import io.streamcache.core.cache.BlockCache;
-import io.streamcache.core.cache.CacheStats;
 import io.streamcache.segmentstore.internal.eviction.EvictionScan;
 import io.streamcache.segmentstore.internal.eviction.EvictionSource;
 import io.streamcache.segmentstore.internal.eviction.OneTierPass;
 import io.streamcache.segmentstore.internal.index.ReadIndexEntry;
 
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Objects;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.ReentrantLock;
@@ -49,7 +49,16 @@ import java.util.concurrent.locks.ReentrantLock;
  * {@link #tryLock()} and calls {@link #passLocked} while holding it. The scans, the policy's
  * pass state, the histogram and the counters are written only under the lock; the counters are
  * volatile or {@link TierCounters adders} so that {@code stats()} reads them from any thread.
- * {@link #register} is lock-free; {@link #unregister} waits for a running pass.
+ * {@link #register} and {@link #unregister} replace the immutable list of sources under this
+ * object's monitor (a store's build and close, never a data path); {@link #unregister} then
+ * waits for a running pass.
+ *
+ * <h2>Allocation</h2>
+ * A pass allocates nothing once its structures have grown to the store's size (issue 14: it
+ * made ~2 KB of garbage per pass): the sources are an immutable list walked by index (no
+ * iterator), the one-tier pass reads the tier's used and total blocks (no {@code CacheStats}
+ * snapshot), and the oldest-first lists are arrays ({@link GenerationLists}).
+ * {@code PassAllocationTest} holds it to a bound.
  */
 final class EvictionPasses {
     private final BlockCache cache;
@@ -63,7 +72,8 @@ final class EvictionPasses {
     private final double[] tierTargets;
     private final TierAdmission admission;
     private final TierCounters tiers;
-    private final CopyOnWriteArrayList<EvictionSource> sources = new CopyOnWriteArrayList<>();
+    /** The registered sources: immutable, replaced under this object's monitor; read by index, without an iterator. */
+    private volatile List<EvictionSource> sources = List.of();
 
     private final ReentrantLock passLock = new ReentrantLock();
     /** The one-tier pass (shared with the eviction simulator). */
@@ -112,15 +122,25 @@ final class EvictionPasses {
     /**
      * Adds a source whose entries passes may evict. Idempotent.
      */
-    void register(final EvictionSource source) {
-        sources.addIfAbsent(Objects.requireNonNull(source, "source"));
+    synchronized void register(final EvictionSource source) {
+        Objects.requireNonNull(source, "source");
+        if (!sources.contains(source)) {
+            final List<EvictionSource> grown = new ArrayList<>(sources);
+            grown.add(source);
+            sources = List.copyOf(grown);
+        }
     }
 
     /**
      * Removes a source; waits for a running pass to finish, so once this returns no pass scans it.
      */
     void unregister(final EvictionSource source) {
-        sources.remove(source);
+        synchronized (this) {
+            final List<EvictionSource> left = new ArrayList<>(sources);
+            if (left.remove(source)) {
+                sources = List.copyOf(left);
+            }
+        }
         passLock.lock();
         passLock.unlock();
     }
@@ -138,8 +158,9 @@ final class EvictionPasses {
      */
     int scanSources(final EvictionScan scan) {
         int busy = 0;
-        for (final EvictionSource source : sources) {
-            busy += source.scan(scan);
+        final List<EvictionSource> all = sources;
+        for (int i = 0; i < all.size(); i++) {
+            busy += all.get(i).scan(scan);
         }
         return busy;
     }
@@ -209,13 +230,14 @@ final class EvictionPasses {
             return tieredPass(target, minimumBlocks);
         }
         final double utilization = Double.isNaN(target) ? targetUtilization : target;
-        final CacheStats stats = cache.stats();
-        final long targetBlocks = (long) Math.floor(utilization * stats.blockCount());
-        final long wanted = Math.max(stats.usedBlockCount() - targetBlocks, minimumBlocks);
-        if (wanted <= 0 || sources.isEmpty()) {
+        // The tier's counts, not cache.stats(): the same figures for one tier, without a snapshot's objects.
+        final long targetBlocks = (long) Math.floor(utilization * cache.tierBlocks(0));
+        final long wanted = Math.max(cache.tierUsedBlocks(0) - targetBlocks, minimumBlocks);
+        final List<EvictionSource> all = sources;
+        if (wanted <= 0 || all.isEmpty()) {
             return 0;
         }
-        final long freed = onePass.run(sources, generation.get(), wanted);
+        final long freed = onePass.run(all, generation.get(), wanted);
         evictions = evictions + onePass.evictedEntries();
         evictedBytes = evictedBytes + onePass.evictedBytes();
         busySkips = busySkips + onePass.busySkips();
@@ -248,15 +270,16 @@ final class EvictionPasses {
     private long tierStep(final int tier, final double target, final long minimumBlocks, final boolean demote) {
         final long blocks = cache.tierBlocks(tier);
         final long wanted = Math.max(cache.tierUsedBlocks(tier) - (long) Math.floor(target * blocks), minimumBlocks);
-        if (wanted <= 0 || sources.isEmpty()) {
+        final List<EvictionSource> all = sources;
+        if (wanted <= 0 || all.isEmpty()) {
             return 0;
         }
         long busy = 0;
         policy.beginPass(generation.get(), wanted * cache.blockLength());
         histogram.clear();
         tierScan.reset(tier, demote, wanted);
-        for (final EvictionSource source : sources) {
-            busy += source.scan(tierScan);
+        for (int i = 0; i < all.size(); i++) {
+            busy += all.get(i).scan(tierScan);
         }
         if (demote) {
             admissionThreshold = switch (admission.kind()) {
@@ -267,8 +290,8 @@ final class EvictionPasses {
         }
         tierScan.select(admissionThreshold);
         while (!tierScan.isDone() && policy.advance()) {
-            for (final EvictionSource source : sources) {
-                busy += source.scan(tierScan);
+            for (int i = 0; i < all.size(); i++) {
+                busy += all.get(i).scan(tierScan);
                 if (tierScan.isDone()) {
                     break;
                 }

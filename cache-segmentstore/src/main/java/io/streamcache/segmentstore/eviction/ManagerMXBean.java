@@ -178,6 +178,31 @@ final class ManagerMXBean implements CacheManagerMXBean {
     }
 
     @Override
+    public long getEntryPoolTaken() {
+        return manager.entryPoolStats().taken();
+    }
+
+    @Override
+    public long getEntryPoolMade() {
+        return manager.entryPoolStats().made();
+    }
+
+    @Override
+    public long getEntryPoolRecycled() {
+        return manager.entryPoolStats().recycled();
+    }
+
+    @Override
+    public long getEntryPoolDropped() {
+        return manager.entryPoolStats().dropped();
+    }
+
+    @Override
+    public int getEntryPoolSize() {
+        return manager.entryPoolStats().pooled();
+    }
+
+    @Override
     public int advanceGeneration() {
         return manager.advanceGeneration();
     }

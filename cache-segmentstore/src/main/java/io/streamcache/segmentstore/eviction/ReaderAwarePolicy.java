@@ -5,6 +5,7 @@ import io.streamcache.segmentstore.eviction.ReaderRegistry.TrackedReader;
 
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
 import java.util.Iterator;
@@ -137,7 +138,16 @@ public final class ReaderAwarePolicy implements EvictionPolicy {
 
     // Pass state: confined to the pass.
     private final ReuseModel model;
+    /**
+     * Each segment's view for the pass, by name: kept from pass to pass and refreshed in place
+     * (a view and its arrays are made once per segment, not per pass); only the views of this
+     * pass are in it once {@link #beginPass} returns.
+     */
     private final Map<String, View> views = new HashMap<>();
+    /** This pass's views, in the order made (the map's values without an iterator). */
+    private final ArrayList<View> passViews = new ArrayList<>();
+    /** Passes begun: a view refreshed in this pass carries it. */
+    private long pass;
     private int lastPassGeneration;
     private boolean passed;
     private long[] ranks = new long[64];
@@ -343,7 +353,8 @@ public final class ReaderAwarePolicy implements EvictionPolicy {
         cutoff = Long.MIN_VALUE;
         lastSegment = null;
         lastView = null;
-        views.clear();
+        pass++;
+        passViews.clear();
         now = clock.getAsLong();
         speedSum = 0;
         speedCount = 0;
@@ -363,7 +374,14 @@ public final class ReaderAwarePolicy implements EvictionPolicy {
                 }
                 continue;
             }
-            views.put(set.segment, view(set, readers));
+            refresh(set, readers);
+        }
+        // Views of segments the registry no longer holds (forgotten, or dropped above) go.
+        final Iterator<View> stale = views.values().iterator();
+        while (stale.hasNext()) {
+            if (stale.next().pass != pass) {
+                stale.remove();
+            }
         }
         defaultSpeed = speedCount > 0 ? speedSum / speedCount : 1.0;
     }
@@ -422,10 +440,28 @@ public final class ReaderAwarePolicy implements EvictionPolicy {
         }
     }
 
-    private View view(final SegmentReaders set, final Reader[] readers) {
+    /** Refreshes (or makes, the first time) the segment's view for this pass and lists it. */
+    private View refresh(final SegmentReaders set, final Reader[] readers) {
+        View view = views.get(set.segment);
+        if (view == null || view.set != set) {
+            view = new View(set);
+            views.put(set.segment, view);
+        }
+        fill(view, readers);
+        passViews.add(view);
+        return view;
+    }
+
+    private void fill(final View view, final Reader[] readers) {
+        final SegmentReaders set = view.set;
         int n = 0;
-        long[] positions = new long[readers.length + ReaderRegistry.TRACKED_PER_SEGMENT];
-        double[] speeds = new double[positions.length];
+        final int room = readers.length + ReaderRegistry.TRACKED_PER_SEGMENT;
+        if (view.positions.length < room) {
+            view.positions = new long[room];
+            view.speeds = new double[room];
+        }
+        final long[] positions = view.positions;
+        final double[] speeds = view.speeds;
         for (final Reader reader : readers) {
             final long position = reader.position();
             final long elapsed = now - reader.lastTime;
@@ -451,16 +487,15 @@ public final class ReaderAwarePolicy implements EvictionPolicy {
                 speeds[n++] = noteSpeed(t.speed());
             }
         }
-        if (n < positions.length) {
-            positions = Arrays.copyOf(positions, n);
-            speeds = Arrays.copyOf(speeds, n);
-        }
-        ReaderRegistry.sortTogether(positions, speeds);
-        final boolean reread = set.reread && current - set.rereadGeneration <= rereadGenerations;
-        final long tail = Math.max(set.tail, positions.length == 0 ? 0 : positions[positions.length - 1]);
+        ReaderRegistry.sortTogether(positions, speeds, n);
+        view.count = n;
+        view.reread = set.reread && current - set.rereadGeneration <= rereadGenerations;
+        view.tail = Math.max(set.tail, n == 0 ? 0 : positions[n - 1]);
         final double rate = set.learned ? model.rate(set.bucket, set.lengthBucket) : 0;
         set.admitRate = rate;
-        return new View(set, positions, speeds, reread, tail, rate);
+        view.rate = rate;
+        view.surveyedEnd = 0;
+        view.pass = pass;
     }
 
     private double noteSpeed(final double speed) {
@@ -477,8 +512,7 @@ public final class ReaderAwarePolicy implements EvictionPolicy {
         if (view == null) {
             // A segment the policy has not seen yet: remember it (its tail, its exposure).
             final SegmentReaders set = registry.readersOf(segment);
-            view = view(set, set.readers);
-            views.put(segment, view);
+            view = refresh(set, set.readers);
             lastView = view;
         }
         view.surveyedEnd = Math.max(view.surveyedEnd, entry.endOffset());
@@ -498,7 +532,8 @@ public final class ReaderAwarePolicy implements EvictionPolicy {
             Arrays.sort(ranks, 0, rankCount);
             sorted = true;
             // The survey is over: what it saw of each segment's tail counts from the next pass.
-            for (final View view : views.values()) {
+            for (int i = 0; i < passViews.size(); i++) {
+                final View view = passViews.get(i);
                 if (view.surveyedEnd > view.set.tail) {
                     view.set.tail = view.surveyedEnd;
                 }
@@ -536,8 +571,8 @@ public final class ReaderAwarePolicy implements EvictionPolicy {
             return (RANK_NO_REUSE << RANK_SHIFT) | (1L << NOT_PASSED_SHIFT) | byAge;
         }
         boolean passedByAll = false;
-        if (view.positions.length > 0) {
-            final int behind = nearestReaderBefore(view.positions, entry.endOffset());
+        if (view.count > 0) {
+            final int behind = nearestReaderBefore(view.positions, view.count, entry.endOffset());
             if (behind >= 0) {
                 final long time = Math.min(timeToReach(view, behind, entry.offset()), VALUE_MASK);
                 return (RANK_AHEAD << RANK_SHIFT) | (VALUE_MASK - time);
@@ -604,9 +639,9 @@ public final class ReaderAwarePolicy implements EvictionPolicy {
     }
 
     /** @return the index of the largest position below {@code end}, or -1 if every position is at or past it. */
-    private static int nearestReaderBefore(final long[] positions, final long end) {
+    private static int nearestReaderBefore(final long[] positions, final int count, final long end) {
         int lo = 0;
-        int hi = positions.length - 1;
+        int hi = count - 1;
         int found = -1;
         while (lo <= hi) {
             final int mid = (lo + hi) >>> 1;
@@ -632,26 +667,33 @@ public final class ReaderAwarePolicy implements EvictionPolicy {
             + ", surveyed=" + rankCount + ", cutoff=0x" + Long.toHexString(cutoff) + ", " + model + '}';
     }
 
-    /** The pass's snapshot of one segment. */
+    /**
+     * The pass's snapshot of one segment; made once per segment and refreshed by every pass
+     * (pass-confined, so plain fields).
+     *
+     * <pre>
+     *   positions: [ p0 | p1 | ... | p(count-1) | unused ... ]   ascending reader positions
+     *   speeds:    [ s0 | s1 | ... | s(count-1) | unused ... ]   each one's speed, 0: not measured
+     *   the arrays grow to readers + tracked slots, and are never shrunk
+     * </pre>
+     */
     private static final class View {
         final SegmentReaders set;
-        final long[] positions;
+        long[] positions = new long[0];
         /** Each position's reader's speed (bytes per clock unit), 0 where not measured yet. */
-        final double[] speeds;
-        final boolean reread;
-        final long tail;
+        double[] speeds = new double[0];
+        /** How many of {@link #positions} and {@link #speeds} this pass filled. */
+        int count;
+        boolean reread;
+        long tail;
         /** Expected re-read registrations per generation, from the segment's history. */
-        final double rate;
+        double rate;
         long surveyedEnd;
+        /** The pass that last refreshed it. */
+        long pass;
 
-        View(final SegmentReaders set, final long[] positions, final double[] speeds, final boolean reread, final long tail,
-             final double rate) {
+        View(final SegmentReaders set) {
             this.set = set;
-            this.positions = positions;
-            this.speeds = speeds;
-            this.reread = reread;
-            this.tail = tail;
-            this.rate = rate;
         }
     }
 

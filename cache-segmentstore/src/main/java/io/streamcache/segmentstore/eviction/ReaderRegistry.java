@@ -129,7 +129,11 @@ final class ReaderRegistry {
 
     /** Sorts positions ascending, carrying each one's speed along (insertion sort below 32, shell sort above). */
     static void sortTogether(final long[] positions, final double[] speeds) {
-        final int n = positions.length;
+        sortTogether(positions, speeds, positions.length);
+    }
+
+    /** Sorts the first {@code n} positions ascending, moving each speed with its position. */
+    static void sortTogether(final long[] positions, final double[] speeds, final int n) {
         int gap = 1;
         while (gap < n / 3) {
             gap = 3 * gap + 1;

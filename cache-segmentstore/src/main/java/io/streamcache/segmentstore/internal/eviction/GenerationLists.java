@@ -1,7 +1,6 @@
 package io.streamcache.segmentstore.internal.eviction;
 
-import java.util.Map;
-import java.util.TreeMap;
+import java.util.Arrays;
 import java.util.concurrent.atomic.AtomicReference;
 
 /**
@@ -13,10 +12,20 @@ import java.util.concurrent.atomic.AtomicReference;
  *
  * <pre>
  *   incoming (lock-free stack, data path)      lists (pass-confined), by listing generation
- *   s7 -> s3 -> null   ──pass files them──►    g=12: s1 -> s4        g=15: s3        g=17: s7 -> s2
+ *   s7 -> s3 -> null   ──pass files them──►    keys:  [ 12 | 15 | 17 ]      ascending, by difference
+ *                                              heads: [ s1 | s3 | s7 ]      s1 -> s4,  s3,  s7 -> s2
  *                                              walked oldest list first; each walked segment is
  *                                              filed again at its oldest cached entry, or unlisted
+ *
+ *   filing a batch (the incoming stack, or the segments a walk moved):
+ *     key in keys ------> pushed on that list's head          (binary search, nothing moves)
+ *     key not in keys --> pushed on a list in newKeys/newHeads (a small sorted side array)
+ *   then one merge of keys+newKeys into the spare arrays, dropping emptied lists; swap
  * </pre>
+ *
+ * The lists are two parallel arrays, not a map of boxed generations: a pass allocates nothing
+ * once they have grown to the number of distinct listing generations (issue 14: a
+ * {@code TreeMap<Integer, S>} boxed every key looked up or put, ~2 KB a pass).
  *
  * <h2>The invariant</h2>
  * A segment with a cached entry is listed, and no cached entry of it is older than its listing
@@ -38,6 +47,8 @@ public final class GenerationLists<S> {
     /** {@link Members#walk}: the segment has no cached entry left (it is now unlisted). */
     public static final long NONE = Long.MAX_VALUE;
     private static final int MAX_AGE = 1 << 30;
+    /** The lists' arrays' first length; they double when full. */
+    private static final int INITIAL_LISTS = 16;
 
     /**
      * How the lists reach a segment's fields and walk it.
@@ -68,11 +79,23 @@ public final class GenerationLists<S> {
     private final Members<S> members;
     /** Segments listed by the data path since the last pass took them. */
     private final AtomicReference<S> incoming = new AtomicReference<>();
-    /** Pass-confined: the listed segments by listing generation, each list linked through {@link Members#next}. */
-    private final TreeMap<Integer, S> lists = new TreeMap<>((a, b) -> Integer.signum(a - b));
+    /** Pass-confined: the lists' generations in [0, count), ascending (compared by difference). */
+    private int[] keys = new int[INITIAL_LISTS];
+    /** Pass-confined: each list's first segment (null once a walk emptied it, until it is dropped). */
+    private Object[] heads = new Object[INITIAL_LISTS];
+    private int count;
+    /** Pass-confined: the arrays the next merge writes into (swapped with the lists'). */
+    private int[] spareKeys = new int[INITIAL_LISTS];
+    private Object[] spareHeads = new Object[INITIAL_LISTS];
+    /** Pass-confined: lists of generations not yet in {@link #keys}, sorted as they are, in [0, newCount). */
+    private int[] newKeys = new int[INITIAL_LISTS];
+    private Object[] newHeads = new Object[INITIAL_LISTS];
+    private int newCount;
+    /** Pass-confined: a walk emptied a list (its head is null until the next merge drops it). */
+    private boolean emptied;
     /** Pass-confined: segments moved during a walk, filed again after it. */
     private S moved;
-    /** Pass-confined: how many segments are in {@link #lists}. */
+    /** Pass-confined: how many segments are in the lists. */
     private int size;
 
     /** @param members how to reach a segment's fields and walk it. */
@@ -101,13 +124,13 @@ public final class GenerationLists<S> {
         fileIncoming(current);
         int busy = 0;
         try {
-            for (final Map.Entry<Integer, S> list : lists.entrySet()) {
-                if (scan.isDone() || !scan.beforeGeneration(list.getKey())) {
+            for (int list = 0; list < count; list++) {
+                final int generation = keys[list];
+                if (scan.isDone() || !scan.beforeGeneration(generation)) {
                     break;
                 }
-                final int generation = list.getKey();
                 S previous = null;
-                S segment = list.getValue();
+                S segment = head(list);
                 while (segment != null && !scan.isDone()) {
                     final S next = members.next(segment);
                     final long walked = members.walk(segment, scan, current);
@@ -119,7 +142,8 @@ public final class GenerationLists<S> {
                     } else {
                         // Out of this list: to the list of its oldest entry, or unlisted.
                         if (previous == null) {
-                            list.setValue(next);
+                            heads[list] = next;
+                            emptied |= next == null;
                         } else {
                             members.next(previous, next);
                         }
@@ -134,7 +158,6 @@ public final class GenerationLists<S> {
                 }
             }
         } finally {
-            lists.values().removeIf(head -> head == null);
             fileMoved();
         }
         return busy;
@@ -150,6 +173,7 @@ public final class GenerationLists<S> {
             size++;
             segment = next;
         }
+        merge();
     }
 
     private void fileMoved() {
@@ -160,11 +184,114 @@ public final class GenerationLists<S> {
             file(segment, members.listedGeneration(segment));
             segment = next;
         }
+        merge();
     }
 
+    /**
+     * Puts the segment first in the list of {@code key}: an existing list (found by binary
+     * search), or a new one, kept aside in {@link #newKeys} until {@link #merge}.
+     */
     private void file(final S segment, final int key) {
-        members.next(segment, lists.get(key));
-        lists.put(key, segment);
+        final int at = search(keys, count, key);
+        if (at >= 0) {
+            members.next(segment, head(at));
+            heads[at] = segment;
+            return;
+        }
+        final int pending = search(newKeys, newCount, key);
+        if (pending >= 0) {
+            members.next(segment, newHead(pending));
+            newHeads[pending] = segment;
+            return;
+        }
+        final int insert = -pending - 1;
+        if (newCount == newKeys.length) {
+            newKeys = Arrays.copyOf(newKeys, 2 * newCount);
+            newHeads = Arrays.copyOf(newHeads, 2 * newCount);
+        }
+        System.arraycopy(newKeys, insert, newKeys, insert + 1, newCount - insert);
+        System.arraycopy(newHeads, insert, newHeads, insert + 1, newCount - insert);
+        members.next(segment, null);
+        newKeys[insert] = key;
+        newHeads[insert] = segment;
+        newCount++;
+    }
+
+    /**
+     * Merges the new lists into the lists and drops the emptied ones: one pass over both sorted
+     * arrays into the spare pair, which then becomes the lists' (O(lists + new lists); nothing
+     * allocated unless the arrays must grow).
+     */
+    private void merge() {
+        if (newCount == 0 && !emptied) {
+            return;
+        }
+        final int capacity = count + newCount;
+        if (spareKeys.length < capacity) {
+            final int grown = Math.max(capacity, 2 * spareKeys.length);
+            spareKeys = new int[grown];
+            spareHeads = new Object[grown];
+        }
+        int i = 0;
+        int j = 0;
+        int out = 0;
+        while (i < count || j < newCount) {
+            // Keys are distinct between the two (file() looks in the lists first).
+            if (j == newCount || i < count && keys[i] - newKeys[j] < 0) {
+                if (heads[i] != null) {
+                    spareKeys[out] = keys[i];
+                    spareHeads[out++] = heads[i];
+                }
+                i++;
+            } else {
+                spareKeys[out] = newKeys[j];
+                spareHeads[out++] = newHeads[j];
+                j++;
+            }
+        }
+        // The old arrays become the spares: no segment may stay reachable from them.
+        Arrays.fill(heads, 0, count, null);
+        Arrays.fill(newHeads, 0, newCount, null);
+        final int[] oldKeys = keys;
+        final Object[] oldHeads = heads;
+        keys = spareKeys;
+        heads = spareHeads;
+        spareKeys = oldKeys;
+        spareHeads = oldHeads;
+        count = out;
+        newCount = 0;
+        emptied = false;
+    }
+
+    /**
+     * @return the index of {@code key} in {@code sorted[0, n)}, or {@code -(insertion point) - 1}
+     *         (generations compared by their difference, as everywhere in eviction).
+     */
+    private static int search(final int[] sorted, final int n, final int key) {
+        int low = 0;
+        int high = n - 1;
+        while (low <= high) {
+            final int mid = (low + high) >>> 1;
+            final int difference = sorted[mid] - key;
+            if (difference < 0) {
+                low = mid + 1;
+            } else if (difference > 0) {
+                high = mid - 1;
+            } else {
+                return mid;
+            }
+        }
+        return -(low + 1);
+    }
+
+    @SuppressWarnings("unchecked")
+    private S head(final int list) {
+        return (S) heads[list];
+    }
+
+    @SuppressWarnings("unchecked")
+    private S newHead(final int list) {
+        return (S) newHeads[list];
     }
 
     /** @return {@code generation}, or the generation 2^30 before {@code current} if it is older. */
@@ -179,6 +306,6 @@ public final class GenerationLists<S> {
 
     /** Pass-confined: the number of distinct listing generations. */
     public int listCount() {
-        return lists.size();
+        return count;
     }
 }

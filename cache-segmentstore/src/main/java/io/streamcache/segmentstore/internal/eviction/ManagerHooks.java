@@ -2,6 +2,7 @@ package io.streamcache.segmentstore.internal.eviction;
 
 import io.streamcache.segmentstore.eviction.CacheManager;
 import io.streamcache.segmentstore.internal.index.ReadIndexEntry;
+import io.streamcache.segmentstore.internal.index.ReadIndexEntryPool;
 import java.util.function.Function;
 
 /**
@@ -84,6 +85,12 @@ public interface ManagerHooks {
 
     /** @return the manager's read pins (counts and leak tracking). */
     ReadPins readPins();
+
+    /**
+     * @return the pool of dead index entries the stores on the manager's cache share (one per
+     *         manager; its counters are in the manager's stats and MBean). Lock-free, any thread.
+     */
+    ReadIndexEntryPool entryPool();
 
     /**
      * How {@link #of} reaches into a manager: {@link CacheManager}'s class initializer installs

@@ -5,7 +5,6 @@ import io.streamcache.segmentstore.eviction.GenerationPolicy;
 import io.streamcache.segmentstore.internal.index.ReadIndexEntry;
 
 import java.util.Arrays;
-import java.util.Iterator;
 import java.util.List;
 
 /**
@@ -59,7 +58,7 @@ public final class OneTierPass {
     /**
      * Runs one pass.
      *
-     * @param sources the sources to scan (a snapshot: iterated once per scan).
+     * @param sources the sources to scan (a snapshot that does not change during the call; read by index).
      * @param current the generation now (already advanced for this pass).
      * @param wanted  blocks to free, &gt; 0.
      * @return blocks freed.
@@ -75,12 +74,13 @@ public final class OneTierPass {
             }
         }
         policy.beginPass(current, (wanted - evict.blocks) * blockLength);
-        for (final EvictionSource source : sources) {
-            busy += source.scan(survey);
+        // By index, not for-each: no iterator per walk (a pass allocates nothing, see EvictionPasses).
+        for (int i = 0; i < sources.size(); i++) {
+            busy += sources.get(i).scan(survey);
         }
         while (!evict.isDone() && policy.advance()) {
-            for (final EvictionSource source : sources) {
-                busy += source.scan(evict);
+            for (int i = 0; i < sources.size(); i++) {
+                busy += sources.get(i).scan(evict);
                 if (evict.isDone()) {
                     break;
                 }
@@ -109,9 +109,7 @@ public final class OneTierPass {
      *         unregistered while a pass runs).
      */
     private static EvictionSource onlySource(final List<? extends EvictionSource> sources) {
-        final Iterator<? extends EvictionSource> all = sources.iterator();
-        final EvictionSource first = all.hasNext() ? all.next() : null;
-        return all.hasNext() ? null : first;
+        return sources.size() == 1 ? sources.get(0) : null;
     }
 
     /**

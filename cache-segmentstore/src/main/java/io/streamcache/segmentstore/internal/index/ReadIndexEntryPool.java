@@ -2,6 +2,8 @@ package io.streamcache.segmentstore.internal.index;
 
 import org.jctools.queues.MpmcArrayQueue;
 
+import java.util.concurrent.atomic.LongAdder;
+
 /**
  * A bounded pool of dead {@link ReadIndexEntry} objects, shared by the segments of one store, so
  * that the steady state of a full cache (an entry made for every one that dies) allocates no
@@ -56,11 +58,37 @@ import org.jctools.queues.MpmcArrayQueue;
  * retired bit until {@link #take} resets it, so a holder the argument above missed reads an
  * empty, retired entry rather than another segment's bytes until the entry is reused.
  *
+ * <h2>Counters</h2>
+ * Four counters say how well the pool serves: {@link #taken} (entries reused from the pool),
+ * {@link #made} (new entries because it was empty), {@link #recycled} (entries given back and
+ * kept) and {@link #dropped} (given back but left to the garbage collector, the pool being full).
+ * The two common ones cost nothing: they are the queue's own consumer and producer indexes,
+ * which every successful poll and offer advances by one anyway. The two others are
+ * {@link LongAdder}s, added to only on the paths that allocate (a new entry) or make garbage (a
+ * dropped one): no shared counter is written on the steady path.
+ *
+ * <pre>
+ *   take()    poll ok ----------------------> taken    = queue's consumer index
+ *             poll empty -> new entry ------> made     (LongAdder)
+ *   recycle() offer ok ---------------------> recycled = queue's producer index
+ *             offer full -> garbage --------> dropped  (LongAdder)
+ *
+ *   pooled now = recycled - taken (exact when no call is running)
+ * </pre>
+ *
+ * A take whose reset throws on bad input puts its entry back: it counts as taken and recycled
+ * (or dropped). An offer can also find its slot not yet freed by a racing take and count as
+ * dropped with the pool one short of full.
+ *
  * <p><b>Memory:</b> at most {@code capacity} entries of 48 bytes on the heap (with compressed
  * oops) plus the queue's arrays; none of it counts against the cache's bound, which is off the heap.
  */
 public final class ReadIndexEntryPool {
     private final MpmcArrayQueue<ReadIndexEntry> free;
+    /** Entries {@link #take} made because the pool was empty. */
+    private final LongAdder made = new LongAdder();
+    /** Entries {@link #recycle} left to the garbage collector because the pool was full. */
+    private final LongAdder dropped = new LongAdder();
 
     /**
      * @param capacity how many dead entries the pool keeps, at least 2 (rounded up to a power of two).
@@ -82,13 +110,17 @@ public final class ReadIndexEntryPool {
     public ReadIndexEntry take(final long offset, final int length, final int address, final int generation) {
         final ReadIndexEntry entry = free.relaxedPoll();
         if (entry == null) {
-            return new ReadIndexEntry(offset, length, address, generation);
+            final ReadIndexEntry made = new ReadIndexEntry(offset, length, address, generation);
+            this.made.increment();
+            return made;
         }
         try {
             entry.reset(offset, length, address, generation);
         } catch (final IllegalArgumentException e) {
-            // Still poisoned and retired: back into the pool, as if never taken.
-            free.relaxedOffer(entry);
+            // Still poisoned and retired: back into the pool (counted as taken and recycled).
+            if (!free.relaxedOffer(entry)) {
+                dropped.increment();
+            }
             throw e;
         }
         return entry;
@@ -109,7 +141,31 @@ public final class ReadIndexEntryPool {
                 + " linked=" + entry.isLinked() + " pinWord=0x" + Integer.toHexString(entry.pinWord()));
         }
         entry.poison();
-        return free.relaxedOffer(entry);
+        if (free.relaxedOffer(entry)) {
+            return true;
+        }
+        dropped.increment();
+        return false;
+    }
+
+    /** @return entries taken from the pool (reused) since it was made. Any thread. */
+    public long taken() {
+        return free.currentConsumerIndex();
+    }
+
+    /** @return entries {@link #take} made new because the pool was empty. Any thread. */
+    public long made() {
+        return made.sum();
+    }
+
+    /** @return entries given back and kept by the pool. Any thread. */
+    public long recycled() {
+        return free.currentProducerIndex();
+    }
+
+    /** @return entries given back but dropped because the pool was full. Any thread. */
+    public long dropped() {
+        return dropped.sum();
     }
 
     /** @return entries in the pool now (approximate while other threads use it). */

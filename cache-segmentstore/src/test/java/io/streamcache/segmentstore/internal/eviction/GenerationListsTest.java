@@ -28,10 +28,13 @@ class GenerationListsTest {
             this.name = name;
         }
 
+        /** The oldest entry's generation, compared by difference (generations wrap); the segment has entries. */
         int oldest() {
-            int oldest = Integer.MAX_VALUE;
+            int oldest = entries.get(0).generation();
             for (final ReadIndexEntry e : entries) {
-                oldest = Math.min(oldest, e.generation());
+                if (e.generation() - oldest < 0) {
+                    oldest = e.generation();
+                }
             }
             return oldest;
         }
@@ -167,6 +170,66 @@ class GenerationListsTest {
                 left += s.entries.isEmpty() ? 0 : 1;
             }
             assertEquals(left, lists.size(), "segments with entries stay listed, emptied ones are dropped");
+        }
+    }
+
+    /**
+     * Many passes over segments that gain entries between them (listed and pushed on their first,
+     * as the data path does) with generations that wrap past {@code Integer.MAX_VALUE}, each pass
+     * cutting at a random age and stopping before a random generation: every pass walks the
+     * listed segments in non-decreasing order of their listing generation, each at most once and
+     * every one listed before the stop, and afterwards the lists hold exactly the segments with
+     * entries, in as many lists as they have distinct listing generations, none listed after its
+     * oldest entry. The lists' arrays grow (hundreds of generations) and lists empty and merge.
+     */
+    @Test
+    void manyPassesKeepTheListsExactAcrossTheWrapOfGenerations() {
+        final SplittableRandom random = new SplittableRandom(7);
+        final GenerationLists<Seg> lists = new GenerationLists<>(MEMBERS);
+        final List<Seg> all = new ArrayList<>();
+        for (int i = 0; i < 300; i++) {
+            all.add(new Seg("s" + i));
+        }
+        int current = Integer.MAX_VALUE - 150;
+        for (int pass = 0; pass < 400; pass++) {
+            current++;
+            for (int k = random.nextInt(40); k > 0; k--) {
+                final Seg s = all.get(random.nextInt(all.size()));
+                final int generation = current - random.nextInt(3);
+                final boolean first = s.entries.isEmpty();
+                s.entries.add(new ReadIndexEntry((long) s.entries.size() * 4096 + (long) pass * (1 << 20), 4096, 1,
+                    first ? generation : current));
+                if (first) {
+                    s.listedGeneration = generation;
+                    lists.push(s);
+                }
+            }
+            final java.util.Map<String, Integer> listedBefore = new java.util.HashMap<>();
+            for (final Seg s : all) {
+                listedBefore.put(s.name, s.listedGeneration);
+            }
+            final int cutoff = current - random.nextInt(300);
+            final int stopBefore = random.nextInt(4) == 0 ? current + 1 : current - random.nextInt(300);
+            final List<Seg> listedNow = all.stream().filter(s -> !s.entries.isEmpty()).toList();
+            final CutScan scan = new CutScan(cutoff, stopBefore);
+            lists.scan(scan, current);
+            assertEquals(scan.seen.size(), new java.util.HashSet<>(scan.seen).size(), "each walked once: " + scan.seen);
+            for (int i = 1; i < scan.seen.size(); i++) {
+                assertTrue(listedBefore.get(scan.seen.get(i)) - listedBefore.get(scan.seen.get(i - 1)) >= 0,
+                    "pass " + pass + ": oldest list first");
+            }
+            for (final Seg s : listedNow) {
+                if (listedBefore.get(s.name) - stopBefore < 0) {
+                    assertTrue(scan.seen.contains(s.name), "pass " + pass + ": " + s.name + " listed before the stop, walked");
+                }
+            }
+            final List<Seg> withEntries = all.stream().filter(s -> !s.entries.isEmpty()).toList();
+            assertEquals(withEntries.size(), lists.size(), "pass " + pass + ": the segments with entries are listed");
+            assertEquals(withEntries.stream().map(s -> s.listedGeneration).distinct().count(), lists.listCount(),
+                "pass " + pass + ": one list per listing generation, none empty");
+            for (final Seg s : withEntries) {
+                assertTrue(s.oldest() - s.listedGeneration >= 0, s.name + " listed no later than its oldest entry");
+            }
         }
     }
 }

@@ -12,6 +12,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.atomic.LongAdder;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -100,6 +101,43 @@ class ReadIndexEntryPoolTest {
         assertEquals(2, pool.size());
     }
 
+    /**
+     * The four counters after a known sequence: takes from an empty pool make entries, recycles
+     * past the capacity drop them, takes from a full pool reuse, and a take refused for bad input
+     * counts as a take and a recycle (its entry went back).
+     */
+    @Test
+    void shouldCountTakesMadeRecycledAndDropped() {
+        final ReadIndexEntryPool pool = new ReadIndexEntryPool(2);
+        assertCounts(pool, 0, 0, 0, 0);
+        for (int i = 0; i < 3; i++) {
+            pool.take(i, 1, 1, 0);
+        }
+        assertCounts(pool, 0, 3, 0, 0);
+        for (int i = 0; i < 3; i++) {
+            pool.recycle(dead(i, 1, 1));
+        }
+        assertCounts(pool, 0, 3, 2, 1);
+        assertEquals(2, pool.size());
+        pool.take(10, 1, 1, 0);
+        assertCounts(pool, 1, 3, 2, 1);
+        assertThrows(IllegalArgumentException.class, () -> pool.take(-1, 1, 1, 0));
+        assertCounts(pool, 2, 3, 3, 1);
+        pool.take(11, 1, 1, 0);
+        pool.take(12, 1, 1, 0);
+        assertCounts(pool, 3, 4, 3, 1);
+        assertEquals(0, pool.size());
+        assertThrows(IllegalArgumentException.class, () -> pool.take(-1, 1, 1, 0), "empty: the constructor refuses it");
+        assertCounts(pool, 3, 4, 3, 1);
+    }
+
+    private static void assertCounts(final ReadIndexEntryPool pool, final long taken, final long made, final long recycled,
+                                     final long dropped) {
+        assertEquals(List.of(taken, made, recycled, dropped), List.of(pool.taken(), pool.made(), pool.recycled(), pool.dropped()),
+            "taken, made, recycled, dropped");
+        assertEquals(pool.recycled() - pool.taken(), pool.size(), "pooled = recycled - taken");
+    }
+
     @Test
     void shouldRejectBadArgumentsAndKeepThePooledEntry() {
         assertThrows(IllegalArgumentException.class, () -> new ReadIndexEntryPool(1));
@@ -143,7 +181,9 @@ class ReadIndexEntryPoolTest {
     /**
      * Threads take entries, own them a while (stamping them with their id and checking the stamp
      * is still theirs), retire and recycle them: an entry handed to two owners at once, or one
-     * reset while owned, shows up as a changed stamp or a second owner in the registry.
+     * reset while owned, shows up as a changed stamp or a second owner in the registry. At the
+     * end the counters add up to the calls each thread made: every take either reused or made an
+     * entry, every recycle either kept or dropped one, and the pool holds recycled - taken.
      */
     @Test
     @Timeout(value = 60, unit = TimeUnit.SECONDS)
@@ -153,6 +193,8 @@ class ReadIndexEntryPoolTest {
         final int rounds = 50_000;
         final Map<ReadIndexEntry, Integer> owners = new ConcurrentHashMap<>();
         final AtomicReference<Throwable> failure = new AtomicReference<>();
+        final LongAdder takes = new LongAdder();
+        final LongAdder recycles = new LongAdder();
         final CyclicBarrier start = new CyclicBarrier(threads);
         final List<Thread> workers = new ArrayList<>();
         for (int t = 0; t < threads; t++) {
@@ -166,6 +208,7 @@ class ReadIndexEntryPoolTest {
                         if (mine.size() < 8 && (mine.isEmpty() || random.nextBoolean())) {
                             final long offset = ((long) id << 40) | i;
                             final ReadIndexEntry entry = pool.take(offset, id + 1, i, id);
+                            takes.increment();
                             final Integer previous = owners.putIfAbsent(entry, id);
                             if (previous != null) {
                                 throw new AssertionError("entry handed to thread " + id + " while thread " + previous + " owns it");
@@ -180,6 +223,7 @@ class ReadIndexEntryPoolTest {
                             owners.remove(entry, id);
                             entry.retire();
                             pool.recycle(entry);
+                            recycles.increment();
                         }
                     }
                 } catch (final Throwable e) {
@@ -196,5 +240,9 @@ class ReadIndexEntryPoolTest {
             throw new AssertionError(failure.get());
         }
         assertTrue(pool.size() <= pool.capacity());
+        assertEquals(takes.sum(), pool.taken() + pool.made(), "every take reused or made an entry");
+        assertEquals(recycles.sum(), pool.recycled() + pool.dropped(), "every recycle kept or dropped one");
+        assertEquals(pool.recycled() - pool.taken(), pool.size(), "pooled = recycled - taken");
+        assertTrue(pool.taken() > 0 && pool.recycled() > 0, "the pool was used: " + pool.taken());
     }
 }
