@@ -38,6 +38,34 @@ final class BlockCacheStore implements ByteStore {
         this.addresses = new int[keyCount];
     }
 
+    /**
+     * @param kind a store kind.
+     * @return the block length a {@code blockcache-<N>k} kind names (N KiB, N a power of two in
+     *         [1, 1024]), or 0 if {@code kind} is not of that form.
+     */
+    static int blockLengthOf(final String kind) {
+        if (!kind.startsWith("blockcache-") || !kind.endsWith("k")) {
+            return 0;
+        }
+        final String n = kind.substring("blockcache-".length(), kind.length() - 1);
+        if (n.isEmpty() || n.length() > 4 || !n.chars().allMatch(Character::isDigit)) {
+            return 0;
+        }
+        final int kib = Integer.parseInt(n);
+        return kib >= 1 && kib <= 1024 && Integer.bitCount(kib) == 1 ? kib << 10 : 0;
+    }
+
+    /**
+     * @param blockLength bytes per block.
+     * @return the buffer length the benchmarks pair with it: 2 MiB (the buffer of 4 KiB blocks),
+     *         or the largest buffer whose block 0 holds the metadata words of all its blocks
+     *         ({@code blockLength^2 / 8}) when that is smaller (512 KiB for 2 KiB blocks, 128 KiB
+     *         for 1 KiB).
+     */
+    static int bufferLengthFor(final int blockLength) {
+        return (int)Math.min(2 << 20, (long)blockLength * blockLength / Long.BYTES);
+    }
+
     @Override
     public void put(final int key, final ByteBuf data) {
         addresses[key] = cache.insert(data);
