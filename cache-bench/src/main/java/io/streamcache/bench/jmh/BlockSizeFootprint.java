@@ -42,18 +42,22 @@ public final class BlockSizeFootprint {
         final int segments = args.length > 1 ? Integer.parseInt(args[1]) : 250_000;
         final long bytes = args.length > 2 ? Long.parseLong(args[2]) : 2_000_000_000L;
 
-        final long before = usedHeapAfterGc();
+        // The heap of the buffers: a cache of 2 GiB and one of 4 GiB (lazily committed), so that
+        // what every cache has once (classes, per-tier arrays) falls out of the difference.
+        heapOf(GIB, blockLength, bufferLength); // loads and initializes the classes a cache uses
+        final long heap2 = heapOf(2 * GIB, blockLength, bufferLength);
+        final long heap4 = heapOf(4 * GIB, blockLength, bufferLength);
         final long capacity = 4 * GIB;
+        final double perBuffer = (double)(heap4 - heap2) / (2 * GIB / bufferLength);
         try (BlockCache cache = BlockCache.builder().capacity(capacity).blockLength(blockLength).bufferLength(bufferLength)
                  .registerMBean(false).build()) {
-            final long heap = usedHeapAfterGc() - before;
             final CacheStats empty = cache.stats();
-            final long buffers = capacity / bufferLength;
             System.out.printf(Locale.ROOT, "block %d B, buffer %d B: %,d buffers per GiB; metadata %,d B per GiB (%.3f%%, "
-                    + "stats: %,d B for %d GiB); heap of the built cache %,d B per GiB, %.0f B per buffer%n",
+                    + "stats: %,d B for %d GiB); heap %.0f B per buffer, %,.0f B per GiB (a 2 GiB cache: %,d B in all, "
+                    + "a 4 GiB one %,d B)%n",
                 blockLength, bufferLength, GIB / bufferLength, GIB / bufferLength * blockLength,
-                100.0 * blockLength / bufferLength, empty.metadataBytes(), capacity / GIB, heap / (capacity / GIB),
-                (double)heap / buffers);
+                100.0 * blockLength / bufferLength, empty.metadataBytes(), capacity / GIB, perBuffer,
+                perBuffer * (GIB / bufferLength), heap2, heap4);
             try (SegmentStore store = SegmentStore.builder(cache).build()) {
                 fill(store, cache, segments, bytes, blockLength);
             }
@@ -85,6 +89,17 @@ public final class BlockSizeFootprint {
                 + "unused in last blocks %,d B (%.1f%% of the blocks used, %,.0f B per segment; on a 2 GiB cache %.1f%% of it)%n",
             segments, appends, written, stats.entryCount(), stats.storedBytes(), used, lost, 100.0 * lost / used,
             (double)lost / segments, 100.0 * lost / (2 * GIB));
+    }
+
+    /** @return the heap a built cache of {@code capacity} bytes holds: heap after GC with it, less before it. */
+    private static long heapOf(final long capacity, final int blockLength, final int bufferLength) {
+        final long before = usedHeapAfterGc();
+        try (BlockCache cache = BlockCache.builder().capacity(capacity).blockLength(blockLength).bufferLength(bufferLength)
+                 .registerMBean(false).build()) {
+            final long with = usedHeapAfterGc();
+            return cache.capacity() > 0 ? with - before : 0; // the cache is reachable until the heap is read
+
+        }
     }
 
     private static long usedHeapAfterGc() {

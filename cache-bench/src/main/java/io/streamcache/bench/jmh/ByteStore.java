@@ -40,7 +40,8 @@ interface ByteStore extends AutoCloseable {
      * @param kind         {@code blockcache} (the cache's default block and buffer lengths), {@code blockcache-16m} (the
      *                     same with a 16 MB capacity), {@code blockcache-<N>k} (blocks of N KiB, a power of two from 1 to
      *                     1,024, in buffers of {@link BlockCacheStore#bufferLengthFor}: {@code blockcache-2k},
-     *                     {@code blockcache-4k}, ...), {@code hashmap}, {@code concurrenthashmap}, {@code memcpy},
+     *                     {@code blockcache-4k}, ...), {@code blockcache-<N>k-<M>k} (the same in buffers of M KiB:
+     *                     {@code blockcache-4k-512k}), {@code hashmap}, {@code concurrenthashmap}, {@code memcpy},
      *                     {@code memcpy-metadata} (memcpy plus an out-of-line length word per entry), {@code caffeine},
      *                     {@code ohc} or {@code rocksdb}.
      * @param keyCount     how many distinct keys the workload uses.
@@ -69,11 +70,11 @@ interface ByteStore extends AutoCloseable {
             case "rocksdb":
                 return new RocksDbStore();
             default:
-                final int blockLength = BlockCacheStore.blockLengthOf(kind);
-                if (blockLength > 0) {
-                    return new BlockCacheStore(keyCount, BlockCacheStore.CAPACITY, blockLength, BlockCacheStore.bufferLengthFor(blockLength));
+                final int[] geometry = BlockCacheStore.geometryOf(kind);
+                if (geometry != null) {
+                    return new BlockCacheStore(keyCount, BlockCacheStore.CAPACITY, geometry[0], geometry[1]);
                 }
-                throw new IllegalArgumentException("kind=" + kind + " is not one of blockcache, blockcache-16m, blockcache-<N>k, hashmap, "
+                throw new IllegalArgumentException("kind=" + kind + " is not one of blockcache, blockcache-16m, blockcache-<N>k[-<M>k], hashmap, "
                     + "concurrenthashmap, memcpy, memcpy-metadata, caffeine, ohc, rocksdb");
         }
     }
@@ -91,7 +92,7 @@ interface ByteStore extends AutoCloseable {
             case "rocksdb":
                 return true;
             default:
-                return BlockCacheStore.blockLengthOf(kind) > 0;
+                return BlockCacheStore.geometryOf(kind) != null;
         }
     }
 }

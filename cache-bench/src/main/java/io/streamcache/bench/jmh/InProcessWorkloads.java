@@ -24,8 +24,9 @@ import static org.agrona.UnsafeAccess.UNSAFE;
  * existed runs it too.
  *
  * <p>Workloads: {@code copyRead} ({@link SegmentStoreBenchmark#copyRead()}); {@code append}
- * ({@link SegmentStoreBenchmark#append()}); {@code copyRead-<N>k} and {@code append-<N>k}: the
- * same on a cache of N KiB blocks (buffers as {@code blockcache-<N>k}'s); {@code steady-KIND}
+ * ({@link SegmentStoreBenchmark#append()}); {@code copyRead-<N>k[-<M>k]} and
+ * {@code append-<N>k[-<M>k]}: the same on a cache of N KiB blocks (buffers as
+ * {@code blockcache-<N>k}'s, or of M KiB); {@code steady-KIND}
  * ({@link HotBlockCacheBenchmark#steadyInsertCopyDelete}); {@code get-KIND} (one copy per
  * operation, sweeping 1,000 entries of 10 KB in key order, as
  * {@link HotBlockCacheBenchmark#sequentialGet}), KIND one of {@link ByteStore}'s kinds;
@@ -55,16 +56,16 @@ public final class InProcessWorkloads {
      */
     public static LongUnaryOperator create(final String name) {
         if ("copyRead".equals(name)) {
-            return new CopyRead(0);
+            return new CopyRead(null);
         }
         if ("append".equals(name)) {
-            return new Append(0);
+            return new Append(null);
         }
         if (name.startsWith("copyRead-")) {
-            return new CopyRead(blockLength(name.substring("copyRead-".length())));
+            return new CopyRead(geometry(name.substring("copyRead-".length())));
         }
         if (name.startsWith("append-")) {
-            return new Append(blockLength(name.substring("append-".length())));
+            return new Append(geometry(name.substring("append-".length())));
         }
         if (name.startsWith("insert-")) {
             return new Insert(name.substring("insert-".length()));
@@ -84,28 +85,29 @@ public final class InProcessWorkloads {
         if (name.startsWith("raw-")) {
             return new Raw(Integer.parseInt(name.substring("raw-".length())));
         }
-        throw new IllegalArgumentException("workload=" + name + " is not copyRead[-<N>k], append[-<N>k], steady-KIND, get-KIND, "
+        throw new IllegalArgumentException("workload=" + name + " is not copyRead[-<N>k[-<M>k]], append[-<N>k[-<M>k]], steady-KIND, get-KIND, "
             + "raw-STRIDE, insert-KIND, random10K-KIND or random100K-KIND");
     }
 
-    /** @return the block length of {@code <N>k} (N KiB). */
-    private static int blockLength(final String suffix) {
-        final int blockLength = BlockCacheStore.blockLengthOf("blockcache-" + suffix);
-        if (blockLength == 0) {
-            throw new IllegalArgumentException("block length=" + suffix + " is not <N>k with N a power of two in [1, 1024]");
+    /** @return the block and buffer lengths of {@code <N>k} or {@code <N>k-<M>k}, as {@link BlockCacheStore#geometryOf} reads them. */
+    private static int[] geometry(final String suffix) {
+        final int[] geometry = BlockCacheStore.geometryOf("blockcache-" + suffix);
+        if (geometry == null) {
+            throw new IllegalArgumentException("geometry=" + suffix + " is not <N>k or <N>k-<M>k with N and M powers of two");
         }
-        return blockLength;
+        return geometry;
     }
 
     /**
      * The store the copyRead and append workloads run on: a 256 MiB cache committed up front, the
-     * generation policy, no MBeans; {@code blockLength} 0 for the cache's default geometry.
+     * generation policy, no MBeans; {@code geometry} the block and buffer lengths, or null for the
+     * cache's defaults.
      */
-    private static SegmentStore newStore(final int blockLength) {
+    private static SegmentStore newStore(final int[] geometry) {
         final BlockCache.Builder builder = BlockCache.builder().capacity(256L << 20).registerMBean(false)
             .region(DirectMemoryRegion.factory(DirectMemoryRegion.Commit.EAGER));
-        if (blockLength > 0) {
-            builder.blockLength(blockLength).bufferLength(BlockCacheStore.bufferLengthFor(blockLength));
+        if (geometry != null) {
+            builder.blockLength(geometry[0]).bufferLength(geometry[1]);
         }
         final BlockCache cache = builder.build();
         return SegmentStore.builder(cache)
@@ -121,8 +123,8 @@ public final class InProcessWorkloads {
         private final ByteBuf destination = Unpooled.directBuffer(4096, 4096);
         private final long length;
 
-        CopyRead(final int blockLength) {
-            store = newStore(blockLength);
+        CopyRead(final int[] geometry) {
+            store = newStore(geometry);
             store.create(SEGMENT);
             final ByteBuf event = Unpooled.directBuffer(100, 100).writeZero(100);
             length = store.append(SEGMENT, event) + 100;
@@ -152,8 +154,8 @@ public final class InProcessWorkloads {
         private final ByteBuf event = Unpooled.directBuffer(100, 100).writeZero(100);
         private long truncatedAt;
 
-        Append(final int blockLength) {
-            store = newStore(blockLength);
+        Append(final int[] geometry) {
+            store = newStore(geometry);
             store.create(SEGMENT);
         }
 
