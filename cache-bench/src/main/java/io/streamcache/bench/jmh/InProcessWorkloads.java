@@ -32,13 +32,15 @@ import static org.agrona.UnsafeAccess.UNSAFE;
  * {@link HotBlockCacheBenchmark#sequentialGet}), KIND one of {@link ByteStore}'s kinds;
  * {@code raw-STRIDE}: no cache at all, 10 KB copied out of slots {@code STRIDE} bytes apart
  * (4 KB-aligned), sweeping 1,000 of them: the memory side of a get with the block cache's layout
- * (12288: a 10 KB entry in three 4 KB blocks) or memcpy's (10240); {@code insert-KIND}
+ * (12288: a 10 KB entry in three 4 KB blocks) or memcpy's and 2 KB blocks' (10240); {@code insert-KIND}
  * ({@link HotBlockCacheBenchmark#sequentialInsert}: 1,000 inserts of 10 KB into an empty store,
  * then the 1,000 deletes that empty it again, untimed only in JMH: here both count, as 2,000
  * operations); {@code random10K-KIND} and {@code random100K-KIND}
  * ({@link HotBlockCacheBenchmark#random10K}, {@link HotBlockCacheBenchmark#random100K}: the
  * seed's random test in batches of 2,500 and 250 operations, each batch followed by the deletes
- * that empty the store, which here are timed with it).
+ * that empty the store, which here are timed with it); {@code randomLarge10K-KIND} and
+ * {@code randomLarge100K-KIND} ({@link BlockCacheBenchmark#random}: batches of 20,000 on the large
+ * working set, memcpy over 200 and 400 MB, the emptying deletes timed as above).
  *
  * <p>Not thread-safe: one thread runs a workload.
  */
@@ -76,6 +78,14 @@ public final class InProcessWorkloads {
         if (name.startsWith("random100K-")) {
             return new Random(name.substring("random100K-".length()), HotBlockCacheBenchmark.RANDOM_COUNT_100K, 102_400, 100);
         }
+        if (name.startsWith("randomLarge10K-")) {
+            return new Random(name.substring("randomLarge10K-".length()), BlockCacheBenchmark.RANDOM_COUNT, ENTRY_LENGTH,
+                BlockCacheBenchmark.RANDOM_COUNT);
+        }
+        if (name.startsWith("randomLarge100K-")) {
+            return new Random(name.substring("randomLarge100K-".length()), BlockCacheBenchmark.RANDOM_COUNT, 102_400,
+                (int)((400L << 20) / 102_400));
+        }
         if (name.startsWith("steady-")) {
             return new Steady(name.substring("steady-".length()));
         }
@@ -86,7 +96,7 @@ public final class InProcessWorkloads {
             return new Raw(Integer.parseInt(name.substring("raw-".length())));
         }
         throw new IllegalArgumentException("workload=" + name + " is not copyRead[-<N>k[-<M>k]], append[-<N>k[-<M>k]], steady-KIND, get-KIND, "
-            + "raw-STRIDE, insert-KIND, random10K-KIND or random100K-KIND");
+            + "raw-STRIDE, insert-KIND, random10K-KIND, random100K-KIND, randomLarge10K-KIND or randomLarge100K-KIND");
     }
 
     /** @return the block and buffer lengths of {@code <N>k} or {@code <N>k-<M>k}, as {@link BlockCacheStore#geometryOf} reads them. */
