@@ -53,7 +53,7 @@ final class BlockCacheStore implements ByteStore {
         if (parts.length > 2) {
             return null;
         }
-        final int block = kibOf(parts[0]);
+        final int block = kibOf(parts[0]) <= BlockCache.Builder.MAX_BLOCK_LENGTH ? kibOf(parts[0]) : 0;
         final int buffer = parts.length == 2 ? kibOf(parts[1]) : (block > 0 ? bufferLengthFor(block) : 0);
         return block > 0 && buffer > 0 ? new int[] {block, buffer} : null;
     }
@@ -92,6 +92,11 @@ final class BlockCacheStore implements ByteStore {
     public void remove(final int key) {
         cache.delete(addresses[key]);
         addresses[key] = 0;
+    }
+
+    /** @return the block and buffer lengths of the cache underneath. */
+    int[] geometry() {
+        return new int[] {cache.blockLength(), cache.bufferLength()};
     }
 
     @Override

@@ -86,9 +86,10 @@ public final class BlockSizeFootprint {
         final long used = stats.usedBlockCount() * blockLength;
         final long lost = used - stats.storedBytes();
         System.out.printf(Locale.ROOT, "%,d segments, %,d appends, %,d B written: %,d entries, %,d B stored in %,d B of blocks; "
-                + "unused in last blocks %,d B (%.1f%% of the blocks used, %,.0f B per segment; on a 2 GiB cache %.1f%% of it)%n",
+                + "unused in last blocks %,d B (%.1f%% of the blocks used, %,.0f B per entry, %,.0f B per segment; on a 2 GiB "
+                + "cache %.1f%% of it)%n",
             segments, appends, written, stats.entryCount(), stats.storedBytes(), used, lost, 100.0 * lost / used,
-            (double)lost / segments, 100.0 * lost / (2 * GIB));
+            (double)lost / Math.max(1, stats.entryCount()), (double)lost / segments, 100.0 * lost / (2 * GIB));
     }
 
     /** @return the heap a built cache of {@code capacity} bytes holds: heap after GC with it, less before it. */
