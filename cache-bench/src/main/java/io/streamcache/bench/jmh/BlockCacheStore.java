@@ -38,6 +38,45 @@ final class BlockCacheStore implements ByteStore {
         this.addresses = new int[keyCount];
     }
 
+    /**
+     * @param kind a store kind.
+     * @return the block and buffer length a {@code blockcache-<N>k} kind names (blocks of N KiB,
+     *         N a power of two in [1, 1024], buffers of {@link #bufferLengthFor}) or a
+     *         {@code blockcache-<N>k-<M>k} kind (buffers of M KiB), or null if {@code kind} is not of
+     *         that form. The cache checks the pair when it is built.
+     */
+    static int[] geometryOf(final String kind) {
+        if (!kind.startsWith("blockcache-")) {
+            return null;
+        }
+        final String[] parts = kind.substring("blockcache-".length()).split("-", -1);
+        if (parts.length > 2) {
+            return null;
+        }
+        final int block = kibOf(parts[0]) <= BlockCache.Builder.MAX_BLOCK_LENGTH ? kibOf(parts[0]) : 0;
+        final int buffer = parts.length == 2 ? kibOf(parts[1]) : (block > 0 ? bufferLengthFor(block) : 0);
+        return block > 0 && buffer > 0 ? new int[] {block, buffer} : null;
+    }
+
+    /** @return {@code n << 10} for a string {@code <n>k}, n a power of two in [1, 1048576]; else 0. */
+    private static int kibOf(final String s) {
+        if (!s.endsWith("k") || s.length() < 2 || s.length() > 8 || !s.chars().limit(s.length() - 1).allMatch(Character::isDigit)) {
+            return 0;
+        }
+        final int kib = Integer.parseInt(s.substring(0, s.length() - 1));
+        return kib >= 1 && kib <= (1 << 20) && Integer.bitCount(kib) == 1 ? kib << 10 : 0;
+    }
+
+    /**
+     * @param blockLength bytes per block.
+     * @return the buffer length the benchmarks pair with it: the cache's default for that block
+     *         length ({@link BlockCache.Builder#defaultBufferLength}: the largest buffer whose block
+     *         0 holds the metadata words of all its blocks, at most 2 MiB).
+     */
+    static int bufferLengthFor(final int blockLength) {
+        return BlockCache.Builder.defaultBufferLength(blockLength);
+    }
+
     @Override
     public void put(final int key, final ByteBuf data) {
         addresses[key] = cache.insert(data);
@@ -53,6 +92,11 @@ final class BlockCacheStore implements ByteStore {
     public void remove(final int key) {
         cache.delete(addresses[key]);
         addresses[key] = 0;
+    }
+
+    /** @return the block and buffer lengths of the cache underneath. */
+    int[] geometry() {
+        return new int[] {cache.blockLength(), cache.bufferLength()};
     }
 
     @Override

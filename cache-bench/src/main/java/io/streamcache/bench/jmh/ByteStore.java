@@ -37,8 +37,13 @@ interface ByteStore extends AutoCloseable {
     void close();
 
     /**
-     * @param kind         {@code blockcache}, {@code blockcache-2k} (2 KB blocks in 512 KB buffers), {@code hashmap}, {@code concurrenthashmap},
-     *                     {@code memcpy}, {@code memcpy-metadata} (memcpy plus an out-of-line length word per entry), {@code caffeine}, {@code ohc} or {@code rocksdb}.
+     * @param kind         {@code blockcache} (the cache's default block and buffer lengths), {@code blockcache-16m} (the
+     *                     same with a 16 MB capacity), {@code blockcache-<N>k} (blocks of N KiB, a power of two from 1 to
+     *                     1,024, in buffers of {@link BlockCacheStore#bufferLengthFor}: {@code blockcache-2k},
+     *                     {@code blockcache-4k}, ...), {@code blockcache-<N>k-<M>k} (the same in buffers of M KiB:
+     *                     {@code blockcache-4k-512k}), {@code hashmap}, {@code concurrenthashmap}, {@code memcpy},
+     *                     {@code memcpy-metadata} (memcpy plus an out-of-line length word per entry), {@code caffeine},
+     *                     {@code ohc} or {@code rocksdb}.
      * @param keyCount     how many distinct keys the workload uses.
      * @param entryLength  bytes per entry.
      * @param slotCount    for {@code memcpy}: how many entry-sized slots its working set holds.
@@ -50,8 +55,6 @@ interface ByteStore extends AutoCloseable {
             case "blockcache-16m":
                 // A cache no larger than a hot working set: its memory stays inside the CPU caches.
                 return new BlockCacheStore(keyCount, 16L << 20);
-            case "blockcache-2k":
-                return new BlockCacheStore(keyCount, BlockCacheStore.CAPACITY, 2048, 512 << 10);
             case "hashmap":
                 return new HashMapStore(new HashMap<>());
             case "concurrenthashmap":
@@ -67,7 +70,11 @@ interface ByteStore extends AutoCloseable {
             case "rocksdb":
                 return new RocksDbStore();
             default:
-                throw new IllegalArgumentException("kind=" + kind + " is not one of blockcache, blockcache-16m, blockcache-2k, hashmap, "
+                final int[] geometry = BlockCacheStore.geometryOf(kind);
+                if (geometry != null) {
+                    return new BlockCacheStore(keyCount, BlockCacheStore.CAPACITY, geometry[0], geometry[1]);
+                }
+                throw new IllegalArgumentException("kind=" + kind + " is not one of blockcache, blockcache-16m, blockcache-<N>k[-<M>k], hashmap, "
                     + "concurrenthashmap, memcpy, memcpy-metadata, caffeine, ohc, rocksdb");
         }
     }
@@ -79,14 +86,13 @@ interface ByteStore extends AutoCloseable {
         switch (kind) {
             case "blockcache":
             case "blockcache-16m":
-            case "blockcache-2k":
             case "concurrenthashmap":
             case "caffeine":
             case "ohc":
             case "rocksdb":
                 return true;
             default:
-                return false;
+                return BlockCacheStore.geometryOf(kind) != null;
         }
     }
 }

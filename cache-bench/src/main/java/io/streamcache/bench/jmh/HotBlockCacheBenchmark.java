@@ -49,7 +49,11 @@ public class HotBlockCacheBenchmark {
     public static final int RANDOM_COUNT_100K = 250;
 
     /**
-     * Which store runs the workload.
+     * Which store runs the workload. The block length is part of the kind, so that other block
+     * lengths run beside the defaults and the baselines in one run without repeating the
+     * baselines: {@code -p store=blockcache,blockcache-2k,memcpy,hashmap} ({@code blockcache}: the
+     * cache's defaults; {@code blockcache-<N>k}: blocks of N KiB; {@code blockcache-<N>k-<M>k}: in
+     * buffers of M KiB; see {@link ByteStore#create}).
      */
     @State(Scope.Benchmark)
     public static class Kind {

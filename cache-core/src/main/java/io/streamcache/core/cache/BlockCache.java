@@ -740,6 +740,8 @@ public final class BlockCache implements AutoCloseable {
         public static final int BLOCK_LENGTH_DEFAULT = 4096;
         /** Default buffer length: 2 MB, so that block 0 holds exactly the metadata of 512 blocks. */
         public static final int BUFFER_LENGTH_DEFAULT = 2 << 20;
+        /** The longest buffer a default buffer length may be, whatever the block length: 2 MiB. */
+        public static final int MAX_DEFAULT_BUFFER_LENGTH = 2 << 20;
         /** Smallest block length accepted. */
         public static final int MIN_BLOCK_LENGTH = 64;
         /** Largest block length accepted. */
@@ -752,7 +754,9 @@ public final class BlockCache implements AutoCloseable {
         private long capacity = -1;
         private long maxCapacity = CacheConfig.TierSpec.SAME;
         private int blockLength = BLOCK_LENGTH_DEFAULT;
-        private int bufferLength = BUFFER_LENGTH_DEFAULT;
+        private int bufferLength;
+        /** Whether {@link #bufferLength(int)} was called; if not, the buffer length is {@link #defaultBufferLength(int)}. */
+        private boolean bufferLengthSet;
         private int maxEntryLength = BlockMetadataDescriptor.MAX_ENTRY_LENGTH;
         private MemoryRegionFactory region = DirectMemoryRegion.factory();
         private CacheFullHandler fullHandler = CacheFullHandler.NONE;
@@ -813,7 +817,22 @@ public final class BlockCache implements AutoCloseable {
         }
 
         /**
-         * @param blockLength bytes per block: a power of two in [64, 1 MiB].
+         * The buffer length a cache gets when {@link #bufferLength(int)} is not called: the
+         * largest buffer whose block 0 holds the metadata words of all its blocks
+         * ({@code blockLength^2 / 8}), at most {@link #MAX_DEFAULT_BUFFER_LENGTH}. So 2 MiB for
+         * 4 KiB blocks (the default) and longer ones, 512 KiB for 2 KiB, 128 KiB for 1 KiB.
+         *
+         * @param blockLength a block length (not checked here; {@code build()} checks it).
+         * @return the default buffer length for it.
+         */
+        public static int defaultBufferLength(final int blockLength) {
+            return (int)Math.min(MAX_DEFAULT_BUFFER_LENGTH, (long)blockLength * blockLength / BlockMetadataDescriptor.WORD_LENGTH);
+        }
+
+        /**
+         * @param blockLength bytes per block: a power of two in [64, 1 MiB]; 4 KiB by default.
+         *                    Without {@link #bufferLength(int)}, the buffer length follows it
+         *                    ({@link #defaultBufferLength(int)}).
          */
         public Builder blockLength(final int blockLength) {
             this.blockLength = blockLength;
@@ -822,10 +841,12 @@ public final class BlockCache implements AutoCloseable {
 
         /**
          * @param bufferLength bytes per buffer: a power of two, at least two blocks, with
-         *                     {@code 8 * bufferLength / blockLength <= blockLength} so that block 0 holds all metadata.
+         *                     {@code 8 * bufferLength / blockLength <= blockLength} so that block 0 holds all metadata;
+         *                     by default {@link #defaultBufferLength(int)} of the block length.
          */
         public Builder bufferLength(final int bufferLength) {
             this.bufferLength = bufferLength;
+            this.bufferLengthSet = true;
             return this;
         }
 
@@ -895,7 +916,8 @@ public final class BlockCache implements AutoCloseable {
          * @throws CacheConfigurationException if the configuration is inconsistent or the memory cannot be had.
          */
         public BlockCache build() {
-            return new BlockCache(new CacheConfig(name, capacity, maxCapacity, blockLength, bufferLength, maxEntryLength, region, regionSet,
+            final int buffer = bufferLengthSet ? bufferLength : defaultBufferLength(blockLength);
+            return new BlockCache(new CacheConfig(name, capacity, maxCapacity, blockLength, buffer, maxEntryLength, region, regionSet,
                 tiers, fullHandler, fullRetryTimeout, registerMBean, warmCatalog));
         }
     }

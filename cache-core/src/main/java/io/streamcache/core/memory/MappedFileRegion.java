@@ -105,7 +105,8 @@ public final class MappedFileRegion extends BufferArrayRegion {
                     if (bufferLength % pageSize != 0) {
                         throw new CacheConfigurationException("mapped-file region at " + path + " is on hugetlbfs with "
                             + pageSize + "-byte pages: bufferLength=" + bufferLength + " must be a multiple of the huge page"
-                            + " size, so that every buffer and mapping starts on a page");
+                            + " size, so that every buffer and mapping starts on a page (set bufferLength; without it, blocks"
+                            + " shorter than 4 KB get buffers shorter than 2 MB)");
                     }
                     file.setLength(length);
                 } else {

@@ -1259,7 +1259,6 @@ abstract class AbstractBlockCacheTest {
     }
 
     static Stream<Arguments> badConfigurations() {
-        final long defaultBuffer = BlockCache.Builder.BUFFER_LENGTH_DEFAULT;
         return Stream.of(
             Arguments.of("blockLength 0", (Consumer<BlockCache.Builder>)b -> b.blockLength(0), "blockLength=0"),
             Arguments.of("blockLength negative", (Consumer<BlockCache.Builder>)b -> b.blockLength(-4096), "blockLength=-4096"),
@@ -1280,7 +1279,7 @@ abstract class AbstractBlockCacheTest {
             Arguments.of("capacity 0", (Consumer<BlockCache.Builder>)b -> b.capacity(0), "capacity=0"),
             Arguments.of("capacity under one buffer", (Consumer<BlockCache.Builder>)b -> b.capacity(BUFFER - 1), "capacity=65535"),
             Arguments.of("more buffers than 32-bit addresses name",
-                (Consumer<BlockCache.Builder>)b -> b.blockLength(4096).bufferLength((int)defaultBuffer).capacity(((1L << 23) + 1) * defaultBuffer),
+                (Consumer<BlockCache.Builder>)b -> b.blockLength(4096).bufferLength(2 << 20).capacity(((1L << 23) + 1) * (2L << 20)),
                 "32-bit addresses"),
             Arguments.of("more buffers than an array holds",
                 (Consumer<BlockCache.Builder>)b -> b.blockLength(64).bufferLength(128).capacity((1L << 31) * 128), "32-bit addresses"),
@@ -1313,6 +1312,26 @@ abstract class AbstractBlockCacheTest {
         assertEquals(3, rounded.stats().bufferCount());
         assertEntry(rounded, rounded.insert(Unpooled.EMPTY_BUFFER), new byte[0]);
         assertThrows(EntryTooLongException.class, () -> rounded.insert(Unpooled.wrappedBuffer(new byte[1])));
+    }
+
+    @Test
+    void shouldDeriveTheBufferLengthFromTheBlockLengthWhenItIsNotSet() {
+        assertEquals(512 << 10, BlockCache.Builder.defaultBufferLength(2048), "block 0 of 2 KB holds 256 words");
+        assertEquals(128 << 10, BlockCache.Builder.defaultBufferLength(1024));
+        assertEquals(512, BlockCache.Builder.defaultBufferLength(64), "the smallest block: 8 words");
+        assertEquals(2 << 20, BlockCache.Builder.defaultBufferLength(4096), "block 0 of 4 KB holds 512 words: 2 MB, as before");
+        assertEquals(2 << 20, BlockCache.Builder.defaultBufferLength(1 << 20), "at most 2 MB");
+        for (final int block : new int[] {64, 1024, 2048, 4096, 8192}) {
+            final BlockCache cache = track(BlockCache.builder().region(region()).registerMBean(false).blockLength(block)
+                .capacity(2L * BlockCache.Builder.defaultBufferLength(block)).build());
+            assertEquals(BlockCache.Builder.defaultBufferLength(block), cache.bufferLength(), "blockLength=" + block);
+            assertEquals(2, cache.stats().bufferCount());
+            final byte[] data = pattern(block, 3 * block + 1);
+            assertEntry(cache, cache.insert(Unpooled.wrappedBuffer(data)), data);
+        }
+        final BlockCache set = track(BlockCache.builder().region(region()).registerMBean(false).blockLength(4096).bufferLength(64 << 10)
+            .capacity(128 << 10).build());
+        assertEquals(64 << 10, set.bufferLength(), "a buffer length that is set is kept");
     }
 
     @Test
