@@ -94,6 +94,8 @@ public final class MqBench {
         Boolean preWrite;
         /** Null: the facade's own {@code MessageQueueStore.open} (its default cache). */
         DirectMemoryRegion.Commit commit;
+        /** 0: the cache's default block length; otherwise a cache built here with this one. */
+        int blockLength;
         /** LogConfig.forcesInFlight; 0: the log's default. */
         int forces;
         long fileLength;
@@ -474,11 +476,15 @@ public final class MqBench {
         }
 
         static Facade open(final Config config, final LogConfig log) {
-            if (config.commit == null) {
+            if (config.commit == null && config.blockLength == 0) {
                 return new Facade(MessageQueueStore.open(log, config.cache), null, null);
             }
-            final BlockCache cache = BlockCache.builder().capacity(config.cache).registerMBean(false)
-                .region(DirectMemoryRegion.factory(config.commit)).build();
+            final BlockCache.Builder builder = BlockCache.builder().capacity(config.cache).registerMBean(false)
+                .region(DirectMemoryRegion.factory(config.commit == null ? DirectMemoryRegion.Commit.BACKGROUND : config.commit));
+            if (config.blockLength != 0) {
+                builder.blockLength(config.blockLength);
+            }
+            final BlockCache cache = builder.build();
             SegmentStore store = null;
             try {
                 store = SegmentStore.builder(cache).log(log).build();
@@ -666,6 +672,7 @@ public final class MqBench {
                 case "--writer-only" -> c.writerOnly = Boolean.parseBoolean(v);
                 case "--seed" -> c.seed = Long.parseLong(v);
                 case "--prewrite" -> c.preWrite = Boolean.parseBoolean(v);
+                case "--block-length" -> c.blockLength = positive(flag, (int) size(v));
                 case "--commit" -> c.commit = DirectMemoryRegion.Commit.valueOf(v.toUpperCase(java.util.Locale.ROOT));
                 case "--forces" -> c.forces = positive(flag, Integer.parseInt(v));
                 case "--file-length" -> c.fileLength = size(v);
@@ -720,6 +727,7 @@ public final class MqBench {
             + "   [--seed 42] [--prewrite true|false (the log's default)] [--file-length (the log's default)]\n"
             + "   [--commit lazy|eager|background (the cache's pages committed on first write, all when it is built, or all by a thread of their own after\n"
             + "    it is built; default: MessageQueueStore.open's cache, background)]\n"
+            + "   [--block-length SIZE (the cache's block length; default: the cache's default, 4k)]\n"
             + "   [--forces N (LogConfig.forcesInFlight: batches being forced while the next are written; the log's default)]\n"
             + "   [--prepared-files N (LogConfig.preparedFiles: files made before the first append; 0)]\n"
             + "   [--direct-io off|preferred|required (LogConfig.directIo: O_DIRECT log files; the log's default)]\n"
