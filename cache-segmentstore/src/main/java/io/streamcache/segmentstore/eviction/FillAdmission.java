@@ -76,7 +76,7 @@ final class FillAdmission {
 
     /** The pass moved its cut-off (a rank of {@link ReaderAwarePolicy}). */
     void publishCutoff(final long rank) {
-        cutoffKey = ReaderAwarePolicy.withoutAge(rank);
+        cutoffKey = EvictionRanks.withoutAge(rank);
     }
 
     /** The pass refreshed the re-read model: its coverage by distance bucket, a copy. */
@@ -136,11 +136,11 @@ final class FillAdmission {
         final long tail = Math.max(set.tail, set.reached);
         final double value = byDistance.length == 0 ? 0
             : set.admitRate * byDistance[ReuseModel.distanceBucket(tail - offset)];
-        return keyBeats(ReaderAwarePolicy.reuseKey(!reread, value), cut);
+        return keyBeats(EvictionRanks.reuseKey(!reread, value), cut);
     }
 
     private static boolean keyBeats(final long key, final long cut) {
-        return key > cut || key == cut && !ReaderAwarePolicy.noReuse(key);
+        return key > cut || key == cut && !EvictionRanks.noReuse(key);
     }
 
     /** @return fills kept when the cache had no free room (any thread). */

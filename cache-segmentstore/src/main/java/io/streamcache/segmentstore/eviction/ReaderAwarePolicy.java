@@ -82,7 +82,8 @@ import java.util.function.LongSupplier;
  *       {@value #READERS_CONSIDERED}), latest first, so the data a reader is about to read (a
  *       follower's range up to its leader, a tail reader's next block) goes last.</li>
  * </ol>
- * Entries used in the current generation (during the pass) are never selected.
+ * Entries used in the current generation (during the pass) are never selected. The rank's
+ * bits are drawn in {@link EvictionRanks}, which {@link FillAdmission} shares.
  */
 public final class ReaderAwarePolicy implements EvictionPolicy {
     /** Each step of the cut-off covers this fraction (1/STEPS) of the surveyed entries. */
@@ -95,21 +96,6 @@ public final class ReaderAwarePolicy implements EvictionPolicy {
     public static final long IDLE_TIMEOUT_NANOS_DEFAULT = TimeUnit.SECONDS.toNanos(60);
     /** Readers behind an entry (nearest first) whose arrival time the rank considers. */
     private static final int READERS_CONSIDERED = 8;
-    /** Steps per octave of expected re-reads in the rank: values closer than that tie (then age decides). */
-    static final int VALUE_STEPS_PER_OCTAVE = 4;
-
-    private static final long RANK_NO_REUSE = 0L;
-    private static final long RANK_REUSE = 1L;
-    private static final long RANK_AHEAD = 2L;
-    private static final int RANK_SHIFT = 56;
-    private static final long VALUE_MASK = (1L << RANK_SHIFT) - 1;
-    /** Within class 0: passed data before other data (bit above the age). */
-    private static final int NOT_PASSED_SHIFT = 40;
-    /** Within class 1: the quantized value above the age (31 bits). */
-    private static final int VALUE_SHIFT = 32;
-    /** The low bits of a rank that order by age (within a class and value step). */
-    static final int AGE_BITS = 32;
-    private static final long MAX_VALUE_STEP = (1L << (RANK_SHIFT - VALUE_SHIFT)) - 1;
     /** Segments not surveyed or read for this many half-lives, with no readers and no popularity left, are dropped. */
     private static final int STALE_HALF_LIVES = 4;
     private static final double MIN_COUNT = 1e-3;
@@ -566,49 +552,19 @@ public final class ReaderAwarePolicy implements EvictionPolicy {
      * class (no expected reuse, expected re-reads, ahead), the rest orders within the class.
      */
     long rank(final View view, final CachedEntry entry, final int age) {
-        final long byAge = (long) age + Integer.MAX_VALUE + 1L;
+        final long byAge = EvictionRanks.byAge(age);
         if (view == null) {
-            return (RANK_NO_REUSE << RANK_SHIFT) | (1L << NOT_PASSED_SHIFT) | byAge;
+            return EvictionRanks.unknown(byAge);
         }
         boolean passedByAll = false;
         if (view.count > 0) {
             final int behind = nearestReaderBefore(view.positions, view.count, entry.endOffset());
             if (behind >= 0) {
-                final long time = Math.min(timeToReach(view, behind, entry.offset()), VALUE_MASK);
-                return (RANK_AHEAD << RANK_SHIFT) | (VALUE_MASK - time);
+                return EvictionRanks.ahead(timeToReach(view, behind, entry.offset()));
             }
             passedByAll = !view.reread;
         }
-        return reuseKey(passedByAll, view.rate * model.coverage(view.tail - entry.offset())) | byAge;
-    }
-
-    /**
-     * @return the rank of an entry no reader is heading for, without its age (the low
-     *         {@value #AGE_BITS} bits, zero): class 0 (passed first) if {@code value} is not
-     *         positive, else class 1 by the value's step.
-     */
-    static long reuseKey(final boolean passedByAll, final double value) {
-        if (!(value > 0)) {
-            return (RANK_NO_REUSE << RANK_SHIFT) | ((passedByAll ? 0L : 1L) << NOT_PASSED_SHIFT);
-        }
-        return (RANK_REUSE << RANK_SHIFT) | (valueStep(value) << VALUE_SHIFT);
-    }
-
-    /** @return a rank without its age bits: the class and the value step (or the bit of class 0). */
-    static long withoutAge(final long rank) {
-        return rank & ~((1L << AGE_BITS) - 1);
-    }
-
-    /** @return whether a rank without its age is of class 0 (no expected reuse). */
-    static boolean noReuse(final long key) {
-        return key >>> RANK_SHIFT == RANK_NO_REUSE;
-    }
-
-    /** @return a value's position on a log scale, {@value #VALUE_STEPS_PER_OCTAVE} steps an octave, in [0, 2^24). */
-    static long valueStep(final double value) {
-        final double octaves = Math.log(value) / Math.log(2);
-        final long step = (long) Math.floor((octaves + 64) * VALUE_STEPS_PER_OCTAVE);
-        return Math.max(0, Math.min(MAX_VALUE_STEP, step));
+        return EvictionRanks.reuseKey(passedByAll, view.rate * model.coverage(view.tail - entry.offset())) | byAge;
     }
 
     private View view(final String segment) {
@@ -635,7 +591,7 @@ public final class ReaderAwarePolicy implements EvictionPolicy {
             final double speed = view.speeds[i] > 0 ? view.speeds[i] : defaultSpeed;
             best = Math.min(best, distance / speed);
         }
-        return best >= VALUE_MASK ? VALUE_MASK : (long) Math.ceil(best);
+        return best >= EvictionRanks.MAX_TIME ? EvictionRanks.MAX_TIME : (long) Math.ceil(best);
     }
 
     /** @return the index of the largest position below {@code end}, or -1 if every position is at or past it. */
