@@ -1,11 +1,11 @@
 package io.streamcache.segmentstore;
 
+import io.streamcache.core.internal.concurrent.Waits;
 import io.streamcache.core.StreamcacheThreads;
 
 import io.streamcache.segmentstore.internal.log.LogDirectory;
 import io.streamcache.segmentstore.internal.log.LogLock;
 import io.streamcache.segmentstore.internal.log.PreparedSegmentTable;
-import io.streamcache.segmentstore.internal.log.Threads;
 import io.streamcache.segmentstore.internal.log.recovery.RecoveredLog;
 import io.streamcache.segmentstore.internal.log.recovery.RecoveredSegment;
 import io.streamcache.segmentstore.internal.log.recovery.RecoveryHook;
@@ -147,7 +147,7 @@ final class LogOpening {
             if (helper == null) {
                 helperTask.run();
             } else {
-                awaitUninterruptibly(built);
+                Waits.awaitUninterruptibly(built);
             }
             // The helper's chunks are built (the latch orders its writes before this read) or it failed.
             if (failure[0] == null) {
@@ -155,7 +155,7 @@ final class LogOpening {
             }
         } finally {
             if (helper != null) {
-                Threads.joinUninterruptibly(helper);
+                Waits.joinUninterruptibly(helper);
             }
         }
         // After the join (which makes the helper's writes visible here).
@@ -166,21 +166,6 @@ final class LogOpening {
             if (t instanceof Error e) {
                 throw e;
             }
-        }
-    }
-
-    private static void awaitUninterruptibly(final CountDownLatch latch) {
-        boolean interrupted = false;
-        while (true) {
-            try {
-                latch.await();
-                break;
-            } catch (final InterruptedException e) {
-                interrupted = true;
-            }
-        }
-        if (interrupted) {
-            Thread.currentThread().interrupt();
         }
     }
 

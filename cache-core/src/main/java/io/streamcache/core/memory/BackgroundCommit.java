@@ -1,6 +1,7 @@
 package io.streamcache.core.memory;
 
 import io.streamcache.core.StreamcacheThreads;
+import io.streamcache.core.internal.concurrent.Waits;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -103,18 +104,7 @@ final class BackgroundCommit implements Runnable {
      */
     void stop() {
         stopping = true;
-        boolean interrupted = false;
-        while (true) {
-            try {
-                thread.join();
-                break;
-            } catch (final InterruptedException e) {
-                interrupted = true;
-            }
-        }
-        if (interrupted) {
-            Thread.currentThread().interrupt();
-        }
+        Waits.joinUninterruptibly(thread);
     }
 
     /**

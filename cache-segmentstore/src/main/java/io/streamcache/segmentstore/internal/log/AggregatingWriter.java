@@ -1,5 +1,6 @@
 package io.streamcache.segmentstore.internal.log;
 
+import io.streamcache.core.internal.concurrent.Waits;
 import io.netty.buffer.ByteBuf;
 import io.streamcache.core.CacheClosedException;
 import io.streamcache.core.StreamcacheThreads;
@@ -583,8 +584,8 @@ public final class AggregatingWriter implements AutoCloseable {
         }
         writer.closing = true;
         LockSupport.unpark(writer.thread());
-        Threads.joinUninterruptibly(writer.thread());
-        Threads.joinUninterruptibly(completer.thread());
+        Waits.joinUninterruptibly(writer.thread());
+        Waits.joinUninterruptibly(completer.thread());
         if (checkpointer != null) {
             checkpointer.close();
         }

@@ -1,5 +1,6 @@
 package io.streamcache.segmentstore.internal.log;
 
+import io.streamcache.core.internal.concurrent.Waits;
 import io.streamcache.segmentstore.log.LogConfig;
 import io.streamcache.segmentstore.log.LogDirectoryStats;
 import io.streamcache.segmentstore.log.LogFile;
@@ -668,7 +669,7 @@ public final class LogDirectory implements AutoCloseable {
             lock.notifyAll();
         }
         if (background != null) {
-            Threads.joinUninterruptibly(background);
+            Waits.joinUninterruptibly(background);
         }
         synchronized (lock) {
             for (final Map.Entry<Long, LogFile> spare : spares.entrySet()) {

@@ -1,5 +1,6 @@
 package io.streamcache.segmentstore.internal.log.compaction;
 
+import io.streamcache.core.internal.concurrent.Waits;
 import io.streamcache.core.StreamcacheThreads;
 import io.streamcache.segmentstore.internal.StoreInternals;
 import io.streamcache.segmentstore.log.compaction.Compaction;
@@ -15,7 +16,6 @@ import io.streamcache.segmentstore.internal.log.AggregatingWriter;
 import io.streamcache.segmentstore.internal.log.LogDirectory;
 import io.streamcache.segmentstore.internal.log.LogRecordDescriptor;
 import io.streamcache.segmentstore.internal.log.LogRequest;
-import io.streamcache.segmentstore.internal.log.Threads;
 import io.streamcache.segmentstore.internal.log.recovery.LocationIndex;
 import io.streamcache.segmentstore.log.LogCorruptedException;
 import org.slf4j.Logger;
@@ -531,7 +531,7 @@ public final class Compactor implements Compaction, AutoCloseable {
         closed = true;
         if (thread != null) {
             LockSupport.unpark(thread);
-            Threads.joinUninterruptibly(thread);
+            Waits.joinUninterruptibly(thread);
         }
     }
 

@@ -1,8 +1,8 @@
 package io.streamcache.segmentstore.internal.log.recovery;
 
+import io.streamcache.core.internal.concurrent.Waits;
 import io.streamcache.core.StreamcacheThreads;
 import io.streamcache.segmentstore.internal.log.LogFileDescriptor;
-import io.streamcache.segmentstore.internal.log.Threads;
 import io.streamcache.segmentstore.log.CorruptionPolicy;
 import io.streamcache.segmentstore.log.LogConfig;
 import io.streamcache.segmentstore.log.LogCorruptedException;
@@ -140,7 +140,7 @@ public final class Checkpointer implements AutoCloseable {
     public void close() {
         closed = true;
         LockSupport.unpark(thread);
-        Threads.joinUninterruptibly(thread);
+        Waits.joinUninterruptibly(thread);
     }
 
     /** @return the check of the covered files after the open (read it after {@link #close()}). */

@@ -1,5 +1,6 @@
 package io.streamcache.segmentstore.internal.log.recovery;
 
+import io.streamcache.core.internal.concurrent.Waits;
 import io.streamcache.core.StreamcacheThreads;
 
 import java.util.concurrent.CountDownLatch;
@@ -122,18 +123,7 @@ final class RecoveryWorkers implements AutoCloseable {
             }
         }
         worker.run();
-        boolean interrupted = false;
-        while (true) {
-            try {
-                done.await();
-                break;
-            } catch (final InterruptedException e) {
-                interrupted = true;
-            }
-        }
-        if (interrupted) {
-            Thread.currentThread().interrupt();
-        }
+        Waits.awaitUninterruptibly(done);
         for (final Throwable failure : failures) {
             if (failure instanceof RuntimeException e) {
                 throw e;

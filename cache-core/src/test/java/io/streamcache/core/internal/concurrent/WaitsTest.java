@@ -1,0 +1,68 @@
+package io.streamcache.core.internal.concurrent;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** {@link Waits}: an interrupted caller still waits for the end, and gets its interrupt back. */
+class WaitsTest {
+    @Test
+    @Timeout(30)
+    void shouldJoinThroughInterruptsAndRestoreTheInterrupt() throws Exception {
+        final CountDownLatch release = new CountDownLatch(1);
+        final Thread worker = new Thread(() -> Waits.awaitUninterruptibly(release));
+        worker.start();
+        final Thread caller = Thread.currentThread();
+        final AtomicBoolean interrupterDone = new AtomicBoolean();
+        final Thread interrupter = new Thread(() -> {
+            for (int i = 0; i < 5; i++) {
+                caller.interrupt();
+                sleep(20);
+            }
+            interrupterDone.set(true);
+            release.countDown();
+        });
+        interrupter.start();
+        Waits.joinUninterruptibly(worker);
+        assertFalse(worker.isAlive(), "the join returned only once the thread ended");
+        assertTrue(interrupterDone.get(), "interrupts did not cut the wait short");
+        assertTrue(Thread.interrupted(), "the interrupt is restored (and cleared here)");
+        interrupter.join();
+    }
+
+    @Test
+    @Timeout(30)
+    void shouldAwaitALatchThroughInterruptsAndRestoreTheInterrupt() throws Exception {
+        final CountDownLatch latch = new CountDownLatch(1);
+        final Thread caller = Thread.currentThread();
+        final AtomicBoolean counted = new AtomicBoolean();
+        final Thread other = new Thread(() -> {
+            for (int i = 0; i < 5; i++) {
+                caller.interrupt();
+                sleep(20);
+            }
+            counted.set(true);
+            latch.countDown();
+        });
+        other.start();
+        Waits.awaitUninterruptibly(latch);
+        assertTrue(counted.get(), "interrupts did not cut the wait short");
+        assertTrue(Thread.interrupted(), "the interrupt is restored (and cleared here)");
+        other.join();
+        Waits.joinUninterruptibly(new Thread(() -> { }));
+        assertFalse(Thread.interrupted(), "a thread never started is joined at once, no interrupt made up");
+    }
+
+    private static void sleep(final long millis) {
+        try {
+            Thread.sleep(millis);
+        } catch (final InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}
