@@ -114,8 +114,9 @@ import static io.streamcache.core.internal.layout.BlockMetadataDescriptor.entryL
  *
  * <p><b>Why one class past ~800 lines:</b> what is left here is the public API itself, each
  * method an argument check, its Javadoc and a call into one of the parts above; resizing and the
- * warm restart added their public methods (~200 lines, mostly Javadoc) and no logic. Splitting it
- * would split the API a broker codes against, not a concern.
+ * warm restart added their public methods (~200 lines, mostly Javadoc) and no logic, and the
+ * builder's buffer-length default that follows the block length ({@code defaultBufferLength}, one
+ * formula) ~20 more. Splitting it would split the API a broker codes against, not a concern.
  */
 public final class BlockCache implements AutoCloseable {
     /**
