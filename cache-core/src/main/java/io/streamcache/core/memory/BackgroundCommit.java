@@ -37,7 +37,7 @@ final class BackgroundCommit implements Runnable {
     private static final int PAGES_PER_CHECK = 64;
 
     private final String owner;
-    /** Pairs of (first byte, end) to commit, in order; page-aligned starts. */
+    /** Pairs of (address, length) to commit, in order; 8-byte-aligned (page-aligned in a region) addresses. */
     private final long[] ranges;
     private final long pageSize;
     private final Thread thread;
