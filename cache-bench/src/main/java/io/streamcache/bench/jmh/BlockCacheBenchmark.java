@@ -99,10 +99,47 @@ public class BlockCacheBenchmark {
     }
 
     static ByteBuf sourceOf(final int length, final long seed) {
-        final ByteBuf source = Unpooled.directBuffer(length, length);
+        return sourceOf(length, seed, ALIGNMENT_AS_ALLOCATED);
+    }
+
+    /** {@link #bufferOf}'s alignment that keeps the address {@code Unpooled.directBuffer} gives (malloc's: 16-byte aligned). */
+    static final String ALIGNMENT_AS_ALLOCATED = "malloc";
+
+    /**
+     * @param alignment where the source starts: see {@link #bufferOf}.
+     * @return {@code length} random bytes from {@code seed}, readable, in direct memory.
+     */
+    static ByteBuf sourceOf(final int length, final long seed, final String alignment) {
+        final ByteBuf source = bufferOf(length, alignment);
         final byte[] random = new byte[length];
         new SplittableRandom(seed).nextBytes(random);
         return source.writeBytes(random);
+    }
+
+    /**
+     * A direct buffer of {@code length} bytes (empty: writer index 0) whose first byte is at a
+     * chosen distance past a 64-byte boundary. A copy on the benchmark machine is fastest when
+     * its source and destination both start on a 64-byte boundary (see "Issue 14: the 10 KB
+     * path: where the buffers start" in docs/benchmarks.md), and the cache's blocks start on 4 KB
+     * boundaries, so the rows that copy in or out say where their buffers start instead of
+     * taking whatever malloc gives the fork. Release it as any buffer (a slice releases its parent).
+     *
+     * @param alignment {@value #ALIGNMENT_AS_ALLOCATED}: as {@code Unpooled.directBuffer}
+     *                  allocates it; or a number {@code n} in [0, 64): its address is {@code n}
+     *                  past a multiple of 64.
+     */
+    static ByteBuf bufferOf(final int length, final String alignment) {
+        if (ALIGNMENT_AS_ALLOCATED.equals(alignment)) {
+            return Unpooled.directBuffer(length, length);
+        }
+        final int past = Integer.parseInt(alignment);
+        if (past < 0 || past >= 64) {
+            throw new IllegalArgumentException("alignment=" + alignment + ": expected " + ALIGNMENT_AS_ALLOCATED
+                + " or a number of bytes in [0, 64)");
+        }
+        final ByteBuf parent = Unpooled.directBuffer(length + 64, length + 64);
+        final int skip = (int) ((past - parent.memoryAddress()) & 63);
+        return parent.slice(skip, length).clear();
     }
 
     /**

@@ -1,7 +1,6 @@
 package io.streamcache.bench.jmh;
 
 import io.netty.buffer.ByteBuf;
-import io.netty.buffer.Unpooled;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Fork;
@@ -59,6 +58,17 @@ public class HotBlockCacheBenchmark {
     public static class Kind {
         @Param({"blockcache", "hashmap", "memcpy"})
         public String store;
+
+        /**
+         * Where the source and destination buffers start: {@code malloc} (as
+         * {@code Unpooled.directBuffer} allocates them: 16-byte aligned, so each fork draws
+         * one of four placements relative to the cache's 4 KB-aligned blocks) or a number of
+         * bytes past a 64-byte boundary ({@code 0}: on a cache line, as a pooled allocator's
+         * page-aligned runs are; {@code 16}: 16 past one, as a 16 MB chunk that malloc maps
+         * starts). See {@link BlockCacheBenchmark#bufferOf}.
+         */
+        @Param({"malloc"})
+        public String alignment;
     }
 
     /**
@@ -73,7 +83,7 @@ public class HotBlockCacheBenchmark {
 
         @Setup(Level.Trial)
         public void open(final Kind kind) {
-            fixture.open(kind.store, HOT_COUNT, entryLength);
+            fixture.open(kind.store, HOT_COUNT, entryLength, kind.alignment);
         }
 
         @TearDown(Level.Trial)
@@ -135,7 +145,7 @@ public class HotBlockCacheBenchmark {
 
         @Setup(Level.Trial)
         public void open(final Kind kind) {
-            fixture.open(kind.store, RANDOM_COUNT, 10_240, HOT_COUNT);
+            fixture.open(kind.store, RANDOM_COUNT, 10_240, HOT_COUNT, kind.alignment);
         }
 
         @Setup(Level.Iteration)
@@ -158,7 +168,7 @@ public class HotBlockCacheBenchmark {
 
         @Setup(Level.Trial)
         public void open(final Kind kind) {
-            fixture.open(kind.store, RANDOM_COUNT_100K, 102_400, 100);
+            fixture.open(kind.store, RANDOM_COUNT_100K, 102_400, 100, kind.alignment);
         }
 
         @Setup(Level.Iteration)
@@ -187,8 +197,8 @@ public class HotBlockCacheBenchmark {
         @Setup(Level.Trial)
         public void open(final Kind kind) {
             bytes = ByteStore.create(kind.store, HOT_COUNT, 10_240, HOT_COUNT);
-            source = BlockCacheBenchmark.sourceOf(10_240, 11);
-            destination = Unpooled.directBuffer(10_240, 10_240);
+            source = BlockCacheBenchmark.sourceOf(10_240, 11, kind.alignment);
+            destination = BlockCacheBenchmark.bufferOf(10_240, kind.alignment);
             for (int key = 0; key < HOT_COUNT; key++) {
                 bytes.put(key, source);
             }

@@ -1,7 +1,6 @@
 package io.streamcache.bench.jmh;
 
 import io.netty.buffer.ByteBuf;
-import io.netty.buffer.Unpooled;
 
 /**
  * What a random-workload state of the raw benchmarks holds: one store, a source and a destination
@@ -28,9 +27,14 @@ final class RandomFixture {
      * (memcpy cycles over {@code slotCount} slots).
      */
     void open(final String kind, final int keyCount, final int entryLength, final int slotCount) {
+        open(kind, keyCount, entryLength, slotCount, BlockCacheBenchmark.ALIGNMENT_AS_ALLOCATED);
+    }
+
+    /** As {@link #open(String, int, int, int)}, the source and destination placed as {@link BlockCacheBenchmark#bufferOf} says. */
+    void open(final String kind, final int keyCount, final int entryLength, final int slotCount, final String alignment) {
         bytes = ByteStore.create(kind, keyCount, entryLength, slotCount);
-        source = BlockCacheBenchmark.sourceOf(entryLength, 7);
-        destination = Unpooled.directBuffer(entryLength, entryLength);
+        source = BlockCacheBenchmark.sourceOf(entryLength, 7, alignment);
+        destination = BlockCacheBenchmark.bufferOf(entryLength, alignment);
     }
 
     /** Empties the store: the next batch starts from nothing live. */

@@ -1,7 +1,6 @@
 package io.streamcache.bench.jmh;
 
 import io.netty.buffer.ByteBuf;
-import io.netty.buffer.Unpooled;
 
 /**
  * What the sequential rows of the raw benchmarks work on: one store, a source and a destination
@@ -24,10 +23,15 @@ final class SequentialFixture {
      * (memcpy cycles over {@code keyCount} slots).
      */
     void open(final String kind, final int keyCount, final int entryLength) {
+        open(kind, keyCount, entryLength, BlockCacheBenchmark.ALIGNMENT_AS_ALLOCATED);
+    }
+
+    /** As {@link #open(String, int, int)}, the source and destination placed as {@link BlockCacheBenchmark#bufferOf} says. */
+    void open(final String kind, final int keyCount, final int entryLength, final String alignment) {
         bytes = ByteStore.create(kind, keyCount, entryLength, keyCount);
         this.keyCount = keyCount;
-        source = BlockCacheBenchmark.sourceOf(entryLength, 42);
-        destination = Unpooled.directBuffer(entryLength, entryLength);
+        source = BlockCacheBenchmark.sourceOf(entryLength, 42, alignment);
+        destination = BlockCacheBenchmark.bufferOf(entryLength, alignment);
     }
 
     void close() {
