@@ -62,6 +62,14 @@ public class BlockCacheBenchmark {
     public static class Kind {
         @Param({"blockcache", "hashmap", "memcpy", "caffeine", "ohc", "rocksdb"})
         public String store;
+
+        /**
+         * Where the source and destination buffers start: {@value #ALIGNMENT_AS_ALLOCATED} (the
+         * default: as {@code Unpooled.directBuffer} allocates them) or a number of bytes past a
+         * 64-byte boundary; see {@link BlockCacheBenchmark#bufferOf}.
+         */
+        @Param({ALIGNMENT_AS_ALLOCATED})
+        public String alignment;
     }
 
     /**
@@ -76,7 +84,7 @@ public class BlockCacheBenchmark {
 
         @Setup(Level.Trial)
         public void open(final Kind kind) {
-            fixture.open(kind.store, SEQUENTIAL_COUNT, entryLength);
+            fixture.open(kind.store, SEQUENTIAL_COUNT, entryLength, kind.alignment);
         }
 
         @TearDown(Level.Trial)
@@ -200,7 +208,8 @@ public class BlockCacheBenchmark {
         @Setup(Level.Trial)
         public void open(final Kind kind) {
             // 60% of RANDOM_COUNT operations insert; the memcpy limit cycles over a 400 MB working set.
-            fixture.open(kind.store, RANDOM_COUNT, randomEntryLength, (int)Math.min(RANDOM_COUNT, (400L << 20) / randomEntryLength));
+            fixture.open(kind.store, RANDOM_COUNT, randomEntryLength, (int)Math.min(RANDOM_COUNT, (400L << 20) / randomEntryLength),
+                kind.alignment);
         }
 
         @Setup(Level.Iteration)

@@ -67,7 +67,7 @@ public class HotBlockCacheBenchmark {
          * page-aligned runs are; {@code 16}: 16 past one, as a 16 MB chunk that malloc maps
          * starts). See {@link BlockCacheBenchmark#bufferOf}.
          */
-        @Param({"malloc"})
+        @Param({BlockCacheBenchmark.ALIGNMENT_AS_ALLOCATED})
         public String alignment;
     }
 
