@@ -64,7 +64,7 @@ public class BlockCacheBenchmark {
         public String store;
 
         /**
-         * Where the source and destination buffers start: {@value #ALIGNMENT_AS_ALLOCATED} (the
+         * Where the source and destination buffers start: {@value BlockCacheBenchmark#ALIGNMENT_AS_ALLOCATED} (the
          * default: as {@code Unpooled.directBuffer} allocates them) or a number of bytes past a
          * 64-byte boundary; see {@link BlockCacheBenchmark#bufferOf}.
          */

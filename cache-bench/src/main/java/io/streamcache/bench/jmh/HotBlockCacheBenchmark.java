@@ -63,9 +63,10 @@ public class HotBlockCacheBenchmark {
          * Where the source and destination buffers start: {@code malloc} (as
          * {@code Unpooled.directBuffer} allocates them: 16-byte aligned, so each fork draws
          * one of four placements relative to the cache's 4 KB-aligned blocks) or a number of
-         * bytes past a 64-byte boundary ({@code 0}: on a cache line, as a pooled allocator's
-         * page-aligned runs are; {@code 16}: 16 past one, as a 16 MB chunk that malloc maps
-         * starts). See {@link BlockCacheBenchmark#bufferOf}.
+         * bytes past a 64-byte boundary ({@code 0}: on a cache line, as Netty's pooled buffers
+         * are with {@code -Dio.netty.allocator.directMemoryCacheAlignment=64}; {@code 16}: 16 past
+         * one, as they are by default, their chunks coming from malloc). See
+         * {@link BlockCacheBenchmark#bufferOf}.
          */
         @Param({BlockCacheBenchmark.ALIGNMENT_AS_ALLOCATED})
         public String alignment;
