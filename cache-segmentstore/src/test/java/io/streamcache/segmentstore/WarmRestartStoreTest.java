@@ -21,6 +21,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -57,6 +58,21 @@ class WarmRestartStoreTest {
             .region(MappedFileRegion.persistent(dir.resolve("region"))).warmRestart(dir.resolve("catalog")).build();
         store = SegmentStore.builder(cache).maxIndexEntryLength(2048).cacheManager(TestSegments.manualManager(cache))
             .log(log(logDirectory)).warmCheckpointInterval(Duration.ofHours(1)).build();
+        awaitTheFirstCheckpoint();
+    }
+
+    /**
+     * Waits for the checkpoint the store's checkpointer writes at once on its own thread. It
+     * takes each segment's lock in turn, and an eviction pass skips a segment whose lock another
+     * thread holds: a test that evicts while it runs sees the wrong entry go (it happened, about
+     * once in 100 runs under load, in {@link #restoredEntriesKeepTheirEvictionOrder}).
+     */
+    private void awaitTheFirstCheckpoint() {
+        final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (store.warmCheckpointer().checkpoints() == 0) {
+            assertTrue(System.nanoTime() - deadline < 0, "the store's first warm checkpoint was not written within 30 s");
+            LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(1));
+        }
     }
 
     private void open() {
