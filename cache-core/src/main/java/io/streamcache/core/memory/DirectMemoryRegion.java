@@ -20,6 +20,11 @@ import static org.agrona.UnsafeAccess.UNSAFE;
  *
  * <p><b>Threading:</b> see {@link MemoryRegion}: opened and closed by one thread.
  *
+ * <p>By default ({@link Commit#ON_DEMAND}) the factory opens an {@link OnDemandDirectRegion}
+ * instead: no memory at open, each buffer allocated by the JDK when the cache first needs it,
+ * counted in the JDK's direct memory. What follows is about the other commits, which take the
+ * whole region when it opens.
+ *
  * <p>The region's memory counts against {@code -XX:MaxDirectMemorySize}: it checks that limit
  * before allocating and fails with a {@link CacheConfigurationException} that names it, instead of
  * letting an {@link OutOfMemoryError} surface later. Memory is allocated in chunks of at most
@@ -64,7 +69,22 @@ public final class DirectMemoryRegion extends BufferArrayRegion {
      * When the region's pages are committed.
      */
     public enum Commit {
-        /** On the cache's first write into each page; the region opens in milliseconds (the default). */
+        /**
+         * Each buffer allocated with {@link ByteBuffer#allocateDirect} when the cache first needs
+         * it, lowest first ({@link OnDemandDirectRegion}): the region opens in microseconds with
+         * no memory, the JDK counts every buffer in its direct memory, so
+         * {@code -XX:MaxDirectMemorySize} bounds the cache together with the process's other
+         * direct buffers, and a cache holds only the buffers it has filled. The default. A
+         * resizable tier gets {@link #EAGER}'s per-buffer allocation (counted by the JDK too).
+         */
+        ON_DEMAND,
+        /**
+         * On the cache's first write into each page; the region opens in milliseconds. The memory
+         * is taken with {@code Unsafe.allocateMemory}, outside the JDK's direct-memory count: the
+         * region keeps its own count ({@link #usedDirectMemory()}) and checks it at open, but the
+         * JDK does not see it, so the process's direct memory may reach the cache's capacity plus
+         * {@code MaxDirectMemorySize}.
+         */
         LAZY,
         /** All when the region opens ({@link ByteBuffer#allocateDirect}, which zeroes every page). */
         EAGER,
@@ -155,11 +175,11 @@ public final class DirectMemoryRegion extends BufferArrayRegion {
     }
 
     /**
-     * @return a factory of direct memory regions whose pages are committed on first write
-     *         ({@link Commit#LAZY}).
+     * @return a factory of direct memory regions whose buffers are allocated as the cache first
+     *         needs them, counted by the JDK ({@link Commit#ON_DEMAND}).
      */
     public static MemoryRegionFactory factory() {
-        return factory(Commit.LAZY);
+        return factory(Commit.ON_DEMAND);
     }
 
     /**
@@ -186,6 +206,9 @@ public final class DirectMemoryRegion extends BufferArrayRegion {
     private record Factory(Commit commit, StreamcacheThreads threads) implements MemoryRegionFactory {
         @Override
         public MemoryRegion open(final int bufferCount, final int bufferLength) {
+            if (commit == Commit.ON_DEMAND) {
+                return new OnDemandDirectRegion(bufferCount, bufferLength);
+            }
             return new DirectMemoryRegion(bufferCount, bufferLength, commit, threads);
         }
 
@@ -195,7 +218,8 @@ public final class DirectMemoryRegion extends BufferArrayRegion {
                 throw new CacheConfigurationException("commit=BACKGROUND is for a tier of fixed size: a resizable tier's "
                     + "buffers come and go while the cache runs; use LAZY or EAGER, or leave the tier's maxCapacity unset");
             }
-            return new ResizableDirectRegion(onlineCount, maxBufferCount, bufferLength, commit);
+            return new ResizableDirectRegion(onlineCount, maxBufferCount, bufferLength,
+                commit == Commit.ON_DEMAND ? Commit.EAGER : commit);
         }
     }
 
@@ -241,6 +265,25 @@ public final class DirectMemoryRegion extends BufferArrayRegion {
         } catch (final RuntimeException e) {
             return Runtime.getRuntime().maxMemory();
         }
+    }
+
+    /**
+     * The direct memory this process can give caches: the JVM's limit ({@link #maxDirectMemory()}),
+     * lowered to what the container (cgroup) or the machine leaves after the heap's maximum and
+     * {@link ContainerMemory#JVM_OVERHEAD} when that is less. Integrations derive their default
+     * capacities from it (a fraction each), as BookKeeper's {@code DbLedgerStorage} sizes its
+     * write and read-ahead caches from the direct-memory limit; {@code docs/tuning.md} lists them.
+     *
+     * @return the limit in bytes, at least 0.
+     */
+    public static long directMemoryLimit() {
+        long limit = maxDirectMemory();
+        final java.util.OptionalLong usable = ContainerMemory.system().usableMemory();
+        if (usable.isPresent()) {
+            final long room = usable.getAsLong() - Runtime.getRuntime().maxMemory() - ContainerMemory.JVM_OVERHEAD;
+            limit = Math.min(limit, Math.max(0, room));
+        }
+        return limit;
     }
 
     /**
