@@ -679,9 +679,13 @@ public final class BlockCache implements AutoCloseable {
      * @return buffers holding memory now: all online buffers, but for a tier over an
      *         {@link io.streamcache.core.memory.OnDemandRegion} (direct memory by default),
      *         whose buffers get memory as the cache first needs them and keep it until close.
-     *         Times {@link #bufferLength()}, the bytes the cache's regions hold. Any thread.
+     *         Times {@link #bufferLength()}, the bytes the cache's regions hold. Any thread;
+     *         0 once the cache is closed (its memory is released).
      */
     public long allocatedBufferCount() {
+        if (closed) {
+            return 0;
+        }
         long count = 0;
         for (final Tier tier : tiers.tiers()) {
             count += tier.onDemand == null ? tier.online : tier.allocatedBuffers;
