@@ -9,7 +9,6 @@ import org.slf4j.LoggerFactory;
 import java.lang.management.BufferPoolMXBean;
 import java.lang.management.ManagementFactory;
 import java.nio.ByteBuffer;
-import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -257,6 +256,29 @@ public final class DirectMemoryRegion extends BufferArrayRegion {
      *         maximum heap when the flag is not set, as the JDK does).
      */
     public static long maxDirectMemory() {
+        return Limits.MAX;
+    }
+
+    /**
+     * The JVM's direct-memory limit (fixed for the JVM's life) and its direct buffer pool, looked
+     * up once: an on-demand region checks them for every buffer it allocates, on the allocating
+     * thread, and the platform MXBean lookups allocate.
+     */
+    private static final class Limits {
+        static final long MAX = readMaxDirectMemory();
+        static final BufferPoolMXBean DIRECT = directPool();
+
+        private static BufferPoolMXBean directPool() {
+            for (final BufferPoolMXBean pool : ManagementFactory.getPlatformMXBeans(BufferPoolMXBean.class)) {
+                if ("direct".equals(pool.getName())) {
+                    return pool;
+                }
+            }
+            return null;
+        }
+    }
+
+    private static long readMaxDirectMemory() {
         try {
             final com.sun.management.HotSpotDiagnosticMXBean hotspot =
                 ManagementFactory.getPlatformMXBean(com.sun.management.HotSpotDiagnosticMXBean.class);
@@ -291,15 +313,8 @@ public final class DirectMemoryRegion extends BufferArrayRegion {
      *         lazily committed regions open now (whose pages may not all be committed yet).
      */
     public static long usedDirectMemory() {
-        long used = RESERVED.get();
-        final List<BufferPoolMXBean> pools = ManagementFactory.getPlatformMXBeans(BufferPoolMXBean.class);
-        for (final BufferPoolMXBean pool : pools) {
-            if ("direct".equals(pool.getName())) {
-                used += pool.getMemoryUsed();
-                break;
-            }
-        }
-        return used;
+        final BufferPoolMXBean pool = Limits.DIRECT;
+        return RESERVED.get() + (pool == null ? 0 : pool.getMemoryUsed());
     }
 
     private static void checkDirectMemoryLimit(final long needed) {
