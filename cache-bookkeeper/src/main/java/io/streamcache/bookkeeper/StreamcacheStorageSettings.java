@@ -1,5 +1,6 @@
 package io.streamcache.bookkeeper;
 
+import io.streamcache.core.memory.DirectMemoryRegion;
 import io.streamcache.segmentstore.log.DurabilityPolicy;
 import io.streamcache.segmentstore.log.LogConfig;
 import org.apache.bookkeeper.conf.ServerConfiguration;
@@ -34,7 +35,16 @@ record StreamcacheStorageSettings(long cacheBytes, long logFileBytes, int batchB
     /** The directory under the first ledger directory that holds the log. */
     static final String DIRECTORY = "streamcache";
 
-    static final long CACHE_BYTES_DEFAULT = 256L << 20;
+    /**
+     * DbLedgerStorage's sizes of its write cache and read-ahead cache, in MiB. This storage's one
+     * cache does the work of both, so without {@link #CACHE_BYTES} it takes their sum: a bookie
+     * moved from DbLedgerStorage keeps its memory budget, and a bookie in BookKeeper's own test
+     * harness (which sets both to 4) gets 8 MiB, as DbLedgerStorage gets there.
+     */
+    static final String DB_WRITE_CACHE_MB = "dbStorage_writeCacheMaxSizeMb";
+    static final String DB_READ_AHEAD_CACHE_MB = "dbStorage_readAheadCacheMaxSizeMb";
+    /** The smallest default: one buffer of the block cache's default layout. */
+    static final long MIN_DEFAULT_CACHE_BYTES = 2L << 20;
 
     StreamcacheStorageSettings {
         if (cacheBytes <= 0) {
@@ -59,13 +69,32 @@ record StreamcacheStorageSettings(long cacheBytes, long logFileBytes, int batchB
         final long maxDelayMicros = conf.getLong(MAX_DELAY_MICROS,
             durableAdds ? LogConfig.MAX_DELAY_DEFAULT.toNanos() / 1000 : MAX_DELAY_MICROS_WITH_JOURNAL);
         return new StreamcacheStorageSettings(
-            conf.getLong(CACHE_BYTES, CACHE_BYTES_DEFAULT),
+            conf.containsKey(CACHE_BYTES) ? conf.getLong(CACHE_BYTES) : defaultCacheBytes(conf, DirectMemoryRegion.directMemoryLimit()),
             conf.getLong(LOG_FILE_BYTES, LogConfig.FILE_LENGTH_DEFAULT),
             conf.getInt(BATCH_BYTES, LogConfig.BATCH_LENGTH_DEFAULT),
             Duration.ofNanos(1000L * maxDelayMicros),
             conf.getBoolean(COMPACTION, true),
             durableAdds,
             Duration.ofMillis(conf.getGcWaitTime()));
+    }
+
+    /**
+     * The cache's size when {@link #CACHE_BYTES} is not set: what DbLedgerStorage would take for
+     * its two caches under the same configuration. Each of {@link #DB_WRITE_CACHE_MB} and
+     * {@link #DB_READ_AHEAD_CACHE_MB} that is set counts as set; each that is not counts as
+     * DbLedgerStorage's default, a quarter of the direct-memory limit. So half of the limit when
+     * neither is set (512 MiB under {@code -Xmx1G}, which sets the limit to 1 GiB), leaving the
+     * other half to Netty and the journal as DbLedgerStorage does; rounded down to whole 2 MiB
+     * buffers, at least one.
+     *
+     * @param directMemoryLimit the process's direct-memory limit ({@link DirectMemoryRegion#directMemoryLimit()}).
+     */
+    static long defaultCacheBytes(final ServerConfiguration conf, final long directMemoryLimit) {
+        final long quarter = directMemoryLimit / 4;
+        final long write = conf.containsKey(DB_WRITE_CACHE_MB) ? conf.getLong(DB_WRITE_CACHE_MB) << 20 : quarter;
+        final long readAhead = conf.containsKey(DB_READ_AHEAD_CACHE_MB) ? conf.getLong(DB_READ_AHEAD_CACHE_MB) << 20 : quarter;
+        final long bytes = (write + readAhead) / MIN_DEFAULT_CACHE_BYTES * MIN_DEFAULT_CACHE_BYTES;
+        return Math.max(MIN_DEFAULT_CACHE_BYTES, bytes);
     }
 
     /**

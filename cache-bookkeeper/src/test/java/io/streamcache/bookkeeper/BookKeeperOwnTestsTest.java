@@ -36,97 +36,253 @@ class BookKeeperOwnTestsTest {
 
     private static final Logger LOG = LoggerFactory.getLogger(BookKeeperOwnTestsTest.class);
 
+    /**
+     * The storage the classes run on: this one, or with -Dstreamcache.bk.ownTests.storage=db
+     * BookKeeper's DbLedgerStorage, to compare a result under the same load and harness.
+     */
+    static Class<? extends LedgerStorage> storage() {
+        return "db".equals(System.getProperty("streamcache.bk.ownTests.storage"))
+            ? org.apache.bookkeeper.bookie.storage.ldb.DbLedgerStorage.class : StreamcacheLedgerStorage.class;
+    }
+
     static void onStreamcache(final ServerConfiguration conf) {
-        conf.setLedgerStorageClass(StreamcacheLedgerStorage.class.getName());
-        // Several bookies share this JVM's direct memory.
-        conf.setProperty(StreamcacheStorageSettings.CACHE_BYTES, 16L << 20);
-        conf.setProperty(StreamcacheStorageSettings.LOG_FILE_BYTES, 8L << 20);
+        // The storage class alone: every size is the storage's default, derived from what
+        // BookKeeper's harness gives DbLedgerStorage (StreamcacheStorageSettings#defaultCacheBytes).
+        conf.setLedgerStorageClass(storage().getName());
     }
 
     // ---- BookKeeper's cluster tests, with the storage class set ----
 
-    public static class BookieReadWrite extends org.apache.bookkeeper.test.BookieReadWriteTest {
-        public BookieReadWrite() {
+    public static class BookKeeperTest extends org.apache.bookkeeper.client.BookKeeperTest {
+        public BookKeeperTest() throws Exception {
             onStreamcache(baseConf);
         }
     }
 
-    public static class BookieFailure extends org.apache.bookkeeper.test.BookieFailureTest {
-        public BookieFailure() {
+    public static class BookieRecoveryTest extends org.apache.bookkeeper.client.BookieRecoveryTest {
+        public BookieRecoveryTest() throws Exception {
             onStreamcache(baseConf);
         }
     }
 
-    public static class BookKeeperClient extends org.apache.bookkeeper.client.BookKeeperTest {
-        public BookKeeperClient() {
+    public static class BookieWriteLedgerTest extends org.apache.bookkeeper.client.BookieWriteLedgerTest {
+        public BookieWriteLedgerTest() throws Exception {
             onStreamcache(baseConf);
         }
     }
 
-    public static class LedgerRecovery extends org.apache.bookkeeper.client.LedgerRecoveryTest {
-        public LedgerRecovery() {
+    public static class LedgerRecoveryTest extends org.apache.bookkeeper.client.LedgerRecoveryTest {
+        public LedgerRecoveryTest() throws Exception {
             onStreamcache(baseConf);
         }
     }
 
-    public static class Fencing extends org.apache.bookkeeper.client.TestFencing {
-        public Fencing() {
+    public static class ParallelLedgerRecoveryTest extends org.apache.bookkeeper.client.ParallelLedgerRecoveryTest {
+        public ParallelLedgerRecoveryTest() throws Exception {
             onStreamcache(baseConf);
         }
     }
 
-    public static class LedgerClose extends org.apache.bookkeeper.client.LedgerCloseTest {
-        public LedgerClose() {
+    public static class TestFencing extends org.apache.bookkeeper.client.TestFencing {
+        public TestFencing() throws Exception {
             onStreamcache(baseConf);
         }
     }
 
-    public static class BookieRecovery extends org.apache.bookkeeper.client.BookieRecoveryTest {
-        public BookieRecovery() {
+    public static class TestReadEntryListener extends org.apache.bookkeeper.client.TestReadEntryListener {
+        public TestReadEntryListener() throws Exception {
             onStreamcache(baseConf);
         }
     }
 
-    public static class LedgerStorageOwn extends org.apache.bookkeeper.bookie.LedgerStorageTest {
-        public LedgerStorageOwn() {
+    public static class TestParallelRead extends org.apache.bookkeeper.client.TestParallelRead {
+        public TestParallelRead() throws Exception {
+            onStreamcache(baseConf);
+        }
+    }
+
+    public static class TestBatchedRead extends org.apache.bookkeeper.client.TestBatchedRead {
+        public TestBatchedRead() throws Exception {
+            onStreamcache(baseConf);
+        }
+    }
+
+    public static class BookieFailureTest extends org.apache.bookkeeper.test.BookieFailureTest {
+        public BookieFailureTest() throws Exception {
+            onStreamcache(baseConf);
+        }
+    }
+
+    public static class LedgerCloseTest extends org.apache.bookkeeper.client.LedgerCloseTest {
+        public LedgerCloseTest() throws Exception {
+            onStreamcache(baseConf);
+        }
+    }
+
+    public static class MultipleThreadReadTest extends org.apache.bookkeeper.test.MultipleThreadReadTest {
+        public MultipleThreadReadTest() throws Exception {
+            onStreamcache(baseConf);
+        }
+    }
+
+    public static class BookieStickyReadsTest extends org.apache.bookkeeper.bookie.BookieStickyReadsTest {
+        public BookieStickyReadsTest() throws Exception {
+            onStreamcache(baseConf);
+        }
+    }
+
+    public static class BookieReadWriteTest extends org.apache.bookkeeper.test.BookieReadWriteTest {
+        public BookieReadWriteTest() throws Exception {
+            onStreamcache(baseConf);
+        }
+    }
+
+    public static class LedgerStorageTest extends org.apache.bookkeeper.bookie.LedgerStorageTest {
+        public LedgerStorageTest() throws Exception {
+            onStreamcache(baseConf);
+        }
+    }
+
+    public static class TestReadTimeout extends org.apache.bookkeeper.client.TestReadTimeout {
+        public TestReadTimeout() throws Exception {
+            onStreamcache(baseConf);
+        }
+    }
+
+    public static class TestSpeculativeRead extends org.apache.bookkeeper.client.TestSpeculativeRead {
+        public TestSpeculativeRead() throws Exception {
+            onStreamcache(baseConf);
+        }
+    }
+
+    public static class TestAddEntryQuorumTimeout extends org.apache.bookkeeper.client.TestAddEntryQuorumTimeout {
+        public TestAddEntryQuorumTimeout() throws Exception {
+            onStreamcache(baseConf);
+        }
+    }
+
+    public static class TestDelayEnsembleChange extends org.apache.bookkeeper.client.TestDelayEnsembleChange {
+        public TestDelayEnsembleChange() throws Exception {
+            onStreamcache(baseConf);
+        }
+    }
+
+    public static class SlowBookieTest extends org.apache.bookkeeper.client.SlowBookieTest {
+        public SlowBookieTest() throws Exception {
+            onStreamcache(baseConf);
+        }
+    }
+
+    public static class LedgerDeleteTest extends org.apache.bookkeeper.test.LedgerDeleteTest {
+        public LedgerDeleteTest() throws Exception {
+            onStreamcache(baseConf);
+        }
+    }
+
+    public static class BookKeeperCloseTest extends org.apache.bookkeeper.client.BookKeeperCloseTest {
+        public BookKeeperCloseTest() throws Exception {
+            onStreamcache(baseConf);
+        }
+    }
+
+    public static class TestTryReadLastConfirmed extends org.apache.bookkeeper.client.TestTryReadLastConfirmed {
+        public TestTryReadLastConfirmed() throws Exception {
+            onStreamcache(baseConf);
+        }
+    }
+
+    public static class TestDisableEnsembleChange extends org.apache.bookkeeper.client.TestDisableEnsembleChange {
+        public TestDisableEnsembleChange() throws Exception {
+            onStreamcache(baseConf);
+        }
+    }
+
+    public static class AsyncLedgerOpsTest extends org.apache.bookkeeper.test.AsyncLedgerOpsTest {
+        public AsyncLedgerOpsTest() throws Exception {
+            onStreamcache(baseConf);
+        }
+    }
+
+    public static class CloseTest extends org.apache.bookkeeper.test.CloseTest {
+        public CloseTest() throws Exception {
+            onStreamcache(baseConf);
+        }
+    }
+
+    public static class LedgerCreateDeleteTest extends org.apache.bookkeeper.test.LedgerCreateDeleteTest {
+        public LedgerCreateDeleteTest() throws Exception {
+            onStreamcache(baseConf);
+        }
+    }
+
+    public static class ConditionalSetTest extends org.apache.bookkeeper.test.ConditionalSetTest {
+        public ConditionalSetTest() throws Exception {
+            onStreamcache(baseConf);
+        }
+    }
+
+    /** Parameterized by digest type (BookKeeper's own parameters); the storage set in each. */
+    public static class BookieWriteLedgersWithDifferentDigestsTest
+        extends org.apache.bookkeeper.client.BookieWriteLedgersWithDifferentDigestsTest {
+        public BookieWriteLedgersWithDifferentDigestsTest(final org.apache.bookkeeper.client.BookKeeper.DigestType digestType) {
+            super(digestType);
             onStreamcache(baseConf);
         }
     }
 
     // ---- BookKeeper's tests parameterized by storage class, given this one ----
 
-    public static class ExplicitLac extends org.apache.bookkeeper.client.ExplicitLacTest {
-        public ExplicitLac(final Class<? extends LedgerStorage> storage) {
+    public static class ExplicitLacTest extends org.apache.bookkeeper.client.ExplicitLacTest {
+        public ExplicitLacTest(final Class<? extends LedgerStorage> storage) {
             super(storage);
             onStreamcache(baseConf);
         }
     }
 
-    public static class PiggybackLac extends org.apache.bookkeeper.client.TestPiggybackLAC {
-        public PiggybackLac(final Class<? extends LedgerStorage> storage) {
+    public static class TestPiggybackLAC extends org.apache.bookkeeper.client.TestPiggybackLAC {
+        public TestPiggybackLAC(final Class<? extends LedgerStorage> storage) {
             super(storage);
             onStreamcache(baseConf);
         }
     }
 
-    public static class ReadLastConfirmedAndEntry extends org.apache.bookkeeper.client.TestReadLastConfirmedAndEntry {
-        public ReadLastConfirmedAndEntry(final Class<? extends LedgerStorage> storage) {
+    public static class TestReadLastConfirmedAndEntry extends org.apache.bookkeeper.client.TestReadLastConfirmedAndEntry {
+        public TestReadLastConfirmedAndEntry(final Class<? extends LedgerStorage> storage) {
             super(storage);
             onStreamcache(baseConf);
         }
     }
 
-    public static class ReadLastConfirmedLongPoll extends org.apache.bookkeeper.client.TestReadLastConfirmedLongPoll {
-        public ReadLastConfirmedLongPoll(final Class<? extends LedgerStorage> storage) {
+    public static class TestReadLastConfirmedLongPoll extends org.apache.bookkeeper.client.TestReadLastConfirmedLongPoll {
+        public TestReadLastConfirmedLongPoll(final Class<? extends LedgerStorage> storage) {
             super(storage);
             onStreamcache(baseConf);
         }
     }
 
-    private static final List<Class<?>> PLAIN = List.of(BookieReadWrite.class, BookieFailure.class, BookKeeperClient.class,
-        LedgerRecovery.class, Fencing.class, LedgerClose.class, BookieRecovery.class, LedgerStorageOwn.class);
-    private static final List<Class<?>> PARAMETERIZED = List.of(ExplicitLac.class, PiggybackLac.class,
-        ReadLastConfirmedAndEntry.class, ReadLastConfirmedLongPoll.class);
+    private static final List<Class<?>> PLAIN = List.of(
+        BookKeeperTest.class, BookieRecoveryTest.class, BookieWriteLedgerTest.class, LedgerRecoveryTest.class,
+        ParallelLedgerRecoveryTest.class, TestFencing.class, TestReadEntryListener.class, TestParallelRead.class,
+        TestBatchedRead.class, BookieFailureTest.class, LedgerCloseTest.class, MultipleThreadReadTest.class,
+        BookieStickyReadsTest.class, BookieReadWriteTest.class, LedgerStorageTest.class, TestReadTimeout.class,
+        TestSpeculativeRead.class, TestAddEntryQuorumTimeout.class, TestDelayEnsembleChange.class,
+        SlowBookieTest.class, LedgerDeleteTest.class, BookKeeperCloseTest.class, TestTryReadLastConfirmed.class,
+        TestDisableEnsembleChange.class, AsyncLedgerOpsTest.class, CloseTest.class, LedgerCreateDeleteTest.class,
+        ConditionalSetTest.class, BookieWriteLedgersWithDifferentDigestsTest.class);
+    private static final List<Class<?>> PARAMETERIZED = List.of(
+        ExplicitLacTest.class, TestPiggybackLAC.class, TestReadLastConfirmedAndEntry.class,
+        TestReadLastConfirmedLongPoll.class);
+
+    /**
+     * The classes CI runs (-Dstreamcache.bk.ownTests=ci): several bookies in one JVM with the
+     * storage's default sizes, writing, reading back with sticky and parallel reads, deleting,
+     * and the last-add-confirmed paths (explicit, piggybacked, long poll), in about three
+     * minutes on the loaded 2-core machine; the others run with -Dstreamcache.bk.ownTests=true
+     * (docs/bookkeeper.md has the table and the times).
+     */
+    static final List<String> CI_SUBSET = List.of("BookieStickyReadsTest", "BookieWriteLedgersWithDifferentDigestsTest",
+        "LedgerCreateDeleteTest", "ExplicitLacTest", "TestPiggybackLAC", "TestReadLastConfirmedAndEntry",
+        "TestReadLastConfirmedLongPoll");
 
     /**
      * Methods that cannot apply to any storage but the one they were written for, each with why:
@@ -154,10 +310,13 @@ class BookKeeperOwnTestsTest {
     @TestFactory
     @Timeout(3600)
     Stream<DynamicTest> shouldPassBookKeepersOwnTestsOnThisStorage() {
-        Assumptions.assumeTrue(Boolean.getBoolean("streamcache.bk.ownTests"),
-            "BookKeeper's own tests run only with -Dstreamcache.bk.ownTests=true");
-        // -Dstreamcache.bk.ownTests.only=Name1,Name2 runs only those of BookKeeper's classes.
-        final List<String> only = List.of(System.getProperty("streamcache.bk.ownTests.only", "").split(","));
+        // -Dstreamcache.bk.ownTests=true runs every class, =ci (the build's default) the CI
+        // subset, =false none; -Dstreamcache.bk.ownTests.only=Name1,Name2 only those classes.
+        final String which = System.getProperty("streamcache.bk.ownTests", "false");
+        Assumptions.assumeTrue(which.equals("true") || which.equals("ci"),
+            "BookKeeper's own tests run only with -Dstreamcache.bk.ownTests=true (all) or =ci (a subset)");
+        final List<String> only = which.equals("ci") ? CI_SUBSET
+            : List.of(System.getProperty("streamcache.bk.ownTests.only", "").split(","));
         final java.util.function.Predicate<Class<?>> chosen = c -> only.equals(List.of(""))
             || only.contains(c.getSuperclass().getSimpleName());
         final List<DynamicTest> tests = new ArrayList<>();
@@ -168,7 +327,7 @@ class BookKeeperOwnTestsTest {
         for (final Class<?> c : PARAMETERIZED.stream().filter(chosen).toList()) {
             tests.add(DynamicTest.dynamicTest(c.getSuperclass().getSimpleName(), () -> {
                 final Runner runner = new BlockJUnit4ClassRunnerWithParameters(
-                    new TestWithParameters("[streamcache]", new TestClass(c), List.of(StreamcacheLedgerStorage.class)));
+                    new TestWithParameters("[" + storage().getSimpleName() + "]", new TestClass(c), List.of(storage())));
                 check(c, Request.runner(runner));
             }));
         }

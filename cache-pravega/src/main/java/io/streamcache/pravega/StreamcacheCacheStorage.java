@@ -58,9 +58,13 @@ import org.slf4j.LoggerFactory;
  *       entry is as it was.</li>
  * </ul>
  * Addresses stay positive: the constructor rejects a cache whose addresses would reach the
- * sign bit, since Pravega keeps negative values as "no address".
+ * sign bit, since Pravega keeps negative values as "no address". They have the layout of
+ * Pravega's {@code DirectMemoryCache} (buffer id above 10 bits of block id).
+ *
+ * <p>Not final, as {@code DirectMemoryCache} is not: Pravega's {@code ContainerKeyCacheTests}
+ * spy on the cache storage with Mockito. Not designed for extension otherwise.
  */
-public final class StreamcacheCacheStorage implements CacheStorage {
+public class StreamcacheCacheStorage implements CacheStorage {
     /** Callback runs per operation before it fails, as in Pravega's {@code DirectMemoryCache}. */
     public static final int MAX_CLEANUP_ATTEMPTS = 5;
     /**
@@ -74,6 +78,15 @@ public final class StreamcacheCacheStorage implements CacheStorage {
      */
     public static final int PRAVEGA_MAX_ENTRY_LENGTH = 0x03FF_FFFF;
 
+    /**
+     * Bits of the block id in an address of Pravega's {@code DirectMemoryCache} (its
+     * {@code CacheLayout.DefaultLayout}: the buffer id above 10 bits of block id, though a buffer
+     * has 512 blocks). This storage hands out addresses in the same layout, which Pravega's own
+     * tests decode to tell which buffer an entry went to; the block cache's own addresses have
+     * 9 bits of block index for 512 blocks, and are translated at the interface.
+     */
+    static final int PRAVEGA_BLOCK_ID_BITS = 10;
+
     private static final ByteBuffer EMPTY = ByteBuffer.allocateDirect(0);
     private static final AtomicInteger INSTANCES = new AtomicInteger();
 
@@ -82,6 +95,10 @@ public final class StreamcacheCacheStorage implements CacheStorage {
     private static final Logger LOG = LoggerFactory.getLogger(StreamcacheCacheStorage.class);
 
     private final BlockCache cache;
+    /** Bits of the block index in the block cache's addresses. */
+    private final int blockBits;
+    /** Bits of the block index in the addresses this storage hands out: at least Pravega's 10. */
+    private final int addressBlockBits;
     /** Operations in flight, so that {@link #close()} frees the memory only after they returned. */
     private final CloseGate gate = new CloseGate();
     private final int blockLength;
@@ -104,8 +121,9 @@ public final class StreamcacheCacheStorage implements CacheStorage {
                 + "a CacheStorage must be the only owner of its block cache");
         }
         final long bufferCount = cache.capacity() / cache.bufferLength();
-        final int blockIndexBits = Integer.numberOfTrailingZeros(cache.bufferLength() / cache.blockLength());
-        if (bufferCount > 1L << (Integer.SIZE - 1 - blockIndexBits)) {
+        this.blockBits = Integer.numberOfTrailingZeros(cache.bufferLength() / cache.blockLength());
+        this.addressBlockBits = Math.max(PRAVEGA_BLOCK_ID_BITS, blockBits);
+        if (bufferCount > 1L << (Integer.SIZE - 1 - addressBlockBits)) {
             throw new IllegalArgumentException("capacity=" + cache.capacity() + " bufferLength=" + cache.bufferLength()
                 + " blockLength=" + cache.blockLength() + ": addresses would reach the sign bit, which Pravega reads as "
                 + "no address; use longer buffers or blocks");
@@ -118,12 +136,28 @@ public final class StreamcacheCacheStorage implements CacheStorage {
     }
 
     /**
-     * @return a storage over a new block cache of {@code capacity} bytes of direct memory, with
-     *         the default 2 MB buffers of 4 KB blocks (Pravega's layout).
+     * The largest capacity {@link #create} accepts, as Pravega's {@code DirectMemoryCache}: 256 GiB.
+     */
+    public static final long MAX_CAPACITY = 256L << 30;
+
+    /**
+     * A storage over a new block cache of direct memory with the default 2 MB buffers of 4 KB
+     * blocks (Pravega's layout). As Pravega's {@code DirectMemoryCache(maxSizeBytes)}: the
+     * capacity is rounded up to whole buffers (so {@code create(10)} holds one buffer), and the
+     * buffers get their memory as the cache first needs them
+     * ({@link io.streamcache.core.memory.DirectMemoryRegion.Commit#ON_DEMAND}), counted in the
+     * JDK's direct memory: a large capacity costs nothing until it is filled.
+     *
+     * @param capacity bytes of the cache, data plus metadata, in {@code (0, MAX_CAPACITY]}.
+     * @throws IllegalArgumentException if it is outside that range.
      */
     public static StreamcacheCacheStorage create(final long capacity) {
+        if (capacity <= 0 || capacity > MAX_CAPACITY) {
+            throw new IllegalArgumentException("capacity=" + capacity + " must be positive and at most " + MAX_CAPACITY);
+        }
+        final long buffer = BlockCache.Builder.BUFFER_LENGTH_DEFAULT;
         return new StreamcacheCacheStorage(BlockCache.builder()
-            .capacity(capacity)
+            .capacity((capacity + buffer - 1) / buffer * buffer)
             .region(DirectMemoryRegion.factory())
             .fullRetryTimeout(FULL_RETRY_TIMEOUT)
             .name("pravega-cache-" + INSTANCES.incrementAndGet())
@@ -176,7 +210,7 @@ public final class StreamcacheCacheStorage implements CacheStorage {
             if (writer.address == NO_ADDRESS) {
                 writer.address = cache.insert(EMPTY);
             }
-            return writer.address;
+            return toPravega(writer.address);
         } catch (final RuntimeException | Error e) {
             if (writer.address != NO_ADDRESS && !cache.isClosed()) {
                 cache.delete(writer.address);
@@ -236,9 +270,10 @@ public final class StreamcacheCacheStorage implements CacheStorage {
         if (address == NO_ADDRESS) {
             throw new IllegalArgumentException("address=0 names no entry");
         }
+        final int internal = fromPravega(address);
         final int length;
         try {
-            length = cache.length(address);
+            length = cache.length(internal);
         } catch (final CacheClosedException e) {
             throw new ObjectClosedException(this, e);
         }
@@ -256,10 +291,10 @@ public final class StreamcacheCacheStorage implements CacheStorage {
             return 0;
         }
         final Writer writer = writer();
-        writer.begin(cache, address);
+        writer.begin(cache, internal);
         try {
             // At most a block: appends only fill the last block.
-            cache.append(address, writer.stage(data));
+            cache.append(internal, writer.stage(data));
         } catch (final RuntimeException | Error e) {
             throw translate(e);
         } finally {
@@ -284,7 +319,7 @@ public final class StreamcacheCacheStorage implements CacheStorage {
             return;
         }
         try {
-            cache.delete(address);
+            cache.delete(fromPravega(address));
         } catch (final InvalidAddressException e) {
             if (!namesNoEntry(e)) {
                 throw e;
@@ -311,7 +346,7 @@ public final class StreamcacheCacheStorage implements CacheStorage {
         }
         final ByteBuf view;
         try {
-            view = cache.view(address);
+            view = cache.view(fromPravega(address));
         } catch (final InvalidAddressException e) {
             if (namesNoEntry(e)) {
                 return null;
@@ -342,9 +377,14 @@ public final class StreamcacheCacheStorage implements CacheStorage {
         } catch (final CacheClosedException e) {
             throw new ObjectClosedException(this, e);
         }
-        // All memory is taken when the block cache is built, so allocated == max.
-        return new CacheState(stats.storedBytes(), stats.usedBlockCount() * stats.blockLength(), stats.metadataBytes(),
-            stats.capacity(), stats.capacity());
+        // DirectMemoryCache's meaning, which Pravega's CacheManager and tests compute with: a
+        // buffer counts once it has memory (allocated), its metadata block is reserved and used
+        // from then on, and max - used is what an insert can still take from allocated buffers
+        // (and unallocated ones, less their metadata blocks).
+        final long buffers = cache.allocatedBufferCount();
+        final long block = stats.blockLength();
+        return new CacheState(stats.storedBytes(), (stats.usedBlockCount() + buffers) * block, buffers * block,
+            buffers * stats.bufferLength(), stats.capacity());
     }
 
     @Override
@@ -394,7 +434,7 @@ public final class StreamcacheCacheStorage implements CacheStorage {
             return false;
         }
         try {
-            cache.length(address);
+            cache.length(fromPravega(address));
             return true;
         } catch (final InvalidAddressException e) {
             if (namesNoEntry(e)) {
@@ -404,6 +444,26 @@ public final class StreamcacheCacheStorage implements CacheStorage {
         } catch (final CacheClosedException e) {
             throw new ObjectClosedException(this, e);
         }
+    }
+
+    /** @return the block cache's address {@code internal} in the layout this storage hands out. */
+    private int toPravega(final int internal) {
+        final int block = internal & ((1 << blockBits) - 1);
+        return ((internal >>> blockBits) << addressBlockBits) | block;
+    }
+
+    /**
+     * @return the block cache's address for {@code address} (not 0), as {@link #toPravega} made it.
+     * @throws InvalidAddressException if no address of this storage looks like it (negative, or
+     *         a block id past the buffer's blocks).
+     */
+    private int fromPravega(final int address) {
+        final int block = address & ((1 << addressBlockBits) - 1);
+        if (address < 0 || block >>> blockBits != 0) {
+            throw new InvalidAddressException(address, InvalidAddressException.Reason.OUT_OF_RANGE,
+                "not an address of this cache: block id " + block + " is past the " + (1 << blockBits) + " blocks of a buffer");
+        }
+        return ((address >>> addressBlockBits) << blockBits) | block;
     }
 
     /**

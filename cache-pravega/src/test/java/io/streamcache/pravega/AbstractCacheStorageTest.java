@@ -47,8 +47,8 @@ abstract class AbstractCacheStorageTest {
     protected abstract CacheStorage newStorage(long capacity);
 
     /**
-     * @return bytes of the data blocks in use: Pravega's cache counts the metadata block of each
-     *         buffer it allocated in {@code usedBytes}, ours does not (both report it as reserved).
+     * @return bytes of the data blocks in use: {@code usedBytes} counts the metadata block of
+     *         each buffer allocated, which {@code reservedBytes} reports.
      */
     protected abstract long usedDataBytes(CacheState state);
 
@@ -237,6 +237,70 @@ abstract class AbstractCacheStorageTest {
         storage.delete(a);
         state = storage.getState();
         assertEquals(10, state.getStoredBytes());
+    }
+
+    @Test
+    void shouldAcceptATinyCapacityAsOneBuffer() {
+        for (final long tiny : new long[] {1, 10, 1024, 2 * MB - 1}) {
+            final CacheStorage storage = open(tiny);
+            assertEquals(2L * MB, storage.getState().getMaxBytes(), "capacity=" + tiny + " rounds up to one buffer");
+            final int address = storage.insert(new ByteArraySegment(bytes(tiny, 100)));
+            assertArrayEquals(bytes(tiny, 100), contents(storage, address));
+        }
+    }
+
+    @Test
+    void shouldCountABuffersMetadataOnceTheBufferHasMemory() {
+        final CacheStorage storage = open(4 * MB);
+        assertState(storage.getState(), 0, 0, 0, 0, 4L * MB);
+        final int a = storage.insert(new ByteArraySegment(new byte[1]));
+        assertState(storage.getState(), 1, 2L * BLOCK, BLOCK, 2L * MB, 4L * MB);
+        storage.insert(new ByteArraySegment(new byte[2 * MB - 2 * BLOCK]));
+        assertState(storage.getState(), 1 + 2 * MB - 2 * BLOCK, 2L * MB, BLOCK, 2L * MB, 4L * MB);
+        storage.insert(new ByteArraySegment(new byte[1]));
+        assertState(storage.getState(), 2 + 2 * MB - 2 * BLOCK, 2L * MB + 2 * BLOCK, 2L * BLOCK, 4L * MB, 4L * MB);
+        storage.delete(a);
+        assertState(storage.getState(), 1 + 2 * MB - 2 * BLOCK, 2L * MB + BLOCK, 2L * BLOCK, 4L * MB, 4L * MB);
+    }
+
+    /** Pravega's tests decode addresses with its layout: the buffer id above 10 bits of block id. */
+    @Test
+    void shouldHandOutAddressesWithTheBufferIdAboveTenBitsOfBlockId() {
+        final CacheStorage storage = open(4 * MB);
+        for (int i = 0; i < 2 * MB / BLOCK - 1; i++) {
+            final int address = storage.insert(new ByteArraySegment(new byte[1]));
+            assertEquals(0, address >> 10, "entry " + i + " at 0x" + Integer.toHexString(address) + " is in buffer 0");
+            assertEquals(i + 1, address & 0x3FF);
+        }
+        final int next = storage.insert(new ByteArraySegment(bytes(3, 7)));
+        assertEquals(1, next >> 10, "0x" + Integer.toHexString(next) + " is in buffer 1");
+        assertArrayEquals(bytes(3, 7), contents(storage, next));
+    }
+
+    private static void assertState(final CacheState state, final long stored, final long used, final long reserved,
+                                    final long allocated, final long max) {
+        assertEquals(List.of(stored, used, reserved, allocated, max), List.of(state.getStoredBytes(), state.getUsedBytes(),
+            state.getReservedBytes(), state.getAllocatedBytes(), state.getMaxBytes()), state.toString());
+    }
+
+    /** Pravega's read index tests fill a cache exactly this way; the insert must fit, at once. */
+    @Test
+    @Timeout(30)
+    void shouldTakeExactlyMaxMinusUsedBytesOnceItsBuffersHaveMemory() {
+        final CacheStorage storage = open(2 * MB);
+        final AtomicInteger callbacks = new AtomicInteger();
+        storage.setCacheFullCallback(() -> {
+            callbacks.incrementAndGet();
+            return false;
+        }, 1);
+        storage.insert(new ByteArraySegment(new byte[BLOCK]));
+        final CacheState state = storage.getState();
+        final int rest = (int)(state.getMaxBytes() - state.getUsedBytes());
+        final int address = storage.insert(new ByteArraySegment(bytes(5, rest)));
+        assertArrayEquals(bytes(5, rest), contents(storage, address));
+        assertEquals(0, callbacks.get(), "it fitted without a cleanup");
+        assertEquals(storage.getState().getMaxBytes(), storage.getState().getUsedBytes());
+        assertThrows(CacheFullException.class, () -> storage.insert(new ByteArraySegment(new byte[1])));
     }
 
     @Test

@@ -14,6 +14,6 @@ class StreamcacheCacheStorageConformanceTest extends AbstractCacheStorageTest {
 
     @Override
     protected long usedDataBytes(final CacheState state) {
-        return state.getUsedBytes();
+        return state.getUsedBytes() - state.getReservedBytes();
     }
 }

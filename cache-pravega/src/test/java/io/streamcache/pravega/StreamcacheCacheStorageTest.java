@@ -68,8 +68,9 @@ class StreamcacheCacheStorageTest {
         final int live = storage.insert(new ByteArraySegment(new byte[10]));
         final long entries = storage.blockCache().stats().entryCount();
         final int pastTheEnd = 0x7fff_0001;
-        final int metadataBlock = 1 << 9; // block 0 of buffer 1
-        for (final int address : new int[] {pastTheEnd, metadataBlock}) {
+        final int metadataBlock = 1 << 10; // block 0 of buffer 1 (Pravega's layout: 10 bits of block id)
+        final int pastTheBlocks = 1 << 9; // block id 512 of buffer 0: a buffer has 512 blocks
+        for (final int address : new int[] {pastTheEnd, metadataBlock, pastTheBlocks, -5}) {
             assertThrows(InvalidAddressException.class, () -> storage.replace(address, new ByteArraySegment(new byte[100])));
             assertThrows(InvalidAddressException.class, () -> storage.get(address));
             assertThrows(InvalidAddressException.class, () -> storage.delete(address));

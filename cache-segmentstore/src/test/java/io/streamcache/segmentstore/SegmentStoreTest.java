@@ -185,6 +185,17 @@ class SegmentStoreTest extends ManualStoreFixture {
             (com.sun.management.ThreadMXBean) java.lang.management.ManagementFactory.getThreadMXBean();
         assumeTrue(threads.isThreadAllocatedMemorySupported(), "per-thread allocation counters");
         try (BlockCache own = TestSegments.cache(1 << 20); SegmentStore large = TestSegments.store(own, 1 << 20)) {
+            // Steady state is a cache that has filled once: the default direct region gives a
+            // buffer its memory (and its few objects) when the cache first needs it, once.
+            final java.util.List<Integer> fill = new java.util.ArrayList<>();
+            try {
+                while (true) {
+                    fill.add(own.insert(io.netty.buffer.Unpooled.wrappedBuffer(new byte[TestSegments.BUFFER_LENGTH / 2])));
+                }
+            } catch (final io.streamcache.core.CacheFullException e) {
+                fill.forEach(own::delete);
+            }
+            assertEquals(own.capacity() / own.bufferLength(), own.allocatedBufferCount());
             large.create("a");
             final ByteBuf data = buffer(SEED, 0, 100);
             final long thread = Thread.currentThread().getId();

@@ -149,7 +149,7 @@ public final class BlockCache implements AutoCloseable {
         this.name = config.name != null ? config.name : "cache-" + INSTANCES.incrementAndGet();
         final int blocksPerBuffer = config.blocksPerBuffer();
         this.tiers = new TierTable(config, BlockAddressDescriptor.blockIndexBits(blocksPerBuffer));
-        this.table = new BlockTable(tiers.buffers(), config.blockLength, blocksPerBuffer);
+        this.table = new BlockTable(tiers.buffers(), config.blockLength, blocksPerBuffer, tiers::notAllocatedYet);
         this.allocator = new BlockAllocator(name, table, tiers.tiers(), config.fullHandler, config.fullRetryTimeout);
         this.copier = new ChainCopier(table);
         this.writer = new EntryWriter(maxEntryLength, table, tiers, allocator, copier);
@@ -304,6 +304,16 @@ public final class BlockCache implements AutoCloseable {
      * @throws InvalidAddressException if the address is 0 or past the last buffer.
      */
     public int tierOf(final int address) {
+        final int bufferIndex = address >>> table.blockIndexBits;
+        if (address != BlockAddressDescriptor.NULL_ADDRESS && bufferIndex < table.buffers.length
+            && tiers.notAllocatedYet(bufferIndex)) {
+            // A buffer of an on-demand tier without memory yet: the geometry still says its tier.
+            for (final Tier tier : tiers.tiers()) {
+                if (bufferIndex >= tier.firstBuffer && bufferIndex < tier.firstBuffer + tier.bufferCount) {
+                    return tier.index;
+                }
+            }
+        }
         return table.buffers[table.checkedBufferIndex(address)].tier;
     }
 
@@ -663,6 +673,24 @@ public final class BlockCache implements AutoCloseable {
             capacity += (long)tier.online * bufferLength;
         }
         return capacity;
+    }
+
+    /**
+     * @return buffers holding memory now: all online buffers, but for a tier over an
+     *         {@link io.streamcache.core.memory.OnDemandRegion} (direct memory by default),
+     *         whose buffers get memory as the cache first needs them and keep it until close.
+     *         Times {@link #bufferLength()}, the bytes the cache's regions hold. Any thread;
+     *         0 once the cache is closed (its memory is released).
+     */
+    public long allocatedBufferCount() {
+        if (closed) {
+            return 0;
+        }
+        long count = 0;
+        for (final Tier tier : tiers.tiers()) {
+            count += tier.onDemand == null ? tier.online : tier.allocatedBuffers;
+        }
+        return count;
     }
 
     /**

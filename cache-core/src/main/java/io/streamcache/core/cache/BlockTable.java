@@ -4,6 +4,8 @@ import io.streamcache.core.CacheCorruptedException;
 import io.streamcache.core.InvalidAddressException;
 import io.streamcache.core.internal.layout.BlockAddressDescriptor;
 
+import java.util.function.IntPredicate;
+
 import static io.streamcache.core.internal.layout.BlockMetadataDescriptor.isLast;
 import static io.streamcache.core.internal.layout.BlockMetadataDescriptor.isUsed;
 import static io.streamcache.core.internal.layout.BlockMetadataDescriptor.previousAddress;
@@ -35,7 +37,20 @@ final class BlockTable {
     final int blockIndexBits;
     final int blockIndexMask;
 
+    /** Whether a buffer index without a buffer belongs to an on-demand tier (not given memory yet) rather than a shrunk one. */
+    private final IntPredicate notAllocatedYet;
+
     BlockTable(final CacheBuffer[] buffers, final int blockLength, final int blocksPerBuffer) {
+        this(buffers, blockLength, blocksPerBuffer, index -> false);
+    }
+
+    /**
+     * @param notAllocatedYet says of a buffer index without a buffer whether it is one of an
+     *                        on-demand tier that has no memory yet: its blocks are free (or
+     *                        metadata), not out of range.
+     */
+    BlockTable(final CacheBuffer[] buffers, final int blockLength, final int blocksPerBuffer, final IntPredicate notAllocatedYet) {
+        this.notAllocatedYet = notAllocatedYet;
         this.buffers = buffers;
         this.blockLength = blockLength;
         this.blockShift = Integer.numberOfTrailingZeros(blockLength);
@@ -80,6 +95,14 @@ final class BlockTable {
                 "bufferIndex=" + bufferIndex + " bufferCount=" + buffers.length);
         }
         if (buffers[bufferIndex] == null) {
+            if (notAllocatedYet.test(bufferIndex)) {
+                // A buffer the cache has not needed yet holds no entry: say what its block would be.
+                if ((address & blockIndexMask) == BlockAddressDescriptor.METADATA_BLOCK_INDEX) {
+                    throw new InvalidAddressException(address, InvalidAddressException.Reason.METADATA_BLOCK, "block 0 holds metadata");
+                }
+                throw new InvalidAddressException(address, InvalidAddressException.Reason.FREED_BLOCK,
+                    "the block is free (bufferIndex=" + bufferIndex + " has not been needed yet)");
+            }
             throw new InvalidAddressException(address, InvalidAddressException.Reason.OUT_OF_RANGE,
                 "bufferIndex=" + bufferIndex + " is offline (its tier was shrunk)");
         }

@@ -2,6 +2,7 @@ package io.streamcache.core.cache;
 
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
+import java.util.function.Supplier;
 
 /**
  * The buffers of one tier that have free blocks, last in first out: a lock-free (Treiber) stack
@@ -54,13 +55,25 @@ final class BufferStack {
     @SuppressWarnings("unused") // accessed through HEAD
     private volatile long head;
 
+    /** What {@link #pop} returns when the stack is empty, or null: a tier's next on-demand buffer. */
+    private final Supplier<CacheBuffer> whenEmpty;
+
     /**
      * An empty stack for the buffers {@code [first, first + count)} of {@code buffers}.
      */
     BufferStack(final CacheBuffer[] buffers, final int first, final int count) {
+        this(buffers, first, count, null);
+    }
+
+    /**
+     * @param whenEmpty called by {@link #pop} on an empty stack, its result returned (a buffer
+     *                  given memory on demand, {@link Tier#allocateNext()}); null for none.
+     */
+    BufferStack(final CacheBuffer[] buffers, final int first, final int count, final Supplier<CacheBuffer> whenEmpty) {
         this.buffers = buffers;
         this.first = first;
         this.below = new int[count];
+        this.whenEmpty = whenEmpty;
     }
 
     /**
@@ -78,14 +91,15 @@ final class BufferStack {
     }
 
     /**
-     * @return the top buffer, taken off the stack, or {@code null} if the stack is empty.
+     * @return the top buffer, taken off the stack; if the stack is empty, the buffer its
+     *         {@code whenEmpty} gives (not in the stack), or {@code null}.
      */
     CacheBuffer pop() {
         while (true) {
             final long h = (long)HEAD.getVolatile(this);
             final int top = (int)(h & POSITION_MASK);
             if (top == 0) {
-                return null;
+                return whenEmpty == null ? null : whenEmpty.get();
             }
             final int under = (int)BELOW.getAcquire(below, top - 1);
             if (HEAD.compareAndSet(this, h, next(h, under))) {

@@ -247,7 +247,8 @@ final class RegionAdopter {
     private void rebuildFreeLists() {
         final int blocks = table.blocksPerBuffer;
         for (final CacheBuffer buffer : table.buffers) {
-            if (!kept[buffer.tier]) {
+            // null: a buffer of an on-demand tier without memory yet, or an offline one.
+            if (buffer == null || !kept[buffer.tier]) {
                 continue;
             }
             int head = 0;

@@ -1,8 +1,11 @@
 package io.streamcache.core.cache;
 
+
 import io.streamcache.core.memory.MemoryRegion;
+import io.streamcache.core.memory.OnDemandRegion;
 import io.streamcache.core.memory.ResizableRegion;
 
+import java.nio.ByteBuffer;
 import java.util.concurrent.atomic.LongAdder;
 
 /**
@@ -34,6 +37,22 @@ final class Tier {
     volatile int online;
     /** The region as a resizable one, or null if the tier cannot change size. */
     final ResizableRegion resizable;
+    /**
+     * The region as one that allocates its buffers as the tier first needs them, or null: then
+     * the tier's buffers without memory have no {@link CacheBuffer} yet (null in the cache's
+     * array) and are not in the stack; {@link #allocateNext()} gives the next one its memory
+     * when the stack runs empty. Such a tier has all its buffers {@link #online} (its capacity
+     * is all of them) but {@link #allocatedBuffers} of them hold memory.
+     */
+    final OnDemandRegion onDemand;
+    /**
+     * Buffers holding memory: {@link #online} but for an on-demand tier, whose lowest
+     * {@code allocatedBuffers} have it. Written under this tier's monitor after the buffer is in
+     * the cache's array; read by any thread (stats).
+     */
+    volatile int allocatedBuffers;
+    /** The cache's buffers, indexed by the buffer part of an address (shared with the table). */
+    private final CacheBuffer[] buffers;
     /** The tier's buffers with free blocks, the one that gained free blocks last on top. */
     final BufferStack available;
     /**
@@ -60,7 +79,42 @@ final class Tier {
         this.blocksPerBufferData = blocksPerBuffer - 1;
         this.online = onlineCount;
         this.resizable = region instanceof ResizableRegion r ? r : null;
-        this.available = new BufferStack(buffers, firstBuffer, bufferCount);
+        this.onDemand = region instanceof OnDemandRegion d ? d : null;
+        this.buffers = buffers;
+        this.allocatedBuffers = onDemand == null ? onlineCount : 0;
+        this.available = new BufferStack(buffers, firstBuffer, bufferCount, onDemand == null ? null : this::allocateNext);
+    }
+
+    /**
+     * For a tier over an {@link OnDemandRegion}, called when its stack is empty: gives the next
+     * buffer without memory its memory and returns it, not in the stack (the caller holds it as
+     * if it had popped it). One thread at a time gives memory (this tier's monitor, held while
+     * the region allocates one buffer; no cache lock is held meanwhile).
+     *
+     * @return the new buffer, or null if every buffer of the tier has memory, the tier is not
+     *         on demand, or the region cannot give memory now (the JVM's direct-memory limit).
+     */
+    CacheBuffer allocateNext() {
+        if (onDemand == null || allocatedBuffers >= bufferCount) {
+            return null;
+        }
+        synchronized (this) {
+            final int next = allocatedBuffers;
+            if (next >= bufferCount) {
+                return null;
+            }
+            final ByteBuffer memory = onDemand.allocate(next);
+            if (memory == null) {
+                return null;
+            }
+            final CacheBuffer buffer = new CacheBuffer(firstBuffer + next, index, memory, blocksPerBufferData + 1);
+            // Published to other threads by the volatile count (stats) and by the stack's
+            // compare-and-set when the caller pushes it back; an address in it reaches other
+            // threads only after an allocation from it.
+            buffers[firstBuffer + next] = buffer;
+            allocatedBuffers = next + 1;
+            return buffer;
+        }
     }
 
     /**

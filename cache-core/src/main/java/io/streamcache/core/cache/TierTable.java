@@ -2,6 +2,7 @@ package io.streamcache.core.cache;
 
 import io.streamcache.core.CacheConfigurationException;
 import io.streamcache.core.memory.MemoryRegion;
+import io.streamcache.core.memory.OnDemandRegion;
 
 import java.util.List;
 
@@ -62,11 +63,14 @@ final class TierTable {
                 }
                 // A warm restart keeps a reopened region's metadata for RegionAdopter to read.
                 final boolean keep = config.warmCatalog != null && region.reopened();
-                for (int i = 0; i < count; i++) {
+                // An on-demand region's buffers get their memory, and a CacheBuffer, as the tier
+                // first needs them (Tier#allocateNext): none now.
+                final int now = region instanceof OnDemandRegion ? 0 : count;
+                for (int i = 0; i < now; i++) {
                     buffers[first + i] = new CacheBuffer(first + i, t, region.buffer(i), blocksPerBuffer, keep);
                 }
                 // Last pushed is popped first: a new cache hands its buffers out in ascending order.
-                for (int i = count - 1; i >= 0; i--) {
+                for (int i = now - 1; i >= 0; i--) {
                     tiers[t].available.push(buffers[first + i]);
                 }
                 first += max;
@@ -75,6 +79,18 @@ final class TierTable {
             closeRegions();
             throw e;
         }
+    }
+
+    /**
+     * @return whether buffer {@code index} belongs to an on-demand tier and has no memory yet.
+     */
+    boolean notAllocatedYet(final int index) {
+        for (final Tier tier : tiers) {
+            if (index >= tier.firstBuffer && index < tier.firstBuffer + tier.bufferCount) {
+                return tier.onDemand != null && index - tier.firstBuffer >= tier.allocatedBuffers;
+            }
+        }
+        return false;
     }
 
     /**
@@ -169,8 +185,11 @@ final class TierTable {
      *         (each buffer's count is exact, the sum is not a snapshot under load).
      */
     long freeBlocks(final Tier tier) {
-        long free = 0;
-        for (int i = tier.firstBuffer; i < tier.firstBuffer + tier.bufferCount; i++) {
+        // An on-demand tier's buffers without memory yet are free; those given memory after
+        // the count was read are counted among them (they are nearly all free).
+        final int allocated = tier.onDemand == null ? tier.bufferCount : tier.allocatedBuffers;
+        long free = (long)(tier.bufferCount - allocated) * tier.blocksPerBufferData;
+        for (int i = tier.firstBuffer; i < tier.firstBuffer + allocated; i++) {
             final CacheBuffer buffer = buffers[i];
             if (buffer != null) {
                 free += buffer.freeCountVolatile();

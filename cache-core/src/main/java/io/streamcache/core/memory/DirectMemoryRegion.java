@@ -9,7 +9,6 @@ import org.slf4j.LoggerFactory;
 import java.lang.management.BufferPoolMXBean;
 import java.lang.management.ManagementFactory;
 import java.nio.ByteBuffer;
-import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -19,6 +18,11 @@ import static org.agrona.UnsafeAccess.UNSAFE;
  * A region in native memory counted as JVM direct memory, the default.
  *
  * <p><b>Threading:</b> see {@link MemoryRegion}: opened and closed by one thread.
+ *
+ * <p>By default ({@link Commit#ON_DEMAND}) the factory opens an {@link OnDemandDirectRegion}
+ * instead: no memory at open, each buffer allocated by the JDK when the cache first needs it,
+ * counted in the JDK's direct memory. What follows is about the other commits, which take the
+ * whole region when it opens.
  *
  * <p>The region's memory counts against {@code -XX:MaxDirectMemorySize}: it checks that limit
  * before allocating and fails with a {@link CacheConfigurationException} that names it, instead of
@@ -64,7 +68,22 @@ public final class DirectMemoryRegion extends BufferArrayRegion {
      * When the region's pages are committed.
      */
     public enum Commit {
-        /** On the cache's first write into each page; the region opens in milliseconds (the default). */
+        /**
+         * Each buffer allocated with {@link ByteBuffer#allocateDirect} when the cache first needs
+         * it, lowest first ({@link OnDemandDirectRegion}): the region opens in microseconds with
+         * no memory, the JDK counts every buffer in its direct memory, so
+         * {@code -XX:MaxDirectMemorySize} bounds the cache together with the process's other
+         * direct buffers, and a cache holds only the buffers it has filled. The default. A
+         * resizable tier gets {@link #EAGER}'s per-buffer allocation (counted by the JDK too).
+         */
+        ON_DEMAND,
+        /**
+         * On the cache's first write into each page; the region opens in milliseconds. The memory
+         * is taken with {@code Unsafe.allocateMemory}, outside the JDK's direct-memory count: the
+         * region keeps its own count ({@link #usedDirectMemory()}) and checks it at open, but the
+         * JDK does not see it, so the process's direct memory may reach the cache's capacity plus
+         * {@code MaxDirectMemorySize}.
+         */
         LAZY,
         /** All when the region opens ({@link ByteBuffer#allocateDirect}, which zeroes every page). */
         EAGER,
@@ -155,11 +174,11 @@ public final class DirectMemoryRegion extends BufferArrayRegion {
     }
 
     /**
-     * @return a factory of direct memory regions whose pages are committed on first write
-     *         ({@link Commit#LAZY}).
+     * @return a factory of direct memory regions whose buffers are allocated as the cache first
+     *         needs them, counted by the JDK ({@link Commit#ON_DEMAND}).
      */
     public static MemoryRegionFactory factory() {
-        return factory(Commit.LAZY);
+        return factory(Commit.ON_DEMAND);
     }
 
     /**
@@ -186,6 +205,9 @@ public final class DirectMemoryRegion extends BufferArrayRegion {
     private record Factory(Commit commit, StreamcacheThreads threads) implements MemoryRegionFactory {
         @Override
         public MemoryRegion open(final int bufferCount, final int bufferLength) {
+            if (commit == Commit.ON_DEMAND) {
+                return new OnDemandDirectRegion(bufferCount, bufferLength);
+            }
             return new DirectMemoryRegion(bufferCount, bufferLength, commit, threads);
         }
 
@@ -195,7 +217,8 @@ public final class DirectMemoryRegion extends BufferArrayRegion {
                 throw new CacheConfigurationException("commit=BACKGROUND is for a tier of fixed size: a resizable tier's "
                     + "buffers come and go while the cache runs; use LAZY or EAGER, or leave the tier's maxCapacity unset");
             }
-            return new ResizableDirectRegion(onlineCount, maxBufferCount, bufferLength, commit);
+            return new ResizableDirectRegion(onlineCount, maxBufferCount, bufferLength,
+                commit == Commit.ON_DEMAND ? Commit.EAGER : commit);
         }
     }
 
@@ -233,6 +256,29 @@ public final class DirectMemoryRegion extends BufferArrayRegion {
      *         maximum heap when the flag is not set, as the JDK does).
      */
     public static long maxDirectMemory() {
+        return Limits.MAX;
+    }
+
+    /**
+     * The JVM's direct-memory limit (fixed for the JVM's life) and its direct buffer pool, looked
+     * up once: an on-demand region checks them for every buffer it allocates, on the allocating
+     * thread, and the platform MXBean lookups allocate.
+     */
+    private static final class Limits {
+        static final long MAX = readMaxDirectMemory();
+        static final BufferPoolMXBean DIRECT = directPool();
+
+        private static BufferPoolMXBean directPool() {
+            for (final BufferPoolMXBean pool : ManagementFactory.getPlatformMXBeans(BufferPoolMXBean.class)) {
+                if ("direct".equals(pool.getName())) {
+                    return pool;
+                }
+            }
+            return null;
+        }
+    }
+
+    private static long readMaxDirectMemory() {
         try {
             final com.sun.management.HotSpotDiagnosticMXBean hotspot =
                 ManagementFactory.getPlatformMXBean(com.sun.management.HotSpotDiagnosticMXBean.class);
@@ -244,19 +290,31 @@ public final class DirectMemoryRegion extends BufferArrayRegion {
     }
 
     /**
+     * The direct memory this process can give caches: the JVM's limit ({@link #maxDirectMemory()}),
+     * lowered to what the container (cgroup) or the machine leaves after the heap's maximum and
+     * {@link ContainerMemory#JVM_OVERHEAD} when that is less. Integrations derive their default
+     * capacities from it (a fraction each), as BookKeeper's {@code DbLedgerStorage} sizes its
+     * write and read-ahead caches from the direct-memory limit; {@code docs/tuning.md} lists them.
+     *
+     * @return the limit in bytes, at least 0.
+     */
+    public static long directMemoryLimit() {
+        long limit = maxDirectMemory();
+        final java.util.OptionalLong usable = ContainerMemory.system().usableMemory();
+        if (usable.isPresent()) {
+            final long room = usable.getAsLong() - Runtime.getRuntime().maxMemory() - ContainerMemory.JVM_OVERHEAD;
+            limit = Math.min(limit, Math.max(0, room));
+        }
+        return limit;
+    }
+
+    /**
      * @return direct memory in use by the JVM now, in bytes: the JDK's direct buffer pool plus the
      *         lazily committed regions open now (whose pages may not all be committed yet).
      */
     public static long usedDirectMemory() {
-        long used = RESERVED.get();
-        final List<BufferPoolMXBean> pools = ManagementFactory.getPlatformMXBeans(BufferPoolMXBean.class);
-        for (final BufferPoolMXBean pool : pools) {
-            if ("direct".equals(pool.getName())) {
-                used += pool.getMemoryUsed();
-                break;
-            }
-        }
-        return used;
+        final BufferPoolMXBean pool = Limits.DIRECT;
+        return RESERVED.get() + (pool == null ? 0 : pool.getMemoryUsed());
     }
 
     private static void checkDirectMemoryLimit(final long needed) {

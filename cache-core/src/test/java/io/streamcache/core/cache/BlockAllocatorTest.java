@@ -30,9 +30,9 @@ class BlockAllocatorTest {
 
     private final AtomicInteger handlerCalls = new AtomicInteger();
     private final TierTable tiers = new TierTable(new CacheConfig("allocator", -1, BLOCK, BUFFER, 1 << 20,
-        DirectMemoryRegion.factory(), false,
-        List.of(new CacheConfig.TierSpec("fast", 2L * BUFFER, DirectMemoryRegion.factory()),
-            new CacheConfig.TierSpec("slow", BUFFER, DirectMemoryRegion.factory())),
+        DirectMemoryRegion.factory(DirectMemoryRegion.Commit.LAZY), false,
+        List.of(new CacheConfig.TierSpec("fast", 2L * BUFFER, DirectMemoryRegion.factory(DirectMemoryRegion.Commit.LAZY)),
+            new CacheConfig.TierSpec("slow", BUFFER, DirectMemoryRegion.factory(DirectMemoryRegion.Commit.LAZY))),
         CacheFullHandler.NONE, Duration.ZERO, false), BITS);
     private final BlockTable table = new BlockTable(tiers.buffers(), BLOCK, BLOCKS);
     private final BlockAllocator allocator = new BlockAllocator("allocator", table, tiers.tiers(), blockCount -> {

@@ -25,9 +25,9 @@ class TierTableTest {
     private static final int BITS = 3;
 
     private final TierTable tiers = new TierTable(new CacheConfig("tiers", -1, BLOCK, BUFFER, 1 << 20,
-        DirectMemoryRegion.factory(), false,
-        List.of(new CacheConfig.TierSpec("fast", 2L * BUFFER, DirectMemoryRegion.factory()),
-            new CacheConfig.TierSpec("slow", BUFFER, DirectMemoryRegion.factory())),
+        DirectMemoryRegion.factory(DirectMemoryRegion.Commit.LAZY), false,
+        List.of(new CacheConfig.TierSpec("fast", 2L * BUFFER, DirectMemoryRegion.factory(DirectMemoryRegion.Commit.LAZY)),
+            new CacheConfig.TierSpec("slow", BUFFER, DirectMemoryRegion.factory(DirectMemoryRegion.Commit.LAZY))),
         CacheFullHandler.NONE, Duration.ZERO, false), BITS);
 
     @AfterEach

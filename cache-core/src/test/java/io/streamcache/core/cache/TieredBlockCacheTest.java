@@ -489,33 +489,7 @@ class TieredBlockCacheTest extends AbstractBlockCacheTest {
         public MemoryRegion open(final int bufferCount, final int bufferLength) {
             final MemoryRegion region = delegate.open(bufferCount, bufferLength);
             opened.incrementAndGet();
-            return new MemoryRegion() {
-                @Override
-                public int bufferCount() {
-                    return region.bufferCount();
-                }
-
-                @Override
-                public int bufferLength() {
-                    return region.bufferLength();
-                }
-
-                @Override
-                public ByteBuffer buffer(final int index) {
-                    return region.buffer(index);
-                }
-
-                @Override
-                public String description() {
-                    return region.description();
-                }
-
-                @Override
-                public void close() {
-                    closed.incrementAndGet();
-                    region.close();
-                }
-            };
+            return CountedRegion.wrap(region, closed::incrementAndGet);
         }
     }
 

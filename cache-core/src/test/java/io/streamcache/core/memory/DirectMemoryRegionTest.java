@@ -25,7 +25,7 @@ class DirectMemoryRegionTest {
     private static final int BUFFER = 64 * 1024;
 
     @ParameterizedTest
-    @EnumSource(DirectMemoryRegion.Commit.class)
+    @EnumSource(value = DirectMemoryRegion.Commit.class, names = "ON_DEMAND", mode = EnumSource.Mode.EXCLUDE)
     void shouldOpenAlignedBuffersOfTheRequestedGeometry(final DirectMemoryRegion.Commit commit) {
         final long before = DirectMemoryRegion.usedDirectMemory();
         final MemoryRegion region = DirectMemoryRegion.factory(commit).open(3, BUFFER);
@@ -66,7 +66,7 @@ class DirectMemoryRegionTest {
     }
 
     @ParameterizedTest
-    @EnumSource(DirectMemoryRegion.Commit.class)
+    @EnumSource(value = DirectMemoryRegion.Commit.class, names = "ON_DEMAND", mode = EnumSource.Mode.EXCLUDE)
     void shouldGiveItsMemoryBackOnClose(final DirectMemoryRegion.Commit commit) {
         final MemoryRegion region = DirectMemoryRegion.factory(commit).open(4, BUFFER);
         final long open = DirectMemoryRegion.usedDirectMemory();
@@ -85,7 +85,7 @@ class DirectMemoryRegionTest {
         final int count = (int)Math.max(2048, limit / buffer + 2);
         final long before = DirectMemoryRegion.usedDirectMemory();
         final CacheConfigurationException e = assertThrows(CacheConfigurationException.class,
-            () -> DirectMemoryRegion.factory().open(count, buffer));
+            () -> DirectMemoryRegion.factory(DirectMemoryRegion.Commit.LAZY).open(count, buffer));
         assertTrue(e.getMessage().contains("MaxDirectMemorySize"), e.getMessage());
         assertTrue(DirectMemoryRegion.usedDirectMemory() <= before, "nothing is left allocated");
     }
@@ -94,7 +94,8 @@ class DirectMemoryRegionTest {
     void shouldFailTheCacheBuildWhenOverMaxDirectMemorySize() {
         final long capacity = Math.max(4L << 30, DirectMemoryRegion.maxDirectMemory() + (64L << 20));
         final CacheConfigurationException e = assertThrows(CacheConfigurationException.class,
-            () -> BlockCache.builder().capacity(capacity).registerMBean(false).build());
+            () -> BlockCache.builder().capacity(capacity).region(DirectMemoryRegion.factory(DirectMemoryRegion.Commit.LAZY))
+                .registerMBean(false).build());
         assertTrue(e.getMessage().contains("MaxDirectMemorySize"), e.getMessage());
     }
 
