@@ -85,15 +85,19 @@ class WarmCrashIT {
         final long max = 2 * WarmCrashWorkload.CACHE_CAPACITY;
         final Map<String, Long> floors = new HashMap<>();
         long warmBytes = 0;
+        long shrinks = 0;
         System.out.println("WarmCrashIT (resizing) seed=" + seed + " directory=" + root);
         for (int round = 1; round <= rounds; round++) {
             final String context = "seed=" + seed + " round=" + round + " (resizing):";
-            runChild(random, round, 300 + random.nextInt(1200), floors, context,
+            shrinks += runChild(random, round, 300 + random.nextInt(1200), floors, context,
                 "capacity=" + WarmCrashWorkload.CACHE_CAPACITY, "maxCapacity=" + max, "resize");
             final long reopenAt = random.nextLong(WarmCrashWorkload.CACHE_CAPACITY / 4, max + 1)
                 / WarmCrashWorkload.BUFFER_LENGTH * WarmCrashWorkload.BUFFER_LENGTH;
             warmBytes += verify(floors, context + " reopened at " + reopenAt, reopenAt, max).warmBytes();
         }
+        final long done = shrinks;
+        assertTrue(done > 0, () -> "the child completed no shrink in " + rounds + " rounds, seed=" + seed);
+        System.out.println("WarmCrashIT (resizing): " + done + " shrinks completed by the children");
         assertTrue(warmBytes > 0, "no byte was served warm in " + rounds + " rounds, seed=" + seed);
     }
 
@@ -111,9 +115,11 @@ class WarmCrashIT {
         final String context = "seed=" + seed + " (default interval):";
         final long killAfter = Long.getLong("streamcache.warmCrash.killAfterMillis", 4000);
         runChild(random, 1, killAfter, floors, context, "interval=30000", "capacity=" + capacity);
+        final long acknowledged = floors.values().stream().mapToLong(Long::longValue).sum();
         final Verified verified = verify(floors, context, capacity, 0);
-        System.out.println(context + " killed " + killAfter + " ms after the first ack: restored "
-            + verified.stats().restoredEntries() + " entries, " + verified.stats().restoredBytes() + " bytes");
+        System.out.println(context + " killed " + killAfter + " ms after the first ack, " + acknowledged
+            + " bytes acknowledged: restored " + verified.stats().restoredEntries() + " entries, "
+            + verified.stats().restoredBytes() + " bytes");
         assertTrue(verified.stats().restoredEntries() > 0, () -> context + " nothing came back warm: " + verified.stats());
     }
 
@@ -123,7 +129,8 @@ class WarmCrashIT {
     }
 
     /** Runs the child with {@code options} until {@code killAfter} ms after its first ack, SIGKILLs it, reads its acks. */
-    private void runChild(final SplittableRandom random, final int round, final long killAfter, final Map<String, Long> floors,
+    /** @return the shrinks the child completed (its "resize" lines that lowered the capacity). */
+    private long runChild(final SplittableRandom random, final int round, final long killAfter, final Map<String, Long> floors,
                           final String context, final String... options) throws Exception {
         final Path out = root.resolve("round-" + round + ".out");
         final Path err = root.resolve("round-" + round + ".err");
@@ -148,12 +155,16 @@ class WarmCrashIT {
             process.waitFor(60, TimeUnit.SECONDS);
         }
         assertEquals(SIGKILL_EXIT, process.exitValue(), () -> context + " not killed by SIGKILL: " + read(err));
+        long shrinks = 0;
         for (final String line : Files.readAllLines(out, StandardCharsets.US_ASCII)) {
             final String[] parts = line.split(" ");
             if (parts.length == 4 && parts[0].equals("ack")) {
                 floors.merge(parts[1], Long.parseLong(parts[2]) + Long.parseLong(parts[3]), Math::max);
+            } else if (parts.length == 3 && parts[0].equals("resize") && Long.parseLong(parts[2]) < Long.parseLong(parts[1])) {
+                shrinks++;
             }
         }
+        return shrinks;
     }
 
     /** What a check found: the store's warm restore and the bytes served from the reopened cache alone. */

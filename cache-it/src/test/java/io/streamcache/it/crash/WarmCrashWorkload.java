@@ -33,7 +33,8 @@ import java.util.concurrent.TimeUnit;
  *   open the store (warm from the region and catalog under root, recovering root/log)
  *   "warm &lt;restored entries&gt; &lt;discarded&gt;"; create the missing segments
  *   two producers: append [next, next + n) of a segment (byte o of segment k is byteAt(k, o)),
- *   at most WINDOW in flight; each acknowledged append: "ack &lt;name&gt; &lt;offset&gt; &lt;length&gt;"
+ *   at most WINDOW in flight; each acknowledged append: "ack &lt;name&gt; &lt;offset&gt; &lt;length&gt;";
+ *   with resize, each resize done: "resize &lt;capacity before&gt; &lt;capacity reached&gt;"
  * </pre>
  * Lines are written to stdout with one {@code write} each after the append's future completed,
  * so a line is an acknowledged (durable) append. Anything unexpected halts with exit status 2.
@@ -164,7 +165,9 @@ public final class WarmCrashWorkload {
                 while (true) {
                     final long target = random.nextLong(low, high + 1) / BUFFER_LENGTH * BUFFER_LENGTH;
                     try {
-                        store.cacheManager().resizeTier(0, target, Duration.ofSeconds(2));
+                        final long before = cache.tierCapacity(0);
+                        final long reached = store.cacheManager().resizeTier(0, target, Duration.ofSeconds(2));
+                        line("resize " + before + ' ' + reached);
                     } catch (final RuntimeException e) {
                         fail("resize to " + target + " failed", e);
                     }
