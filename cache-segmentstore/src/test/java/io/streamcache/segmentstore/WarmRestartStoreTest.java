@@ -5,6 +5,8 @@ import io.netty.buffer.Unpooled;
 import io.streamcache.core.CacheConfigurationException;
 import io.streamcache.core.cache.BlockCache;
 import io.streamcache.core.memory.MappedFileRegion;
+import io.streamcache.core.memory.MemoryMonitor;
+import io.streamcache.core.memory.MemorySource;
 import io.streamcache.segmentstore.log.LogConfig;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -215,8 +217,8 @@ class WarmRestartStoreTest {
     /**
      * A warm store over a resizable persistent tier: shrunk by its cache manager (entries moved
      * out of the draining buffers, the region file truncated), grown back and appended to, closed,
-     * reopened at the size it had; shrunk again through the resize target a memory monitor
-     * drives, closed, reopened at that smaller size: each time every cached entry comes back with
+     * reopened at the size it had; shrunk again by a memory monitor short of headroom, closed,
+     * reopened at that smaller size: each time every cached entry comes back with
      * its read-index range and bytes.
      */
     @Test
@@ -239,7 +241,13 @@ class WarmRestartStoreTest {
         capacity = 3 * CAPACITY / 4;
         reopenAndCheckEveryCachedEntry(names);
 
-        assertEquals(CAPACITY / 4, store.cacheManager().resizeTarget(0).resize(CAPACITY / 4));
+        // The memory monitor, ticked by hand, finds 1 % headroom and shrinks the warm cache by its step.
+        final MemorySource tight = () -> new MemorySource.MemoryReading(100L << 20, 99L << 20, MemorySource.MemoryReading.UNKNOWN,
+            MemorySource.MemoryReading.UNKNOWN, MemorySource.MemoryReading.UNKNOWN);
+        try (MemoryMonitor monitor = MemoryMonitor.builder(tight, store.cacheManager().resizeTarget(0)).period(Duration.ZERO)
+            .registerMBean(false).watermarks(0.10, 0.20).bounds(CAPACITY / 4, CAPACITY).maxStep(CAPACITY / 2).build()) {
+            assertEquals(CAPACITY / 4, monitor.tick());
+        }
         for (final String name : names) {
             checkAllBytes(name);
         }
