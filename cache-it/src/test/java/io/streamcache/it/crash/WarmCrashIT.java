@@ -128,7 +128,10 @@ class WarmCrashIT {
         return configured != 0 ? configured : System.nanoTime();
     }
 
-    /** Runs the child with {@code options} until {@code killAfter} ms after its first ack, SIGKILLs it, reads its acks. */
+    /**
+     * Runs the child with {@code options} until {@code killAfter} ms after its first ack (and, with
+     * {@code resize}, its first resize), SIGKILLs it, reads its acks.
+     */
     /** @return the shrinks the child completed (its "resize" lines that lowered the capacity). */
     private long runChild(final SplittableRandom random, final int round, final long killAfter, final Map<String, Long> floors,
                           final String context, final String... options) throws Exception {
@@ -142,7 +145,11 @@ class WarmCrashIT {
         final Process process = new ProcessBuilder(command).redirectOutput(out.toFile()).redirectError(err.toFile()).start();
         try {
             final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-            while (!Files.readString(out, StandardCharsets.US_ASCII).contains("ack ")) {
+            // A resizing child is killed only after its first resize, so every round crashes among resizes.
+            final boolean resizing = List.of(options).contains("resize");
+            String seen;
+            while (!(seen = Files.readString(out, StandardCharsets.US_ASCII)).contains("ack ")
+                || resizing && !seen.contains("resize ")) {
                 if (!process.isAlive() || System.nanoTime() > deadline) {
                     fail(context + " the workload acknowledged nothing: " + read(err));
                 }
