@@ -1347,7 +1347,9 @@ public final class SegmentStore implements AutoCloseable {
         /**
          * Sets how often a store whose cache was built for a warm restart
          * ({@link BlockCache.Builder#warmRestart}) writes its warm catalog on its checkpoint
-         * thread; it writes one at once when built and one at its clean close. After a crash the
+         * thread; it writes one at once when built, early ones 1 s, 3 s, 7 s, ... after that (the
+         * delay doubling from 1 s until it reaches the interval, so that a crash soon after an
+         * open still finds entries to bring back) and one at its clean close. After a crash the
          * next open can bring back what the last checkpoint saw and still holds; entries cached
          * since are read from the log again. Each checkpoint hashes only the entries that changed
          * since the last one.

@@ -21,8 +21,12 @@ import java.util.concurrent.locks.ReentrantLock;
 /**
  * Writes a store's warm catalog ({@link WarmCatalog}): one record per cached, durable index entry
  * of every live segment (segment id, offset, cache address, length, digest of the bytes), on its
- * own thread every checkpoint interval (the first one at once, so that the catalog soon carries
- * this store's writer epoch), and once more at the store's clean close, after the writer drained.
+ * own thread: the first one at once (so that the catalog soon carries this store's writer epoch),
+ * then early ones at doubling delays from {@link #FIRST_DELAY} up to the checkpoint interval
+ * (1 s, 2 s, 4 s, ... after the open: a crash in the first interval after an open under heavy
+ * appends still finds a catalog of what was cached a few seconds before it), then one every
+ * interval, and once more at the store's clean close, after the writer drained. The early ones
+ * cost little: a checkpoint hashes only the entries that changed since the last one.
  *
  * <pre>
  *  for each live segment:            under the segment's lock (appends, eviction and
@@ -42,6 +46,9 @@ import java.util.concurrent.locks.ReentrantLock;
  */
 final class WarmCheckpointer implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(WarmCheckpointer.class);
+
+    /** The delay between the first checkpoint and the second; each next delay doubles, up to the interval. */
+    static final Duration FIRST_DELAY = Duration.ofSeconds(1);
 
     /** What identifies an entry's bytes: its segment, offset, address and length. */
     record Key(long segment, long offset, int address, int length) {
@@ -89,6 +96,8 @@ final class WarmCheckpointer implements AutoCloseable {
 
     private void run() {
         long next = System.nanoTime();
+        // The delay after the next checkpoint: doubles from FIRST_DELAY until it reaches the interval.
+        long delay = Math.min(FIRST_DELAY.toNanos(), intervalNanos);
         while (true) {
             lock.lock();
             try {
@@ -109,7 +118,8 @@ final class WarmCheckpointer implements AutoCloseable {
             } catch (final IOException | RuntimeException e) {
                 LOG.warn("store {}: warm checkpoint failed (the previous catalog stays): {}", store, e.toString());
             }
-            next = System.nanoTime() + intervalNanos;
+            next = System.nanoTime() + delay;
+            delay = Math.min(intervalNanos, delay * 2);
         }
     }
 

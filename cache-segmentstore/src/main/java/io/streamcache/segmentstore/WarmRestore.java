@@ -107,11 +107,13 @@ final class WarmRestore {
             }
         }
         discarded.forEach((reason, count) -> byReason.put(reason.name(), count));
-        final WarmRestoreStats stats = new WarmRestoreStats(true, start.warm(), start.warm() ? null : start.coldReason(),
+        final WarmRestoreStats stats = new WarmRestoreStats(true, start.warm(), start.cold(), start.warm() ? null : start.coldReason(),
             start.cleanShutdown(), start.catalogEntries(), restored, restoredBytes, byReason, start.nanos() / 1_000_000,
             (System.nanoTime() - started) / 1_000_000);
-        if (!start.warm()) {
-            LOG.info("store {}: warm restart: cold ({})", store, start.coldReason());
+        if (start.cold() == WarmStart.Cold.DAMAGED_CATALOG || start.cold() == WarmStart.Cold.UNREADABLE_CATALOG) {
+            LOG.warn("store {}: warm restart: cold, {} ({})", store, start.cold(), start.coldReason());
+        } else if (!start.warm()) {
+            LOG.info("store {}: warm restart: cold, {} ({})", store, start.cold(), start.coldReason());
         } else if (stats.cleanShutdown() && stats.discardedTotal() > 0) {
             LOG.warn("store {}: warm restart after a clean close restored {} of {} entries ({} bytes); discarded {}", store,
                 restored, start.catalogEntries(), restoredBytes, byReason);

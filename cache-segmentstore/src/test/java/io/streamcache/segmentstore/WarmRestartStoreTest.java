@@ -5,6 +5,8 @@ import io.netty.buffer.Unpooled;
 import io.streamcache.core.CacheConfigurationException;
 import io.streamcache.core.cache.BlockCache;
 import io.streamcache.core.memory.MappedFileRegion;
+import io.streamcache.core.memory.MemoryMonitor;
+import io.streamcache.core.memory.MemorySource;
 import io.streamcache.segmentstore.log.LogConfig;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -46,6 +48,9 @@ class WarmRestartStoreTest {
     private BlockCache cache;
     private SegmentStore store;
     private int incarnation;
+    /** The capacity the next open builds; with {@link #maxCapacity} above 0, a resizable tier up to it. */
+    private long capacity = CAPACITY;
+    private long maxCapacity;
 
     private LogConfig log(final Path directory) {
         return LogConfig.builder(directory).fileLength(256 * 1024).batchLength(16 * 1024).cutThreshold(8 * 1024).spareFiles(0)
@@ -53,9 +58,13 @@ class WarmRestartStoreTest {
     }
 
     private void open(final Path logDirectory) {
-        cache = BlockCache.builder().capacity(CAPACITY).blockLength(TestSegments.BLOCK_LENGTH).bufferLength(TestSegments.BUFFER_LENGTH)
-            .fullRetryTimeout(Duration.ofSeconds(2)).registerMBean(false)
-            .region(MappedFileRegion.persistent(dir.resolve("region"))).warmRestart(dir.resolve("catalog")).build();
+        final BlockCache.Builder builder = BlockCache.builder().capacity(capacity).blockLength(TestSegments.BLOCK_LENGTH)
+            .bufferLength(TestSegments.BUFFER_LENGTH).fullRetryTimeout(Duration.ofSeconds(2)).registerMBean(false)
+            .region(MappedFileRegion.persistent(dir.resolve("region"))).warmRestart(dir.resolve("catalog"));
+        if (maxCapacity > 0) {
+            builder.maxCapacity(maxCapacity);
+        }
+        cache = builder.build();
         store = SegmentStore.builder(cache).maxIndexEntryLength(2048).cacheManager(TestSegments.manualManager(cache))
             .log(log(logDirectory)).warmCheckpointInterval(Duration.ofHours(1)).build();
         awaitTheFirstCheckpoint();
@@ -203,6 +212,87 @@ class WarmRestartStoreTest {
         checkAllBytes(names.get(2));
         assertEquals(cache.stats().entryCount(), names.stream().mapToLong(n -> cachedRanges(n).size()).sum());
         close();
+    }
+
+    /**
+     * A warm store over a resizable persistent tier: shrunk by its cache manager (entries moved
+     * out of the draining buffers, the region file truncated), grown back and appended to, closed,
+     * reopened at the size it had; shrunk again by a memory monitor short of headroom, closed,
+     * reopened at that smaller size: each time every cached entry comes back with
+     * its read-index range and bytes.
+     */
+    @Test
+    void aWarmStoreShrunkAndGrownByItsManagerBringsEveryCachedEntryBackAtItsNewSize() throws Exception {
+        maxCapacity = CAPACITY;
+        open();
+        final Random random = new Random(3);
+        final List<String> names = new ArrayList<>();
+        for (int s = 0; s < 6; s++) {
+            names.add(newSegment());
+        }
+        for (int i = 0; i < 300; i++) {
+            append(names.get(random.nextInt(names.size())), 1 + random.nextInt(1500));
+        }
+        assertEquals(CAPACITY / 2, store.cacheManager().resizeTier(0, CAPACITY / 2));
+        assertEquals(3 * CAPACITY / 4, store.cacheManager().resizeTier(0, 3 * CAPACITY / 4));
+        for (int i = 0; i < 200; i++) {
+            append(names.get(random.nextInt(names.size())), 1 + random.nextInt(1500));
+        }
+        capacity = 3 * CAPACITY / 4;
+        reopenAndCheckEveryCachedEntry(names);
+
+        // The memory monitor, ticked by hand, finds 1 % headroom and shrinks the warm cache by its step.
+        final MemorySource tight = () -> new MemorySource.MemoryReading(100L << 20, 99L << 20, MemorySource.MemoryReading.UNKNOWN,
+            MemorySource.MemoryReading.UNKNOWN, MemorySource.MemoryReading.UNKNOWN);
+        try (MemoryMonitor monitor = MemoryMonitor.builder(tight, store.cacheManager().resizeTarget(0)).period(Duration.ZERO)
+            .registerMBean(false).watermarks(0.10, 0.20).bounds(CAPACITY / 4, CAPACITY).maxStep(CAPACITY / 2).build()) {
+            assertEquals(CAPACITY / 4, monitor.tick());
+        }
+        for (final String name : names) {
+            checkAllBytes(name);
+        }
+        capacity = CAPACITY / 4;
+        reopenAndCheckEveryCachedEntry(names);
+        assertEquals(CAPACITY / 4, Files.size(dir.resolve("region")));
+    }
+
+    /** Closes the store cleanly, reopens it at {@link #capacity}, and checks every cached entry came back as it was. */
+    private void reopenAndCheckEveryCachedEntry(final List<String> names) throws Exception {
+        final Map<String, List<long[]>> before = new HashMap<>();
+        long cachedEntries = 0;
+        for (final String name : names) {
+            before.put(name, cachedRanges(name));
+            cachedEntries += before.get(name).size();
+        }
+        assertTrue(cachedEntries > 0);
+        close();
+        open();
+        final WarmRestoreStats stats = store.warmRestore();
+        assertTrue(stats.warm() && stats.cleanShutdown(), stats::toString);
+        assertEquals(0, stats.discardedTotal(), stats::toString);
+        assertEquals(cachedEntries, stats.restoredEntries(), stats::toString);
+        assertEquals(capacity, cache.tierCapacity(0));
+        for (final String name : names) {
+            final List<long[]> after = cachedRanges(name);
+            assertEquals(before.get(name).size(), after.size(), () -> name + " before " + ranges(before.get(name)) + " after "
+                + ranges(after) + " " + stats);
+            for (int i = 0; i < after.size(); i++) {
+                assertArrayEquals(before.get(name).get(i), after.get(i), name);
+            }
+            checkCachedBytes(name);
+        }
+        // Last, as a read-through's fills may evict what the checks above read.
+        for (final String name : names) {
+            checkAllBytes(name);
+        }
+    }
+
+    private static String ranges(final List<long[]> ranges) {
+        final StringBuilder s = new StringBuilder();
+        for (final long[] range : ranges) {
+            s.append(range[0]).append('+').append(range[1]).append(' ');
+        }
+        return s.toString();
     }
 
     @Test

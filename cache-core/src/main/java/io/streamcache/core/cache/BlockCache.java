@@ -426,6 +426,11 @@ public final class BlockCache implements AutoCloseable {
         return (long)tiers.get(tier).bufferCount * bufferLength;
     }
 
+    /** @return whether buffer {@code bufferIndex} (an address's buffer part) is online now; a warm catalog records it. */
+    boolean isBufferOnline(final int bufferIndex) {
+        return table.buffers[bufferIndex] != null;
+    }
+
     /** @return whether a tier can change size (built with a maxCapacity); IndexOutOfBoundsException if no such tier. */
     public boolean isResizable(final int tier) {
         return tiers.get(tier).resizable != null;

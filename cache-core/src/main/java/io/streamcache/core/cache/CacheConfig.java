@@ -147,15 +147,6 @@ final class CacheConfig {
         if (fullRetryTimeout.isNegative()) {
             throw new CacheConfigurationException("fullRetryTimeout=" + fullRetryTimeout + " must not be negative");
         }
-        if (warmCatalog != null) {
-            for (final TierSpec spec : tiers) {
-                if (spec.resizable()) {
-                    throw new CacheConfigurationException((declaredTiers.isEmpty() ? "" : "tier " + spec.name + ": ")
-                        + "maxCapacity=" + spec.maxCapacity + " set on a cache that restarts warm: a warm catalog describes a"
-                        + " region of fixed size, so leave maxCapacity unset (or build the cache without warmRestart)");
-                }
-            }
-        }
     }
 
     int blocksPerBuffer() {

@@ -23,11 +23,13 @@ import static io.streamcache.core.internal.layout.BlockMetadataDescriptor.previo
  *
  * <h2>Procedure</h2>
  * <pre>
- *  read the catalog; damaged, another version or geometry, no tier reopened -&gt; cold (reason)
+ *  read the catalog; damaged, another version or geometry, no buffer reopened -&gt; cold (reason)
  *  clear its CLEAN flag (the region changes from now on)
  *  for each record (owner, position, address, length, digest), in catalog order:
  *    walk blockCount(length) blocks back from address, each:
- *      inside the cache, not block 0, in a reopened tier          else REGION_NOT_KEPT / DAMAGED_CHAIN
+ *      inside the cache, not block 0, in a buffer online at the checkpoint   else DAMAGED_CHAIN
+ *      in a buffer online now                                        else BUFFER_OFFLINE
+ *      in a buffer its region reopened with its bytes                else REGION_NOT_KEPT
  *      used; the first one walked: last with a length &gt;= length,  else DAMAGED_CHAIN
  *        or a middle block (the entry grew past the record); the others: middle blocks
  *      not claimed by an entry adopted before (nor twice by this one)   else CLAIMED_TWICE
@@ -36,8 +38,13 @@ import static io.streamcache.core.internal.layout.BlockMetadataDescriptor.previo
  *    adopt: claim the blocks; the record's block becomes the last block of an entry of length
  *      bytes (an entry that grew after the checkpoint is cut back to what the record digested;
  *      blocks linked after it are unclaimed, so freed below)
- *  every buffer of a reopened tier: its free list rebuilt from its unclaimed blocks, ascending
+ *  every reopened buffer: its free list rebuilt from its unclaimed blocks, ascending
  * </pre>
+ * A resizable tier (one with a maximum capacity) reopens with the buffers its capacity asks for
+ * online, lowest first; the catalog names the buffers online at the checkpoint; the records of
+ * buffers online in both are tried, and a buffer the region reopened holds its old bytes (a
+ * persistent mapped file: those below the file's old end). The addresses mean the same in both
+ * runs because the geometry (block and buffer length, every tier's maximum) must be the same.
  * Nothing in the region is trusted that was not checked: a crash (SIGKILL) can leave any metadata
  * word half-way through a change, and a checkpoint is older than the region. Rebuilding the free
  * lists from the claimed blocks, instead of reading them, means torn metadata can never leak a
@@ -51,6 +58,7 @@ final class RegionAdopter {
     private final CacheConfig config;
     private final BlockTable table;
     private final TierTable tiers;
+    /** Per buffer of the cache: online now, in a region that reopened it with its bytes. */
     private final boolean[] kept;
     /** One bit per block of the cache: claimed by an adopted entry. */
     private final long[] claimed;
@@ -61,9 +69,11 @@ final class RegionAdopter {
         this.config = config;
         this.table = table;
         this.tiers = tiers;
-        this.kept = new boolean[tiers.count()];
-        for (int t = 0; t < kept.length; t++) {
-            kept[t] = tiers.tiers()[t].region.reopened();
+        this.kept = new boolean[table.buffers.length];
+        for (final Tier tier : tiers.tiers()) {
+            for (int i = 0; i < tier.bufferCount; i++) {
+                kept[tier.firstBuffer + i] = table.buffers[tier.firstBuffer + i] != null && tier.region.reopened(i);
+            }
         }
         this.claimed = new long[(int) (((long) table.buffers.length * table.blocksPerBuffer + 63) >>> 6)];
     }
@@ -80,19 +90,28 @@ final class RegionAdopter {
     private WarmStart run() {
         final long started = System.nanoTime();
         WarmCatalog.Contents contents = null;
-        String cold = null;
+        WarmStart.Cold cold = null;
+        String reason = null;
         try {
             contents = WarmCatalog.read(config.warmCatalog);
-            cold = mismatch(contents);
+            reason = mismatch(contents);
+            cold = reason == null ? null : WarmStart.Cold.OTHER_GEOMETRY;
         } catch (final NoSuchFileException e) {
-            cold = "no warm catalog at " + config.warmCatalog;
+            cold = WarmStart.Cold.NO_CATALOG;
+            reason = "no warm catalog at " + config.warmCatalog;
         } catch (final WarmCatalog.DamagedCatalogException e) {
-            cold = e.getMessage();
+            cold = WarmStart.Cold.DAMAGED_CATALOG;
+            reason = e.getMessage();
+        } catch (final WarmCatalog.OtherVersionException e) {
+            cold = WarmStart.Cold.OTHER_VERSION;
+            reason = e.getMessage();
         } catch (final IOException e) {
-            cold = "warm catalog " + config.warmCatalog + " could not be read: " + e;
+            cold = WarmStart.Cold.UNREADABLE_CATALOG;
+            reason = "warm catalog " + config.warmCatalog + " could not be read: " + e;
         }
         if (cold == null && !anyKept()) {
-            cold = "no region was reopened (a new or resized region file)";
+            cold = WarmStart.Cold.NO_REGION_KEPT;
+            reason = "no region was reopened (a new or resized region file)";
         }
         if (cold == null) {
             try {
@@ -100,30 +119,34 @@ final class RegionAdopter {
             } catch (final IOException e) {
                 // A catalog whose CLEAN flag stays set would let a later crash pass for a clean
                 // close: refuse to trust it rather than risk that.
-                cold = "warm catalog " + config.warmCatalog + " could not be marked in use: " + e;
+                cold = WarmStart.Cold.UNREADABLE_CATALOG;
+                reason = "warm catalog " + config.warmCatalog + " could not be marked in use: " + e;
             }
         }
         final List<WarmCatalog.Entry> adopted = new ArrayList<>();
         if (cold == null) {
             for (final WarmCatalog.Entry entry : contents.entries()) {
-                final WarmStart.Discard reason = tryAdopt(entry);
-                if (reason == null) {
+                final WarmStart.Discard discard = tryAdopt(entry, contents);
+                if (discard == null) {
                     adopted.add(entry);
                     tiers.added(entry.address(), entry.length());
                 } else {
-                    discarded[reason.ordinal()]++;
+                    discarded[discard.ordinal()]++;
                 }
             }
         }
         rebuildFreeLists();
         final long nanos = System.nanoTime() - started;
         final WarmStart start = cold == null
-            ? new WarmStart(config.warmCatalog, true, null, contents.clean(), contents.identity(), contents.sequence(),
+            ? new WarmStart(config.warmCatalog, true, null, null, contents.clean(), contents.identity(), contents.sequence(),
                 contents.entries().size(), adopted, discarded, nanos)
-            : new WarmStart(config.warmCatalog, false, cold, false, contents != null ? contents.identity() : 0,
+            : new WarmStart(config.warmCatalog, false, cold, reason, false, contents != null ? contents.identity() : 0,
                 contents != null ? contents.sequence() : 0, 0, List.of(), discarded, nanos);
-        if (cold != null) {
-            LOG.info("block cache warm restart: starting cold: {}", cold);
+        if (cold == WarmStart.Cold.DAMAGED_CATALOG || cold == WarmStart.Cold.UNREADABLE_CATALOG) {
+            // Not a first start: a catalog was there and its entries are lost.
+            LOG.warn("block cache warm restart: starting cold ({}): {}", cold, reason);
+        } else if (cold != null) {
+            LOG.info("block cache warm restart: starting cold ({}): {}", cold, reason);
         } else if (start.discardedTotal() > 0 && start.cleanShutdown()) {
             LOG.warn("block cache warm restart after a clean close lost entries: {}", start);
         } else {
@@ -148,16 +171,16 @@ final class RegionAdopter {
             counts[t] = tiers.tiers()[t].bufferCount;
         }
         if (contents.blockLength() != config.blockLength || contents.bufferLength() != config.bufferLength
-            || !Arrays.equals(contents.bufferCounts(), counts)) {
+            || !Arrays.equals(contents.maxBufferCounts(), counts)) {
             return "warm catalog " + config.warmCatalog + " describes blockLength=" + contents.blockLength() + " bufferLength="
-                + contents.bufferLength() + " buffers per tier=" + Arrays.toString(contents.bufferCounts()) + ", this cache has "
-                + config.blockLength + ", " + config.bufferLength + ", " + Arrays.toString(counts);
+                + contents.bufferLength() + " maximum buffers per tier=" + Arrays.toString(contents.maxBufferCounts())
+                + ", this cache has " + config.blockLength + ", " + config.bufferLength + ", " + Arrays.toString(counts);
         }
         return null;
     }
 
     /** @return null if adopted, else why not. */
-    private WarmStart.Discard tryAdopt(final WarmCatalog.Entry entry) {
+    private WarmStart.Discard tryAdopt(final WarmCatalog.Entry entry, final WarmCatalog.Contents contents) {
         final int length = entry.length();
         if (length < 0 || length > config.maxEntryLength) {
             return WarmStart.Discard.DAMAGED_CHAIN;
@@ -177,7 +200,16 @@ final class RegionAdopter {
                 reason = WarmStart.Discard.DAMAGED_CHAIN;
                 break;
             }
-            if (!kept[table.buffers[bufferIndex].tier]) {
+            if (!contents.wasOnline(bufferIndex)) {
+                // The catalog's own record names a buffer it says was offline: damage, not staleness.
+                reason = WarmStart.Discard.DAMAGED_CHAIN;
+                break;
+            }
+            if (table.buffers[bufferIndex] == null) {
+                reason = WarmStart.Discard.BUFFER_OFFLINE;
+                break;
+            }
+            if (!kept[bufferIndex]) {
                 reason = WarmStart.Discard.REGION_NOT_KEPT;
                 break;
             }
@@ -241,14 +273,14 @@ final class RegionAdopter {
     }
 
     /**
-     * Links the unclaimed blocks of every buffer of a reopened tier into its free list, ascending;
-     * buffers of other tiers were reset when built.
+     * Links the unclaimed blocks of every reopened buffer into its free list, ascending; the
+     * other buffers were reset when built, and offline ones have none.
      */
     private void rebuildFreeLists() {
         final int blocks = table.blocksPerBuffer;
         for (final CacheBuffer buffer : table.buffers) {
             // null: a buffer of an on-demand tier without memory yet, or an offline one.
-            if (buffer == null || !kept[buffer.tier]) {
+            if (buffer == null || !kept[buffer.index]) {
                 continue;
             }
             int head = 0;

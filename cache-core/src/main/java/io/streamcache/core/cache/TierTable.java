@@ -61,12 +61,12 @@ final class TierTable {
                     throw new CacheConfigurationException("tier " + spec.name() + ": region " + region.description()
                         + " does not hold bufferCount=" + max + " x bufferLength=" + bufferLength);
                 }
-                // A warm restart keeps a reopened region's metadata for RegionAdopter to read.
-                final boolean keep = config.warmCatalog != null && region.reopened();
+                // A warm restart keeps a reopened buffer's metadata for RegionAdopter to read.
                 // An on-demand region's buffers get their memory, and a CacheBuffer, as the tier
                 // first needs them (Tier#allocateNext): none now.
                 final int now = region instanceof OnDemandRegion ? 0 : count;
                 for (int i = 0; i < now; i++) {
+                    final boolean keep = config.warmCatalog != null && region.reopened(i);
                     buffers[first + i] = new CacheBuffer(first + i, t, region.buffer(i), blocksPerBuffer, keep);
                 }
                 // Last pushed is popped first: a new cache hands its buffers out in ascending order.

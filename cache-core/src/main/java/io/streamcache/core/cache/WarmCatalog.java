@@ -22,7 +22,8 @@ import java.util.zip.CRC32C;
  * region, so the region's memory bound is unchanged. Its owner (the segment store) writes it
  * with a {@link Writer}; the cache reads it once, when it is built.
  *
- * <p><b>Layout</b> (all integers little-endian; {@code T} tiers, {@code H = 64 + 8 * ceil(T / 2)}):
+ * <p><b>Layout</b> (all integers little-endian; {@code T} tiers, {@code B} the sum of the tiers'
+ * maximum buffer counts, {@code H = 64 + 8 * T + 8 * ceil(B / 64)}):
  * <pre>
  *   0               1               2               3
  *   0 1 2 3 4 5 6 7 0 1 2 3 4 5 6 7 0 1 2 3 4 5 6 7 0 1 2 3 4 5 6 7
@@ -30,7 +31,7 @@ import java.util.zip.CRC32C;
  *  |                  MAGIC (u64) "SCWARM\0\1"                     |  0
  *  |                                                               |
  *  +---------------------------------------------------------------+
- *  |                  VERSION (u32) = 1                            |  8
+ *  |                  VERSION (u32) = 2                            |  8
  *  +---------------------------------------------------------------+
  *  |                  FLAGS (u32): bit 0 CLEAN                     |  12
  *  +---------------------------------------------------------------+
@@ -49,8 +50,12 @@ import java.util.zip.CRC32C;
  *  +---------------------------------------------------------------+
  *  |                  RECORDS_CRC (u32): CRC32C of the records     |  52
  *  +---------------------------------------------------------------+
- *  |                  BUFFER_COUNT (u32) of tier 0, 1, ... T-1,    |  56
- *  |                  zeros to a multiple of 8                     |
+ *  |  MAX_BUFFERS (u32) of tier 0     | ONLINE_BUFFERS (u32) of 0  |  56
+ *  |  ... one such pair per tier, to tier T-1                      |
+ *  +---------------------------------------------------------------+
+ *  |                  ONLINE (u64 words, ceil(B / 64) of them):    |  56 + 8 * T
+ *  |                  bit i of word i / 64: buffer i (its address  |
+ *  |                  part, over every tier's maximum) was online  |
  *  +---------------------------------------------------------------+
  *  |                  HEADER_CRC (u32): CRC32C of bytes [0, H - 8) |  H - 8
  *  +---------------------------------------------------------------+
@@ -67,6 +72,12 @@ import java.util.zip.CRC32C;
  *  |  AGE (u32): the owner's recency of the entry | reserved (u32) |
  *  +---------------------------------------------------------------+
  * </pre>
+ * The geometry is the address space: block and buffer length and each tier's maximum buffer
+ * count (a tier of fixed size: its buffer count) fix what every address means, so a cache that
+ * differs in any of them cannot read the records. Which buffers were online at the checkpoint
+ * (a resizable tier holds memory only for some of its maximum) is a fact, not geometry: a cache
+ * reopened at another online size adopts the records of the buffers online in both.
+ *
  * CLEAN says the owner wrote the catalog at its clean close, after which the region did not
  * change: every record is then expected to come back. A cache that reads a catalog clears CLEAN
  * in place at once (bytes 12..16 and the header CRC, one sector, forced), since from then on the
@@ -83,11 +94,16 @@ import java.util.zip.CRC32C;
 public final class WarmCatalog {
     /** "SCWARM\0\1" read as a little-endian long. */
     static final long MAGIC = 0x0100_4D52_4157_4353L;
-    /** The version this build writes and reads. */
-    public static final int VERSION = 1;
+    /** The version this build writes and reads (version 1 had no maximum nor online buffers). */
+    public static final int VERSION = 2;
     static final int FLAG_CLEAN = 1;
     static final int FLAGS_OFFSET = 12;
+    static final int RECORD_COUNT_OFFSET = 40;
+    static final int TIER_COUNT_OFFSET = 48;
+    static final int RECORDS_CRC_OFFSET = 52;
     static final int TIERS_OFFSET = 56;
+    /** Per tier: MAX_BUFFERS and ONLINE_BUFFERS, a u32 each. */
+    static final int TIER_LENGTH = 2 * Integer.BYTES;
     static final int RECORD_LENGTH = 40;
     /** More tiers than this in a header is damage, not a cache. */
     static final int MAX_TIERS = 1 << 16;
@@ -110,9 +126,19 @@ public final class WarmCatalog {
     public record Entry(long owner, long position, int address, int length, long digest, int age) {
     }
 
-    /** What {@link #read} found: the header's fields and the records. */
-    record Contents(boolean clean, long identity, long sequence, int blockLength, int bufferLength, int[] bufferCounts,
-                    List<Entry> entries) {
+    /**
+     * What {@link #read} found: the header's fields and the records.
+     *
+     * @param maxBufferCounts per tier, the buffers its addresses span (the geometry).
+     * @param onlineCounts    per tier, the buffers online at the checkpoint.
+     * @param online          one bit per buffer of the address space: online at the checkpoint.
+     */
+    record Contents(boolean clean, long identity, long sequence, int blockLength, int bufferLength, int[] maxBufferCounts,
+                    int[] onlineCounts, long[] online, List<Entry> entries) {
+        boolean wasOnline(final int bufferIndex) {
+            final int word = bufferIndex >>> 6;
+            return word < online.length && (online[word] & (1L << (bufferIndex & 63))) != 0;
+        }
     }
 
     /** A catalog that cannot be used, with the file and position of the damage. */
@@ -122,8 +148,20 @@ public final class WarmCatalog {
         }
     }
 
-    static int headerLength(final int tierCount) {
-        return TIERS_OFFSET + ((tierCount + 1) / 2) * Long.BYTES + Long.BYTES;
+    /** A whole catalog of another version (not damage: another build wrote it). */
+    static final class OtherVersionException extends Exception {
+        OtherVersionException(final String message) {
+            super(message);
+        }
+    }
+
+    /** @return the header's length for {@code tierCount} tiers spanning {@code bufferCount} buffers in all. */
+    static long headerLength(final int tierCount, final long bufferCount) {
+        return TIERS_OFFSET + (long) TIER_LENGTH * tierCount + ((bufferCount + 63) >>> 6) * Long.BYTES + Long.BYTES;
+    }
+
+    static int onlineOffset(final int tierCount) {
+        return TIERS_OFFSET + TIER_LENGTH * tierCount;
     }
 
     /**
@@ -133,7 +171,7 @@ public final class WarmCatalog {
      * @throws DamagedCatalogException if it cannot be used; the message names the file, the
      *                                 position and what is wrong.
      */
-    static Contents read(final Path file) throws IOException, DamagedCatalogException {
+    static Contents read(final Path file) throws IOException, DamagedCatalogException, OtherVersionException {
         try (FileChannel channel = FileChannel.open(file, StandardOpenOption.READ)) {
             final long size = channel.size();
             final ByteBuffer fixed = readFully(channel, 0, (int) Math.min(size, TIERS_OFFSET), file);
@@ -146,18 +184,34 @@ public final class WarmCatalog {
             }
             final int version = fixed.getInt(8);
             if (version != VERSION) {
-                throw new DamagedCatalogException("warm catalog " + file + " at position 8: version " + version
+                throw new OtherVersionException("warm catalog " + file + " at position 8: version " + version
                     + ", this build reads version " + VERSION);
             }
-            final int tierCount = fixed.getInt(48);
+            final int tierCount = fixed.getInt(TIER_COUNT_OFFSET);
             if (tierCount < 1 || tierCount > MAX_TIERS) {
-                throw new DamagedCatalogException("warm catalog " + file + " at position 48: tier count " + tierCount + " is not valid");
+                throw new DamagedCatalogException("warm catalog " + file + " at position " + TIER_COUNT_OFFSET + ": tier count "
+                    + tierCount + " is not valid");
             }
-            final int headerLength = headerLength(tierCount);
-            if (size < headerLength) {
+            final int onlineOffset = onlineOffset(tierCount);
+            if (size < onlineOffset) {
                 throw new DamagedCatalogException("warm catalog " + file + " is " + size + " bytes long, shorter than its "
-                    + headerLength + "-byte header");
+                    + tierCount + " tiers' table");
             }
+            final ByteBuffer table = readFully(channel, 0, onlineOffset, file);
+            final int[] maxBufferCounts = new int[tierCount];
+            final int[] onlineCounts = new int[tierCount];
+            long bufferCount = 0;
+            for (int t = 0; t < tierCount; t++) {
+                maxBufferCounts[t] = table.getInt(TIERS_OFFSET + TIER_LENGTH * t);
+                onlineCounts[t] = table.getInt(TIERS_OFFSET + TIER_LENGTH * t + Integer.BYTES);
+                bufferCount += Integer.toUnsignedLong(maxBufferCounts[t]);
+            }
+            final long headerLong = headerLength(tierCount, bufferCount);
+            if (size < headerLong || headerLong > Integer.MAX_VALUE) {
+                throw new DamagedCatalogException("warm catalog " + file + " is " + size + " bytes long, shorter than its "
+                    + headerLong + "-byte header (tiers' table at position " + TIERS_OFFSET + ")");
+            }
+            final int headerLength = (int) headerLong;
             final ByteBuffer header = readFully(channel, 0, headerLength, file);
             final CRC32C crc = new CRC32C();
             crc.update(header.duplicate().position(0).limit(headerLength - Long.BYTES));
@@ -165,14 +219,14 @@ public final class WarmCatalog {
                 throw new DamagedCatalogException("warm catalog " + file + ": header [0, " + (headerLength - Long.BYTES)
                     + ") fails its CRC at position " + (headerLength - Long.BYTES));
             }
-            final long count = header.getLong(40);
+            final long count = header.getLong(RECORD_COUNT_OFFSET);
             if (count < 0 || count > (size - headerLength) / RECORD_LENGTH || size != headerLength + count * RECORD_LENGTH) {
-                throw new DamagedCatalogException("warm catalog " + file + " at position 40: " + count + " records of "
-                    + RECORD_LENGTH + " bytes do not make its length " + size);
+                throw new DamagedCatalogException("warm catalog " + file + " at position " + RECORD_COUNT_OFFSET + ": " + count
+                    + " records of " + RECORD_LENGTH + " bytes do not make its length " + size);
             }
-            final int[] bufferCounts = new int[tierCount];
-            for (int t = 0; t < tierCount; t++) {
-                bufferCounts[t] = header.getInt(TIERS_OFFSET + 4 * t);
+            final long[] online = new long[(int) ((bufferCount + 63) >>> 6)];
+            for (int w = 0; w < online.length; w++) {
+                online[w] = header.getLong(onlineOffset + Long.BYTES * w);
             }
             final List<Entry> entries = new ArrayList<>((int) count);
             final CRC32C recordsCrc = new CRC32C();
@@ -194,12 +248,12 @@ public final class WarmCatalog {
                 }
                 position += chunk.limit();
             }
-            if ((int) recordsCrc.getValue() != header.getInt(52)) {
+            if ((int) recordsCrc.getValue() != header.getInt(RECORDS_CRC_OFFSET)) {
                 throw new DamagedCatalogException("warm catalog " + file + ": records [" + headerLength + ", " + size
-                    + ") fail their CRC (at position 52)");
+                    + ") fail their CRC (at position " + RECORDS_CRC_OFFSET + ")");
             }
             return new Contents((header.getInt(FLAGS_OFFSET) & FLAG_CLEAN) != 0, header.getLong(16), header.getLong(24),
-                header.getInt(32), header.getInt(36), bufferCounts, entries);
+                header.getInt(32), header.getInt(36), maxBufferCounts, onlineCounts, online, entries);
         }
     }
 
@@ -208,8 +262,13 @@ public final class WarmCatalog {
      */
     static void markDirty(final Path file) throws IOException {
         try (FileChannel channel = FileChannel.open(file, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
-            final ByteBuffer fixed = readFully(channel, 0, TIERS_OFFSET, file);
-            final int headerLength = headerLength(fixed.getInt(48));
+            final int tierCount = readFully(channel, 0, TIERS_OFFSET, file).getInt(TIER_COUNT_OFFSET);
+            final ByteBuffer table = readFully(channel, 0, onlineOffset(tierCount), file);
+            long bufferCount = 0;
+            for (int t = 0; t < tierCount; t++) {
+                bufferCount += Integer.toUnsignedLong(table.getInt(TIERS_OFFSET + TIER_LENGTH * t));
+            }
+            final int headerLength = (int) headerLength(tierCount, bufferCount);
             final ByteBuffer header = readFully(channel, 0, headerLength, file);
             header.putInt(FLAGS_OFFSET, header.getInt(FLAGS_OFFSET) & ~FLAG_CLEAN);
             sealHeader(header, headerLength);
@@ -250,6 +309,7 @@ public final class WarmCatalog {
         private final Path file;
         private final Path temporary;
         private final FileChannel channel;
+        private final BlockCache cache;
         private final ByteBuffer header;
         private final int headerLength;
         private final ByteBuffer records = ByteBuffer.allocateDirect(RECORD_LENGTH * 4096).order(ByteOrder.LITTLE_ENDIAN);
@@ -270,17 +330,18 @@ public final class WarmCatalog {
             if (!start.enabled()) {
                 throw new IllegalStateException("cache " + cache.name() + " was built without warmRestart(catalog)");
             }
+            this.cache = cache;
             this.file = start.catalog();
             this.temporary = file.resolveSibling(file.getFileName() + ".tmp");
             final int tierCount = cache.tierCount();
-            this.headerLength = headerLength(tierCount);
+            long bufferCount = 0;
+            for (int t = 0; t < tierCount; t++) {
+                bufferCount += cache.tierMaxCapacity(t) / cache.bufferLength();
+            }
+            this.headerLength = (int) headerLength(tierCount, bufferCount);
             this.header = ByteBuffer.allocate(headerLength).order(ByteOrder.LITTLE_ENDIAN);
             header.putLong(0, MAGIC).putInt(8, VERSION).putLong(16, identity).putLong(24, sequence)
-                .putInt(32, cache.blockLength()).putInt(36, cache.bufferLength()).putInt(48, tierCount);
-            final int blocksPerBuffer = cache.bufferLength() / cache.blockLength();
-            for (int t = 0; t < tierCount; t++) {
-                header.putInt(TIERS_OFFSET + 4 * t, (int) (cache.tierBlocks(t) / (blocksPerBuffer - 1)));
-            }
+                .putInt(32, cache.blockLength()).putInt(36, cache.bufferLength()).putInt(TIER_COUNT_OFFSET, tierCount);
             final Path parent = file.toAbsolutePath().getParent();
             if (parent != null) {
                 Files.createDirectories(parent);
@@ -325,7 +386,9 @@ public final class WarmCatalog {
          */
         public void commit(final boolean clean) throws IOException {
             flush();
-            header.putInt(FLAGS_OFFSET, clean ? FLAG_CLEAN : 0).putLong(40, count).putInt(52, (int) recordsCrc.getValue());
+            putOnlineBuffers();
+            header.putInt(FLAGS_OFFSET, clean ? FLAG_CLEAN : 0).putLong(RECORD_COUNT_OFFSET, count)
+                .putInt(RECORDS_CRC_OFFSET, (int) recordsCrc.getValue());
             sealHeader(header, headerLength);
             header.position(0).limit(headerLength);
             while (header.hasRemaining()) {
@@ -346,6 +409,30 @@ public final class WarmCatalog {
                 } catch (final IOException ignored) {
                     // Some file systems cannot open a directory for reading: the rename stands.
                 }
+            }
+        }
+
+        /**
+         * The tiers' table and the online bitmap, read at the commit: every record added lies in
+         * a buffer online then unless its buffer went offline meanwhile (its entries were moved
+         * out first, so such a record is stale anyway and the reopen discards it).
+         */
+        private void putOnlineBuffers() {
+            final int tierCount = cache.tierCount();
+            final int onlineOffset = onlineOffset(tierCount);
+            int first = 0;
+            for (int t = 0; t < tierCount; t++) {
+                final int max = (int) (cache.tierMaxCapacity(t) / cache.bufferLength());
+                int online = 0;
+                for (int i = first; i < first + max; i++) {
+                    if (cache.isBufferOnline(i)) {
+                        online++;
+                        final int word = onlineOffset + (i >>> 6) * Long.BYTES;
+                        header.putLong(word, header.getLong(word) | 1L << (i & 63));
+                    }
+                }
+                header.putInt(TIERS_OFFSET + TIER_LENGTH * t, max).putInt(TIERS_OFFSET + TIER_LENGTH * t + Integer.BYTES, online);
+                first += max;
             }
         }
 

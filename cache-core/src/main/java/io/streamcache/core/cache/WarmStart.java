@@ -21,10 +21,30 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * construction); {@link #claim()} is atomic.
  */
 public final class WarmStart {
+    /** Why a cache built for a warm restart started cold. */
+    public enum Cold {
+        /** The cache was built without {@link BlockCache.Builder#warmRestart(Path)}. */
+        NOT_CONFIGURED,
+        /** There was no catalog (a first start, or the last run never checkpointed). Logged at INFO. */
+        NO_CATALOG,
+        /** The catalog is damaged: a bad magic, length, header or records CRC. Logged at WARN, with its file and position. */
+        DAMAGED_CATALOG,
+        /** The catalog could not be read (an I/O error) or marked in use. Logged at WARN. */
+        UNREADABLE_CATALOG,
+        /** The catalog is whole but of another version (another build wrote it). Logged at INFO. */
+        OTHER_VERSION,
+        /** The catalog describes another geometry: block or buffer length, tiers or their maximum buffer counts. Logged at INFO. */
+        OTHER_GEOMETRY,
+        /** No region was reopened as it was (new files, or files of another length). Logged at INFO. */
+        NO_REGION_KEPT
+    }
+
     /** Why a catalog record was not adopted. */
     public enum Discard {
         /** Its blocks are in a tier whose region was not reopened (created afresh: the file was missing or its size changed). */
         REGION_NOT_KEPT,
+        /** Its blocks are in a buffer of a resizable tier that is not online in the reopened cache (it reopened smaller). */
+        BUFFER_OFFLINE,
         /** Its chain is not an entry of that length: a free or misplaced block, a bad link, a wrong length. */
         DAMAGED_CHAIN,
         /** A block of its chain belongs to an entry adopted before it. */
@@ -33,11 +53,12 @@ public final class WarmStart {
         DIGEST_MISMATCH
     }
 
-    private static final WarmStart NONE = new WarmStart(null, false, "warm restart not configured", false, 0, 0, 0, List.of(),
-        new long[Discard.values().length], 0);
+    private static final WarmStart NONE = new WarmStart(null, false, Cold.NOT_CONFIGURED, "warm restart not configured", false, 0,
+        0, 0, List.of(), new long[Discard.values().length], 0);
 
     private final Path catalog;
     private final boolean warm;
+    private final Cold cold;
     private final String coldReason;
     private final boolean cleanShutdown;
     private final long identity;
@@ -48,11 +69,12 @@ public final class WarmStart {
     private final long nanos;
     private final AtomicBoolean claimed = new AtomicBoolean();
 
-    WarmStart(final Path catalog, final boolean warm, final String coldReason, final boolean cleanShutdown, final long identity,
-              final long sequence, final long catalogEntries, final List<WarmCatalog.Entry> adopted, final long[] discarded,
-              final long nanos) {
+    WarmStart(final Path catalog, final boolean warm, final Cold cold, final String coldReason, final boolean cleanShutdown,
+              final long identity, final long sequence, final long catalogEntries, final List<WarmCatalog.Entry> adopted,
+              final long[] discarded, final long nanos) {
         this.catalog = catalog;
         this.warm = warm;
+        this.cold = cold;
         this.coldReason = coldReason;
         this.cleanShutdown = cleanShutdown;
         this.identity = identity;
@@ -94,6 +116,14 @@ public final class WarmStart {
      */
     public String coldReason() {
         return coldReason;
+    }
+
+    /**
+     * @return why the cache started cold, as a reason a program can act on ({@link #coldReason()}
+     *         says it for a person: file, position, figures), or null if it came back {@link #warm()}.
+     */
+    public Cold cold() {
+        return cold;
     }
 
     /**
@@ -167,7 +197,7 @@ public final class WarmStart {
         }
         s.append("catalog=").append(catalog).append(", ");
         if (!warm) {
-            return s.append("cold: ").append(coldReason).append('}').toString();
+            return s.append("cold (").append(cold).append("): ").append(coldReason).append('}').toString();
         }
         s.append("clean=").append(cleanShutdown).append(", sequence=").append(sequence).append(", records=").append(catalogEntries)
             .append(", adopted=").append(adopted.size());

@@ -157,19 +157,22 @@ public final class MappedFileRegion extends BufferArrayRegion {
     public static MemoryRegionFactory factory(final Path path, final Mode mode, final boolean deleteOnClose) {
         Objects.requireNonNull(path, "path");
         Objects.requireNonNull(mode, "mode");
-        return new Factory(path, mode, deleteOnClose);
+        return new Factory(path, mode, deleteOnClose, false);
     }
 
-    /** Opens fixed regions, or {@link ResizableMappedFileRegion}s for a tier with a maximum capacity. */
-    private record Factory(Path path, Mode mode, boolean deleteOnClose) implements MemoryRegionFactory {
+    /**
+     * Opens fixed regions, or {@link ResizableMappedFileRegion}s for a tier with a maximum capacity;
+     * {@code keep}: persistent ones, which map an existing file as it is.
+     */
+    private record Factory(Path path, Mode mode, boolean deleteOnClose, boolean keep) implements MemoryRegionFactory {
         @Override
         public MemoryRegion open(final int bufferCount, final int bufferLength) {
-            return new MappedFileRegion(path, mode, deleteOnClose, false, bufferCount, bufferLength);
+            return new MappedFileRegion(path, mode, deleteOnClose, keep, bufferCount, bufferLength);
         }
 
         @Override
         public ResizableRegion openResizable(final int onlineCount, final int maxBufferCount, final int bufferLength) {
-            return new ResizableMappedFileRegion(path, mode, deleteOnClose, onlineCount, maxBufferCount, bufferLength);
+            return new ResizableMappedFileRegion(path, mode, deleteOnClose, keep, onlineCount, maxBufferCount, bufferLength);
         }
     }
 
@@ -180,12 +183,19 @@ public final class MappedFileRegion extends BufferArrayRegion {
      * with {@code BlockCache.Builder.warmRestart}: without a warm catalog the cache clears the
      * reopened buffers' metadata as for a new region.
      *
+     * <p>For a tier with a maximum capacity (a resizable tier) it opens a resizable persistent
+     * region: the file is as long as the highest online buffer's end, and an existing file whose
+     * length is a whole number of buffers, at most the maximum, is kept: the buffers the tier
+     * brings online that lie below its old end come back as they were
+     * ({@link MemoryRegion#reopened(int)}), those above are extended with zeros, and a file
+     * longer than the tier's capacity now is truncated to it (its upper buffers' entries are lost).
+     *
      * @param path the file that holds the buffers between runs.
      * @return a factory of persistent regions in {@code path}.
      */
     public static MemoryRegionFactory persistent(final Path path) {
         Objects.requireNonNull(path, "path");
-        return (bufferCount, bufferLength) -> new MappedFileRegion(path, Mode.SHARED, false, true, bufferCount, bufferLength);
+        return new Factory(path, Mode.SHARED, false, true);
     }
 
     @Override

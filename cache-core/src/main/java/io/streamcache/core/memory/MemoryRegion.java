@@ -48,6 +48,18 @@ public interface MemoryRegion extends AutoCloseable {
     }
 
     /**
+     * Whether buffer {@code index} holds what it held when the region was last closed or its
+     * process died (see {@link #reopened()}): a resizable persistent region reopens only the
+     * buffers below its file's old end that are online now.
+     *
+     * @param index of a buffer, online now.
+     * @return {@link #reopened()} by default: every buffer of a fixed region alike.
+     */
+    default boolean reopened(final int index) {
+        return reopened();
+    }
+
+    /**
      * @return a human-readable description: the kind of memory and where it lives.
      */
     String description();

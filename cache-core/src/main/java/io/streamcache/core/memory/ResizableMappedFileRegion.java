@@ -33,6 +33,12 @@ import java.nio.file.Path;
  * from the top ({@link #releasesFromTheEnd()}). Each buffer is one mapping: the kernel's
  * {@code vm.max_map_count} (65,530 by default) bounds the buffers of a region.
  *
+ * <p><b>Persistent</b> ({@link MappedFileRegion#persistent}, {@code keep}): the file is never
+ * deleted, and an existing one whose length is a whole number of buffers, at most the maximum, is
+ * kept when the region opens: the online buffers below its old end are mapped as they are
+ * ({@link #reopened(int)}), a file longer than the online buffers is first truncated to them.
+ * Any other file is created afresh.
+ *
  * <p><b>Threading:</b> see {@link ResizableRegion}.
  */
 final class ResizableMappedFileRegion extends ResizableBufferArrayRegion {
@@ -45,8 +51,10 @@ final class ResizableMappedFileRegion extends ResizableBufferArrayRegion {
     private final FileChannel channel;
     private final MappedByteBuffer[] mappings;
     private long fileLength;
+    /** Buffers [0, reopened) were mapped with the bytes a persistent file held when the region opened. */
+    private int reopened;
 
-    ResizableMappedFileRegion(final Path path, final MappedFileRegion.Mode mode, final boolean deleteOnClose,
+    ResizableMappedFileRegion(final Path path, final MappedFileRegion.Mode mode, final boolean deleteOnClose, final boolean keep,
                               final int onlineCount, final int maxBufferCount, final int bufferLength) {
         super(maxBufferCount, bufferLength);
         this.path = path;
@@ -65,8 +73,28 @@ final class ResizableMappedFileRegion extends ResizableBufferArrayRegion {
         }
         this.channel = file.getChannel();
         try {
-            file.setLength(0);
-            final long needed = (long)onlineCount * bufferLength;
+            final long existing = keep ? file.length() : 0;
+            final boolean hugePages = "hugetlbfs".equals(Files.getFileStore(path).type());
+            if (keep && existing > 0 && existing % bufferLength == 0 && existing <= (long)maxBufferCount * bufferLength
+                && !hugePages) {
+                final long online = (long)onlineCount * bufferLength;
+                if (existing > online) {
+                    file.setLength(online);
+                }
+                fileLength = Math.min(existing, online);
+                reopened = (int)(fileLength / bufferLength);
+                LOG.info("persistent resizable mapped-file region at {}: kept {} buffers of the {} the file held", path,
+                    reopened, existing / bufferLength);
+            } else {
+                if (keep && existing > 0) {
+                    LOG.info("persistent resizable mapped-file region at {}: {}; created afresh", path, hugePages
+                        ? "on hugetlbfs (its pages do not outlive their mappings)"
+                        : "its length " + existing + " is not a whole number of buffers of " + bufferLength + " up to "
+                        + maxBufferCount);
+                }
+                file.setLength(0);
+            }
+            final long needed = (long)onlineCount * bufferLength - fileLength;
             final long usable = Files.getFileStore(path).getUsableSpace();
             if (needed > usable) {
                 throw new CacheConfigurationException("mapped-file region needs " + needed + " bytes at " + path
@@ -136,6 +164,16 @@ final class ResizableMappedFileRegion extends ResizableBufferArrayRegion {
      */
     synchronized long fileLength() {
         return fileLength;
+    }
+
+    @Override
+    public boolean reopened() {
+        return reopened > 0;
+    }
+
+    @Override
+    public boolean reopened(final int index) {
+        return index < reopened;
     }
 
     @Override

@@ -1,11 +1,16 @@
 package io.streamcache.core.cache;
 
+import ch.qos.logback.classic.Level;
+import ch.qos.logback.classic.Logger;
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.read.ListAppender;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.streamcache.core.memory.MappedFileRegion;
 import io.streamcache.core.memory.MemoryRegionFactory;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
 import java.io.RandomAccessFile;
@@ -287,6 +292,7 @@ class WarmRestartTest {
         try (BlockCache cache = open(CAPACITY)) {
             final WarmStart start = cache.warmStart();
             assertFalse(start.warm());
+            assertEquals(WarmStart.Cold.OTHER_VERSION, start.cold());
             assertTrue(start.coldReason().contains("version " + (WarmCatalog.VERSION - 1)), start.coldReason());
             assertEquals(0, cache.stats().usedBlockCount());
         }
@@ -299,9 +305,14 @@ class WarmRestartTest {
             checkpoint(cache, true);
         }
         flipByte(catalogFile(), Files.size(catalogFile()) - 5);
-        try (BlockCache cache = open(CAPACITY)) {
+        final List<ILoggingEvent> logged = new ArrayList<>();
+        try (BlockCache cache = logging(logged, () -> open(CAPACITY))) {
             final WarmStart start = cache.warmStart();
             assertFalse(start.warm());
+            assertEquals(WarmStart.Cold.DAMAGED_CATALOG, start.cold());
+            // Not a first start: a catalog was there and its entries are lost.
+            assertTrue(logged.stream().anyMatch(e -> e.getLevel() == Level.WARN && e.getFormattedMessage().contains("CRC")),
+                logged::toString);
             assertTrue(start.coldReason().contains(catalogFile().toString()) && start.coldReason().contains("CRC"),
                 start.coldReason());
             assertEquals(0, cache.stats().usedBlockCount());
@@ -313,8 +324,12 @@ class WarmRestartTest {
         try (BlockCache cache = open(CAPACITY)) {
             fill(cache);
         }
-        try (BlockCache cache = open(CAPACITY)) {
+        final List<ILoggingEvent> logged = new ArrayList<>();
+        try (BlockCache cache = logging(logged, () -> open(CAPACITY))) {
             assertFalse(cache.warmStart().warm());
+            assertEquals(WarmStart.Cold.NO_CATALOG, cache.warmStart().cold());
+            assertTrue(logged.stream().noneMatch(e -> e.getLevel().isGreaterOrEqual(Level.WARN)), logged::toString);
+            assertTrue(logged.stream().anyMatch(e -> e.getFormattedMessage().contains("NO_CATALOG")), logged::toString);
             assertEquals(0, cache.stats().usedBlockCount());
             final ByteBuf data = Unpooled.wrappedBuffer(bytes(100));
             assertEquals(100, cache.length(cache.insert(data)));
@@ -354,6 +369,29 @@ class WarmRestartTest {
         try (BlockCache cache = BlockCache.builder().capacity(CAPACITY).bufferLength(BUFFER).registerMBean(false).build()) {
             assertFalse(cache.warmStart().enabled());
             assertThrows(IllegalStateException.class, () -> new WarmCatalog.Writer(cache, 1, 1));
+        }
+    }
+
+    static {
+        // The tests run as the io.streamcache.core module, which reads slf4j only: let it read logback's classes too.
+        ModuleLayer.boot().findModule("ch.qos.logback.classic").ifPresent(WarmRestartTest.class.getModule()::addReads);
+        ModuleLayer.boot().findModule("ch.qos.logback.core").ifPresent(WarmRestartTest.class.getModule()::addReads);
+    }
+
+    /** @return what {@code open} returned, with what RegionAdopter logged meanwhile added to {@code logged}. */
+    private static BlockCache logging(final List<ILoggingEvent> logged, final java.util.function.Supplier<BlockCache> open) {
+        final Logger logger = (Logger) LoggerFactory.getLogger(RegionAdopter.class);
+        final ListAppender<ILoggingEvent> appender = new ListAppender<>();
+        appender.start();
+        final Level level = logger.getLevel();
+        logger.setLevel(Level.INFO);
+        logger.addAppender(appender);
+        try {
+            return open.get();
+        } finally {
+            logger.detachAppender(appender);
+            logger.setLevel(level);
+            logged.addAll(appender.list);
         }
     }
 

@@ -15,6 +15,7 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -41,7 +42,9 @@ import static org.junit.jupiter.api.Assertions.fail;
  *    the check closes cleanly (a clean catalog): the next child starts warm from it
  *  over all rounds: bytes were served warm (from the region, without the log)
  * </pre>
- * About 15 s of CI time with the defaults; {@code -Dstreamcache.warmCrash.rounds=30} for a long run.
+ * The second test does the same over a resizable tier shrunk and grown while the child runs, and
+ * reopens it at another online size; the third kills the child seconds after it opened, with the
+ * default checkpoint interval. About 40 s of CI time with the defaults; {@code -Dstreamcache.warmCrash.rounds=30} for a long run.
  */
 @Timeout(value = 4, unit = TimeUnit.MINUTES)
 class WarmCrashIT {
@@ -53,8 +56,7 @@ class WarmCrashIT {
 
     @Test
     void shouldServeEveryAcknowledgedByteAndNoWrongOneAfterSigkill() throws Exception {
-        final long configured = Long.getLong("streamcache.crash.seed", 0);
-        final long seed = configured != 0 ? configured : System.nanoTime();
+        final long seed = seed();
         final SplittableRandom random = new SplittableRandom(seed);
         final int rounds = Integer.getInteger("streamcache.warmCrash.rounds", 3);
         final Map<String, Long> floors = new HashMap<>();
@@ -62,42 +64,124 @@ class WarmCrashIT {
         System.out.println("WarmCrashIT seed=" + seed + " directory=" + root);
         for (int round = 1; round <= rounds; round++) {
             final String context = "seed=" + seed + " round=" + round + ":";
-            final Path out = root.resolve("round-" + round + ".out");
-            final Path err = root.resolve("round-" + round + ".err");
-            final String java = ProcessHandle.current().info().command().orElseThrow();
-            final Process process = new ProcessBuilder(List.of(java, "-Xmx192m", "-XX:MaxDirectMemorySize=192m", "-XX:+UseSerialGC",
-                "-cp", System.getProperty("java.class.path"), WarmCrashWorkload.class.getName(), root.toString(),
-                Integer.toString(SEGMENTS), Long.toString(random.nextLong()), "120"))
-                .redirectOutput(out.toFile()).redirectError(err.toFile()).start();
-            try {
-                final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-                while (!Files.readString(out, StandardCharsets.US_ASCII).contains("ack ")) {
-                    if (!process.isAlive() || System.nanoTime() > deadline) {
-                        fail(context + " the workload acknowledged nothing: " + read(err));
-                    }
-                    Thread.sleep(5);
-                }
-                Thread.sleep(200 + random.nextInt(801));
-                assertTrue(process.isAlive(), () -> context + " the workload exited early: " + read(err));
-            } finally {
-                process.destroyForcibly();
-                process.waitFor(60, TimeUnit.SECONDS);
-            }
-            assertEquals(SIGKILL_EXIT, process.exitValue(), () -> context + " not killed by SIGKILL: " + read(err));
-            for (final String line : Files.readAllLines(out, StandardCharsets.US_ASCII)) {
-                final String[] parts = line.split(" ");
-                if (parts.length == 4 && parts[0].equals("ack")) {
-                    floors.merge(parts[1], Long.parseLong(parts[2]) + Long.parseLong(parts[3]), Math::max);
-                }
-            }
-            warmBytes += verify(floors, context);
+            runChild(random, round, 200 + random.nextInt(801), floors, context);
+            warmBytes += verify(floors, context, WarmCrashWorkload.CACHE_CAPACITY, 0).warmBytes();
         }
         assertTrue(warmBytes > 0, "no byte was served warm in " + rounds + " rounds, seed=" + seed);
     }
 
-    /** @return bytes served from the cache as it was reopened, before any read through the log. */
-    private long verify(final Map<String, Long> floors, final String context) throws Exception {
-        try (BlockCache cache = WarmCrashWorkload.cache(root, "warm-crash-check");
+    /**
+     * A resizable persistent tier: the child's cache manager shrinks and grows the tier all the
+     * while (between half its capacity and its maximum), so the SIGKILL lands during shrinks
+     * (entries being moved out of draining buffers, buffers going offline, the file being
+     * truncated) and grows; each check reopens the tier at another online size, so entries in
+     * buffers that are no longer online are discarded and the others adopted, every byte checked.
+     */
+    @Test
+    void shouldServeNoWrongByteAfterSigkillDuringResizesAndReopenAtAnotherSize() throws Exception {
+        final long seed = seed();
+        final SplittableRandom random = new SplittableRandom(seed);
+        final int rounds = Integer.getInteger("streamcache.warmCrash.rounds", 3);
+        final long max = 2 * WarmCrashWorkload.CACHE_CAPACITY;
+        final Map<String, Long> floors = new HashMap<>();
+        long warmBytes = 0;
+        long shrinks = 0;
+        System.out.println("WarmCrashIT (resizing) seed=" + seed + " directory=" + root);
+        for (int round = 1; round <= rounds; round++) {
+            final String context = "seed=" + seed + " round=" + round + " (resizing):";
+            shrinks += runChild(random, round, 300 + random.nextInt(1200), floors, context,
+                "capacity=" + WarmCrashWorkload.CACHE_CAPACITY, "maxCapacity=" + max, "resize");
+            final long reopenAt = random.nextLong(WarmCrashWorkload.CACHE_CAPACITY / 4, max + 1)
+                / WarmCrashWorkload.BUFFER_LENGTH * WarmCrashWorkload.BUFFER_LENGTH;
+            warmBytes += verify(floors, context + " reopened at " + reopenAt, reopenAt, max).warmBytes();
+        }
+        final long done = shrinks;
+        assertTrue(done > 0, () -> "the child completed no shrink in " + rounds + " rounds, seed=" + seed);
+        System.out.println("WarmCrashIT (resizing): " + done + " shrinks completed by the children");
+        assertTrue(warmBytes > 0, "no byte was served warm in " + rounds + " rounds, seed=" + seed);
+    }
+
+    /**
+     * With the default checkpoint interval (30 s), a SIGKILL a few seconds after a store opened
+     * under heavy appends still brings entries back warm: the checkpointer's early checkpoints
+     * (1 s after the first, then at doubling intervals up to the configured one).
+     */
+    @Test
+    void shouldBringEntriesBackWarmAfterASigkillSecondsAfterOpen() throws Exception {
+        final long seed = seed();
+        final SplittableRandom random = new SplittableRandom(seed);
+        final long capacity = 256L << 20;
+        final Map<String, Long> floors = new HashMap<>();
+        final String context = "seed=" + seed + " (default interval):";
+        final long killAfter = Long.getLong("streamcache.warmCrash.killAfterMillis", 4000);
+        runChild(random, 1, killAfter, floors, context, "interval=30000", "capacity=" + capacity);
+        final long acknowledged = floors.values().stream().mapToLong(Long::longValue).sum();
+        final Verified verified = verify(floors, context, capacity, 0);
+        System.out.println(context + " killed " + killAfter + " ms after the first ack, " + acknowledged
+            + " bytes acknowledged: restored " + verified.stats().restoredEntries() + " entries, "
+            + verified.stats().restoredBytes() + " bytes");
+        assertTrue(verified.stats().restoredEntries() > 0, () -> context + " nothing came back warm: " + verified.stats());
+    }
+
+    private static long seed() {
+        final long configured = Long.getLong("streamcache.crash.seed", 0);
+        return configured != 0 ? configured : System.nanoTime();
+    }
+
+    /**
+     * Runs the child with {@code options} until {@code killAfter} ms after its first ack (and, with
+     * {@code resize}, its first resize), SIGKILLs it, reads its acks.
+     */
+    /** @return the shrinks the child completed (its "resize" lines that lowered the capacity). */
+    private long runChild(final SplittableRandom random, final int round, final long killAfter, final Map<String, Long> floors,
+                          final String context, final String... options) throws Exception {
+        final Path out = root.resolve("round-" + round + ".out");
+        final Path err = root.resolve("round-" + round + ".err");
+        final String java = ProcessHandle.current().info().command().orElseThrow();
+        final List<String> command = new ArrayList<>(List.of(java, "-Xmx192m", "-XX:MaxDirectMemorySize=192m",
+            "-XX:+UseSerialGC", "-cp", System.getProperty("java.class.path"), WarmCrashWorkload.class.getName(), root.toString(),
+            Integer.toString(SEGMENTS), Long.toString(random.nextLong()), "120"));
+        command.addAll(List.of(options));
+        final Process process = new ProcessBuilder(command).redirectOutput(out.toFile()).redirectError(err.toFile()).start();
+        try {
+            final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+            // A resizing child is killed only after its first resize, so every round crashes among resizes.
+            final boolean resizing = List.of(options).contains("resize");
+            String seen;
+            while (!(seen = Files.readString(out, StandardCharsets.US_ASCII)).contains("ack ")
+                || resizing && !seen.contains("resize ")) {
+                if (!process.isAlive() || System.nanoTime() > deadline) {
+                    fail(context + " the workload acknowledged nothing: " + read(err));
+                }
+                Thread.sleep(5);
+            }
+            Thread.sleep(killAfter);
+            assertTrue(process.isAlive(), () -> context + " the workload exited early: " + read(err));
+        } finally {
+            process.destroyForcibly();
+            process.waitFor(60, TimeUnit.SECONDS);
+        }
+        assertEquals(SIGKILL_EXIT, process.exitValue(), () -> context + " not killed by SIGKILL: " + read(err));
+        long shrinks = 0;
+        for (final String line : Files.readAllLines(out, StandardCharsets.US_ASCII)) {
+            final String[] parts = line.split(" ");
+            if (parts.length == 4 && parts[0].equals("ack")) {
+                floors.merge(parts[1], Long.parseLong(parts[2]) + Long.parseLong(parts[3]), Math::max);
+            } else if (parts.length == 3 && parts[0].equals("resize") && Long.parseLong(parts[2]) < Long.parseLong(parts[1])) {
+                shrinks++;
+            }
+        }
+        return shrinks;
+    }
+
+    /** What a check found: the store's warm restore and the bytes served from the reopened cache alone. */
+    private record Verified(WarmRestoreStats stats, long warmBytes) {
+    }
+
+    /** Reopens the cache at {@code capacity} (resizable up to {@code maxCapacity} if not 0) and checks every byte. */
+    private Verified verify(final Map<String, Long> floors, final String context, final long capacity, final long maxCapacity)
+        throws Exception {
+        try (BlockCache cache = WarmCrashWorkload.cache(root, "warm-crash-check", capacity, maxCapacity);
              SegmentStore store = WarmCrashWorkload.checkStore(cache, root, "warm-crash-check")) {
             final WarmRestoreStats stats = store.warmRestore();
             long warm = 0;
@@ -137,7 +221,7 @@ class WarmCrashIT {
                 floors.put(name, info.length());
             }
             System.out.println(context + " " + stats + " warm bytes=" + warm);
-            return warm;
+            return new Verified(stats, warm);
         }
     }
 

@@ -26,11 +26,15 @@ import java.util.concurrent.TimeUnit;
  * manager evicts and blocks are reused between checkpoints, and checkpoints often, until it is
  * killed.
  * <pre>
- *  java ... WarmCrashWorkload &lt;root&gt; &lt;segments&gt; &lt;seed&gt; &lt;maxSeconds&gt;
+ *  java ... WarmCrashWorkload &lt;root&gt; &lt;segments&gt; &lt;seed&gt; &lt;maxSeconds&gt; [options]
+ *   options: interval=&lt;ms&gt; (checkpoint interval, 100), capacity=&lt;bytes&gt; (16 MiB),
+ *            maxCapacity=&lt;bytes&gt; (none: a resizable tier up to it), resize (a thread shrinks and
+ *            grows the tier through the cache manager all the while)
  *   open the store (warm from the region and catalog under root, recovering root/log)
  *   "warm &lt;restored entries&gt; &lt;discarded&gt;"; create the missing segments
  *   two producers: append [next, next + n) of a segment (byte o of segment k is byteAt(k, o)),
- *   at most WINDOW in flight; each acknowledged append: "ack &lt;name&gt; &lt;offset&gt; &lt;length&gt;"
+ *   at most WINDOW in flight; each acknowledged append: "ack &lt;name&gt; &lt;offset&gt; &lt;length&gt;";
+ *   with resize, each resize done: "resize &lt;capacity before&gt; &lt;capacity reached&gt;"
  * </pre>
  * Lines are written to stdout with one {@code write} each after the append's future completed,
  * so a line is an acknowledged (durable) append. Anything unexpected halts with exit status 2.
@@ -53,13 +57,28 @@ public final class WarmCrashWorkload {
 
     /** The cache the workload and the test's checks both open over the region under {@code root}. */
     static BlockCache cache(final Path root, final String name) {
-        return BlockCache.builder().capacity(CACHE_CAPACITY).bufferLength(BUFFER_LENGTH).name(name).registerMBean(false)
-            .region(MappedFileRegion.persistent(root.resolve("region"))).warmRestart(root.resolve("log").resolve("warm-catalog"))
-            .build();
+        return cache(root, name, CACHE_CAPACITY, 0);
+    }
+
+    /**
+     * @param maxCapacity 0 for a tier of fixed size, else a resizable tier up to it.
+     */
+    static BlockCache cache(final Path root, final String name, final long capacity, final long maxCapacity) {
+        final BlockCache.Builder builder = BlockCache.builder().capacity(capacity).bufferLength(BUFFER_LENGTH).name(name)
+            .registerMBean(false).region(MappedFileRegion.persistent(root.resolve("region")))
+            .warmRestart(root.resolve("log").resolve("warm-catalog"));
+        if (maxCapacity > 0) {
+            builder.maxCapacity(maxCapacity);
+        }
+        return builder.build();
     }
 
     static SegmentStore store(final BlockCache cache, final Path root, final String name) {
-        return SegmentStore.builder(cache).name(name).log(logConfig(root)).warmCheckpointInterval(CHECKPOINT_INTERVAL).build();
+        return store(cache, root, name, CHECKPOINT_INTERVAL);
+    }
+
+    static SegmentStore store(final BlockCache cache, final Path root, final String name, final Duration interval) {
+        return SegmentStore.builder(cache).name(name).log(logConfig(root)).warmCheckpointInterval(interval).build();
     }
 
     /** The test's check: a manager that evicts only a full cache, so what came back warm stays to be read. */
@@ -100,8 +119,26 @@ public final class WarmCrashWorkload {
         guard.setDaemon(true);
         guard.start();
 
-        final BlockCache cache = cache(root, "warm-workload");
-        final SegmentStore store = store(cache, root, "warm-workload");
+        Duration interval = CHECKPOINT_INTERVAL;
+        long capacity = CACHE_CAPACITY;
+        long maxCapacity = 0;
+        boolean resize = false;
+        for (int i = 4; i < args.length; i++) {
+            final String option = args[i];
+            if (option.startsWith("interval=")) {
+                interval = Duration.ofMillis(Long.parseLong(option.substring("interval=".length())));
+            } else if (option.startsWith("capacity=")) {
+                capacity = Long.parseLong(option.substring("capacity=".length()));
+            } else if (option.startsWith("maxCapacity=")) {
+                maxCapacity = Long.parseLong(option.substring("maxCapacity=".length()));
+            } else if (option.equals("resize")) {
+                resize = true;
+            } else {
+                fail("unknown option " + option, null);
+            }
+        }
+        final BlockCache cache = cache(root, "warm-workload", capacity, maxCapacity);
+        final SegmentStore store = store(cache, root, "warm-workload", interval);
         line("warm " + store.warmRestore().restoredEntries() + ' ' + store.warmRestore().discardedTotal());
         final long[] next = new long[segments];
         for (int i = 0; i < segments; i++) {
@@ -119,6 +156,25 @@ public final class WarmCrashWorkload {
             final SplittableRandom random = new SplittableRandom(seed * 31 + p);
             threads[p] = new Thread(() -> produce(store, producer, producers, segments, next, random), "warm-producer-" + p);
             threads[p].start();
+        }
+        if (resize) {
+            final long low = Math.max(BUFFER_LENGTH, capacity / 2);
+            final long high = maxCapacity;
+            final SplittableRandom random = new SplittableRandom(seed * 17);
+            final Thread resizer = new Thread(() -> {
+                while (true) {
+                    final long target = random.nextLong(low, high + 1) / BUFFER_LENGTH * BUFFER_LENGTH;
+                    try {
+                        final long before = cache.tierCapacity(0);
+                        final long reached = store.cacheManager().resizeTier(0, target, Duration.ofSeconds(2));
+                        line("resize " + before + ' ' + reached);
+                    } catch (final RuntimeException e) {
+                        fail("resize to " + target + " failed", e);
+                    }
+                }
+            }, "warm-resizer");
+            resizer.setDaemon(true);
+            resizer.start();
         }
         for (final Thread thread : threads) {
             thread.join();
