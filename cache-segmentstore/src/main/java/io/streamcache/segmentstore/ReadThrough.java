@@ -178,22 +178,26 @@ final class ReadThrough {
         if (segment == null) {
             return;
         }
+        final long end;
+        final int tier;
         segment.lock();
         try {
             if (segment.deleted) {
                 return;
             }
-            final long end = Math.min(offset + data.readableBytes(), segment.length);
-            if (end > offset) {
-                // The manager's admission: a range nobody is expected to read again is served
-                // (afterLoad reads it from the range) and not cached, or staged in a slower tier.
-                final int tier = managerHooks.fillTier(segment.name, offset, end, segment.fillTier());
-                if (tier >= 0) {
-                    segment.fillLocked(offset, data.slice(data.readerIndex(), (int) (end - offset)), tier);
-                }
-            }
+            end = Math.min(offset + data.readableBytes(), segment.length);
+            // The manager's admission: a range nobody is expected to read again is served
+            // (afterLoad reads it from the range) and not cached, or staged in a slower tier.
+            tier = end > offset ? managerHooks.fillTier(segment.name, offset, end, segment.fillTier()) : -1;
         } finally {
             segment.unlock();
+        }
+        if (tier >= 0) {
+            // Copied into the cache with no lock held, published under the segment's lock
+            // briefly; a cache without free room makes this fill give up (the read is served
+            // from the range), never wait: appends and the completer never wait for it.
+            SegmentFill.fillOutsideLock(segment, offset, data.slice(data.readerIndex(), (int) (end - offset)), tier, false,
+                table.isolation);
         }
     }
 

@@ -362,6 +362,7 @@ public final class SegmentStore implements AutoCloseable {
         this.manager = builder.manager;
         this.ownsManager = builder.ownsManager;
         this.table = new SegmentTable(name, cache, manager, maxIndexEntryLength, builder.fillTier, appendsDurable, waiting);
+        waiting.counters = table.isolation;
         ManagerHooks.of(manager).register(table.evictionSource());
         if (builder.log == null) {
             this.checkpointer = null;
@@ -845,6 +846,14 @@ public final class SegmentStore implements AutoCloseable {
             return CompletableFuture.failedFuture(e);
         }
         return waiting.readOrWait(segment, offset, maxLength, timeoutNanos);
+    }
+
+    /**
+     * @return how this store kept readers and writers apart so far: appends that waited for
+     *         memory, fills admitted or refused, reads past the end (a snapshot).
+     */
+    public IsolationStats isolationStats() {
+        return table.isolation.snapshot(0, 0, 0);
     }
 
     /**

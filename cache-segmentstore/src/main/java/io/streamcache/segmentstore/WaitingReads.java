@@ -9,7 +9,8 @@ import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 
 /**
- * A store's waiting reads: queues a read at or past the end of an unsealed segment in that
+ * A store's waiting reads: queues a read at the end of an unsealed segment (or at an offset an
+ * append in flight will reach) in that
  * segment (its queue is the segment's, under its lock), times it out on the store's one
  * {@link StreamcacheThreads.Role#READ_TIMEOUTS read-timeouts} thread, and completes the waiters a
  * segment hands out (an append reached them, a seal, a delete, the store closing). See
@@ -26,6 +27,8 @@ import java.util.concurrent.TimeUnit;
 final class WaitingReads {
     private final String storeName;
     private final ScheduledThreadPoolExecutor scheduler;
+    /** The store's isolation counts (reads past the end); set once by the store, may be null in tests. */
+    volatile IsolationCounters counters;
 
     /**
      * @param storeName the store's name, in the timeout thread's name and in messages.
@@ -48,6 +51,14 @@ final class WaitingReads {
     CompletableFuture<ReadResult> readOrWait(final Segment segment, final long offset, final int maxLength, final long timeoutNanos) {
         segment.lock();
         try {
+            if (!segment.deleted && !segment.sealed && offset > Math.max(segment.length, segment.reservedLength)) {
+                // Past every offset an append has been given: no append can reach it before the
+                // ones before it, so waiting would only end in the timeout.
+                if (counters != null) {
+                    counters.readPastEnd();
+                }
+                return CompletableFuture.completedFuture(ReadResult.empty(segment.name, offset, ReadStatus.PAST_END));
+            }
             if (offset < segment.length || segment.sealed || timeoutNanos == 0 || segment.deleted || offset < segment.startOffset) {
                 return CompletableFuture.completedFuture(segment.readLocked(offset, maxLength));
             }
