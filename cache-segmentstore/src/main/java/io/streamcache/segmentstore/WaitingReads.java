@@ -9,8 +9,7 @@ import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 
 /**
- * A store's waiting reads: queues a read at the end of an unsealed segment (or at an offset an
- * append in flight will reach) in that
+ * A store's waiting reads: queues a read at or past the end of an unsealed segment in that
  * segment (its queue is the segment's, under its lock), times it out on the store's one
  * {@link StreamcacheThreads.Role#READ_TIMEOUTS read-timeouts} thread, and completes the waiters a
  * segment hands out (an append reached them, a seal, a delete, the store closing). See
@@ -49,9 +48,19 @@ final class WaitingReads {
      * @param timeoutNanos the wait, at least 0.
      */
     CompletableFuture<ReadResult> readOrWait(final Segment segment, final long offset, final int maxLength, final long timeoutNanos) {
+        return readOrWait(segment, offset, maxLength, timeoutNanos, false);
+    }
+
+    /**
+     * As {@link #readOrWait(Segment, long, int, long)}; with {@code pastEndAtOnce} a read past
+     * every offset given to an append completes at once with {@link ReadStatus#PAST_END}
+     * instead of waiting ({@link SegmentStore#readAsync}'s rule).
+     */
+    CompletableFuture<ReadResult> readOrWait(final Segment segment, final long offset, final int maxLength, final long timeoutNanos,
+                                             final boolean pastEndAtOnce) {
         segment.lock();
         try {
-            if (!segment.deleted && !segment.sealed && offset > Math.max(segment.length, segment.reservedLength)) {
+            if (pastEndAtOnce && !segment.deleted && !segment.sealed && offset > Math.max(segment.length, segment.reservedLength)) {
                 // Past every offset an append has been given: no append can reach it before the
                 // ones before it, so waiting would only end in the timeout.
                 if (counters != null) {
