@@ -347,6 +347,8 @@ public final class SegmentStore implements AutoCloseable {
     private final ReadThrough readThrough;
     /** Admits the asynchronous view reads through the store's read budget and the readers'. */
     private final ReadAdmission admission;
+    /** The isolation MBean's name, or null if its name was taken; unregistered at close. */
+    private final javax.management.ObjectName isolationMBean;
     /** With a log and {@link Builder#compaction}: retention and compaction; set once after construction. */
     private volatile Compactor compactor;
     /** With a cache built for a warm restart: writes its catalog; else null. */
@@ -370,6 +372,7 @@ public final class SegmentStore implements AutoCloseable {
         final ReadBudget storeBudget = builder.readBudgetFailFast ? ReadBudget.failFast(name, readBudgetBytes)
             : ReadBudget.waiting(name, readBudgetBytes);
         this.admission = new ReadAdmission(storeBudget, table.isolation);
+        this.isolationMBean = io.streamcache.segmentstore.internal.log.LogMBeans.register("Isolation", name, new IsolationBean(this));
         ManagerHooks.of(manager).register(table.evictionSource());
         if (builder.log == null) {
             this.checkpointer = null;
@@ -423,6 +426,7 @@ public final class SegmentStore implements AutoCloseable {
 
     /** Undoes a constructor that failed to open the log. */
     private void abandon(final LogOpening opening) {
+        io.streamcache.segmentstore.internal.log.LogMBeans.unregister(isolationMBean);
         table.abandon();
         waiting.shutdown();
         readThrough.close();
@@ -1103,6 +1107,7 @@ public final class SegmentStore implements AutoCloseable {
             return;
         }
         admission.close(new CacheClosedException("segment store " + name + " is closed"));
+        io.streamcache.segmentstore.internal.log.LogMBeans.unregister(isolationMBean);
         final Compactor running = compactor;
         if (running != null) {
             // Before the writer: its copies and truncates go through the writer.
@@ -1592,6 +1597,85 @@ public final class SegmentStore implements AutoCloseable {
             } finally {
                 manager = null;
             }
+        }
+    }
+
+    /** {@link IsolationMXBean} over a store's {@link #isolationStats()}. */
+    private static final class IsolationBean implements IsolationMXBean {
+        private final SegmentStore store;
+
+        IsolationBean(final SegmentStore store) {
+            this.store = store;
+        }
+
+        @Override
+        public long getAppendRoomWaits() {
+            return store.isolationStats().appendRoomWaits();
+        }
+
+        @Override
+        public long getAppendRoomWaitNanos() {
+            return store.isolationStats().appendRoomWaitNanos();
+        }
+
+        @Override
+        public long getAppendRoomRefusals() {
+            return store.isolationStats().appendRoomRefusals();
+        }
+
+        @Override
+        public long getFillsAdmitted() {
+            return store.isolationStats().fillsAdmitted();
+        }
+
+        @Override
+        public long getFillBytesAdmitted() {
+            return store.isolationStats().fillBytesAdmitted();
+        }
+
+        @Override
+        public long getFillsRefusedNoRoom() {
+            return store.isolationStats().fillsRefusedNoRoom();
+        }
+
+        @Override
+        public long getFillsRefusedBudget() {
+            return store.isolationStats().fillsRefusedBudget();
+        }
+
+        @Override
+        public long getReadBudgetBytes() {
+            return store.isolationStats().readBudgetBytes();
+        }
+
+        @Override
+        public long getReadBudgetUsedBytes() {
+            return store.isolationStats().readBudgetUsedBytes();
+        }
+
+        @Override
+        public int getReadBudgetWaiting() {
+            return store.isolationStats().readBudgetWaiting();
+        }
+
+        @Override
+        public long getReadBudgetWaits() {
+            return store.isolationStats().readBudgetWaits();
+        }
+
+        @Override
+        public long getReadBudgetWaitNanos() {
+            return store.isolationStats().readBudgetWaitNanos();
+        }
+
+        @Override
+        public long getReadBudgetRefusals() {
+            return store.isolationStats().readBudgetRefusals();
+        }
+
+        @Override
+        public long getReadsPastEnd() {
+            return store.isolationStats().readsPastEnd();
         }
     }
 }
