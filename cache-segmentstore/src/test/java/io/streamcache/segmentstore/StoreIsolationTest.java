@@ -211,6 +211,10 @@ class StoreIsolationTest {
             assertEquals(101, result.nextOffset());
         }
         assertEquals(1, store.isolationStats().readsPastEnd());
+        final javax.management.ObjectName bean = new javax.management.ObjectName(
+            "io.streamcache:type=Isolation,name=" + javax.management.ObjectName.quote(store.name()));
+        assertEquals(1L, java.lang.management.ManagementFactory.getPlatformMBeanServer().getAttribute(bean, "ReadsPastEnd"),
+            "the MBean shows what the snapshot shows");
         // At the end a read still waits for the next append.
         final CompletableFuture<ReadResult> atEnd = store.readAsync("s", 100, 10, Duration.ofHours(1));
         assertTrue(!atEnd.isDone(), "a tail read waits");
