@@ -68,6 +68,13 @@ public final class ReadResult extends AbstractReferenceCounted implements AutoCl
     private static final VarHandle CLOSED;
     private static final ByteBuf[] NO_VIEWS = new ByteBuf[0];
     private static final ReadIndexEntry[] NO_ENTRIES = new ReadIndexEntry[0];
+    /** {@link #charge}: the count reached zero. */
+    private static final Object CHARGE_RELEASED = new Object();
+
+    /** The budgets a result is charged to (either may be null). */
+    private record Charge(ReadBudget store, ReadBudget reader) {
+    }
+
     /** Counts and tracks the results made without a manager's {@link ReadPins}. */
     private static final ReadPins UNMANAGED = new ReadPins();
 
@@ -95,11 +102,13 @@ public final class ReadResult extends AbstractReferenceCounted implements AutoCl
     /** The leased buffers handed out by {@link #view(int)} with several views, made on first call. */
     private ByteBuf[] leased;
     private ByteBuf data;
-    /** The budgets this result's length is charged to ({@link #charge}); written before the result is handed out. */
-    private ReadBudget chargedStore;
-    private ReadBudget chargedReader;
-    /** Set once the count reached zero: a charge after that is not made. Guarded by this. */
-    private boolean chargeReleased;
+    /**
+     * Null, the {@link Charge} this result's length is charged to ({@link #charge}), or
+     * {@link #CHARGE_RELEASED} once the count reached zero (a charge after that is not made).
+     * One field, so that the results of the unbudgeted synchronous read stay as small as they
+     * were. Guarded by this.
+     */
+    private Object charge;
     /** 0 until {@link #close()} is first called, then 1; only through {@link #CLOSED}. */
     @SuppressWarnings("unused")
     private volatile int closed;
@@ -363,11 +372,10 @@ public final class ReadResult extends AbstractReferenceCounted implements AutoCl
         synchronized (this) {
             // A result released before it is charged (its first callback closed it) is not
             // charged at all; the lock orders the charge with a release on another thread.
-            if (chargeReleased || refCnt() == 0) {
+            if (charge != null || refCnt() == 0) {
                 return;
             }
-            chargedStore = store;
-            chargedReader = reader;
+            charge = new Charge(store, reader);
         }
         if (store != null) {
             store.charge(length);
@@ -378,20 +386,19 @@ public final class ReadResult extends AbstractReferenceCounted implements AutoCl
     }
 
     private void releaseCharge() {
-        final ReadBudget store;
-        final ReadBudget reader;
+        final Object charged;
         synchronized (this) {
-            chargeReleased = true;
-            store = chargedStore;
-            reader = chargedReader;
-            chargedStore = null;
-            chargedReader = null;
+            charged = charge;
+            charge = CHARGE_RELEASED;
         }
-        if (reader != null) {
-            reader.release(length);
-        }
-        if (store != null) {
-            store.release(length);
+        if (charged instanceof Charge) {
+            final Charge c = (Charge) charged;
+            if (c.reader() != null) {
+                c.reader().release(length);
+            }
+            if (c.store() != null) {
+                c.store().release(length);
+            }
         }
     }
 
