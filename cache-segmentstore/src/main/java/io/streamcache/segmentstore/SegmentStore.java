@@ -901,6 +901,11 @@ public final class SegmentStore implements AutoCloseable {
      * next append, which releases the result it would have delivered. The caller must release
      * every result it receives.
      *
+     * <p><b>Never blocks:</b> a lookup under the segment's lock (held briefly) and, to wait, a
+     * waiter queued in the segment; admitted through the store's {@link #readBudget()} like
+     * {@link #readAsync(String, long, int, Duration, ReadBudget)} (over it the future completes
+     * once room returns). Unlike {@code readAsync}, a read past the end waits there too.
+     *
      * @throws IllegalArgumentException if {@code offset} or {@code maxLength} is negative, or
      *                                  {@code timeout} is negative.
      * @throws NullPointerException     if {@code name} or {@code timeout} is null.
