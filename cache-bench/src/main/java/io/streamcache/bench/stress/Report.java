@@ -39,10 +39,14 @@ final class Report {
     private final long unreleasedResults;
     private final Footprint footprint;
     private final PolicyStats policyStats;
+    /** The phases of a {@code --scenario} run, or null. */
+    private final PhaseSplit phases;
+    private final String firstRefusal;
+    private final long slowRefusals;
 
     Report(final StressConfig config, final Instant startedAt, final double seconds, final boolean interrupted, final StressRun run,
            final List<Sample> samples, final CacheStats cacheStats, final CacheManagerStats managerStats, final Footprint footprint,
-           final PolicyStats policyStats, final boolean readersEnded) {
+           final PolicyStats policyStats, final boolean readersEnded, final PhaseSplit phases, final String firstRefusal) {
         this.config = config;
         this.startedAt = startedAt;
         this.seconds = Math.max(seconds, 1e-9);
@@ -57,6 +61,38 @@ final class Report {
         this.footprint = footprint;
         this.policyStats = policyStats;
         this.unreleasedResults = readersEnded ? managerStats.pinnedResults() : -1;
+        this.phases = phases;
+        this.firstRefusal = firstRefusal;
+        this.slowRefusals = run.metrics.slowRefusals.sum();
+    }
+
+    /** Baseline of a single scenario run's targets. */
+    static final String OWN_BEFORE = "the before phase of the same run";
+
+    boolean interrupted() {
+        return interrupted;
+    }
+
+    StressConfig config() {
+        return config;
+    }
+
+    /** @return the run's phases, or null without {@code --scenario}. */
+    PhaseSplit phases() {
+        return phases;
+    }
+
+    /** @return the targets against this run's own before phase, or an empty list without a disturbance. */
+    List<Targets.Target> ownTargets() {
+        if (phases == null || !(config.storm || config.slowConsumer)) {
+            return List.of();
+        }
+        return Targets.evaluate(config, phases.phase(Phase.BEFORE), phases, passed());
+    }
+
+    private String refusalNote() {
+        return config.slowConsumer ? String.format(Locale.ROOT, "slow consumer: %,d reads refused or timed out (%s)", slowRefusals,
+            firstRefusal == null ? "none" : "first: " + firstRefusal) : "";
     }
 
     /** @return the mean of {@code value} over the samples, 0 without samples. */
@@ -140,6 +176,18 @@ final class Report {
             footprint.heapBytesPerCachedMB());
         out.printf(Locale.ROOT, "reads: %,d results pinned at the end%s, %,d leaks reported%n", managerStats.pinnedResults(),
             unreleasedResults < 0 ? " (a reader had not ended)" : "", managerStats.leakedResults());
+        if (phases != null) {
+            out.println("phases (scenario " + config.scenario() + ", disturbance from " + config.disturbAt.toSeconds() + " s for "
+                + config.disturbFor.toSeconds() + " s):");
+            PhaseTables.print(out, "", phases, true);
+            if (config.slowConsumer) {
+                out.println(refusalNote());
+            }
+            final List<Targets.Target> targets = ownTargets();
+            if (!targets.isEmpty() && !config.compare) {
+                PhaseTables.printTargets(out, OWN_BEFORE, targets);
+            }
+        }
         out.println("verification: " + verdict());
     }
 
@@ -274,6 +322,22 @@ final class Report {
         field(j, "cachedBytes", footprint.cachedBytes()).append(", ");
         field(j, "cacheUsedBytes", footprint.cacheUsedBytes()).append(", ");
         field(j, "heapBytesPerCachedMB", footprint.heapBytesPerCachedMB()).append("},\n");
+        if (phases != null) {
+            field(j, "scenario", config.scenario()).append(",\n");
+            field(j, "disturbAtMs", config.disturbAt.toMillis()).append(",\n");
+            field(j, "disturbForMs", config.disturbFor.toMillis()).append(",\n");
+            field(j, "slowRefusals", slowRefusals).append(",\n");
+            j.append("  \"phases\": ");
+            PhaseTables.json(j, phases);
+            j.append(",\n");
+            final List<Targets.Target> targets = ownTargets();
+            if (!targets.isEmpty()) {
+                field(j, "targetsBaseline", OWN_BEFORE).append(",\n");
+                j.append("  \"targets\": ");
+                PhaseTables.json(j, targets);
+                j.append(",\n");
+            }
+        }
         j.append("  \"latencyMicros\": {\n");
         final StressMetrics.Op[] ops = metrics.ops();
         for (int i = 0; i < ops.length; i++) {
@@ -281,7 +345,7 @@ final class Report {
             final boolean any = h.getTotalCount() > 0;
             j.append("    \"").append(key(ops[i].name)).append("\": {");
             field(j, "count", h.getTotalCount()).append(", ");
-            if (ops[i] != metrics.append) {
+            if (ops[i] == metrics.tailRead || ops[i] == metrics.catchupRead) {
                 field(j, "readsThroughLog", ops[i].throughLog.sum()).append(", ");
             }
             field(j, "avg", any ? h.getMean() / 1e3 : 0).append(", ");
@@ -424,6 +488,20 @@ final class Report {
         }
         h.append("</table>\n");
 
+        if (phases != null) {
+            h.append("<h2>Phases</h2>\n<p>Scenario ").append(html(config.scenario())).append(": the disturbance ran from ")
+                .append(config.disturbAt.toSeconds()).append(" s for ").append(config.disturbFor.toSeconds())
+                .append(" s. Call times are from the call of the asynchronous method until it returned its future; ")
+                .append("ack is from the call of <code>appendAsync</code> until the append was durable.</p>\n");
+            h.append(PhaseTables.html(List.of("this run"), List.of(phases)));
+            if (config.slowConsumer) {
+                h.append("<p>").append(html(refusalNote())).append(".</p>\n");
+            }
+            final List<Targets.Target> targets = ownTargets();
+            if (!targets.isEmpty()) {
+                h.append("<h3>Targets</h3>\n").append(PhaseTables.html(OWN_BEFORE, targets));
+            }
+        }
         h.append("<h2>Throughput</h2>\n<table>\n<tr><th></th><th>ops/s</th><th>MB/s</th><th>total</th></tr>\n");
         h.append(String.format(Locale.ROOT, "<tr><td>append</td><td>%,.0f</td><td>%.1f</td><td>%s</td></tr>%n",
             metrics.append.total.getTotalCount() / seconds, metrics.append.bytes.sum() / MB / seconds, html(formatBytes(metrics.append.bytes.sum()))));
