@@ -600,6 +600,14 @@ final class Report {
         b.append(String.format(Locale.ROOT, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
             + "role=\"img\" aria-label=\"%s\">%n", width, height, width, height, html(title)));
         b.append(String.format(Locale.ROOT, "<text x=\"%d\" y=\"22\" font-size=\"15\" font-weight=\"bold\">%s</text>%n", left, html(title)));
+        if (phases != null) {
+            // The disturbance's window, shaded, so that the phases show on every chart.
+            final double from = left + plotW * Math.min(1, config.disturbAt.toMillis() / 1e3 / maxX);
+            final double to = left + plotW * Math.min(1, (config.disturbAt.toMillis() + config.disturbFor.toMillis()) / 1e3 / maxX);
+            b.append(String.format(Locale.ROOT, "<rect x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"%.1f\" fill=\"#fde9d9\">"
+                + "<title>%s</title></rect>%n", from, top, Math.max(0, to - from), plotH, html(config.storm || config.slowConsumer
+                ? "during: " + config.scenario() : "the during phase (baseline: the disturbance off)")));
+        }
         for (int i = 0; i <= 5; i++) {
             final double y = top + plotH - plotH * i / 5;
             b.append(String.format(Locale.ROOT, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"#eee\"/>", left, y, width - right, y));
