@@ -326,6 +326,10 @@ final class Report {
             field(j, "scenario", config.scenario()).append(",\n");
             field(j, "disturbAtMs", config.disturbAt.toMillis()).append(",\n");
             field(j, "disturbForMs", config.disturbFor.toMillis()).append(",\n");
+            field(j, "stormReaders", config.storm ? config.stormReaders : 0).append(",\n");
+            field(j, "stormReadSize", config.stormReadSize).append(",\n");
+            field(j, "slowHold", config.slowConsumer ? config.slowHold : 0).append(",\n");
+            field(j, "slowFrom", config.slowFromTail ? "tail" : "start").append(",\n");
             field(j, "slowRefusals", slowRefusals).append(",\n");
             j.append("  \"phases\": ");
             PhaseTables.json(j, phases);

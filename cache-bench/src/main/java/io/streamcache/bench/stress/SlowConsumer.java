@@ -13,8 +13,10 @@ import java.util.function.BooleanSupplier;
 
 /**
  * The slow consumer of {@code --scenario slow-consumer}: a client that pipelines fetches and
- * does not read its socket, so the broker holds every result it fetched for it. It reads the
- * segments from their start in turn with {@code readAsync} (so through the log, into the cache),
+ * does not read its socket, so the broker holds every result it fetched for it. With
+ * {@code --slow-from start} (the default) it reads the segments from their start in turn with
+ * {@code readAsync} (so through the log, into the cache); with {@code --slow-from tail} it follows
+ * every segment's tail from where it was (cached bytes: its results pin the newest blocks). It
  * verifies each result and keeps it unreleased until it holds {@code --slow-hold} bytes, then
  * holds them until {@code stop} says so and releases them all. A read that fails or does not
  * complete within {@link #READ_WAIT} while it holds results is counted as a refusal (a budget
@@ -47,49 +49,11 @@ final class SlowConsumer implements Runnable {
 
     @Override
     public void run() {
-        final StressMetrics m = run.metrics;
         try {
-            int pass = 0;
-            while (!stopping()) {
-                final StressRun.SegmentState segment = run.segments[pass++ % run.segments.length];
-                final long end = segment.appendedEnd;
-                long position = segment.truncatedTo;
-                while (position < end && !stopping()) {
-                    if (heldBytes >= run.config.slowHold) {
-                        Thread.sleep(PAUSE_MILLIS);
-                        continue;
-                    }
-                    final int wanted = (int) Math.min(Math.min(READ_LENGTH, end - position), run.config.slowHold - heldBytes);
-                    final long start = System.nanoTime();
-                    final ReadResult result;
-                    try {
-                        final CompletableFuture<ReadResult> future = run.store.readAsync(segment.name, position, Math.max(1, wanted),
-                            READ_WAIT);
-                        m.readCall.record(System.nanoTime() - start, 0);
-                        result = awaitBriefly(future);
-                    } catch (final ExecutionException | TimeoutException | RuntimeException e) {
-                        final SegmentTruncatedException truncated = StressRun.truncation(e);
-                        if (truncated != null) {
-                            position = Math.max(position, truncated.startOffset());
-                            m.truncatedSkips.increment();
-                            continue;
-                        }
-                        refused(e);
-                        continue;
-                    }
-                    if (result.length() == 0) {
-                        result.close();
-                        break;
-                    }
-                    if (!run.verify(segment, result, "slow-consumer")) {
-                        result.close();
-                        return;
-                    }
-                    held.add(result);
-                    heldBytes += result.length();
-                    m.slowHeldBytes.set(heldBytes);
-                    position = result.nextOffset();
-                }
+            if (run.config.slowFromTail) {
+                followTails();
+            } else {
+                catchUp();
             }
         } catch (final InterruptedException e) {
             Thread.currentThread().interrupt();
@@ -100,6 +64,107 @@ final class SlowConsumer implements Runnable {
         } finally {
             releaseAll();
         }
+    }
+
+    /** {@code --slow-from start}: the segments in turn, each from its start to where its tail was (through the log). */
+    private void catchUp() throws InterruptedException {
+        for (int pass = 0; !stopping(); pass++) {
+            final StressRun.SegmentState segment = run.segments[pass % run.segments.length];
+            final long end = segment.appendedEnd;
+            long position = segment.truncatedTo;
+            while (position < end && !stopping()) {
+                if (full()) {
+                    Thread.sleep(PAUSE_MILLIS);
+                    continue;
+                }
+                final long next = fetch(segment, position, end - position);
+                if (next == MISMATCH) {
+                    return;
+                }
+                if (next == EMPTY) {
+                    break;
+                }
+                position = next;
+            }
+        }
+    }
+
+    /**
+     * {@code --slow-from tail}: every segment from where its tail was when the disturbance
+     * began, following it (the bytes are cached, so the results pin the cache's newest blocks).
+     */
+    private void followTails() throws InterruptedException {
+        final long[] positions = new long[run.segments.length];
+        for (int i = 0; i < positions.length; i++) {
+            positions[i] = run.segments[i].appendedEnd;
+        }
+        while (!stopping()) {
+            boolean progressed = false;
+            for (int i = 0; i < positions.length && !stopping() && !full(); i++) {
+                final long available = run.segments[i].appendedEnd - positions[i];
+                if (available <= 0) {
+                    continue;
+                }
+                final long next = fetch(run.segments[i], positions[i], available);
+                if (next == MISMATCH) {
+                    return;
+                }
+                if (next > positions[i]) {
+                    positions[i] = next;
+                    progressed = true;
+                }
+            }
+            if (!progressed) {
+                Thread.sleep(PAUSE_MILLIS);
+            }
+        }
+    }
+
+    private boolean full() {
+        return heldBytes >= run.config.slowHold;
+    }
+
+    /** {@link #fetch}: a read that returned no data. */
+    private static final long EMPTY = -2;
+    /** {@link #fetch}: a byte did not verify (the run is stopping). */
+    private static final long MISMATCH = -1;
+
+    /**
+     * Reads up to {@code available} bytes at {@code position} and holds the result.
+     *
+     * @return the next position (the same one after a refusal, the segment's new start after a
+     *     truncation), {@link #EMPTY} or {@link #MISMATCH}.
+     */
+    private long fetch(final StressRun.SegmentState segment, final long position, final long available) throws InterruptedException {
+        final StressMetrics m = run.metrics;
+        final int wanted = (int) Math.max(1, Math.min(Math.min(READ_LENGTH, available), run.config.slowHold - heldBytes));
+        final long start = System.nanoTime();
+        final ReadResult result;
+        try {
+            final CompletableFuture<ReadResult> future = run.store.readAsync(segment.name, position, wanted, READ_WAIT);
+            m.readCall.record(System.nanoTime() - start, 0);
+            result = awaitBriefly(future);
+        } catch (final ExecutionException | TimeoutException | RuntimeException e) {
+            final SegmentTruncatedException truncated = StressRun.truncation(e);
+            if (truncated != null) {
+                m.truncatedSkips.increment();
+                return Math.max(position, truncated.startOffset());
+            }
+            refused(e);
+            return position;
+        }
+        if (result.length() == 0) {
+            result.close();
+            return EMPTY;
+        }
+        if (!run.verify(segment, result, "slow-consumer")) {
+            result.close();
+            return MISMATCH;
+        }
+        held.add(result);
+        heldBytes += result.length();
+        m.slowHeldBytes.set(heldBytes);
+        return result.nextOffset();
     }
 
     private void refused(final Exception e) throws InterruptedException {

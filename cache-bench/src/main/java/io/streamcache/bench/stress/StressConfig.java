@@ -131,6 +131,8 @@ public final class StressConfig {
         "  --storm-readers N    catch-up storm readers (default 4)",
         "  --storm-read-size S  most bytes one storm read asks for (default 1m)",
         "  --slow-hold S        bytes of results the slow consumer holds unreleased (default: the cache size)",
+        "  --slow-from W        start: the slow consumer reads segments from their start, through the log",
+        "                       (the default); tail: it follows the tails, pinning cached bytes",
         "  --compare            run the same flags with the disturbance off first (the baseline), then on,",
         "                       and report the isolation targets as ratios of the two runs' phases",
         "  --rounds N           with --compare: baseline and scenario runs alternate N times (default 1);",
@@ -182,6 +184,8 @@ public final class StressConfig {
     final int stormReadSize;
     /** Bytes of results the slow consumer holds unreleased. */
     final long slowHold;
+    /** Whether the slow consumer follows the tails (pinning cached bytes) rather than reading from the start. */
+    final boolean slowFromTail;
     /** Whether a baseline run (the disturbance off) precedes each scenario run. */
     final boolean compare;
     final int rounds;
@@ -219,6 +223,7 @@ public final class StressConfig {
         this.stormReaders = b.stormReaders;
         this.stormReadSize = b.stormReadSize;
         this.slowHold = b.slowHold;
+        this.slowFromTail = b.slowFromTail;
         this.compare = b.compare;
         this.rounds = b.rounds;
     }
@@ -284,6 +289,7 @@ public final class StressConfig {
         b.stormReaders = stormReaders;
         b.stormReadSize = stormReadSize;
         b.slowHold = slowHold;
+        b.slowFromTail = slowFromTail;
         b.compare = compare;
         b.rounds = rounds;
         return b;
@@ -370,6 +376,12 @@ public final class StressConfig {
                 case "storm-readers": b.stormReaders = parseInt(name, value, 1, 1024); break;
                 case "storm-read-size": b.stormReadSize = (int) parseSize(name, value, 4096, 1L << 20); break;
                 case "slow-hold": b.slowHold = parseSize(name, value, 4096, 1L << 40); break;
+                case "slow-from":
+                    if (!value.equals("start") && !value.equals("tail")) {
+                        throw new IllegalArgumentException("--slow-from=" + value + " must be start or tail");
+                    }
+                    b.slowFromTail = value.equals("tail");
+                    break;
                 case "compare": b.compare = parseBoolean(name, value); break;
                 case "rounds": b.rounds = parseInt(name, value, 1, 100); break;
                 default: throw new IllegalArgumentException("unknown flag: --" + name + " (see --help)");
@@ -588,7 +600,7 @@ public final class StressConfig {
             + (region != null ? " region=" + region : "")
             + (phased() ? " scenario=" + scenario() + " disturbAt=" + disturbAt.toMillis() + "ms disturbFor=" + disturbFor.toMillis() + "ms"
                 + (storm ? " stormReaders=" + stormReaders + " stormReadSize=" + stormReadSize : "")
-                + (slowConsumer ? " slowHold=" + slowHold : "") : "")
+                + (slowConsumer ? " slowHold=" + slowHold + " slowFrom=" + (slowFromTail ? "tail" : "start") : "") : "")
             + (compare ? " compare rounds=" + rounds : "");
     }
 
@@ -625,6 +637,7 @@ public final class StressConfig {
         int stormReaders = 4;
         int stormReadSize = 1 << 20;
         long slowHold = -1;
+        boolean slowFromTail;
         boolean compare;
         int rounds = 1;
     }

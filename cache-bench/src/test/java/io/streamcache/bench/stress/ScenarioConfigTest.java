@@ -44,12 +44,14 @@ class ScenarioConfigTest {
         assertEquals(1 << 20, config.stormReadSize);
         assertEquals(64L << 20, config.slowHold, "the slow consumer holds as much as the cache by default");
         assertEquals("catchup-storm", config.scenario());
+        assertFalse(config.slowFromTail, "the slow consumer reads from the start by default");
     }
 
     @Test
     void shouldParseEveryScenarioFlag() {
         final StressConfig config = parse("--scenario=slow-consumer,catchup-storm", "--duration", "1m", "--disturb-at", "5s",
-            "--disturb-for=20s", "--storm-readers", "8", "--storm-read-size", "256k", "--slow-hold", "16m", "--compare", "--rounds", "3");
+            "--disturb-for=20s", "--storm-readers", "8", "--storm-read-size", "256k", "--slow-hold", "16m", "--slow-from", "tail",
+            "--compare", "--rounds", "3");
         assertTrue(config.storm && config.slowConsumer);
         assertEquals("catchup-storm,slow-consumer", config.scenario());
         assertEquals(Duration.ofSeconds(5), config.disturbAt);
@@ -57,6 +59,7 @@ class ScenarioConfigTest {
         assertEquals(8, config.stormReaders);
         assertEquals(256 << 10, config.stormReadSize);
         assertEquals(16L << 20, config.slowHold);
+        assertTrue(config.slowFromTail);
         assertTrue(config.compare);
         assertEquals(3, config.rounds);
         assertTrue(config.toString().contains("scenario=catchup-storm,slow-consumer"), config.toString());
@@ -82,6 +85,7 @@ class ScenarioConfigTest {
         assertRejected("leave out --dir", "--scenario", "slow-consumer", "--compare", "--dir", "d");
         assertRejected("--storm-readers", "--scenario", "catchup-storm", "--storm-readers", "0");
         assertRejected("--slow-hold", "--scenario", "slow-consumer", "--slow-hold", "1k");
+        assertRejected("--slow-from=middle must be start or tail", "--scenario", "slow-consumer", "--slow-from", "middle");
     }
 
     @Test
@@ -104,8 +108,8 @@ class ScenarioConfigTest {
 
     @Test
     void shouldListTheScenarioFlagsInTheUsage() {
-        for (final String flag : new String[] {"--scenario", "--disturb-at", "--disturb-for", "--storm-readers", "--slow-hold", "--compare",
-            "--rounds"}) {
+        for (final String flag : new String[] {"--scenario", "--disturb-at", "--disturb-for", "--storm-readers", "--slow-hold", "--slow-from",
+            "--compare", "--rounds"}) {
             assertTrue(StressConfig.USAGE.contains(flag), flag);
         }
     }

@@ -314,6 +314,31 @@ class StressHarnessTest {
         assertTrue(Files.readString(out.resolve("scenario-1").resolve("report.html")).contains("<h2>Phases</h2>"));
     }
 
+    @Test
+    @Timeout(value = 60, unit = TimeUnit.SECONDS)
+    void shouldJudgeASingleScenarioRunAgainstItsOwnBeforePhase() throws Exception {
+        final Path out = temp.resolve("tail-holder");
+        final ByteArrayOutputStream console = new ByteArrayOutputStream();
+        final String[] args = {"--scenario", "slow-consumer", "--slow-from", "tail", "--slow-hold", "1m", "--duration", "4s",
+            "--disturb-at", "1s", "--disturb-for", "2s", "--producers", "2", "--parallelism", "8", "--segments", "4",
+            "--write-size", "64-4096", "--tail-readers", "2", "--catchup-readers", "0", "--cache-size", "8m", "--durability", "never",
+            "--out", out.toString()};
+        final int code = new StressHarness().execute(args, new PrintStream(console, true, StandardCharsets.UTF_8), false);
+        final String text = console.toString(StandardCharsets.UTF_8);
+
+        assertEquals(0, code, text);
+        assertTrue(text.contains("targets (baseline: " + Report.OWN_BEFORE + ")"), text);
+        assertTrue(text.contains("slowest producer") && !text.contains("produce MB/s during the storm"), text);
+        assertTrue(text.contains("verification: PASSED"), text);
+        final String summary = Files.readString(out.resolve("summary.json"));
+        assertWellFormed(summary);
+        assertTrue(summary.contains("\"targets\": [") && summary.contains("\"slowFrom\": \"tail\""), summary);
+        assertTrue(during(summary, "slowHeldMaxBytes") > 0, "the slow consumer held tail results during the disturbance");
+        assertEquals(0, during(summary, "stormMBps"));
+        final String html = Files.readString(out.resolve("report.html"));
+        assertTrue(html.contains("<h2>Phases</h2>") && html.contains("<h3>Targets</h3>") && html.contains("fill=\"#fde9d9\""), html);
+    }
+
     /** @return the number field {@code name} of the during phase in a run's summary (inside {@code object} if given). */
     private static long during(final String summary, final String name, final String... object) {
         final int phases = summary.indexOf("\"phases\": ");
