@@ -24,6 +24,8 @@ final class Disturbance {
     private final List<Thread> threads = new ArrayList<>();
     private SlowConsumer slowConsumer;
     private Phase phase = Phase.BEFORE;
+    /** When to take the thread dump ({@code --thread-dump}), Long.MAX_VALUE once taken or if not asked for. */
+    private long dumpNanos;
 
     /** @param runStart the run's clock start ({@link System#nanoTime()}). */
     Disturbance(final StressRun run, final long runStart) {
@@ -31,6 +33,19 @@ final class Disturbance {
         final StressConfig c = run.config;
         this.startNanos = runStart + c.disturbAt.toNanos();
         this.endNanos = startNanos + c.disturbFor.toNanos();
+        this.dumpNanos = c.threadDump && (c.storm || c.slowConsumer) ? startNanos + c.disturbFor.toNanos() / 2 : Long.MAX_VALUE;
+    }
+
+    /**
+     * @return whether the thread dump is due now (once, halfway through the disturbance, at the
+     *     first sample that far in); sampler thread.
+     */
+    boolean threadDumpDue(final long now) {
+        if (phase == Phase.DURING && now >= dumpNanos - SLACK_NANOS) {
+            dumpNanos = Long.MAX_VALUE;
+            return true;
+        }
+        return false;
     }
 
     /** @return the phase the run is in; sampler thread. */

@@ -133,6 +133,8 @@ public final class StressConfig {
         "  --slow-hold S        bytes of results the slow consumer holds unreleased (default: the cache size)",
         "  --slow-from W        start: the slow consumer reads segments from their start, through the log",
         "                       (the default); tail: it follows the tails, pinning cached bytes",
+        "  --thread-dump        with --scenario: write every thread's stack and locks (as jstack -l does) to",
+        "                       threads-during.txt in the results, halfway through the disturbance",
         "  --compare            run the same flags with the disturbance off first (the baseline), then on,",
         "                       and report the isolation targets as ratios of the two runs' phases",
         "  --rounds N           with --compare: baseline and scenario runs alternate N times (default 1);",
@@ -186,6 +188,8 @@ public final class StressConfig {
     final long slowHold;
     /** Whether the slow consumer follows the tails (pinning cached bytes) rather than reading from the start. */
     final boolean slowFromTail;
+    /** Whether a thread dump is written halfway through the disturbance. */
+    final boolean threadDump;
     /** Whether a baseline run (the disturbance off) precedes each scenario run. */
     final boolean compare;
     final int rounds;
@@ -224,6 +228,7 @@ public final class StressConfig {
         this.stormReadSize = b.stormReadSize;
         this.slowHold = b.slowHold;
         this.slowFromTail = b.slowFromTail;
+        this.threadDump = b.threadDump;
         this.compare = b.compare;
         this.rounds = b.rounds;
     }
@@ -290,6 +295,7 @@ public final class StressConfig {
         b.stormReadSize = stormReadSize;
         b.slowHold = slowHold;
         b.slowFromTail = slowFromTail;
+        b.threadDump = threadDump;
         b.compare = compare;
         b.rounds = rounds;
         return b;
@@ -321,6 +327,10 @@ public final class StressConfig {
             }
             if ("--compare".equals(arg) && (i + 1 >= args.length || args[i + 1].startsWith("--"))) {
                 b.compare = true;
+                continue;
+            }
+            if ("--thread-dump".equals(arg) && (i + 1 >= args.length || args[i + 1].startsWith("--"))) {
+                b.threadDump = true;
                 continue;
             }
             if (eq >= 0) {
@@ -382,6 +392,7 @@ public final class StressConfig {
                     }
                     b.slowFromTail = value.equals("tail");
                     break;
+                case "thread-dump": b.threadDump = parseBoolean(name, value); break;
                 case "compare": b.compare = parseBoolean(name, value); break;
                 case "rounds": b.rounds = parseInt(name, value, 1, 100); break;
                 default: throw new IllegalArgumentException("unknown flag: --" + name + " (see --help)");
@@ -457,8 +468,8 @@ public final class StressConfig {
             throw new IllegalArgumentException("--rounds needs --compare");
         }
         if (!disturbed) {
-            if (b.disturbAt != null || b.disturbFor != null) {
-                throw new IllegalArgumentException("--disturb-at and --disturb-for need a --scenario");
+            if (b.disturbAt != null || b.disturbFor != null || b.threadDump) {
+                throw new IllegalArgumentException("--disturb-at, --disturb-for and --thread-dump need a --scenario");
             }
             return;
         }
@@ -638,6 +649,7 @@ public final class StressConfig {
         int stormReadSize = 1 << 20;
         long slowHold = -1;
         boolean slowFromTail;
+        boolean threadDump;
         boolean compare;
         int rounds = 1;
     }

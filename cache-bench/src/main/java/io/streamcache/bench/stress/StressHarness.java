@@ -325,6 +325,13 @@ public final class StressHarness {
                                 out.printf(Locale.ROOT, "phase: %s from %.0f s (%s)%n", disturbance.phase().label(), (now - startNanos) / 1e9,
                                     disturbance.phase() == Phase.DURING ? "disturbance: " + config.scenario() : "disturbance stopped");
                             }
+                            if (disturbance.threadDumpDue(now)) {
+                                try {
+                                    out.println("threads: " + ThreadDump.write(config.out.resolve("threads-during.txt")).toAbsolutePath());
+                                } catch (final IOException e) {
+                                    out.println("stress: cannot write the thread dump: " + e);
+                                }
+                            }
                         }
                     }
                     sleepQuietly(Math.min(20, Math.max(1, TimeUnit.NANOSECONDS.toMillis(Math.min(deadline, lastTick + TICK_NANOS) - now))));

@@ -51,7 +51,7 @@ class ScenarioConfigTest {
     void shouldParseEveryScenarioFlag() {
         final StressConfig config = parse("--scenario=slow-consumer,catchup-storm", "--duration", "1m", "--disturb-at", "5s",
             "--disturb-for=20s", "--storm-readers", "8", "--storm-read-size", "256k", "--slow-hold", "16m", "--slow-from", "tail",
-            "--compare", "--rounds", "3");
+            "--thread-dump", "--compare", "--rounds", "3");
         assertTrue(config.storm && config.slowConsumer);
         assertEquals("catchup-storm,slow-consumer", config.scenario());
         assertEquals(Duration.ofSeconds(5), config.disturbAt);
@@ -60,6 +60,7 @@ class ScenarioConfigTest {
         assertEquals(256 << 10, config.stormReadSize);
         assertEquals(16L << 20, config.slowHold);
         assertTrue(config.slowFromTail);
+        assertTrue(config.threadDump);
         assertTrue(config.compare);
         assertEquals(3, config.rounds);
         assertTrue(config.toString().contains("scenario=catchup-storm,slow-consumer"), config.toString());
@@ -78,6 +79,7 @@ class ScenarioConfigTest {
         assertRejected("--compare needs a --scenario", "--compare");
         assertRejected("--rounds needs --compare", "--scenario", "catchup-storm", "--rounds", "2");
         assertRejected("need a --scenario", "--disturb-at", "5s");
+        assertRejected("need a --scenario", "--thread-dump");
         assertRejected("not --ops", "--scenario", "catchup-storm", "--ops", "1000");
         assertRejected("must end inside --duration", "--scenario", "catchup-storm", "--duration", "10s", "--disturb-at", "5s",
             "--disturb-for", "5s");
@@ -109,7 +111,7 @@ class ScenarioConfigTest {
     @Test
     void shouldListTheScenarioFlagsInTheUsage() {
         for (final String flag : new String[] {"--scenario", "--disturb-at", "--disturb-for", "--storm-readers", "--slow-hold", "--slow-from",
-            "--compare", "--rounds"}) {
+            "--thread-dump", "--compare", "--rounds"}) {
             assertTrue(StressConfig.USAGE.contains(flag), flag);
         }
     }

@@ -322,7 +322,7 @@ class StressHarnessTest {
         final String[] args = {"--scenario", "slow-consumer", "--slow-from", "tail", "--slow-hold", "1m", "--duration", "4s",
             "--disturb-at", "1s", "--disturb-for", "2s", "--producers", "2", "--parallelism", "8", "--segments", "4",
             "--write-size", "64-4096", "--tail-readers", "2", "--catchup-readers", "0", "--cache-size", "8m", "--durability", "never",
-            "--out", out.toString()};
+            "--thread-dump", "--out", out.toString()};
         final int code = new StressHarness().execute(args, new PrintStream(console, true, StandardCharsets.UTF_8), false);
         final String text = console.toString(StandardCharsets.UTF_8);
 
@@ -337,6 +337,9 @@ class StressHarnessTest {
         assertEquals(0, during(summary, "stormMBps"));
         final String html = Files.readString(out.resolve("report.html"));
         assertTrue(html.contains("<h2>Phases</h2>") && html.contains("<h3>Targets</h3>") && html.contains("fill=\"#fde9d9\""), html);
+        final String threads = Files.readString(out.resolve("threads-during.txt"));
+        assertTrue(threads.contains("\"stress-slow-consumer\"") && threads.contains("\"stress-producer-0\"")
+            && threads.contains("java.lang.Thread.State:"), threads);
     }
 
     /** @return the number field {@code name} of the during phase in a run's summary (inside {@code object} if given). */
