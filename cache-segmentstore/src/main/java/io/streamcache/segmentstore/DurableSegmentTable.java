@@ -403,7 +403,12 @@ final class DurableSegmentTable implements SegmentMutations {
                             throw new IllegalStateException("durable append at offset=" + request.segmentOffset() + " but segment="
                                 + segment.name + " has length=" + segment.length);
                         }
-                        if (!segment.commitLocked(request.data())) {
+                        // Never waits for memory here: a full cache is made room in with the
+                        // lock released, once, and then the bytes become a gap (the log has them).
+                        if (!segment.commitWithoutWaitLocked(request.data())) {
+                            if (segment.deleted) {
+                                return;
+                            }
                             uncachedCommitBytes.add(request.length());
                         }
                         woken = segment.takeWaiters(segment.length);

@@ -55,7 +55,14 @@ import java.util.Objects;
  *
  * <p>Views are read-only ({@code isReadOnly()}; writes throw {@code ReadOnlyBufferException}).
  * Each view covers one index entry's part of the range; {@link #data()} joins them. A result
- * with no data holds no pin, and its {@link #data()} is the shared empty buffer.
+ * with no data holds no pin; its {@link #data()} is an empty buffer that shares its count like
+ * any other result's, so one rule holds for every result: hand {@code data()} to Netty (which
+ * releases it after the write) or close the result, whether or not it holds bytes.
+ *
+ * <h2>Read budgets</h2>
+ * A result read through a {@link ReadBudget} (the store's, and the reader's if one was passed)
+ * is charged its length until its count reaches zero: releasing results is what lets the reads
+ * waiting in a spent budget go on.
  */
 public final class ReadResult extends AbstractReferenceCounted implements AutoCloseable {
     private static final VarHandle CLOSED;
@@ -88,6 +95,11 @@ public final class ReadResult extends AbstractReferenceCounted implements AutoCl
     /** The leased buffers handed out by {@link #view(int)} with several views, made on first call. */
     private ByteBuf[] leased;
     private ByteBuf data;
+    /** The budgets this result's length is charged to ({@link #charge}); written before the result is handed out. */
+    private ReadBudget chargedStore;
+    private ReadBudget chargedReader;
+    /** Set once the count reached zero: a charge after that is not made. Guarded by this. */
+    private boolean chargeReleased;
     /** 0 until {@link #close()} is first called, then 1; only through {@link #CLOSED}. */
     @SuppressWarnings("unused")
     private volatile int closed;
@@ -221,7 +233,9 @@ public final class ReadResult extends AbstractReferenceCounted implements AutoCl
     public ByteBuf data() {
         if (data == null) {
             if (viewCount == 0) {
-                data = Unpooled.EMPTY_BUFFER;
+                // Shares the count like any result's data: handing it to Netty (which releases
+                // it after the write) or closing the result are equally right.
+                data = new LeasedByteBuf(this, Unpooled.EMPTY_BUFFER);
             } else if (viewCount == 1) {
                 data = new LeasedByteBuf(this, views[0]);
             } else {
@@ -331,6 +345,53 @@ public final class ReadResult extends AbstractReferenceCounted implements AutoCl
         }
         if (leak != null) {
             leak.close(this);
+        }
+        if (length > 0) {
+            releaseCharge();
+        }
+    }
+
+    /**
+     * Charges this result's length to the budgets it was read through (either may be null),
+     * given back when its count reaches zero. Called once, by the store, before the result is
+     * handed to the caller; a result with no data is charged nothing.
+     */
+    void charge(final ReadBudget store, final ReadBudget reader) {
+        if (length == 0) {
+            return;
+        }
+        synchronized (this) {
+            // A result released before it is charged (its first callback closed it) is not
+            // charged at all; the lock orders the charge with a release on another thread.
+            if (chargeReleased || refCnt() == 0) {
+                return;
+            }
+            chargedStore = store;
+            chargedReader = reader;
+        }
+        if (store != null) {
+            store.charge(length);
+        }
+        if (reader != null) {
+            reader.charge(length);
+        }
+    }
+
+    private void releaseCharge() {
+        final ReadBudget store;
+        final ReadBudget reader;
+        synchronized (this) {
+            chargeReleased = true;
+            store = chargedStore;
+            reader = chargedReader;
+            chargedStore = null;
+            chargedReader = null;
+        }
+        if (reader != null) {
+            reader.release(length);
+        }
+        if (store != null) {
+            store.release(length);
         }
     }
 

@@ -19,5 +19,15 @@ public enum ReadStatus {
      * A waiting read ({@link SegmentStore#readOrWait}) saw no byte arrive at its offset before
      * its timeout; it holds no data.
      */
-    TIMED_OUT
+    TIMED_OUT,
+    /**
+     * A {@link SegmentStore#readAsync} asked for an offset past the end of an unsealed segment,
+     * beyond every offset an append has been given
+     * (with a log: appended bytes not yet durable count): no append can make it readable before
+     * the bytes before it, so the read returns at once with no data instead of waiting for its
+     * timeout. A broker answers "offset out of range" for it; {@code nextOffset} is the offset asked.
+     * ({@link SegmentStore#readOrWait} still waits there, as documented: a caller that knows an
+     * append will reach the offset may wait for it.)
+     */
+    PAST_END
 }

@@ -39,6 +39,8 @@ final class ReadThrough {
     private final HistoricalReader historicalReader;
     /** The longest load from the log a sequential reader's read-ahead grows to. */
     private final int maxReadAhead;
+    /** The store's read budget: fills are refused while it is spent, and charged while they run. */
+    private final ReadBudget storeBudget;
 
     /**
      * Opens read channels on the log directory lazily and builds the historical reader (its
@@ -46,8 +48,9 @@ final class ReadThrough {
      */
     ReadThrough(final SegmentTable table, final CacheManager manager, final LogLocations locations, final Path directory,
                 final int rangeLength, final int maxGap, final int threads, final int maxReadAhead, final String storeName,
-                final StreamcacheThreads streamcacheThreads) {
+                final StreamcacheThreads streamcacheThreads, final ReadBudget storeBudget) {
         this.table = table;
+        this.storeBudget = storeBudget;
         this.managerHooks = ManagerHooks.of(manager);
         this.locations = locations;
         this.maxReadAhead = maxReadAhead;
@@ -74,11 +77,12 @@ final class ReadThrough {
     /**
      * Reads from the cache, else from the log: see {@link SegmentStore#readThrough}.
      */
-    CompletableFuture<ReadResult> read(final Segment segment, final long offset, final int maxLength) {
-        return readThrough(segment, offset, maxLength, false);
+    CompletableFuture<ReadResult> read(final Segment segment, final long offset, final int maxLength, final ReadBudget budget) {
+        return readThrough(segment, offset, maxLength, budget, false);
     }
 
-    private CompletableFuture<ReadResult> readThrough(final Segment segment, final long offset, final int maxLength, final boolean retry) {
+    private CompletableFuture<ReadResult> readThrough(final Segment segment, final long offset, final int maxLength, final ReadBudget budget,
+                                                      final boolean retry) {
         final ReadResult first;
         try {
             first = segment.read(offset, maxLength);
@@ -98,11 +102,24 @@ final class ReadThrough {
             return CompletableFuture.completedFuture(first);
         }
         first.close();
-        final int length = segment.readAhead(historicalReader.rangeLength(), maxReadAhead).lengthFor(offset);
+        final int length = fitted(segment.readAhead(historicalReader.rangeLength(), maxReadAhead).lengthFor(offset), budget);
         final CompletableFuture<ReadResult> loaded = historicalReader.read(segment.id, index, offset, length,
                 () -> stillMissing(segment, offset))
             .thenApply(range -> afterLoad(segment, range, offset, maxLength));
-        return retry ? loaded : loaded.exceptionallyCompose(failure -> afterFailedLoad(segment, offset, maxLength, failure));
+        return retry ? loaded : loaded.exceptionallyCompose(failure -> afterFailedLoad(segment, offset, maxLength, budget, failure));
+    }
+
+    /**
+     * @return {@code length} held to half of the smaller budget the read goes through (the
+     *         store's, the reader's), but at least one range: a load is what a fill pins while it
+     *         runs, and a reader's read-ahead should fit what it may hold.
+     */
+    private int fitted(final int length, final ReadBudget budget) {
+        long cap = storeBudget.limit() / 2;
+        if (budget != null) {
+            cap = Math.min(cap, budget.limit() / 2);
+        }
+        return (int) Math.min(length, Math.max(historicalReader.rangeLength(), cap));
     }
 
     /**
@@ -112,11 +129,12 @@ final class ReadThrough {
      * offset then fails with {@link SegmentTruncatedException}, one after it locates live records
      * only. Any other failure is the caller's.
      */
-    private CompletableFuture<ReadResult> afterFailedLoad(final Segment segment, final long offset, final int maxLength, final Throwable failure) {
+    private CompletableFuture<ReadResult> afterFailedLoad(final Segment segment, final long offset, final int maxLength, final ReadBudget budget,
+                                                          final Throwable failure) {
         final Throwable cause = failure instanceof CompletionException && failure.getCause() != null ? failure.getCause() : failure;
         for (Throwable t = cause; t != null; t = t.getCause()) {
             if (t instanceof NoSuchFileException) {
-                return readThrough(segment, offset, maxLength, true);
+                return readThrough(segment, offset, maxLength, budget, true);
             }
         }
         return CompletableFuture.failedFuture(cause);
@@ -178,22 +196,38 @@ final class ReadThrough {
         if (segment == null) {
             return;
         }
+        final long end;
+        final int tier;
         segment.lock();
         try {
             if (segment.deleted) {
                 return;
             }
-            final long end = Math.min(offset + data.readableBytes(), segment.length);
-            if (end > offset) {
-                // The manager's admission: a range nobody is expected to read again is served
-                // (afterLoad reads it from the range) and not cached, or staged in a slower tier.
-                final int tier = managerHooks.fillTier(segment.name, offset, end, segment.fillTier());
-                if (tier >= 0) {
-                    segment.fillLocked(offset, data.slice(data.readerIndex(), (int) (end - offset)), tier);
-                }
-            }
+            end = Math.min(offset + data.readableBytes(), segment.length);
+            // The manager's admission: a range nobody is expected to read again is served
+            // (afterLoad reads it from the range) and not cached, or staged in a slower tier.
+            tier = end > offset ? managerHooks.fillTier(segment.name, offset, end, segment.fillTier()) : -1;
         } finally {
             segment.unlock();
+        }
+        if (tier < 0) {
+            return;
+        }
+        if (!storeBudget.hasRoom()) {
+            // Reads hold the store's budget: the range is served (afterLoad reads it from the
+            // range) but not cached, so that reads never take the room appends need.
+            table.isolation.fillRefusedBudget();
+            return;
+        }
+        final int length = (int) (end - offset);
+        storeBudget.charge(length);
+        try {
+            // Copied into the cache with no lock held, published under the segment's lock
+            // briefly; a cache without free room makes this fill give up (the read is served
+            // from the range), never wait: appends and the completer never wait for it.
+            SegmentFill.fillOutsideLock(segment, offset, data.slice(data.readerIndex(), length), tier, false, table.isolation);
+        } finally {
+            storeBudget.release(length);
         }
     }
 

@@ -171,6 +171,19 @@ final class Segment extends SegmentLock implements PromotionTarget {
      * @return the offset the data landed at.
      */
     long appendLocked(final ByteBuf data) {
+        return appendLocked(data, true);
+    }
+
+    /** {@link #appendLocked(ByteBuf, boolean)}: the cache had not the free blocks the append needs. */
+    static final long NO_ROOM = -1L;
+
+    /**
+     * As {@link #appendLocked(ByteBuf)}; with {@code mayWait} false the cache takes only blocks
+     * free now (it never runs an eviction pass or waits while this segment's lock is held), and
+     * an append they cannot hold returns {@link #NO_ROOM} with the index and bounds as they were.
+     * The caller then makes room with no lock held ({@code BlockCache.makeRoom}) and tries again.
+     */
+    long appendLocked(final ByteBuf data, final boolean mayWait) {
         checkLive();
         if (sealed) {
             throw new SegmentSealedException(name, length);
@@ -195,8 +208,12 @@ final class Segment extends SegmentLock implements PromotionTarget {
             if (tailOpen && last != null && last.isCached() && last.endOffset() == position && last.length() < context.maxEntryLength) {
                 final int n = Math.min(remaining, context.maxEntryLength - last.length());
                 writing = last;
-                final int address = context.cache.append(last.address(), n == total ? data : data.slice(srcIndex, n));
+                final ByteBuf part = n == total ? data : data.slice(srcIndex, n);
+                final int address = mayWait ? context.cache.append(last.address(), part) : context.cache.tryAppend(last.address(), part);
                 writing = null;
+                if (address == BlockCache.NULL_ADDRESS) {
+                    return NO_ROOM;
+                }
                 grown = last;
                 grownLength = last.length();
                 last.address(address);
@@ -209,7 +226,12 @@ final class Segment extends SegmentLock implements PromotionTarget {
             }
             while (remaining > 0) {
                 final int n = Math.min(remaining, context.maxEntryLength);
-                final int address = context.cache.insert(n == total ? data : data.slice(srcIndex, n));
+                final ByteBuf part = n == total ? data : data.slice(srcIndex, n);
+                final int address = mayWait ? context.cache.insert(part) : context.cache.tryInsert(part, 0);
+                if (address == BlockCache.NULL_ADDRESS) {
+                    rollBack(grown, grownLength, firstNewOffset, tailWasOpen);
+                    return NO_ROOM;
+                }
                 final ReadIndexEntry entry;
                 try {
                     entry = context.newEntry(position, n, address, context.hooks.generation());
@@ -280,6 +302,43 @@ final class Segment extends SegmentLock implements PromotionTarget {
             appendGapLocked(data.readableBytes());
             return false;
         }
+    }
+
+    /**
+     * As {@link #commitLocked}, for the log's completion thread, which must never wait for
+     * memory with a segment's lock held: takes only free blocks; when there are not enough it
+     * releases this lock (held once), makes room with nothing held (one eviction pass, no wait),
+     * takes the lock again and tries once more; then appends a gap. The caller holds the lock
+     * once, and checks {@link #deleted} again after (the lock was released meanwhile); the
+     * segment's length changes only by commits, which run on the calling thread.
+     *
+     * @return whether the bytes were cached (false: a gap, or the segment was deleted meanwhile).
+     */
+    boolean commitWithoutWaitLocked(final ByteBuf data) {
+        try {
+            if (appendLocked(data, false) != NO_ROOM) {
+                return true;
+            }
+            unlock();
+            try {
+                context.cache.makeRoom(data.readableBytes(), 0L);
+            } finally {
+                lock();
+            }
+            if (deleted) {
+                return false;
+            }
+            if (appendLocked(data, false) != NO_ROOM) {
+                return true;
+            }
+        } catch (final CacheException e) {
+            // Too long for one entry of a tiny cache, or closed: a gap, as commitLocked does.
+            if (deleted) {
+                return false;
+            }
+        }
+        appendGapLocked(data.readableBytes());
+        return false;
     }
 
     /**

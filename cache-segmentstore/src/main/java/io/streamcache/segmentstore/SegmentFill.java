@@ -1,6 +1,8 @@
 package io.streamcache.segmentstore;
 
 import io.netty.buffer.ByteBuf;
+import io.streamcache.core.CacheFullException;
+import io.streamcache.core.cache.BlockCache;
 import io.streamcache.segmentstore.internal.index.ReadIndexEntry;
 import io.streamcache.segmentstore.internal.index.ReadIndexTree;
 
@@ -70,6 +72,122 @@ final class SegmentFill {
             }
             place(s, holder, position, pieceEnd, address, s.context.hooks.generation(), false);
             filled += n;
+            position = pieceEnd;
+        }
+        return filled;
+    }
+
+    /**
+     * As {@link #fill}, but with the segment's lock held only to find each missing piece and to
+     * publish it, never while the cache allocates, evicts or copies: the caller holds no lock.
+     * Each piece is copied into new blocks outside the lock ({@link BlockCache#tryInsert}: only
+     * blocks free now), then indexed under the lock if its placeholder still covers it (an
+     * eviction pass may have coalesced it meanwhile, which only grows it; another fill may have
+     * cached the bytes, and a truncation or delete removed them: then the copy is freed). A
+     * piece that finds no free blocks makes room once with no lock held (one eviction pass on
+     * this thread, no wait) and tries again; if there is still none, the fill stops there,
+     * having cached the pieces before it. An append, the log's completion thread and other
+     * readers of the segment therefore never wait for a fill's memory.
+     *
+     * @param tier        the tier to insert into first.
+     * @param failWhenFull whether a fill the cache cannot take throws {@link CacheFullException}
+     *                    (else it returns what it cached, and counts the refusal).
+     * @return bytes newly cached.
+     * @throws IllegalArgumentException if the data ends past the segment's length.
+     */
+    static long fillOutsideLock(final Segment s, final long offset, final ByteBuf data, final int tier, final boolean failWhenFull,
+                                final IsolationCounters counters) {
+        final long dataEnd = offset + data.readableBytes();
+        long position = offset;
+        long filled = 0;
+        boolean madeRoom = false;
+        boolean firstPiece = true;
+        while (true) {
+            long start = -1;
+            long pieceEnd = -1;
+            s.lock();
+            try {
+                if (s.deleted && !firstPiece) {
+                    // Deleted after the first piece: what was cached went with it.
+                    return filled;
+                }
+                s.checkLive();
+                if (offset > s.length - data.readableBytes()) {
+                    throw new IllegalArgumentException("offset=" + offset + " length=" + data.readableBytes() + " ends past length="
+                        + s.length + " of segment=" + s.name);
+                }
+                position = Math.max(position, s.startOffset);
+                while (position < dataEnd) {
+                    final ReadIndexEntry entry = ReadIndexTree.floorContaining(s.indexRoot, position);
+                    if (entry != null && entry.isCached()) {
+                        position = entry.endOffset();
+                        continue;
+                    }
+                    final long limit;
+                    if (entry != null) {
+                        limit = entry.endOffset();
+                    } else {
+                        final ReadIndexEntry next = ReadIndexTree.higher(s.indexRoot, position);
+                        limit = next == null ? Long.MAX_VALUE : next.offset();
+                    }
+                    start = position;
+                    pieceEnd = Math.min(Math.min(limit, dataEnd), position + s.context.maxEntryLength);
+                    break;
+                }
+            } finally {
+                s.unlock();
+            }
+            if (start < 0) {
+                break;
+            }
+            firstPiece = false;
+            final int n = (int) (pieceEnd - start);
+            final ByteBuf piece = data.slice(data.readerIndex() + (int) (start - offset), n);
+            int address = s.context.cache.tryInsert(piece, tier);
+            if (address == BlockCache.NULL_ADDRESS && !madeRoom) {
+                madeRoom = true;
+                s.context.cache.makeRoom(n, 0L);
+                address = s.context.cache.tryInsert(piece, tier);
+            }
+            if (address == BlockCache.NULL_ADDRESS) {
+                if (counters != null) {
+                    counters.fillRefusedNoRoom();
+                }
+                if (failWhenFull) {
+                    throw new CacheFullException("cache " + s.context.cache.name() + " has no room to fill length=" + n + " of segment="
+                        + s.name + " at offset=" + start, 0);
+                }
+                return filled;
+            }
+            boolean placed = false;
+            s.lock();
+            try {
+                if (!s.deleted && start >= s.startOffset && pieceEnd <= s.length) {
+                    final ReadIndexEntry holder = ReadIndexTree.floorContaining(s.indexRoot, start);
+                    final boolean free;
+                    if (holder != null) {
+                        free = !holder.isCached() && holder.endOffset() >= pieceEnd;
+                    } else {
+                        final ReadIndexEntry next = ReadIndexTree.higher(s.indexRoot, start);
+                        free = next == null || next.offset() >= pieceEnd;
+                    }
+                    if (free) {
+                        place(s, holder, start, pieceEnd, address, s.context.hooks.generation(), false);
+                        placed = true;
+                    }
+                }
+            } finally {
+                s.unlock();
+            }
+            if (placed) {
+                filled += n;
+                if (counters != null) {
+                    counters.fillAdmitted(n);
+                }
+            } else {
+                // Cached by another fill, truncated or deleted meanwhile: the copy is not needed.
+                s.context.cache.delete(address);
+            }
             position = pieceEnd;
         }
         return filled;

@@ -345,6 +345,8 @@ public final class SegmentStore implements AutoCloseable {
     private final LogLocations locations;
     /** With a log: reads of what the cache does not hold; else null. */
     private final ReadThrough readThrough;
+    /** Admits the asynchronous view reads through the store's read budget and the readers'. */
+    private final ReadAdmission admission;
     /** With a log and {@link Builder#compaction}: retention and compaction; set once after construction. */
     private volatile Compactor compactor;
     /** With a cache built for a warm restart: writes its catalog; else null. */
@@ -362,6 +364,12 @@ public final class SegmentStore implements AutoCloseable {
         this.manager = builder.manager;
         this.ownsManager = builder.ownsManager;
         this.table = new SegmentTable(name, cache, manager, maxIndexEntryLength, builder.fillTier, appendsDurable, waiting);
+        waiting.counters = table.isolation;
+        final long readBudgetBytes = builder.readBudget > 0 ? builder.readBudget
+            : Math.max(1L, (long) (cache.capacity() * Builder.READ_BUDGET_FRACTION_DEFAULT));
+        final ReadBudget storeBudget = builder.readBudgetFailFast ? ReadBudget.failFast(name, readBudgetBytes)
+            : ReadBudget.waiting(name, readBudgetBytes);
+        this.admission = new ReadAdmission(storeBudget, table.isolation);
         ManagerHooks.of(manager).register(table.evictionSource());
         if (builder.log == null) {
             this.checkpointer = null;
@@ -375,10 +383,14 @@ public final class SegmentStore implements AutoCloseable {
             return;
         }
         this.locations = new LogLocations();
+        // By default sized against the cache: eight ranges, but at most 1/64 of the cache (a
+        // catch-up reader's 8 MiB loads on a 16-64 MB cache evicted the tails it shared the
+        // cache with), and never below one range.
         final int maxReadAhead = builder.readThroughMaxReadAhead != -1 ? builder.readThroughMaxReadAhead
-            : (int) Math.min(1 << 30, 8L * builder.readThroughRangeLength);
+            : (int) Math.min(1 << 30, Math.min(8L * builder.readThroughRangeLength,
+                Math.max(builder.readThroughRangeLength, cache.capacity() / Builder.READ_AHEAD_CACHE_DIVISOR)));
         this.readThrough = new ReadThrough(table, manager, locations, builder.log.directory(), builder.readThroughRangeLength,
-            builder.readThroughMaxGap, builder.readThroughThreads, maxReadAhead, name, threads);
+            builder.readThroughMaxGap, builder.readThroughThreads, maxReadAhead, name, threads, storeBudget);
         final LogOpening opening = new LogOpening(builder.log, builder.logRecovery, builder.logCorruptionPolicy, threads, name);
         try {
             final RecoveredLog recovered = opening.open(table, locations);
@@ -560,6 +572,19 @@ public final class SegmentStore implements AutoCloseable {
      * action that does real work, or waits for another append of this store, must run elsewhere
      * (the {@code ...Async} variants of the future's methods): the completion thread completes
      * every append in turn, so blocking it blocks them all.
+     *
+     * <p><b>Never blocks</b> on a reader, the cache or the disk: the call checks and reserves the
+     * offset under the segment's lock (held briefly: no lock of the store is held across
+     * allocation, eviction, a fill from the log or a wait) and hands the record to the writer's
+     * bounded queue without a lock; everything else completes the future later. The one wait is
+     * back-pressure from the writer itself: when its queue ({@code LogConfig.queueCapacity}) is
+     * full the call backs off until the writer drains it. The completion thread never waits for
+     * memory: a durable append the cache has no room for (after one eviction pass, run with no
+     * lock held) is kept as a NOT_CACHED gap, read back from the log on demand
+     * ({@link #uncachedCommitBytes()}). Without a log the append is made on the calling thread
+     * with the blocks free after one eviction pass, or the future fails at once with a
+     * {@code CacheFullException} ({@link #append(String, ByteBuf)} is the call that waits for
+     * room, with no lock held, up to the cache's {@code fullRetryTimeout}).
      *
      * <p><b>Allocation:</b> the returned future is the log request itself, the only object an
      * append allocates on the producer's side.
@@ -759,8 +784,31 @@ public final class SegmentStore implements AutoCloseable {
      * @throws NullPointerException     if {@code name} is null.
      */
     public CompletableFuture<ReadResult> readThrough(final String name, final long offset, final int maxLength) {
+        return readThrough(name, offset, maxLength, null);
+    }
+
+    /**
+     * As {@link #readThrough(String, long, int)}, admitted through the store's
+     * {@link #readBudget()} and {@code budget} (a reader's or a channel's; null: the store's
+     * only). Over budget the future completes once room returns, or fails at once with
+     * {@link ReadBudgetExceededException} if the spent budget is fail-fast; the result is charged
+     * to both until it is released. A load's length is also held to half of the smaller budget
+     * (at least one range), so that a catch-up reader's read-ahead fits what it may hold.
+     *
+     * <p><b>Never blocks:</b> returns after a lookup under the segment's lock (held briefly, never
+     * across a load, a fill or a wait for memory) and a lock-free hand-off to the historical
+     * reader; everything that waits completes the future later.
+     *
+     * @throws IllegalArgumentException if {@code offset} or {@code maxLength} is negative.
+     * @throws NullPointerException     if {@code name} is null.
+     */
+    public CompletableFuture<ReadResult> readThrough(final String name, final long offset, final int maxLength, final ReadBudget budget) {
         checkRead(offset, maxLength);
         Objects.requireNonNull(name, "name");
+        return admission.admit(budget, () -> readThroughAdmitted(name, offset, maxLength, budget));
+    }
+
+    private CompletableFuture<ReadResult> readThroughAdmitted(final String name, final long offset, final int maxLength, final ReadBudget budget) {
         final Segment segment;
         try {
             segment = table.segment(name);
@@ -770,7 +818,7 @@ public final class SegmentStore implements AutoCloseable {
         } catch (final StreamcacheException e) {
             return CompletableFuture.failedFuture(e);
         }
-        return readThrough.read(segment, offset, maxLength);
+        return readThrough.read(segment, offset, maxLength, budget);
     }
 
     /**
@@ -796,13 +844,36 @@ public final class SegmentStore implements AutoCloseable {
      * @throws NullPointerException     if {@code name} or {@code timeout} is null.
      */
     public CompletableFuture<ReadResult> readAsync(final String name, final long offset, final int maxLength, final Duration timeout) {
-        return readOrWait(name, offset, maxLength, timeout).thenCompose(result -> {
+        return readAsync(name, offset, maxLength, timeout, null);
+    }
+
+    /**
+     * As {@link #readAsync(String, long, int, Duration)}, admitted through the store's
+     * {@link #readBudget()} and {@code budget} (a reader's or a channel's; null: the store's
+     * only): over budget the future completes once room returns (results charged to the spent
+     * budget are released), or fails at once with {@link ReadBudgetExceededException} if that
+     * budget is fail-fast. Only the reads of the spent budget wait: a reader over its own budget
+     * never holds up another reader. The result is charged its length to both budgets until it
+     * is released.
+     *
+     * <p><b>Never blocks:</b> the call returns after a lookup under the segment's lock (held
+     * briefly: no lock of the store is ever held across allocation, eviction, a load or a wait)
+     * and a lock-free hand-off (a waiter queued, a load handed to the historical reader, a read
+     * queued in a budget); anything that has to wait completes the future later.
+     *
+     * @throws IllegalArgumentException if {@code offset}, {@code maxLength} or {@code timeout} is negative.
+     * @throws NullPointerException     if {@code name} or {@code timeout} is null.
+     */
+    public CompletableFuture<ReadResult> readAsync(final String name, final long offset, final int maxLength, final Duration timeout,
+                                                   final ReadBudget budget) {
+        final long timeoutNanos = checkReadOrWait(name, offset, maxLength, timeout);
+        return admission.admit(budget, () -> readOrWaitAdmitted(name, offset, maxLength, timeoutNanos, true).thenCompose(result -> {
             if (result.length() > 0 || result.status() != ReadStatus.NOT_CACHED || readThrough == null) {
                 return CompletableFuture.completedFuture(result);
             }
             result.close();
-            return readThrough(name, offset, maxLength);
-        });
+            return readThroughAdmitted(name, offset, maxLength, budget);
+        }));
     }
 
     /**
@@ -831,20 +902,47 @@ public final class SegmentStore implements AutoCloseable {
      * @throws NullPointerException     if {@code name} or {@code timeout} is null.
      */
     public CompletableFuture<ReadResult> readOrWait(final String name, final long offset, final int maxLength, final Duration timeout) {
+        final long timeoutNanos = checkReadOrWait(name, offset, maxLength, timeout);
+        return admission.admit(null, () -> readOrWaitAdmitted(name, offset, maxLength, timeoutNanos, false));
+    }
+
+    private long checkReadOrWait(final String name, final long offset, final int maxLength, final Duration timeout) {
         checkRead(offset, maxLength);
         Objects.requireNonNull(name, "name");
         Objects.requireNonNull(timeout, "timeout");
         if (timeout.isNegative()) {
             throw new IllegalArgumentException("timeout=" + timeout + " must not be negative");
         }
-        final long timeoutNanos = saturatedNanos(timeout);
+        return saturatedNanos(timeout);
+    }
+
+    private CompletableFuture<ReadResult> readOrWaitAdmitted(final String name, final long offset, final int maxLength, final long timeoutNanos,
+                                                             final boolean pastEndAtOnce) {
         final Segment segment;
         try {
             segment = table.segment(name);
         } catch (final SegmentNotFoundException | CacheClosedException e) {
             return CompletableFuture.failedFuture(e);
         }
-        return waiting.readOrWait(segment, offset, maxLength, timeoutNanos);
+        return waiting.readOrWait(segment, offset, maxLength, timeoutNanos, pastEndAtOnce);
+    }
+
+    /**
+     * @return the store's read budget ({@link Builder#readBudget}): every asynchronous view read
+     *         ({@link #readAsync}, {@link #readOrWait}, {@link #readThrough}) is admitted through
+     *         it and its result charged to it; fills from the log are refused while it is spent.
+     */
+    public ReadBudget readBudget() {
+        return admission.storeBudget();
+    }
+
+    /**
+     * @return how this store kept readers and writers apart so far: appends that waited for
+     *         memory, fills admitted or refused, reads past the end (a snapshot).
+     */
+    public IsolationStats isolationStats() {
+        final ReadBudget budget = admission.storeBudget();
+        return table.isolation.snapshot(budget.limit(), budget.used(), budget.waitingReads());
     }
 
     /**
@@ -1004,6 +1102,7 @@ public final class SegmentStore implements AutoCloseable {
         if (!table.markClosed()) {
             return;
         }
+        admission.close(new CacheClosedException("segment store " + name + " is closed"));
         final Compactor running = compactor;
         if (running != null) {
             // Before the writer: its copies and truncates go through the writer.
@@ -1156,6 +1255,14 @@ public final class SegmentStore implements AutoCloseable {
         public static final int MAX_INDEX_ENTRY_LENGTH_DEFAULT = 1 << 20;
         /** Default interval between warm checkpoints. */
         public static final Duration WARM_CHECKPOINT_INTERVAL_DEFAULT = Duration.ofSeconds(30);
+        /**
+         * The store's default read budget, as a fraction of the cache's capacity: what the
+         * results of asynchronous view reads not yet released may hold, so that appends always
+         * have the other three quarters.
+         */
+        public static final double READ_BUDGET_FRACTION_DEFAULT = 0.25;
+        /** The default longest read-ahead is at most the cache's capacity divided by this (and at least one range). */
+        public static final int READ_AHEAD_CACHE_DIVISOR = 64;
 
         private final BlockCache cache;
         private int maxIndexEntryLength = MAX_INDEX_ENTRY_LENGTH_DEFAULT;
@@ -1171,8 +1278,11 @@ public final class SegmentStore implements AutoCloseable {
         private CorruptionPolicy logCorruptionPolicy = CorruptionPolicy.FAIL;
         private int readThroughRangeLength = HistoricalReader.RANGE_LENGTH_DEFAULT;
         private int readThroughMaxGap = HistoricalReader.MAX_READ_GAP_DEFAULT;
-        /** -1: eight range lengths. */
+        /** -1: eight range lengths, at most 1/{@link #READ_AHEAD_CACHE_DIVISOR} of the cache. */
         private int readThroughMaxReadAhead = -1;
+        /** 0: {@link #READ_BUDGET_FRACTION_DEFAULT} of the cache's capacity. */
+        private long readBudget;
+        private boolean readBudgetFailFast;
         private int readThroughThreads = HistoricalReader.THREADS_DEFAULT;
         private CompactionConfig compaction;
         private StreamcacheThreads threads = StreamcacheThreads.defaults();
@@ -1304,6 +1414,35 @@ public final class SegmentStore implements AutoCloseable {
          */
         public Builder readThroughMaxReadAhead(final int readThroughMaxReadAhead) {
             this.readThroughMaxReadAhead = readThroughMaxReadAhead;
+            return this;
+        }
+
+        /**
+         * @param readBudget the store's read budget in bytes (see {@link ReadBudget}): the
+         *                   asynchronous view reads ({@link SegmentStore#readAsync},
+         *                   {@link SegmentStore#readOrWait}, {@link SegmentStore#readThrough}) are
+         *                   admitted while their unreleased results hold less, and fills from the
+         *                   log are refused (the read is served uncached) while they hold more.
+         *                   By default {@link #READ_BUDGET_FRACTION_DEFAULT} of the cache's
+         *                   capacity. The synchronous {@link SegmentStore#read(String, long, int)}
+         *                   and the copying reads are not budgeted (they never wait).
+         * @throws IllegalArgumentException if not positive.
+         */
+        public Builder readBudget(final long readBudget) {
+            if (readBudget <= 0) {
+                throw new IllegalArgumentException("readBudget=" + readBudget + " must be positive");
+            }
+            this.readBudget = readBudget;
+            return this;
+        }
+
+        /**
+         * @param readBudgetFailFast whether a read the store's spent budget cannot admit fails at
+         *                           once with {@link ReadBudgetExceededException} (default false:
+         *                           it waits for room).
+         */
+        public Builder readBudgetFailFast(final boolean readBudgetFailFast) {
+            this.readBudgetFailFast = readBudgetFailFast;
             return this;
         }
 

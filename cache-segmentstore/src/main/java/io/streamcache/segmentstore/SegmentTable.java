@@ -3,6 +3,7 @@ package io.streamcache.segmentstore;
 import io.netty.buffer.ByteBuf;
 import io.streamcache.core.CacheClosedException;
 import io.streamcache.core.CacheConfigurationException;
+import io.streamcache.core.CacheFullException;
 import io.streamcache.core.StreamcacheException;
 import io.streamcache.core.cache.BlockCache;
 import io.streamcache.segmentstore.eviction.CacheManager;
@@ -40,6 +41,10 @@ final class SegmentTable implements SegmentMutations {
     private final String storeName;
     private final ManagerHooks managerHooks;
     private final WaitingReads waiting;
+    /** How readers and writers waited for each other (see {@link IsolationStats}). */
+    final IsolationCounters isolation = new IsolationCounters();
+    /** The cache, for appends that make room with no lock held. */
+    private final BlockCache cache;
     /** The live segments by name. */
     final SegmentMap.ByName segments = new SegmentMap.ByName();
     /** With a log: the live segments by id, for the historical reader's fills. */
@@ -57,6 +62,7 @@ final class SegmentTable implements SegmentMutations {
     SegmentTable(final String storeName, final BlockCache cache, final CacheManager manager, final int maxIndexEntryLength,
                  final int fillTier, final boolean appendsDurable, final WaitingReads waiting) {
         this.storeName = storeName;
+        this.cache = cache;
         this.managerHooks = ManagerHooks.of(manager);
         this.waiting = waiting;
         this.context = new SegmentContext(cache, manager, maxIndexEntryLength, appendsDurable, fillTier, byGeneration);
@@ -211,29 +217,71 @@ final class SegmentTable implements SegmentMutations {
         }
     }
 
+    /**
+     * Appends under the segment's lock with only the blocks free now; when the cache has not
+     * enough, releases the lock and makes room with nothing held ({@link BlockCache#makeRoom}:
+     * an eviction pass, then a wait on the frees of other threads, such as
+     * {@link #markDurable}'s writers making data evictable), and tries again, until the cache's
+     * full-retry timeout has passed: then {@link CacheFullException}. Appends of other segments
+     * are never held up meanwhile: this thread holds no lock while it waits.
+     */
     @Override
     public long append(final String name, final long expectedOffset, final ByteBuf data) {
-        final Segment segment = segment(name);
-        final long offset;
-        final Waiter woken;
-        segment.lock();
-        try {
-            checkLength(segment, expectedOffset, segment.length);
-            offset = segment.appendLocked(data);
-            woken = segment.takeWaiters(segment.length);
-        } finally {
-            segment.unlock();
-        }
-        if (woken != null) {
-            waiting.complete(segment, woken);
-        }
-        return offset;
+        return append(name, expectedOffset, data, cache.fullRetryTimeoutNanos());
     }
 
+    private long append(final String name, final long expectedOffset, final ByteBuf data, final long waitNanos) {
+        final Segment segment = segment(name);
+        long deadline = 0L;
+        long waitStart = 0L;
+        while (true) {
+            long offset;
+            Waiter woken = null;
+            segment.lock();
+            try {
+                checkLength(segment, expectedOffset, segment.length);
+                offset = segment.appendLocked(data, false);
+                if (offset != Segment.NO_ROOM) {
+                    woken = segment.takeWaiters(segment.length);
+                }
+            } finally {
+                segment.unlock();
+            }
+            if (offset != Segment.NO_ROOM) {
+                if (waitStart != 0L) {
+                    isolation.appendRoomWaited(System.nanoTime() - waitStart);
+                }
+                if (woken != null) {
+                    waiting.complete(segment, woken);
+                }
+                return offset;
+            }
+            final long now = System.nanoTime();
+            if (deadline == 0L) {
+                deadline = now + waitNanos;
+                waitStart = now;
+            }
+            final long left = deadline - now;
+            final int room = cache.makeRoom(data.readableBytes(), Math.max(0L, left));
+            if (room == BlockCache.ROOM_NONE || room == BlockCache.ROOM_LATER && System.nanoTime() - deadline >= 0) {
+                isolation.appendRoomWaited(System.nanoTime() - waitStart);
+                isolation.appendRoomRefused();
+                throw new CacheFullException("cache " + cache.name() + " has no room for an append of length=" + data.readableBytes()
+                    + " to segment=" + name + (room == BlockCache.ROOM_NONE ? ": the full handler freed nothing"
+                    : " within fullRetryTimeout=" + java.time.Duration.ofNanos(waitNanos)) + " (its data is not durable yet, or pinned by reads)", 0);
+            }
+        }
+    }
+
+    /**
+     * Never waits for memory: a cache without room for the append after one eviction pass (run
+     * on this thread, no lock held) fails the future at once with {@link CacheFullException};
+     * {@link #append} is the call that waits.
+     */
     @Override
     public CompletableFuture<Long> appendAsync(final String name, final long expectedOffset, final ByteBuf data) {
         try {
-            return CompletableFuture.completedFuture(append(name, expectedOffset, data));
+            return CompletableFuture.completedFuture(append(name, expectedOffset, data, 0L));
         } catch (final StreamcacheException e) {
             return CompletableFuture.failedFuture(e);
         }
@@ -299,13 +347,13 @@ final class SegmentTable implements SegmentMutations {
         }
     }
 
+    /**
+     * Fills with the segment's lock held only to find and publish pieces ({@link SegmentFill#fillOutsideLock}).
+     *
+     * @throws CacheFullException if the cache has no room for a piece after one eviction pass.
+     */
     long fill(final Segment segment, final long offset, final ByteBuf data) {
-        segment.lock();
-        try {
-            return segment.fillLocked(offset, data);
-        } finally {
-            segment.unlock();
-        }
+        return SegmentFill.fillOutsideLock(segment, offset, data, context.fillTier, true, isolation);
     }
 
     void markDurable(final String name, final long offset) {

@@ -26,6 +26,8 @@ import java.util.concurrent.TimeUnit;
 final class WaitingReads {
     private final String storeName;
     private final ScheduledThreadPoolExecutor scheduler;
+    /** The store's isolation counts (reads past the end); set once by the store, may be null in tests. */
+    volatile IsolationCounters counters;
 
     /**
      * @param storeName the store's name, in the timeout thread's name and in messages.
@@ -46,8 +48,26 @@ final class WaitingReads {
      * @param timeoutNanos the wait, at least 0.
      */
     CompletableFuture<ReadResult> readOrWait(final Segment segment, final long offset, final int maxLength, final long timeoutNanos) {
+        return readOrWait(segment, offset, maxLength, timeoutNanos, false);
+    }
+
+    /**
+     * As {@link #readOrWait(Segment, long, int, long)}; with {@code pastEndAtOnce} a read past
+     * every offset given to an append completes at once with {@link ReadStatus#PAST_END}
+     * instead of waiting ({@link SegmentStore#readAsync}'s rule).
+     */
+    CompletableFuture<ReadResult> readOrWait(final Segment segment, final long offset, final int maxLength, final long timeoutNanos,
+                                             final boolean pastEndAtOnce) {
         segment.lock();
         try {
+            if (pastEndAtOnce && !segment.deleted && !segment.sealed && offset > Math.max(segment.length, segment.reservedLength)) {
+                // Past every offset an append has been given: no append can reach it before the
+                // ones before it, so waiting would only end in the timeout.
+                if (counters != null) {
+                    counters.readPastEnd();
+                }
+                return CompletableFuture.completedFuture(ReadResult.empty(segment.name, offset, ReadStatus.PAST_END));
+            }
             if (offset < segment.length || segment.sealed || timeoutNanos == 0 || segment.deleted || offset < segment.startOffset) {
                 return CompletableFuture.completedFuture(segment.readLocked(offset, maxLength));
             }

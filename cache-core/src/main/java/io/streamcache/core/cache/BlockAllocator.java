@@ -37,8 +37,12 @@ import static io.streamcache.core.internal.layout.BlockMetadataDescriptor.usedWo
  * three runs, each copy split in as many calls; see {@code docs/benchmarks.md}, issue 14). A
  * chain's blocks come from a preferred tier first, then from the other tiers fastest first.
  * When no block is free in any tier, the {@link CacheFullHandler} is called with no lock held
- * and the allocation retried until the full-retry timeout; then the operation fails with
- * {@link CacheFullException} and no block taken.
+ * and the allocation retried, waiting between tries on a condition that frees signal
+ * ({@link FreeBlockSignal}: never a {@code Thread.yield} spin) until the full-retry timeout; then
+ * the operation fails with {@link CacheFullException} and no block taken. An allocation that
+ * may not wait (a fill from the log, a commit on the log's completion thread, which must never
+ * wait for memory while they hold a segment's lock) takes only the blocks free at once, or
+ * none.
  *
  * <h2>Free-list order</h2>
  * A buffer hands its blocks out ascending when fresh, so that entries inserted one after another
@@ -70,6 +74,8 @@ final class BlockAllocator {
     private final LongAdder fullHandlerCalls = new LongAdder();
     private final LongAdder fullFailures = new LongAdder();
     private volatile CacheFullHandler fullHandler;
+    /** Where allocations on a full cache wait for a free (see {@link FreeBlockSignal}). */
+    private final FreeBlockSignal freeSignal = new FreeBlockSignal();
 
     BlockAllocator(final String name, final BlockTable table, final Tier[] tiers, final CacheFullHandler fullHandler,
                    final Duration fullRetryTimeout) {
@@ -107,6 +113,8 @@ final class BlockAllocator {
             blocks += tier.blockCount();
         }
         totalBlocks = blocks;
+        // A grown tier has new free blocks.
+        freeSignal.signal();
     }
 
     private long capacity() {
@@ -140,7 +148,25 @@ final class BlockAllocator {
      * and the same length, which takes the count back.
      */
     int allocateChain(final int count, final int previous, final int preferredTier, final int newEntryLength) {
+        return allocateChain(count, previous, preferredTier, newEntryLength, true);
+    }
+
+    /**
+     * As {@link #allocateChain(int, int, int, int)}; with {@code mayWait} false it takes only
+     * blocks that are free now: it never calls the full handler and never waits, and returns
+     * {@link BlockAddressDescriptor#NULL_ADDRESS} (never a data block's address: block 0 of every
+     * buffer holds metadata) when there are not {@code count} free blocks, with no block taken.
+     *
+     * <p>With {@code mayWait}, a full cache calls the full handler on this thread, then waits on
+     * {@link FreeBlockSignal} (a condition signalled by frees, at most
+     * {@link FreeBlockSignal#WAIT_SLICE_NANOS} at a time) until blocks are free or the
+     * full-retry timeout has passed; it never spins.
+     */
+    int allocateChain(final int count, final int previous, final int preferredTier, final int newEntryLength, final boolean mayWait) {
         if (count > totalBlocks) {
+            if (!mayWait) {
+                return BlockAddressDescriptor.NULL_ADDRESS;
+            }
             fullFailures.increment();
             throw new CacheFullException("cache " + name + " cannot hold " + count + " blocks: it has " + totalBlocks
                 + " in all (capacity=" + capacity() + ")", count);
@@ -156,40 +182,118 @@ final class BlockAllocator {
                     taken = takeFrom(tiers[t], remaining, last, hintSlot, newEntryLength);
                 }
             }
+            if (taken >>> Integer.SIZE == 0) {
+                // The stacks are empty, but a buffer another thread popped a moment ago may still
+                // have free blocks: take them from it directly instead of waiting for its owner.
+                taken = takeFromAny(remaining, last, newEntryLength);
+            }
             if (taken >>> Integer.SIZE != 0) {
                 remaining -= (int)(taken >>> Integer.SIZE);
                 last = (int)taken;
                 continue;
             }
+            // Give back a partial chain so that the handler and other threads can use those blocks.
+            if (last != previous) {
+                freeChain(last, previous);
+                last = previous;
+                remaining = count;
+            }
+            if (!mayWait) {
+                return BlockAddressDescriptor.NULL_ADDRESS;
+            }
+            final long now = System.nanoTime();
             if (deadline == 0L) {
-                deadline = System.nanoTime() + fullRetryNanos;
-            } else if (System.nanoTime() - deadline >= 0) {
-                if (last != previous) {
-                    freeChain(last, previous);
-                }
+                deadline = now + fullRetryNanos;
+            } else if (now - deadline >= 0) {
                 fullFailures.increment();
                 throw full(count, "no block could be had within fullRetryTimeout=" + Duration.ofNanos(fullRetryNanos));
             }
-            if (!hasFreeBlocks(0, buffers.length)) {
-                // Give back a partial chain so that the handler and other threads can use those blocks.
-                if (last != previous) {
-                    freeChain(last, previous);
-                    last = previous;
-                    remaining = count;
-                }
-                fullHandlerCalls.increment();
-                if (!fullHandler.onCacheFull(count)) {
-                    fullFailures.increment();
-                    throw full(count, "the full handler freed nothing");
-                }
-                // Retry even if the time is up: what the handler freed is not wasted.
-                Thread.yield();
-                continue;
+            fullHandlerCalls.increment();
+            if (!fullHandler.onCacheFull(count)) {
+                fullFailures.increment();
+                throw full(count, "the full handler freed nothing");
             }
-            // Another thread holds the buffers with free blocks for a moment.
-            Thread.yield();
+            // What the handler freed is retried at once; if it freed nothing yet (its pass skipped
+            // busy segments, or another thread's pass runs), wait for a free, not a spin.
+            freeSignal.await(this::anyFreeBlock, Math.min(FreeBlockSignal.WAIT_SLICE_NANOS, deadline - System.nanoTime()));
         }
         return last;
+    }
+
+    /**
+     * Runs the full handler once on the calling thread, which must hold no lock an eviction pass
+     * could want, then waits up to {@code timeoutNanos} for {@code count} blocks to be free
+     * (calling the handler again between waits).
+     *
+     * @return {@link BlockCache#ROOM_FREE} if {@code count} blocks were free when it returned (a
+     *         hint: another thread may take them first), {@link BlockCache#ROOM_NONE} if the
+     *         handler freed nothing and said nothing could be freed, else
+     *         {@link BlockCache#ROOM_LATER} (the time ran out, or there was none to wait).
+     */
+    int makeRoom(final int count, final long timeoutNanos) {
+        if (count > totalBlocks) {
+            return BlockCache.ROOM_NONE;
+        }
+        if (freeBlocksAtLeast(count)) {
+            return BlockCache.ROOM_FREE;
+        }
+        final long deadline = System.nanoTime() + Math.max(0L, timeoutNanos);
+        while (true) {
+            fullHandlerCalls.increment();
+            final boolean retry = fullHandler.onCacheFull(count);
+            if (freeBlocksAtLeast(count)) {
+                return BlockCache.ROOM_FREE;
+            }
+            if (!retry) {
+                return BlockCache.ROOM_NONE;
+            }
+            final long left = deadline - System.nanoTime();
+            if (left <= 0) {
+                return BlockCache.ROOM_LATER;
+            }
+            if (freeSignal.await(() -> freeBlocksAtLeast(count), Math.min(FreeBlockSignal.WAIT_SLICE_NANOS, left))) {
+                return BlockCache.ROOM_FREE;
+            }
+        }
+    }
+
+    /** @return threads waiting for free blocks now. */
+    int roomWaiters() {
+        return freeSignal.waiters();
+    }
+
+    private boolean anyFreeBlock() {
+        return hasFreeBlocks(0, buffers.length);
+    }
+
+    /** @return whether the online buffers hold at least {@code count} free blocks (a racy sum). */
+    private boolean freeBlocksAtLeast(final int count) {
+        long free = 0;
+        for (final CacheBuffer buffer : buffers) {
+            if (buffer != null && !buffer.draining && !buffer.offline) {
+                free += buffer.freeCountVolatile();
+                if (free >= count) {
+                    return true;
+                }
+            }
+        }
+        return false;
+    }
+
+    /**
+     * Takes up to {@code want} blocks from the first buffer found with free blocks, in any tier,
+     * whether or not it sits in its tier's stack (its owner may have popped it a moment ago).
+     */
+    private long takeFromAny(final int want, final int previous, final int newEntryLength) {
+        for (final CacheBuffer buffer : buffers) {
+            if (buffer != null && !buffer.draining && !buffer.offline && buffer.freeCountVolatile() > 0) {
+                final long taken = takeBlocks(buffer, want, previous, false, newEntryLength);
+                if (taken >>> Integer.SIZE != 0) {
+                    return taken;
+                }
+            }
+        }
+        return previous & BlockMetadataDescriptor.LINK_MASK;
     }
 
     /**
@@ -203,7 +307,6 @@ final class BlockAllocator {
         int last = BlockAddressDescriptor.NULL_ADDRESS;
         int remaining = count;
         final int hintSlot = (int)Thread.currentThread().getId() & (HINT_SLOTS - 1);
-        long deadline = 0L;
         while (remaining > 0) {
             final long taken = takeFrom(tier, remaining, last, hintSlot, -1);
             if (taken >>> Integer.SIZE != 0) {
@@ -211,18 +314,19 @@ final class BlockAllocator {
                 last = (int)taken;
                 continue;
             }
-            final boolean empty = !hasFreeBlocks(tier.firstBuffer, tier.firstBuffer + tier.bufferCount);
-            if (deadline == 0L) {
-                deadline = System.nanoTime() + fullRetryNanos;
+            final long direct = takeFromTierBuffers(tier, remaining, last);
+            if (direct >>> Integer.SIZE != 0) {
+                remaining -= (int)(direct >>> Integer.SIZE);
+                last = (int)direct;
+                continue;
             }
-            if (empty || System.nanoTime() - deadline >= 0) {
-                if (last != BlockAddressDescriptor.NULL_ADDRESS) {
-                    freeChain(last, BlockAddressDescriptor.NULL_ADDRESS);
-                }
-                throw new CacheFullException("tier " + tier.name + " of cache " + name + " has not " + count
-                    + " free blocks", count);
+            // No buffer of the tier has a free block now: fail, never spin (relocation and
+            // promotion try again on their next pass).
+            if (last != BlockAddressDescriptor.NULL_ADDRESS) {
+                freeChain(last, BlockAddressDescriptor.NULL_ADDRESS);
             }
-            Thread.yield();
+            throw new CacheFullException("tier " + tier.name + " of cache " + name + " has not " + count
+                + " free blocks", count);
         }
         return last;
     }
@@ -390,6 +494,7 @@ final class BlockAllocator {
                 tiers[buffer.tier].available.push(buffer);
             }
         }
+        freeSignal.signal();
         if (warm != null) {
             // The next allocation of this thread takes the blocks just freed (see the class comment).
             // A racy write of a hint, as in takeFrom: a buffer that starts draining meanwhile is
@@ -400,6 +505,20 @@ final class BlockAllocator {
                 hints[slot] = warm;
             }
         }
+    }
+
+    /** As {@link #takeFromAny}, within one tier's buffers. */
+    private long takeFromTierBuffers(final Tier tier, final int want, final int previous) {
+        for (int i = tier.firstBuffer; i < tier.firstBuffer + tier.bufferCount; i++) {
+            final CacheBuffer buffer = buffers[i];
+            if (buffer != null && !buffer.draining && !buffer.offline && buffer.freeCountVolatile() > 0) {
+                final long taken = takeBlocks(buffer, want, previous, false, -1);
+                if (taken >>> Integer.SIZE != 0) {
+                    return taken;
+                }
+            }
+        }
+        return previous & BlockMetadataDescriptor.LINK_MASK;
     }
 
     private boolean hasFreeBlocks(final int fromBuffer, final int toBuffer) {

@@ -127,6 +127,7 @@ public final class BlockCache implements AutoCloseable {
 
     private static final Logger LOG = LoggerFactory.getLogger(BlockCache.class);
     private static final AtomicInteger INSTANCES = new AtomicInteger();
+    private final long fullRetryTimeoutNanos;
 
     private final String name;
     private final int bufferLength;
@@ -151,6 +152,7 @@ public final class BlockCache implements AutoCloseable {
         this.tiers = new TierTable(config, BlockAddressDescriptor.blockIndexBits(blocksPerBuffer));
         this.table = new BlockTable(tiers.buffers(), config.blockLength, blocksPerBuffer);
         this.allocator = new BlockAllocator(name, table, tiers.tiers(), config.fullHandler, config.fullRetryTimeout);
+        this.fullRetryTimeoutNanos = config.fullRetryTimeout.toNanos();
         this.copier = new ChainCopier(table);
         this.writer = new EntryWriter(maxEntryLength, table, tiers, allocator, copier);
         this.resizer = new TierResizer(name, table, tiers, allocator, bufferLength);
@@ -250,6 +252,69 @@ public final class BlockCache implements AutoCloseable {
         ensureOpen();
         Objects.requireNonNull(data, "data");
         return writer.append(address, null, data, data.position(), data.remaining());
+    }
+
+    /**
+     * As {@link #insert(ByteBuf, int)}, but takes only blocks that are free now: never calls the
+     * full handler and never waits, so it may be called with a lock held that an eviction pass
+     * or an appender needs. Pair it with {@link #makeRoom} called with no lock held.
+     *
+     * @return the new entry's address, or {@link #NULL_ADDRESS} if there were not enough free
+     *         blocks (nothing stored).
+     * @throws IndexOutOfBoundsException if {@code tier} is not in {@code [0, tierCount())}; nothing is stored.
+     * @throws EntryTooLongException     if the data is longer than {@link #maxEntryLength()}.
+     */
+    public int tryInsert(final ByteBuf data, final int tier) {
+        ensureOpen();
+        checkSource(data);
+        tiers.check(tier);
+        return writer.insert(data, null, data.readerIndex(), data.readableBytes(), tier, false);
+    }
+
+    /**
+     * As {@link #append(int, ByteBuf)}, but takes only blocks that are free now: never calls the
+     * full handler and never waits (see {@link #tryInsert}).
+     *
+     * @return the entry's address after the append, or {@link #NULL_ADDRESS} if there were not
+     *         enough free blocks (the entry is unchanged).
+     * @throws InvalidAddressException if {@code address} is not that of a live entry.
+     * @throws EntryTooLongException   if the entry would grow past {@link #maxEntryLength()}.
+     */
+    public int tryAppend(final int address, final ByteBuf data) {
+        ensureOpen();
+        checkSource(data);
+        return writer.append(address, data, null, data.readerIndex(), data.readableBytes(), false);
+    }
+
+    /** {@link #makeRoom}: the blocks asked for were free when it returned. */
+    public static final int ROOM_FREE = 1;
+    /** {@link #makeRoom}: no room yet, but the full handler may free some (its time ran out, or it had none). */
+    public static final int ROOM_LATER = 0;
+    /** {@link #makeRoom}: the full handler freed nothing and said nothing could be freed (or the cache is too small). */
+    public static final int ROOM_NONE = -1;
+
+    /**
+     * Makes room for {@code length} bytes in new blocks, for a {@link #tryInsert} or
+     * {@link #tryAppend} that found none: calls the full handler on this thread (an eviction
+     * pass), then waits up to {@code timeoutNanos} (0: not at all) on a condition that every
+     * free of blocks signals, calling the handler again between waits. The caller must hold no
+     * lock an eviction pass or a freeing thread could need: this is where a writer waits for
+     * memory, with nothing held.
+     *
+     * @return {@link #ROOM_FREE}, {@link #ROOM_LATER} or {@link #ROOM_NONE}: a status, not a
+     *         promise (another thread may take the blocks first).
+     */
+    public int makeRoom(final int length, final long timeoutNanos) {
+        ensureOpen();
+        return allocator.makeRoom(Math.max(1, table.blockCount(Math.max(0, length))), timeoutNanos);
+    }
+
+    /**
+     * @return how long an allocation on a full cache keeps trying, in nanoseconds (the builder's
+     *         {@code fullRetryTimeout}).
+     */
+    public long fullRetryTimeoutNanos() {
+        return fullRetryTimeoutNanos;
     }
 
     /**

@@ -62,10 +62,22 @@ final class EntryWriter {
      * @return the new entry's address.
      */
     int insert(final ByteBuf src, final ByteBuffer nio, final int srcIndex, final int length, final int tier) {
+        return insert(src, nio, srcIndex, length, tier, true);
+    }
+
+    /**
+     * As {@link #insert(ByteBuf, ByteBuffer, int, int, int)}; with {@code mayWait} false takes
+     * only blocks free now and returns {@link BlockAddressDescriptor#NULL_ADDRESS}, storing
+     * nothing, if there are not enough.
+     */
+    int insert(final ByteBuf src, final ByteBuffer nio, final int srcIndex, final int length, final int tier, final boolean mayWait) {
         checkEntryLength(length);
         final int count = table.blockCount(length);
         // Counted (entries, bytes) in the last block's buffer under the lock the allocation takes anyway.
-        final int last = allocator.allocateChain(count, BlockAddressDescriptor.NULL_ADDRESS, tier, length);
+        final int last = allocator.allocateChain(count, BlockAddressDescriptor.NULL_ADDRESS, tier, length, mayWait);
+        if (last == BlockAddressDescriptor.NULL_ADDRESS) {
+            return last;
+        }
         try {
             copier.writeBackward(last, 0, length, src, nio, srcIndex);
         } catch (final RuntimeException | Error e) {
@@ -82,6 +94,15 @@ final class EntryWriter {
      * @return the entry's address after the append.
      */
     int append(final int address, final ByteBuf src, final ByteBuffer nio, final int srcIndex, final int length) {
+        return append(address, src, nio, srcIndex, length, true);
+    }
+
+    /**
+     * As {@link #append(int, ByteBuf, ByteBuffer, int, int)}; with {@code mayWait} false takes
+     * only blocks free now and returns {@link BlockAddressDescriptor#NULL_ADDRESS}, the entry
+     * unchanged, if there are not enough.
+     */
+    int append(final int address, final ByteBuf src, final ByteBuffer nio, final int srcIndex, final int length, final boolean mayWait) {
         final long word = table.lastWordOf(address);
         final int oldLength = entryLength(word);
         if (length == 0) {
@@ -96,7 +117,10 @@ final class EntryWriter {
             tiers.of(address).storedBytes.add(length);
             return address;
         }
-        final int last = allocator.allocateChain(newBlocks, address, table.tierOf(address));
+        final int last = allocator.allocateChain(newBlocks, address, table.tierOf(address), -1, mayWait);
+        if (last == BlockAddressDescriptor.NULL_ADDRESS) {
+            return last;
+        }
         table.setWord(address, usedWord(previousAddress(word)));
         try {
             copier.writeBackward(last, oldLength, newLength, src, nio, srcIndex);

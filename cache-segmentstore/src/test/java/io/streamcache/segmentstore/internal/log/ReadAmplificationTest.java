@@ -119,8 +119,9 @@ class ReadAmplificationTest {
             }
             store.append("only", TestSegments.buffer(1, length, 1));
         }
+        // The read-ahead asked for explicitly: by default it is held to 1/64 of the cache (1 MiB here).
         try (BlockCache cache = BlockCache.builder().capacity(64L << 20).registerMBean(false).build();
-             SegmentStore store = SegmentStore.builder(cache).log(log).build()) {
+             SegmentStore store = SegmentStore.builder(cache).log(log).readThroughMaxReadAhead(8 << 20).build()) {
             final long end = store.info("only").length();
             long at = 0;
             while (at < end) {

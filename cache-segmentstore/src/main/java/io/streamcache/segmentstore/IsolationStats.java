@@ -1,0 +1,27 @@
+package io.streamcache.segmentstore;
+
+/**
+ * An immutable snapshot of how a store kept its readers and writers apart
+ * ({@link SegmentStore#isolationStats()}); safe to share between threads. Counts are since the
+ * store was built; see {@code docs/reading.md} (<em>Isolation</em>) for what each means.
+ *
+ * @param appendRoomWaits       appends that found the cache without room and waited for memory (with no lock held).
+ * @param appendRoomWaitNanos   the time those appends waited, in all.
+ * @param appendRoomRefusals    appends that found no room within the wait and failed with a {@code CacheFullException}.
+ * @param fillsAdmitted         pieces of ranges read from the log that were put back into the cache.
+ * @param fillBytesAdmitted     the bytes of those pieces.
+ * @param fillsRefusedNoRoom    fills given up because the cache had no free room after one eviction pass (the read was served from the range, uncached).
+ * @param fillsRefusedBudget    fills given up because the store's read budget was spent (served uncached likewise).
+ * @param readBudgetBytes       the store's read budget: bytes that unreleased results and fills in progress may hold at most.
+ * @param readBudgetUsedBytes   the bytes charged to the store's read budget now.
+ * @param readBudgetWaiting     reads waiting for room in a read budget now.
+ * @param readBudgetWaits       reads that waited for room in a read budget (the store's or a reader's).
+ * @param readBudgetWaitNanos   the time those reads waited, in all.
+ * @param readBudgetRefusals    reads refused at once with a {@link ReadBudgetExceededException} (fail-fast budgets).
+ * @param readsPastEnd          reads at an offset past the segment's end ({@link ReadStatus#PAST_END}).
+ */
+public record IsolationStats(long appendRoomWaits, long appendRoomWaitNanos, long appendRoomRefusals, long fillsAdmitted,
+                             long fillBytesAdmitted, long fillsRefusedNoRoom, long fillsRefusedBudget, long readBudgetBytes,
+                             long readBudgetUsedBytes, int readBudgetWaiting, long readBudgetWaits, long readBudgetWaitNanos,
+                             long readBudgetRefusals, long readsPastEnd) {
+}
