@@ -1,6 +1,7 @@
 package io.streamcache.bench.stress;
 
 import io.streamcache.core.cache.CacheStats;
+import io.streamcache.segmentstore.IsolationStats;
 import io.streamcache.segmentstore.eviction.CacheManagerStats;
 import org.HdrHistogram.Histogram;
 
@@ -42,11 +43,14 @@ final class Report {
     /** The phases of a {@code --scenario} run, or null. */
     private final PhaseSplit phases;
     private final String firstRefusal;
+    /** How the store kept readers and writers apart, at the end of the run. */
+    private final IsolationStats isolation;
     private final long slowRefusals;
 
     Report(final StressConfig config, final Instant startedAt, final double seconds, final boolean interrupted, final StressRun run,
            final List<Sample> samples, final CacheStats cacheStats, final CacheManagerStats managerStats, final Footprint footprint,
-           final PolicyStats policyStats, final boolean readersEnded, final PhaseSplit phases, final String firstRefusal) {
+           final PolicyStats policyStats, final boolean readersEnded, final PhaseSplit phases, final String firstRefusal,
+           final IsolationStats isolation) {
         this.config = config;
         this.startedAt = startedAt;
         this.seconds = Math.max(seconds, 1e-9);
@@ -63,6 +67,7 @@ final class Report {
         this.unreleasedResults = readersEnded ? managerStats.pinnedResults() : -1;
         this.phases = phases;
         this.firstRefusal = firstRefusal;
+        this.isolation = isolation;
         this.slowRefusals = run.metrics.slowRefusals.sum();
     }
 
@@ -88,6 +93,17 @@ final class Report {
             return List.of();
         }
         return Targets.evaluate(config, phases.phase(Phase.BEFORE), phases, passed());
+    }
+
+    /** @return the store's isolation counters as one line of prose. */
+    String isolationNote() {
+        final IsolationStats i = isolation;
+        return String.format(Locale.ROOT, "isolation: %,d appends waited for room (%s in all), %,d refused; fills %,d admitted (%s), "
+                + "%,d refused for no room, %,d for the budget; read budget %s, %,d reads waited for it (%s in all), %,d refused; "
+                + "%,d reads past the end", i.appendRoomWaits(), formatMicros(i.appendRoomWaitNanos() / 1e3), i.appendRoomRefusals(),
+            i.fillsAdmitted(), formatBytes(i.fillBytesAdmitted()), i.fillsRefusedNoRoom(), i.fillsRefusedBudget(),
+            formatBytes(i.readBudgetBytes()), i.readBudgetWaits(), formatMicros(i.readBudgetWaitNanos() / 1e3), i.readBudgetRefusals(),
+            i.readsPastEnd());
     }
 
     private String refusalNote() {
@@ -174,6 +190,7 @@ final class Report {
         out.printf(Locale.ROOT, "memory: heap %s after GC for %s cached (%s of cache memory): %,.0f heap bytes per cached MB%n",
             formatBytes(footprint.heapUsedAfterGc()), formatBytes(footprint.cachedBytes()), formatBytes(footprint.cacheUsedBytes()),
             footprint.heapBytesPerCachedMB());
+        out.println(isolationNote());
         out.printf(Locale.ROOT, "reads: %,d results pinned at the end%s, %,d leaks reported%n", managerStats.pinnedResults(),
             unreleasedResults < 0 ? " (a reader had not ended)" : "", managerStats.leakedResults());
         if (phases != null) {
@@ -289,6 +306,19 @@ final class Report {
         field(j, "pinnedResultsAtEnd", managerStats.pinnedResults()).append(", ");
         field(j, "leakedResults", managerStats.leakedResults()).append(", ");
         field(j, "fullFailures", cacheStats.fullFailures()).append("},\n");
+        j.append("  \"isolation\": {");
+        field(j, "appendRoomWaits", isolation.appendRoomWaits()).append(", ");
+        field(j, "appendRoomWaitNanos", isolation.appendRoomWaitNanos()).append(", ");
+        field(j, "appendRoomRefusals", isolation.appendRoomRefusals()).append(", ");
+        field(j, "fillsAdmitted", isolation.fillsAdmitted()).append(", ");
+        field(j, "fillBytesAdmitted", isolation.fillBytesAdmitted()).append(", ");
+        field(j, "fillsRefusedNoRoom", isolation.fillsRefusedNoRoom()).append(", ");
+        field(j, "fillsRefusedBudget", isolation.fillsRefusedBudget()).append(", ");
+        field(j, "readBudgetBytes", isolation.readBudgetBytes()).append(", ");
+        field(j, "readBudgetWaits", isolation.readBudgetWaits()).append(", ");
+        field(j, "readBudgetWaitNanos", isolation.readBudgetWaitNanos()).append(", ");
+        field(j, "readBudgetRefusals", isolation.readBudgetRefusals()).append(", ");
+        field(j, "readsPastEnd", isolation.readsPastEnd()).append("},\n");
         j.append("  \"readsByClass\": {");
         readClass(j, "tail", metrics.tailRead).append(", ");
         readClass(j, "catchUp", metrics.catchupRead).append(", ");
@@ -517,6 +547,7 @@ final class Report {
             cacheStats.utilization() * 100, metrics.hitRatio() * 100, metrics.cacheHits.sum(), metrics.cacheMisses.sum(),
             html(formatBytes(metrics.logBytes.sum())), managerStats.evictions(), html(formatBytes(managerStats.evictedBytes()))));
         h.append("<p>Eviction policy: ").append(html(policyStats.describe())).append(".</p>\n");
+        h.append("<p>").append(html(isolationNote())).append(".</p>\n");
         h.append("<h2>Reader lag, log and memory</h2>\n<table>\n<tr><th>reader lag</th><th>mean</th><th>mean (time)</th><th>max</th>")
             .append("<th>max (time)</th></tr>\n");
         h.append(String.format(Locale.ROOT, "<tr><td>tail readers</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td></tr>%n",

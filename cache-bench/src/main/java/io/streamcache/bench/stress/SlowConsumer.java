@@ -1,5 +1,6 @@
 package io.streamcache.bench.stress;
 
+import io.streamcache.segmentstore.ReadBudget;
 import io.streamcache.segmentstore.ReadResult;
 import io.streamcache.segmentstore.SegmentTruncatedException;
 
@@ -17,8 +18,13 @@ import java.util.function.BooleanSupplier;
  * {@code --slow-from start} (the default) it reads the segments from their start in turn with
  * {@code readAsync} (so through the log, into the cache); with {@code --slow-from tail} it follows
  * every segment's tail from where it was (cached bytes: its results pin the newest blocks). It
- * verifies each result and keeps it unreleased until it holds {@code --slow-hold} bytes, then
- * holds them until {@code stop} says so and releases them all. A read that fails or does not
+ * verifies each result and keeps it unreleased until {@code stop} says the disturbance is over,
+ * then releases them all. With {@code --slow-budget own} (the
+ * default) every read passes the consumer's own {@link ReadBudget} of {@code --slow-hold} bytes,
+ * as a broker would one per channel, and the consumer never stops fetching: the store makes its
+ * reads wait (or, {@code fail-fast}, refuses them) once it holds its whole budget; the store's
+ * own budget bounds it in any case. With {@code store} it passes none and stops at
+ * {@code --slow-hold} bytes itself. A read that fails or does not
  * complete within {@link #READ_WAIT} while it holds results is counted as a refusal (a budget
  * that refuses it, or, without one, a stall) and retried after a pause; a refusal never fails
  * the run, a mismatch does. Runs on its own thread.
@@ -38,9 +44,17 @@ final class SlowConsumer implements Runnable {
     /** The class of the first refusal's exception, for the report; written by the consumer, read after it ended. */
     volatile String firstRefusal;
 
+    /** The consumer's own read budget ({@code --slow-budget own|fail-fast}), or null (the store's alone). */
+    private final ReadBudget budget;
+
     SlowConsumer(final StressRun run, final BooleanSupplier stop) {
         this.run = run;
         this.stop = stop;
+        switch (run.config.slowBudget) {
+            case OWN: budget = ReadBudget.waiting("slow-consumer", run.config.slowHold); break;
+            case FAIL_FAST: budget = ReadBudget.failFast("slow-consumer", run.config.slowHold); break;
+            default: budget = null;
+        }
     }
 
     private boolean stopping() {
@@ -120,8 +134,13 @@ final class SlowConsumer implements Runnable {
         }
     }
 
+    /**
+     * @return whether the consumer stops fetching for now: with a budget of its own it never does
+     *     (it keeps pipelining fetches, and the budget makes them wait or refuses them, as it
+     *     would a broker's client); without one it stops at {@code --slow-hold} bytes.
+     */
     private boolean full() {
-        return heldBytes >= run.config.slowHold;
+        return budget == null && heldBytes >= run.config.slowHold;
     }
 
     /** {@link #fetch}: a read that returned no data. */
@@ -137,11 +156,13 @@ final class SlowConsumer implements Runnable {
      */
     private long fetch(final StressRun.SegmentState segment, final long position, final long available) throws InterruptedException {
         final StressMetrics m = run.metrics;
-        final int wanted = (int) Math.max(1, Math.min(Math.min(READ_LENGTH, available), run.config.slowHold - heldBytes));
+        final long room = budget == null ? run.config.slowHold - heldBytes : READ_LENGTH;
+        final int wanted = (int) Math.max(1, Math.min(Math.min(READ_LENGTH, available), room));
         final long start = System.nanoTime();
         final ReadResult result;
         try {
-            final CompletableFuture<ReadResult> future = run.store.readAsync(segment.name, position, wanted, READ_WAIT);
+            final CompletableFuture<ReadResult> future = budget == null ? run.store.readAsync(segment.name, position, wanted, READ_WAIT)
+                : run.store.readAsync(segment.name, position, wanted, READ_WAIT, budget);
             m.readCall.record(System.nanoTime() - start, 0);
             result = awaitBriefly(future);
         } catch (final ExecutionException | TimeoutException | RuntimeException e) {

@@ -131,6 +131,11 @@ public final class StressConfig {
         "  --storm-readers N    catch-up storm readers (default 4)",
         "  --storm-read-size S  most bytes one storm read asks for (default 1m)",
         "  --slow-hold S        bytes of results the slow consumer holds unreleased (default: the cache size)",
+        "  --slow-budget B      own: the slow consumer passes its own waiting read budget of --slow-hold bytes",
+        "                       with every read (the default); fail-fast: the same, failing at once when",
+        "                       spent; store: none, only the store's budget holds it",
+        "  --read-budget S      the store's read budget: bytes unreleased asynchronous results may pin",
+        "                       (default: the store's, a quarter of the cache)",
         "  --slow-from W        start: the slow consumer reads segments from their start, through the log",
         "                       (the default); tail: it follows the tails, pinning cached bytes",
         "  --thread-dump        with --scenario: write every thread's stack and locks (as jstack -l does) to",
@@ -188,6 +193,35 @@ public final class StressConfig {
     final long slowHold;
     /** Whether the slow consumer follows the tails (pinning cached bytes) rather than reading from the start. */
     final boolean slowFromTail;
+    /** The slow consumer's own read budget, by flag value. */
+    enum SlowBudget {
+        OWN("own"),
+        FAIL_FAST("fail-fast"),
+        STORE("store");
+
+        private final String flag;
+
+        SlowBudget(final String flag) {
+            this.flag = flag;
+        }
+
+        public String flag() {
+            return flag;
+        }
+
+        static SlowBudget parse(final String value) {
+            for (final SlowBudget b : values()) {
+                if (b.flag.equals(value)) {
+                    return b;
+                }
+            }
+            throw new IllegalArgumentException("--slow-budget=" + value + " must be one of own, fail-fast, store");
+        }
+    }
+
+    final SlowBudget slowBudget;
+    /** The store's read budget in bytes; 0: the store's default. */
+    final long readBudget;
     /** Whether a thread dump is written halfway through the disturbance. */
     final boolean threadDump;
     /** Whether a baseline run (the disturbance off) precedes each scenario run. */
@@ -229,6 +263,8 @@ public final class StressConfig {
         this.slowHold = b.slowHold;
         this.slowFromTail = b.slowFromTail;
         this.threadDump = b.threadDump;
+        this.slowBudget = b.slowBudget;
+        this.readBudget = b.readBudget;
         this.compare = b.compare;
         this.rounds = b.rounds;
     }
@@ -296,6 +332,8 @@ public final class StressConfig {
         b.slowHold = slowHold;
         b.slowFromTail = slowFromTail;
         b.threadDump = threadDump;
+        b.slowBudget = slowBudget;
+        b.readBudget = readBudget;
         b.compare = compare;
         b.rounds = rounds;
         return b;
@@ -392,6 +430,8 @@ public final class StressConfig {
                     }
                     b.slowFromTail = value.equals("tail");
                     break;
+                case "slow-budget": b.slowBudget = SlowBudget.parse(value); break;
+                case "read-budget": b.readBudget = parseSize(name, value, 4096, 1L << 40); break;
                 case "thread-dump": b.threadDump = parseBoolean(name, value); break;
                 case "compare": b.compare = parseBoolean(name, value); break;
                 case "rounds": b.rounds = parseInt(name, value, 1, 100); break;
@@ -611,7 +651,9 @@ public final class StressConfig {
             + (region != null ? " region=" + region : "")
             + (phased() ? " scenario=" + scenario() + " disturbAt=" + disturbAt.toMillis() + "ms disturbFor=" + disturbFor.toMillis() + "ms"
                 + (storm ? " stormReaders=" + stormReaders + " stormReadSize=" + stormReadSize : "")
-                + (slowConsumer ? " slowHold=" + slowHold + " slowFrom=" + (slowFromTail ? "tail" : "start") : "") : "")
+                + (slowConsumer ? " slowHold=" + slowHold + " slowFrom=" + (slowFromTail ? "tail" : "start")
+                    + " slowBudget=" + slowBudget.flag() : "") : "")
+            + (readBudget > 0 ? " readBudget=" + readBudget : "")
             + (compare ? " compare rounds=" + rounds : "");
     }
 
@@ -650,6 +692,8 @@ public final class StressConfig {
         long slowHold = -1;
         boolean slowFromTail;
         boolean threadDump;
+        SlowBudget slowBudget = SlowBudget.OWN;
+        long readBudget;
         boolean compare;
         int rounds = 1;
     }

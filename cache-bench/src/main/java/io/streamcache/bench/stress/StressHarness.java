@@ -364,7 +364,8 @@ public final class StressHarness {
                 final boolean readersEnded = readers.stream().noneMatch(Thread::isAlive)
                     && (disturbance == null || disturbance.threads().stream().noneMatch(Thread::isAlive));
                 report = new Report(config, startedAt, (end - startNanos) / 1e9, interrupted[0], run, samples, cacheStats, managerStats,
-                    footprint, policyStats, readersEnded, phases, disturbance == null ? null : disturbance.firstRefusal());
+                    footprint, policyStats, readersEnded, phases, disturbance == null ? null : disturbance.firstRefusal(),
+                    currentStore.isolationStats());
                 lastReport = report;
             }
         } catch (final RuntimeException e) {

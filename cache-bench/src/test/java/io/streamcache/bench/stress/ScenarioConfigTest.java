@@ -45,13 +45,15 @@ class ScenarioConfigTest {
         assertEquals(64L << 20, config.slowHold, "the slow consumer holds as much as the cache by default");
         assertEquals("catchup-storm", config.scenario());
         assertFalse(config.slowFromTail, "the slow consumer reads from the start by default");
+        assertEquals(StressConfig.SlowBudget.OWN, config.slowBudget, "with a budget of its own by default");
+        assertEquals(0, config.readBudget, "the store's default read budget");
     }
 
     @Test
     void shouldParseEveryScenarioFlag() {
         final StressConfig config = parse("--scenario=slow-consumer,catchup-storm", "--duration", "1m", "--disturb-at", "5s",
             "--disturb-for=20s", "--storm-readers", "8", "--storm-read-size", "256k", "--slow-hold", "16m", "--slow-from", "tail",
-            "--thread-dump", "--compare", "--rounds", "3");
+            "--thread-dump", "--slow-budget", "fail-fast", "--read-budget", "4m", "--compare", "--rounds", "3");
         assertTrue(config.storm && config.slowConsumer);
         assertEquals("catchup-storm,slow-consumer", config.scenario());
         assertEquals(Duration.ofSeconds(5), config.disturbAt);
@@ -61,6 +63,8 @@ class ScenarioConfigTest {
         assertEquals(16L << 20, config.slowHold);
         assertTrue(config.slowFromTail);
         assertTrue(config.threadDump);
+        assertEquals(StressConfig.SlowBudget.FAIL_FAST, config.slowBudget);
+        assertEquals(4L << 20, config.readBudget);
         assertTrue(config.compare);
         assertEquals(3, config.rounds);
         assertTrue(config.toString().contains("scenario=catchup-storm,slow-consumer"), config.toString());
@@ -87,6 +91,8 @@ class ScenarioConfigTest {
         assertRejected("leave out --dir", "--scenario", "slow-consumer", "--compare", "--dir", "d");
         assertRejected("--storm-readers", "--scenario", "catchup-storm", "--storm-readers", "0");
         assertRejected("--slow-hold", "--scenario", "slow-consumer", "--slow-hold", "1k");
+        assertRejected("--slow-budget=x must be one of own, fail-fast, store", "--scenario", "slow-consumer", "--slow-budget", "x");
+        assertRejected("--read-budget", "--read-budget", "1k");
         assertRejected("--slow-from=middle must be start or tail", "--scenario", "slow-consumer", "--slow-from", "middle");
     }
 
@@ -111,7 +117,8 @@ class ScenarioConfigTest {
     @Test
     void shouldListTheScenarioFlagsInTheUsage() {
         for (final String flag : new String[] {"--scenario", "--disturb-at", "--disturb-for", "--storm-readers", "--slow-hold", "--slow-from",
-            "--thread-dump", "--compare", "--rounds"}) {
+            "--thread-dump", "--slow-budget",
+            "--read-budget", "--compare", "--rounds"}) {
             assertTrue(StressConfig.USAGE.contains(flag), flag);
         }
     }

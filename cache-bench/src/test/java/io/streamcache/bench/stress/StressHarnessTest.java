@@ -342,6 +342,29 @@ class StressHarnessTest {
             && threads.contains("java.lang.Thread.State:"), threads);
     }
 
+    @Test
+    @Timeout(value = 60, unit = TimeUnit.SECONDS)
+    void shouldRefuseTheSlowConsumerOverAFailFastBudgetOfItsOwnWhileTheOthersGoOn() throws Exception {
+        final Path out = temp.resolve("fail-fast");
+        final ByteArrayOutputStream console = new ByteArrayOutputStream();
+        final String[] args = {"--scenario", "slow-consumer", "--slow-budget", "fail-fast", "--slow-hold", "256k", "--duration", "4s",
+            "--disturb-at", "1s", "--disturb-for", "2s", "--producers", "2", "--parallelism", "8", "--segments", "4",
+            "--write-size", "64-4096", "--tail-readers", "2", "--catchup-readers", "0", "--cache-size", "8m", "--durability", "never",
+            "--out", out.toString()};
+        final int code = new StressHarness().execute(args, new PrintStream(console, true, StandardCharsets.UTF_8), false);
+        final String text = console.toString(StandardCharsets.UTF_8);
+
+        assertEquals(0, code, text);
+        assertTrue(text.contains("first: ReadBudgetExceededException"), text);
+        final String summary = Files.readString(out.resolve("summary.json"));
+        assertWellFormed(summary);
+        final Matcher refusals = Pattern.compile("\"readBudgetRefusals\": (\\d+)").matcher(summary);
+        assertTrue(refusals.find() && Long.parseLong(refusals.group(1)) > 0, summary);
+        assertTrue(during(summary, "slowHeldMaxBytes") > 0 && during(summary, "slowHeldMaxBytes") <= 256 << 10,
+            "the consumer held results, never more than its budget");
+        assertTrue(during(summary, "verifiedBytes") > during(summary, "slowHeldMaxBytes"), "the tail readers read on meanwhile");
+    }
+
     /** @return the number field {@code name} of the during phase in a run's summary (inside {@code object} if given). */
     private static long during(final String summary, final String name, final String... object) {
         final int phases = summary.indexOf("\"phases\": ");
