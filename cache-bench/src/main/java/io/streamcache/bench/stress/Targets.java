@@ -20,8 +20,9 @@ import java.util.Locale;
  *   <li>slow consumer: every producer and every tail consumer at least {@value #CLIENT_RATIO_MIN}x
  *       its own baseline throughput;</li>
  *   <li>always: the asynchronous methods return to their caller within
- *       {@value #CALL_P999_MAX_MICROS} us at p99.9 (the worst method, every phase of the
- *       disturbed run), and every byte read verified.</li>
+ *       {@value #CALL_P999_MAX_MICROS} us at p99.9 in each phase of the disturbed run (the worst
+ *       method in the worst phase: over the whole run, a stall confined to the disturbance would
+ *       hide below the 99.9th percentile), and every byte read verified.</li>
  * </ul>
  */
 final class Targets {
@@ -118,19 +119,21 @@ final class Targets {
         }
         double worstCall = 0;
         String worstName = "none";
-        for (int c = 0; c < PhaseStats.CALL_NAMES.length; c++) {
-            final Histogram h = run.allPhases(c);
-            final double p999 = PhaseStats.micros(h, 99.9);
-            if (h.getTotalCount() > 0 && p999 >= worstCall) {
-                worstCall = p999;
-                worstName = PhaseStats.CALL_NAMES[c];
+        for (final Phase p : Phase.values()) {
+            final Histogram[] calls = run.phase(p).calls();
+            for (int c = 0; c < calls.length; c++) {
+                final double p999 = PhaseStats.micros(calls[c], 99.9);
+                if (calls[c].getTotalCount() > 0 && p999 >= worstCall) {
+                    worstCall = p999;
+                    worstName = PhaseStats.CALL_NAMES[c] + " " + p.label();
+                }
             }
         }
         double baseCall = 0;
         for (final Histogram h : baseline.calls()) {
             baseCall = Math.max(baseCall, PhaseStats.micros(h, 99.9));
         }
-        targets.add(new Target("async call time p99.9, worst method, all phases", worstCall, CALL_P999_MAX_MICROS, false, "us",
+        targets.add(new Target("async call time p99.9, worst method and phase", worstCall, CALL_P999_MAX_MICROS, false, "us",
             worstName + "; baseline phase's worst: " + Report.formatMicros(baseCall)));
         targets.add(new Target("every byte verified", verified ? 1 : 0, 1, true, "", ""));
         return List.copyOf(targets);
