@@ -13,7 +13,8 @@ import java.util.function.BooleanSupplier;
  * one read call, {@code readAsync}, so that most bytes come through the log. Reader {@code id}
  * of {@code n} reads segments {@code id, id + n, ...} in turn, each up to where its tail was
  * when the pass began, so the storm spreads over many segments at once; every byte is verified.
- * Runs on its own thread until {@code stop} says so; reads that complete after that are not
+ * With {@code --storm-rate} each reader holds itself to its share of that rate. Runs on its own
+ * thread until {@code stop} says so; reads that complete after that are not
  * counted (they belong to no phase of the storm).
  */
 final class StormReader implements Runnable {
@@ -32,6 +33,22 @@ final class StormReader implements Runnable {
         this.stop = stop;
     }
 
+    /**
+     * With {@code --storm-rate}: sleeps while this reader is ahead of its share of the rate
+     * ({@code read} bytes since {@code begin}).
+     */
+    private void pace(final long begin, final long read) throws InterruptedException {
+        final double rate = run.config.stormRate;
+        if (rate <= 0) {
+            return;
+        }
+        final long due = begin + (long) (read / (rate * 1e6 / readers) * 1e9);
+        final long ahead = due - System.nanoTime();
+        if (ahead > 0 && !stopping()) {
+            Thread.sleep(Math.max(1, ahead / 1_000_000));
+        }
+    }
+
     private boolean stopping() {
         return stop.getAsBoolean() || run.stopping();
     }
@@ -40,6 +57,8 @@ final class StormReader implements Runnable {
     public void run() {
         final String reader = "storm-" + id;
         final StressMetrics m = run.metrics;
+        final long begin = System.nanoTime();
+        long read = 0;
         try {
             for (int pass = 0; !stopping(); pass++) {
                 final StressRun.SegmentState segment = run.segments[(id + pass * readers) % run.segments.length];
@@ -63,7 +82,9 @@ final class StormReader implements Runnable {
                                 m.stormRead.reads.increment();
                             }
                             position = result.nextOffset();
+                            read += result.length();
                         }
+                        pace(begin, read);
                     } catch (final Exception e) {
                         final SegmentTruncatedException truncated = StressRun.truncation(e);
                         if (truncated == null) {

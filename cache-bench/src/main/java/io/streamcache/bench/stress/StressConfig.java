@@ -130,6 +130,9 @@ public final class StressConfig {
         "  --disturb-for D      how long it lasts (default: a third of --duration)",
         "  --storm-readers N    catch-up storm readers (default 4)",
         "  --storm-read-size S  most bytes one storm read asks for (default 1m)",
+        "  --storm-rate R       MB/s (10^6 bytes) the storm readers read at most, all together (default: off,",
+        "                       as fast as they can; on a machine of few cores the storm's own CPU then",
+        "                       competes with the producers)",
         "  --slow-hold S        bytes of results the slow consumer holds unreleased (default: the cache size)",
         "  --slow-budget B      own: the slow consumer passes its own waiting read budget of --slow-hold bytes",
         "                       with every read (the default); fail-fast: the same, failing at once when",
@@ -189,6 +192,8 @@ public final class StressConfig {
     final Duration disturbFor;
     final int stormReaders;
     final int stormReadSize;
+    /** Most MB/s the storm reads, all readers together; 0: unpaced. */
+    final double stormRate;
     /** Bytes of results the slow consumer holds unreleased. */
     final long slowHold;
     /** Whether the slow consumer follows the tails (pinning cached bytes) rather than reading from the start. */
@@ -260,6 +265,7 @@ public final class StressConfig {
         this.disturbFor = b.disturbFor;
         this.stormReaders = b.stormReaders;
         this.stormReadSize = b.stormReadSize;
+        this.stormRate = b.stormRate;
         this.slowHold = b.slowHold;
         this.slowFromTail = b.slowFromTail;
         this.threadDump = b.threadDump;
@@ -329,6 +335,7 @@ public final class StressConfig {
         b.disturbFor = disturbFor;
         b.stormReaders = stormReaders;
         b.stormReadSize = stormReadSize;
+        b.stormRate = stormRate;
         b.slowHold = slowHold;
         b.slowFromTail = slowFromTail;
         b.threadDump = threadDump;
@@ -422,6 +429,7 @@ public final class StressConfig {
                 case "disturb-at": b.disturbAt = parseDuration(value); break;
                 case "disturb-for": b.disturbFor = parseDuration(value); break;
                 case "storm-readers": b.stormReaders = parseInt(name, value, 1, 1024); break;
+                case "storm-rate": b.stormRate = parseRate(name, value); break;
                 case "storm-read-size": b.stormReadSize = (int) parseSize(name, value, 4096, 1L << 20); break;
                 case "slow-hold": b.slowHold = parseSize(name, value, 4096, 1L << 40); break;
                 case "slow-from":
@@ -481,6 +489,19 @@ public final class StressConfig {
             throw new IllegalArgumentException("--" + name + "=" + value + " must be in (0, 0.95]");
         }
         return share;
+    }
+
+    private static double parseRate(final String name, final String value) {
+        final double rate;
+        try {
+            rate = Double.parseDouble(value);
+        } catch (final NumberFormatException e) {
+            throw new IllegalArgumentException("--" + name + "=" + value + " is not a number (MB/s)", e);
+        }
+        if (!(rate > 0 && rate <= 1e6)) {
+            throw new IllegalArgumentException("--" + name + "=" + value + " must be in (0, 1000000] MB/s");
+        }
+        return rate;
     }
 
     private static void parseScenario(final Builder b, final String value) {
@@ -650,7 +671,8 @@ public final class StressConfig {
                 + " restartRewind=" + restartRewind : "")
             + (region != null ? " region=" + region : "")
             + (phased() ? " scenario=" + scenario() + " disturbAt=" + disturbAt.toMillis() + "ms disturbFor=" + disturbFor.toMillis() + "ms"
-                + (storm ? " stormReaders=" + stormReaders + " stormReadSize=" + stormReadSize : "")
+                + (storm ? " stormReaders=" + stormReaders + " stormReadSize=" + stormReadSize
+                    + (stormRate > 0 ? " stormRate=" + stormRate : "") : "")
                 + (slowConsumer ? " slowHold=" + slowHold + " slowFrom=" + (slowFromTail ? "tail" : "start")
                     + " slowBudget=" + slowBudget.flag() : "") : "")
             + (readBudget > 0 ? " readBudget=" + readBudget : "")
@@ -689,6 +711,7 @@ public final class StressConfig {
         Duration disturbFor;
         int stormReaders = 4;
         int stormReadSize = 1 << 20;
+        double stormRate;
         long slowHold = -1;
         boolean slowFromTail;
         boolean threadDump;

@@ -42,6 +42,7 @@ class ScenarioConfigTest {
         assertEquals(Duration.ofSeconds(10), config.disturbFor);
         assertEquals(4, config.stormReaders);
         assertEquals(1 << 20, config.stormReadSize);
+        assertEquals(0, config.stormRate, "the storm reads as fast as it can by default");
         assertEquals(64L << 20, config.slowHold, "the slow consumer holds as much as the cache by default");
         assertEquals("catchup-storm", config.scenario());
         assertFalse(config.slowFromTail, "the slow consumer reads from the start by default");
@@ -52,14 +53,15 @@ class ScenarioConfigTest {
     @Test
     void shouldParseEveryScenarioFlag() {
         final StressConfig config = parse("--scenario=slow-consumer,catchup-storm", "--duration", "1m", "--disturb-at", "5s",
-            "--disturb-for=20s", "--storm-readers", "8", "--storm-read-size", "256k", "--slow-hold", "16m", "--slow-from", "tail",
-            "--thread-dump", "--slow-budget", "fail-fast", "--read-budget", "4m", "--compare", "--rounds", "3");
+            "--disturb-for=20s", "--storm-readers", "8", "--storm-read-size", "256k", "--storm-rate", "150", "--slow-hold", "16m",
+            "--slow-from", "tail", "--thread-dump", "--slow-budget", "fail-fast", "--read-budget", "4m", "--compare", "--rounds", "3");
         assertTrue(config.storm && config.slowConsumer);
         assertEquals("catchup-storm,slow-consumer", config.scenario());
         assertEquals(Duration.ofSeconds(5), config.disturbAt);
         assertEquals(Duration.ofSeconds(20), config.disturbFor);
         assertEquals(8, config.stormReaders);
         assertEquals(256 << 10, config.stormReadSize);
+        assertEquals(150.0, config.stormRate);
         assertEquals(16L << 20, config.slowHold);
         assertTrue(config.slowFromTail);
         assertTrue(config.threadDump);
@@ -93,6 +95,7 @@ class ScenarioConfigTest {
         assertRejected("--slow-hold", "--scenario", "slow-consumer", "--slow-hold", "1k");
         assertRejected("--slow-budget=x must be one of own, fail-fast, store", "--scenario", "slow-consumer", "--slow-budget", "x");
         assertRejected("--read-budget", "--read-budget", "1k");
+        assertRejected("--storm-rate=0 must be in", "--scenario", "catchup-storm", "--storm-rate", "0");
         assertRejected("--slow-from=middle must be start or tail", "--scenario", "slow-consumer", "--slow-from", "middle");
     }
 
