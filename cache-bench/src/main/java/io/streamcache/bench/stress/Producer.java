@@ -72,6 +72,9 @@ final class Producer implements Runnable {
                         pool.add(buffer);
                         throw e;
                     }
+                    if (measured) {
+                        run.metrics.appendCall.record(System.nanoTime() - start, 0);
+                    }
                     segment.nextOffset = offset + length;
                 }
                 future.whenComplete((landed, error) -> {
@@ -82,6 +85,7 @@ final class Producer implements Runnable {
                     } else {
                         if (measured) {
                             run.metrics.append.record(System.nanoTime() - start, length);
+                            run.metrics.producerBytes[id].add(length);
                         } else {
                             run.metrics.prefillBytes.add(length);
                         }

@@ -1,6 +1,7 @@
 package io.streamcache.bench.stress;
 
 import io.streamcache.core.cache.CacheStats;
+import io.streamcache.segmentstore.IsolationStats;
 import io.streamcache.segmentstore.eviction.CacheManagerStats;
 import org.HdrHistogram.Histogram;
 
@@ -39,10 +40,17 @@ final class Report {
     private final long unreleasedResults;
     private final Footprint footprint;
     private final PolicyStats policyStats;
+    /** The phases of a {@code --scenario} run, or null. */
+    private final PhaseSplit phases;
+    private final String firstRefusal;
+    /** How the store kept readers and writers apart, at the end of the run. */
+    private final IsolationStats isolation;
+    private final long slowRefusals;
 
     Report(final StressConfig config, final Instant startedAt, final double seconds, final boolean interrupted, final StressRun run,
            final List<Sample> samples, final CacheStats cacheStats, final CacheManagerStats managerStats, final Footprint footprint,
-           final PolicyStats policyStats, final boolean readersEnded) {
+           final PolicyStats policyStats, final boolean readersEnded, final PhaseSplit phases, final String firstRefusal,
+           final IsolationStats isolation) {
         this.config = config;
         this.startedAt = startedAt;
         this.seconds = Math.max(seconds, 1e-9);
@@ -57,6 +65,50 @@ final class Report {
         this.footprint = footprint;
         this.policyStats = policyStats;
         this.unreleasedResults = readersEnded ? managerStats.pinnedResults() : -1;
+        this.phases = phases;
+        this.firstRefusal = firstRefusal;
+        this.isolation = isolation;
+        this.slowRefusals = run.metrics.slowRefusals.sum();
+    }
+
+    /** Baseline of a single scenario run's targets. */
+    static final String OWN_BEFORE = "the before phase of the same run";
+
+    boolean interrupted() {
+        return interrupted;
+    }
+
+    StressConfig config() {
+        return config;
+    }
+
+    /** @return the run's phases, or null without {@code --scenario}. */
+    PhaseSplit phases() {
+        return phases;
+    }
+
+    /** @return the targets against this run's own before phase, or an empty list without a disturbance. */
+    List<Targets.Target> ownTargets() {
+        if (phases == null || !(config.storm || config.slowConsumer)) {
+            return List.of();
+        }
+        return Targets.evaluate(config, phases.phase(Phase.BEFORE), phases, passed());
+    }
+
+    /** @return the store's isolation counters as one line of prose. */
+    String isolationNote() {
+        final IsolationStats i = isolation;
+        return String.format(Locale.ROOT, "isolation: %,d appends waited for room (%s in all), %,d refused; fills %,d admitted (%s), "
+                + "%,d refused for no room, %,d for the budget; read budget %s, %,d reads waited for it (%s in all), %,d refused; "
+                + "%,d reads past the end", i.appendRoomWaits(), formatMicros(i.appendRoomWaitNanos() / 1e3), i.appendRoomRefusals(),
+            i.fillsAdmitted(), formatBytes(i.fillBytesAdmitted()), i.fillsRefusedNoRoom(), i.fillsRefusedBudget(),
+            formatBytes(i.readBudgetBytes()), i.readBudgetWaits(), formatMicros(i.readBudgetWaitNanos() / 1e3), i.readBudgetRefusals(),
+            i.readsPastEnd());
+    }
+
+    private String refusalNote() {
+        return config.slowConsumer ? String.format(Locale.ROOT, "slow consumer: %,d reads refused or timed out (%s)", slowRefusals,
+            firstRefusal == null ? "none" : "first: " + firstRefusal) : "";
     }
 
     /** @return the mean of {@code value} over the samples, 0 without samples. */
@@ -138,8 +190,21 @@ final class Report {
         out.printf(Locale.ROOT, "memory: heap %s after GC for %s cached (%s of cache memory): %,.0f heap bytes per cached MB%n",
             formatBytes(footprint.heapUsedAfterGc()), formatBytes(footprint.cachedBytes()), formatBytes(footprint.cacheUsedBytes()),
             footprint.heapBytesPerCachedMB());
+        out.println(isolationNote());
         out.printf(Locale.ROOT, "reads: %,d results pinned at the end%s, %,d leaks reported%n", managerStats.pinnedResults(),
             unreleasedResults < 0 ? " (a reader had not ended)" : "", managerStats.leakedResults());
+        if (phases != null) {
+            out.println("phases (scenario " + config.scenario() + ", disturbance from " + config.disturbAt.toSeconds() + " s for "
+                + config.disturbFor.toSeconds() + " s):");
+            PhaseTables.print(out, "", phases, true);
+            if (config.slowConsumer) {
+                out.println(refusalNote());
+            }
+            final List<Targets.Target> targets = ownTargets();
+            if (!targets.isEmpty() && !config.compare) {
+                PhaseTables.printTargets(out, OWN_BEFORE, targets);
+            }
+        }
         out.println("verification: " + verdict());
     }
 
@@ -241,6 +306,19 @@ final class Report {
         field(j, "pinnedResultsAtEnd", managerStats.pinnedResults()).append(", ");
         field(j, "leakedResults", managerStats.leakedResults()).append(", ");
         field(j, "fullFailures", cacheStats.fullFailures()).append("},\n");
+        j.append("  \"isolation\": {");
+        field(j, "appendRoomWaits", isolation.appendRoomWaits()).append(", ");
+        field(j, "appendRoomWaitNanos", isolation.appendRoomWaitNanos()).append(", ");
+        field(j, "appendRoomRefusals", isolation.appendRoomRefusals()).append(", ");
+        field(j, "fillsAdmitted", isolation.fillsAdmitted()).append(", ");
+        field(j, "fillBytesAdmitted", isolation.fillBytesAdmitted()).append(", ");
+        field(j, "fillsRefusedNoRoom", isolation.fillsRefusedNoRoom()).append(", ");
+        field(j, "fillsRefusedBudget", isolation.fillsRefusedBudget()).append(", ");
+        field(j, "readBudgetBytes", isolation.readBudgetBytes()).append(", ");
+        field(j, "readBudgetWaits", isolation.readBudgetWaits()).append(", ");
+        field(j, "readBudgetWaitNanos", isolation.readBudgetWaitNanos()).append(", ");
+        field(j, "readBudgetRefusals", isolation.readBudgetRefusals()).append(", ");
+        field(j, "readsPastEnd", isolation.readsPastEnd()).append("},\n");
         j.append("  \"readsByClass\": {");
         readClass(j, "tail", metrics.tailRead).append(", ");
         readClass(j, "catchUp", metrics.catchupRead).append(", ");
@@ -274,6 +352,26 @@ final class Report {
         field(j, "cachedBytes", footprint.cachedBytes()).append(", ");
         field(j, "cacheUsedBytes", footprint.cacheUsedBytes()).append(", ");
         field(j, "heapBytesPerCachedMB", footprint.heapBytesPerCachedMB()).append("},\n");
+        if (phases != null) {
+            field(j, "scenario", config.scenario()).append(",\n");
+            field(j, "disturbAtMs", config.disturbAt.toMillis()).append(",\n");
+            field(j, "disturbForMs", config.disturbFor.toMillis()).append(",\n");
+            field(j, "stormReaders", config.storm ? config.stormReaders : 0).append(",\n");
+            field(j, "stormReadSize", config.stormReadSize).append(",\n");
+            field(j, "slowHold", config.slowConsumer ? config.slowHold : 0).append(",\n");
+            field(j, "slowFrom", config.slowFromTail ? "tail" : "start").append(",\n");
+            field(j, "slowRefusals", slowRefusals).append(",\n");
+            j.append("  \"phases\": ");
+            PhaseTables.json(j, phases);
+            j.append(",\n");
+            final List<Targets.Target> targets = ownTargets();
+            if (!targets.isEmpty()) {
+                field(j, "targetsBaseline", OWN_BEFORE).append(",\n");
+                j.append("  \"targets\": ");
+                PhaseTables.json(j, targets);
+                j.append(",\n");
+            }
+        }
         j.append("  \"latencyMicros\": {\n");
         final StressMetrics.Op[] ops = metrics.ops();
         for (int i = 0; i < ops.length; i++) {
@@ -281,7 +379,7 @@ final class Report {
             final boolean any = h.getTotalCount() > 0;
             j.append("    \"").append(key(ops[i].name)).append("\": {");
             field(j, "count", h.getTotalCount()).append(", ");
-            if (ops[i] != metrics.append) {
+            if (ops[i] == metrics.tailRead || ops[i] == metrics.catchupRead) {
                 field(j, "readsThroughLog", ops[i].throughLog.sum()).append(", ");
             }
             field(j, "avg", any ? h.getMean() / 1e3 : 0).append(", ");
@@ -424,6 +522,20 @@ final class Report {
         }
         h.append("</table>\n");
 
+        if (phases != null) {
+            h.append("<h2>Phases</h2>\n<p>Scenario ").append(html(config.scenario())).append(": the disturbance ran from ")
+                .append(config.disturbAt.toSeconds()).append(" s for ").append(config.disturbFor.toSeconds())
+                .append(" s. Call times are from the call of the asynchronous method until it returned its future; ")
+                .append("ack is from the call of <code>appendAsync</code> until the append was durable.</p>\n");
+            h.append(PhaseTables.html(List.of("this run"), List.of(phases)));
+            if (config.slowConsumer) {
+                h.append("<p>").append(html(refusalNote())).append(".</p>\n");
+            }
+            final List<Targets.Target> targets = ownTargets();
+            if (!targets.isEmpty()) {
+                h.append("<h3>Targets</h3>\n").append(PhaseTables.html(OWN_BEFORE, targets));
+            }
+        }
         h.append("<h2>Throughput</h2>\n<table>\n<tr><th></th><th>ops/s</th><th>MB/s</th><th>total</th></tr>\n");
         h.append(String.format(Locale.ROOT, "<tr><td>append</td><td>%,.0f</td><td>%.1f</td><td>%s</td></tr>%n",
             metrics.append.total.getTotalCount() / seconds, metrics.append.bytes.sum() / MB / seconds, html(formatBytes(metrics.append.bytes.sum()))));
@@ -435,6 +547,7 @@ final class Report {
             cacheStats.utilization() * 100, metrics.hitRatio() * 100, metrics.cacheHits.sum(), metrics.cacheMisses.sum(),
             html(formatBytes(metrics.logBytes.sum())), managerStats.evictions(), html(formatBytes(managerStats.evictedBytes()))));
         h.append("<p>Eviction policy: ").append(html(policyStats.describe())).append(".</p>\n");
+        h.append("<p>").append(html(isolationNote())).append(".</p>\n");
         h.append("<h2>Reader lag, log and memory</h2>\n<table>\n<tr><th>reader lag</th><th>mean</th><th>mean (time)</th><th>max</th>")
             .append("<th>max (time)</th></tr>\n");
         h.append(String.format(Locale.ROOT, "<tr><td>tail readers</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td></tr>%n",
@@ -522,6 +635,14 @@ final class Report {
         b.append(String.format(Locale.ROOT, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
             + "role=\"img\" aria-label=\"%s\">%n", width, height, width, height, html(title)));
         b.append(String.format(Locale.ROOT, "<text x=\"%d\" y=\"22\" font-size=\"15\" font-weight=\"bold\">%s</text>%n", left, html(title)));
+        if (phases != null) {
+            // The disturbance's window, shaded, so that the phases show on every chart.
+            final double from = left + plotW * Math.min(1, config.disturbAt.toMillis() / 1e3 / maxX);
+            final double to = left + plotW * Math.min(1, (config.disturbAt.toMillis() + config.disturbFor.toMillis()) / 1e3 / maxX);
+            b.append(String.format(Locale.ROOT, "<rect x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"%.1f\" fill=\"#fde9d9\">"
+                + "<title>%s</title></rect>%n", from, top, Math.max(0, to - from), plotH, html(config.storm || config.slowConsumer
+                ? "during: " + config.scenario() : "the during phase (baseline: the disturbance off)")));
+        }
         for (int i = 0; i <= 5; i++) {
             final double y = top + plotH - plotH * i / 5;
             b.append(String.format(Locale.ROOT, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"#eee\"/>", left, y, width - right, y));

@@ -66,12 +66,15 @@ final class Restart implements AutoCloseable {
 
     /** @return a new store over {@code cache} as the flags describe. */
     SegmentStore store(final BlockCache over, final CacheManager.Builder manager, final Path dir) {
-        return SegmentStore.builder(over)
+        final SegmentStore.Builder builder = SegmentStore.builder(over)
             .name("stress")
             .cacheManager(manager)
             .log(LogConfig.builder(dir).durability(StressHarness.policy(config.durability)).fileLength(config.logFileSize)
-                .name("stress").build())
-            .build();
+                .name("stress").build());
+        if (config.readBudget > 0) {
+            builder.readBudget(config.readBudget);
+        }
+        return builder.build();
     }
 
     /** @return the cache in use: the restart's, or {@code original}. */

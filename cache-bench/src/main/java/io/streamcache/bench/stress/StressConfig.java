@@ -121,6 +121,32 @@ public final class StressConfig {
         "                       a file in /dev/shm, or the temporary directory; else direct memory)",
         "  --restart-rewind S   bytes behind each segment's tail the readers resume at (default: the",
         "                       cache size over the segments)",
+        "  --scenario S         a disturbance in the middle of the run, between --disturb-at and its end:",
+        "                       catchup-storm (--storm-readers readers read segments from their start with",
+        "                       readAsync, through the log), slow-consumer (a consumer reads and holds its",
+        "                       results unreleased, up to --slow-hold bytes), or both, comma-separated;",
+        "                       the results are split into the phases before, during and after it",
+        "  --disturb-at D       when the disturbance starts (default: a third into --duration)",
+        "  --disturb-for D      how long it lasts (default: a third of --duration)",
+        "  --storm-readers N    catch-up storm readers (default 4)",
+        "  --storm-read-size S  most bytes one storm read asks for (default 1m)",
+        "  --storm-rate R       MB/s (10^6 bytes) the storm readers read at most, all together (default: off,",
+        "                       as fast as they can; on a machine of few cores the storm's own CPU then",
+        "                       competes with the producers)",
+        "  --slow-hold S        bytes of results the slow consumer holds unreleased (default: the cache size)",
+        "  --slow-budget B      own: the slow consumer passes its own waiting read budget of --slow-hold bytes",
+        "                       with every read (the default); fail-fast: the same, failing at once when",
+        "                       spent; store: none, only the store's budget holds it",
+        "  --read-budget S      the store's read budget: bytes unreleased asynchronous results may pin",
+        "                       (default: the store's, a quarter of the cache)",
+        "  --slow-from W        start: the slow consumer reads segments from their start, through the log",
+        "                       (the default); tail: it follows the tails, pinning cached bytes",
+        "  --thread-dump        with --scenario: write every thread's stack and locks (as jstack -l does) to",
+        "                       threads-during.txt in the results, halfway through the disturbance",
+        "  --compare            run the same flags with the disturbance off first (the baseline), then on,",
+        "                       and report the isolation targets as ratios of the two runs' phases",
+        "  --rounds N           with --compare: baseline and scenario runs alternate N times (default 1);",
+        "                       the targets use the median ratio",
         "  --help               this text",
         "",
         "Exit code: 0 if every byte read verified, 1 on a mismatch or failure, 2 on bad flags.");
@@ -157,6 +183,55 @@ public final class StressConfig {
     final Path region;
     /** Bytes behind each tail the readers resume at after the restart. */
     final long restartRewind;
+    /** Whether a catch-up storm runs in the disturbance phase. */
+    final boolean storm;
+    /** Whether a slow consumer holds results in the disturbance phase. */
+    final boolean slowConsumer;
+    /** When the disturbance phase starts and how long it lasts; null without {@code --scenario} or {@code --compare}. */
+    final Duration disturbAt;
+    final Duration disturbFor;
+    final int stormReaders;
+    final int stormReadSize;
+    /** Most MB/s the storm reads, all readers together; 0: unpaced. */
+    final double stormRate;
+    /** Bytes of results the slow consumer holds unreleased. */
+    final long slowHold;
+    /** Whether the slow consumer follows the tails (pinning cached bytes) rather than reading from the start. */
+    final boolean slowFromTail;
+    /** The slow consumer's own read budget, by flag value. */
+    enum SlowBudget {
+        OWN("own"),
+        FAIL_FAST("fail-fast"),
+        STORE("store");
+
+        private final String flag;
+
+        SlowBudget(final String flag) {
+            this.flag = flag;
+        }
+
+        public String flag() {
+            return flag;
+        }
+
+        static SlowBudget parse(final String value) {
+            for (final SlowBudget b : values()) {
+                if (b.flag.equals(value)) {
+                    return b;
+                }
+            }
+            throw new IllegalArgumentException("--slow-budget=" + value + " must be one of own, fail-fast, store");
+        }
+    }
+
+    final SlowBudget slowBudget;
+    /** The store's read budget in bytes; 0: the store's default. */
+    final long readBudget;
+    /** Whether a thread dump is written halfway through the disturbance. */
+    final boolean threadDump;
+    /** Whether a baseline run (the disturbance off) precedes each scenario run. */
+    final boolean compare;
+    final int rounds;
 
     private StressConfig(final Builder b) {
         this.producers = b.producers;
@@ -184,6 +259,91 @@ public final class StressConfig {
         this.restartWarm = b.restartWarm;
         this.region = b.region;
         this.restartRewind = b.restartRewind;
+        this.storm = b.storm;
+        this.slowConsumer = b.slowConsumer;
+        this.disturbAt = b.disturbAt;
+        this.disturbFor = b.disturbFor;
+        this.stormReaders = b.stormReaders;
+        this.stormReadSize = b.stormReadSize;
+        this.stormRate = b.stormRate;
+        this.slowHold = b.slowHold;
+        this.slowFromTail = b.slowFromTail;
+        this.threadDump = b.threadDump;
+        this.slowBudget = b.slowBudget;
+        this.readBudget = b.readBudget;
+        this.compare = b.compare;
+        this.rounds = b.rounds;
+    }
+
+    /** @return whether the run is split into phases before, during and after a disturbance window. */
+    boolean phased() {
+        return disturbAt != null;
+    }
+
+    /** @return the scenario as given to {@code --scenario}: {@code none}, or its disturbances comma-separated. */
+    String scenario() {
+        if (!storm && !slowConsumer) {
+            return "none";
+        }
+        return storm && slowConsumer ? "catchup-storm,slow-consumer" : storm ? "catchup-storm" : "slow-consumer";
+    }
+
+    /**
+     * @return this configuration for one run of a {@code --compare}: the disturbance on or off
+     *     (the baseline keeps the phases, so its windows line up with the scenario's), results in {@code out}.
+     */
+    StressConfig forRun(final boolean disturbed, final Path runOut) {
+        final Builder b = toBuilder();
+        b.storm = disturbed && storm;
+        b.slowConsumer = disturbed && slowConsumer;
+        b.compare = false;
+        b.rounds = 1;
+        b.out = runOut;
+        return new StressConfig(b);
+    }
+
+    private Builder toBuilder() {
+        final Builder b = new Builder();
+        b.producers = producers;
+        b.parallelism = parallelism;
+        b.segments = segments;
+        b.minWriteSize = minWriteSize;
+        b.maxWriteSize = maxWriteSize;
+        b.duration = duration;
+        b.ops = ops;
+        b.tailReaders = tailReaders;
+        b.catchupReaders = catchupReaders;
+        b.catchupShare = catchupShare;
+        b.catchupReadSize = catchupReadSize;
+        b.cacheSize = cacheSize;
+        b.durability = durability;
+        b.policy = policy;
+        b.dir = dir;
+        b.out = out;
+        b.seed = seed;
+        b.help = help;
+        b.retention = retention;
+        b.prefill = prefill;
+        b.logFileSize = logFileSize;
+        b.restartAt = restartAt;
+        b.restartWarm = restartWarm;
+        b.region = region;
+        b.restartRewind = restartRewind;
+        b.storm = storm;
+        b.slowConsumer = slowConsumer;
+        b.disturbAt = disturbAt;
+        b.disturbFor = disturbFor;
+        b.stormReaders = stormReaders;
+        b.stormReadSize = stormReadSize;
+        b.stormRate = stormRate;
+        b.slowHold = slowHold;
+        b.slowFromTail = slowFromTail;
+        b.threadDump = threadDump;
+        b.slowBudget = slowBudget;
+        b.readBudget = readBudget;
+        b.compare = compare;
+        b.rounds = rounds;
+        return b;
     }
 
     /**
@@ -208,6 +368,14 @@ public final class StressConfig {
             final int eq = arg.indexOf('=');
             if ("--prefill".equals(arg) && (i + 1 >= args.length || args[i + 1].startsWith("--"))) {
                 b.prefill = true;
+                continue;
+            }
+            if ("--compare".equals(arg) && (i + 1 >= args.length || args[i + 1].startsWith("--"))) {
+                b.compare = true;
+                continue;
+            }
+            if ("--thread-dump".equals(arg) && (i + 1 >= args.length || args[i + 1].startsWith("--"))) {
+                b.threadDump = true;
                 continue;
             }
             if (eq >= 0) {
@@ -257,6 +425,24 @@ public final class StressConfig {
                     break;
                 case "region": b.region = Path.of(value); break;
                 case "restart-rewind": b.restartRewind = parseSize(name, value, 0, 1L << 50); break;
+                case "scenario": parseScenario(b, value); break;
+                case "disturb-at": b.disturbAt = parseDuration(value); break;
+                case "disturb-for": b.disturbFor = parseDuration(value); break;
+                case "storm-readers": b.stormReaders = parseInt(name, value, 1, 1024); break;
+                case "storm-rate": b.stormRate = parseRate(name, value); break;
+                case "storm-read-size": b.stormReadSize = (int) parseSize(name, value, 4096, 1L << 20); break;
+                case "slow-hold": b.slowHold = parseSize(name, value, 4096, 1L << 40); break;
+                case "slow-from":
+                    if (!value.equals("start") && !value.equals("tail")) {
+                        throw new IllegalArgumentException("--slow-from=" + value + " must be start or tail");
+                    }
+                    b.slowFromTail = value.equals("tail");
+                    break;
+                case "slow-budget": b.slowBudget = SlowBudget.parse(value); break;
+                case "read-budget": b.readBudget = parseSize(name, value, 4096, 1L << 40); break;
+                case "thread-dump": b.threadDump = parseBoolean(name, value); break;
+                case "compare": b.compare = parseBoolean(name, value); break;
+                case "rounds": b.rounds = parseInt(name, value, 1, 100); break;
                 default: throw new IllegalArgumentException("unknown flag: --" + name + " (see --help)");
             }
         }
@@ -285,6 +471,7 @@ public final class StressConfig {
                 b.restartRewind = b.cacheSize / b.segments;
             }
         }
+        validateScenario(b);
         if (b.out == null) {
             b.out = Path.of("stress-results", LocalDateTime.now().format(DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss", Locale.ROOT)));
         }
@@ -302,6 +489,81 @@ public final class StressConfig {
             throw new IllegalArgumentException("--" + name + "=" + value + " must be in (0, 0.95]");
         }
         return share;
+    }
+
+    private static double parseRate(final String name, final String value) {
+        final double rate;
+        try {
+            rate = Double.parseDouble(value);
+        } catch (final NumberFormatException e) {
+            throw new IllegalArgumentException("--" + name + "=" + value + " is not a number (MB/s)", e);
+        }
+        if (!(rate > 0 && rate <= 1e6)) {
+            throw new IllegalArgumentException("--" + name + "=" + value + " must be in (0, 1000000] MB/s");
+        }
+        return rate;
+    }
+
+    private static void parseScenario(final Builder b, final String value) {
+        b.storm = false;
+        b.slowConsumer = false;
+        for (final String part : value.split(",", -1)) {
+            switch (part.trim()) {
+                case "catchup-storm": b.storm = true; break;
+                case "slow-consumer": b.slowConsumer = true; break;
+                case "none": break;
+                default:
+                    throw new IllegalArgumentException("--scenario=" + value
+                        + " must be none, catchup-storm, slow-consumer or both comma-separated");
+            }
+        }
+    }
+
+    /** Checks the scenario flags against each other and the run's length; fills in the disturbance window's defaults. */
+    private static void validateScenario(final Builder b) {
+        final boolean disturbed = b.storm || b.slowConsumer;
+        if (b.compare && !disturbed) {
+            throw new IllegalArgumentException("--compare needs a --scenario to compare against its baseline");
+        }
+        if (b.rounds > 1 && !b.compare) {
+            throw new IllegalArgumentException("--rounds needs --compare");
+        }
+        if (!disturbed) {
+            if (b.disturbAt != null || b.disturbFor != null || b.threadDump) {
+                throw new IllegalArgumentException("--disturb-at, --disturb-for and --thread-dump need a --scenario");
+            }
+            return;
+        }
+        if (b.duration == null) {
+            throw new IllegalArgumentException("--scenario needs --duration (the phases are times), not --ops");
+        }
+        if (b.restartAt != null) {
+            throw new IllegalArgumentException("--scenario and --restart-at cannot be combined");
+        }
+        if (b.compare && b.dir != null) {
+            throw new IllegalArgumentException("--compare makes a fresh log per run in a temporary directory: leave out --dir");
+        }
+        if (b.disturbAt == null) {
+            b.disturbAt = b.duration.dividedBy(3);
+        }
+        if (b.disturbFor == null) {
+            b.disturbFor = b.duration.dividedBy(3);
+        }
+        if (b.disturbAt.plus(b.disturbFor).compareTo(b.duration) >= 0) {
+            throw new IllegalArgumentException("--disturb-at=" + b.disturbAt.toMillis() + "ms plus --disturb-for="
+                + b.disturbFor.toMillis() + "ms must end inside --duration=" + b.duration.toMillis() + "ms, to leave an after phase");
+        }
+        if (b.slowHold < 0) {
+            b.slowHold = b.cacheSize;
+        }
+    }
+
+    private static boolean parseBoolean(final String name, final String value) {
+        switch (value) {
+            case "on": case "true": return true;
+            case "off": case "false": return false;
+            default: throw new IllegalArgumentException("--" + name + "=" + value + " must be on or off");
+        }
     }
 
     private static boolean parsePrefill(final String value) {
@@ -407,7 +669,14 @@ public final class StressConfig {
             + " logFileSize=" + logFileSize
             + (restartAt != null ? " restartAt=" + restartAt.toMillis() + "ms restart=" + (restartWarm ? "warm" : "cold")
                 + " restartRewind=" + restartRewind : "")
-            + (region != null ? " region=" + region : "");
+            + (region != null ? " region=" + region : "")
+            + (phased() ? " scenario=" + scenario() + " disturbAt=" + disturbAt.toMillis() + "ms disturbFor=" + disturbFor.toMillis() + "ms"
+                + (storm ? " stormReaders=" + stormReaders + " stormReadSize=" + stormReadSize
+                    + (stormRate > 0 ? " stormRate=" + stormRate : "") : "")
+                + (slowConsumer ? " slowHold=" + slowHold + " slowFrom=" + (slowFromTail ? "tail" : "start")
+                    + " slowBudget=" + slowBudget.flag() : "") : "")
+            + (readBudget > 0 ? " readBudget=" + readBudget : "")
+            + (compare ? " compare rounds=" + rounds : "");
     }
 
     private static final class Builder {
@@ -436,5 +705,19 @@ public final class StressConfig {
         boolean restartWarm = true;
         Path region;
         long restartRewind = -1;
+        boolean storm;
+        boolean slowConsumer;
+        Duration disturbAt;
+        Duration disturbFor;
+        int stormReaders = 4;
+        int stormReadSize = 1 << 20;
+        double stormRate;
+        long slowHold = -1;
+        boolean slowFromTail;
+        boolean threadDump;
+        SlowBudget slowBudget = SlowBudget.OWN;
+        long readBudget;
+        boolean compare;
+        int rounds = 1;
     }
 }

@@ -81,6 +81,8 @@ public final class StressHarness {
     static final long PREFILL_TIMEOUT_NANOS = TimeUnit.MINUTES.toNanos(10);
 
     private final SegmentContent expected;
+    /** The report of the last run this harness made, for {@code --compare}; null before one ended. */
+    private Report lastReport;
 
     /** A harness that verifies against the content the producers write. */
     public StressHarness() {
@@ -114,6 +116,50 @@ public final class StressHarness {
             out.println(StressConfig.USAGE);
             return 0;
         }
+        if (config.compare) {
+            return compare(config, out, installShutdownHook);
+        }
+        return runOnce(config, out, installShutdownHook);
+    }
+
+    /**
+     * {@code --compare}: for each round, a baseline run (the flags with the disturbance off) and
+     * the scenario run, back to back, each on a fresh store and log; then the targets as ratios of
+     * the two, the median over the rounds, printed and written to {@code summary.json} and
+     * {@code report.html} beside the runs' own folders.
+     */
+    private int compare(final StressConfig config, final PrintStream out, final boolean installShutdownHook) {
+        final List<Report> baselines = new ArrayList<>();
+        final List<Report> scenarios = new ArrayList<>();
+        int code = 0;
+        for (int round = 1; round <= config.rounds; round++) {
+            for (final boolean disturbed : new boolean[] {false, true}) {
+                final StressConfig one = config.forRun(disturbed, config.out.resolve((disturbed ? "scenario-" : "baseline-") + round));
+                out.printf(Locale.ROOT, "%n=== round %d of %d: %s ===%n", round, config.rounds,
+                    disturbed ? "scenario " + config.scenario() : "baseline (the same flags, the disturbance off)");
+                lastReport = null;
+                final int c = runOnce(one, out, installShutdownHook);
+                code = Math.max(code, c);
+                if (lastReport == null || lastReport.interrupted()) {
+                    out.println("stress: --compare stopped: the run " + (lastReport == null ? "failed" : "was interrupted"));
+                    return Math.max(code, 1);
+                }
+                (disturbed ? scenarios : baselines).add(lastReport);
+            }
+        }
+        final Comparison comparison = new Comparison(config, baselines, scenarios);
+        comparison.print(out);
+        try {
+            out.println("comparison: " + comparison.writeJson(config.out.resolve("summary.json")).toAbsolutePath());
+            out.println("report:     " + comparison.writeHtml(config.out.resolve("report.html")).toAbsolutePath());
+        } catch (final IOException | UncheckedIOException e) {
+            out.println("stress: cannot write results to " + config.out + ": " + e);
+            return 1;
+        }
+        return code;
+    }
+
+    private int runOnce(final StressConfig config, final PrintStream out, final boolean installShutdownHook) {
         final Path dir;
         final boolean tempDir = config.dir == null;
         try {
@@ -227,6 +273,8 @@ public final class StressHarness {
                     readers.add(start(reader, "stress-catchup-" + i));
                 }
                 startNanos = System.nanoTime();
+                final Disturbance disturbance = config.phased() ? new Disturbance(run, startNanos) : null;
+                final PhaseSplit phases = config.phased() ? new PhaseSplit(config.producers, config.tailReaders) : null;
                 long lastTick = startNanos;
                 long lastAppendBytes = run.metrics.append.bytes.sum();
                 long lastReadBytes = readBytes(run.metrics);
@@ -263,24 +311,44 @@ public final class StressHarness {
                         break;
                     }
                     if (now - lastTick >= TICK_NANOS) {
-                        final Sample sample = sample(run, restart.current(cache), gauges, startNanos, lastTick, now, lastAppendBytes, lastReadBytes);
+                        final Sample sample = sample(run, restart.current(cache), gauges, startNanos, lastTick, now, lastAppendBytes, lastReadBytes,
+                            phases, disturbance);
                         lastAppendBytes = run.metrics.append.bytes.sum();
                         lastReadBytes = readBytes(run.metrics);
                         lastTick = now;
                         samples.add(sample);
-                        out.println(progressLine(sample));
+                        out.println(progressLine(sample) + phaseNote(run, disturbance));
+                        if (disturbance != null) {
+                            final Phase before = disturbance.phase();
+                            disturbance.afterSample(now);
+                            if (disturbance.phase() != before) {
+                                out.printf(Locale.ROOT, "phase: %s from %.0f s (%s)%n", disturbance.phase().label(), (now - startNanos) / 1e9,
+                                    disturbance.phase() == Phase.DURING ? "disturbance: " + config.scenario() : "disturbance stopped");
+                            }
+                            if (disturbance.threadDumpDue(now)) {
+                                try {
+                                    out.println("threads: " + ThreadDump.write(config.out.resolve("threads-during.txt")).toAbsolutePath());
+                                } catch (final IOException e) {
+                                    out.println("stress: cannot write the thread dump: " + e);
+                                }
+                            }
+                        }
                     }
                     sleepQuietly(Math.min(20, Math.max(1, TimeUnit.NANOSECONDS.toMillis(Math.min(deadline, lastTick + TICK_NANOS) - now))));
                 }
                 joinAll(producers, 90);
                 joinAll(readers, StressRun.READ_THROUGH_TIMEOUT_SECONDS + 5);
+                if (disturbance != null) {
+                    joinAll(disturbance.threads(), StressRun.READ_THROUGH_TIMEOUT_SECONDS + 5);
+                }
                 final long end = System.nanoTime();
                 restart.reportFirstMinute(run, end, true, out);
                 final BlockCache current = restart.current(cache);
                 final SegmentStore currentStore = run.store;
                 policyStats = new PolicyStats(config.policy, run.metrics.readerRegistrations.sum(), gauges.registeredReadersMax,
                     run.registeredReaders(), hitmap == null ? 0 : hitmap.applied(), hitmap == null ? 0 : hitmap.drops());
-                final Sample last = sample(run, current, gauges, startNanos, lastTick, end, lastAppendBytes, lastReadBytes);
+                final Sample last = sample(run, current, gauges, startNanos, lastTick, end, lastAppendBytes, lastReadBytes, phases,
+                    disturbance);
                 if (end - lastTick >= TICK_NANOS / 5) {
                     samples.add(last);
                     out.println(progressLine(last));
@@ -293,9 +361,12 @@ public final class StressHarness {
                 footprint = new Footprint(disk, Math.max(disk, gauges.diskBytesMax),
                     currentStore.log().orElseThrow().directoryStats().filesDeleted(), heap,
                     atEnd.storedBytes(), atEnd.usedBytes());
-                final boolean readersEnded = readers.stream().noneMatch(Thread::isAlive);
+                final boolean readersEnded = readers.stream().noneMatch(Thread::isAlive)
+                    && (disturbance == null || disturbance.threads().stream().noneMatch(Thread::isAlive));
                 report = new Report(config, startedAt, (end - startNanos) / 1e9, interrupted[0], run, samples, cacheStats, managerStats,
-                    footprint, policyStats, readersEnded);
+                    footprint, policyStats, readersEnded, phases, disturbance == null ? null : disturbance.firstRefusal(),
+                    currentStore.isolationStats());
+                lastReport = report;
             }
         } catch (final RuntimeException e) {
             out.println("stress: FAILED: " + e);
@@ -437,12 +508,22 @@ public final class StressHarness {
     }
 
     private static Sample sample(final StressRun run, final BlockCache cache, final Gauges gauges, final long startNanos, final long from,
-                                 final long to, final long lastAppendBytes, final long lastReadBytes) {
+                                 final long to, final long lastAppendBytes, final long lastReadBytes, final PhaseSplit phases,
+                                 final Disturbance disturbance) {
         final StressMetrics m = run.metrics;
         final double seconds = Math.max(1e-9, (to - from) / 1e9);
         final Histogram append = m.append.interval();
         final Histogram tail = m.tailRead.interval();
         final Histogram catchup = m.catchupRead.interval();
+        final Histogram storm = m.stormRead.interval();
+        final Histogram appendCall = m.appendCall.interval();
+        final Histogram readCall = m.readCall.interval();
+        final Histogram waitCall = m.waitCall.interval();
+        if (phases != null) {
+            phases.record(disturbance.phase(), new PhaseSplit.Tick(seconds, append, appendCall, readCall, waitCall, storm,
+                m.append.bytes.sum(), m.stormRead.bytes.sum(), m.bytesVerified.sum(), StressMetrics.sums(m.producerBytes),
+                StressMetrics.sums(m.tailReaderBytes), m.slowHeldBytes.get()));
+        }
         final long appendBytes = m.append.bytes.sum();
         final long readBytes = readBytes(m);
         final double appendBytesPerSec = (appendBytes - lastAppendBytes) / seconds;
@@ -514,6 +595,22 @@ public final class StressHarness {
 
     private static double micros(final Histogram h, final double percentile) {
         return h.getTotalCount() == 0 ? 0 : h.getValueAtPercentile(percentile) / 1e3;
+    }
+
+    /** @return the phase and the disturbance's progress for the end of a progress line; empty without a scenario. */
+    private static String phaseNote(final StressRun run, final Disturbance disturbance) {
+        if (disturbance == null) {
+            return "";
+        }
+        final StressMetrics m = run.metrics;
+        final StringBuilder b = new StringBuilder(" | ").append(disturbance.phase().label());
+        if (run.config.storm && disturbance.phase() != Phase.BEFORE) {
+            b.append(" storm ").append(Report.formatBytes(m.stormRead.bytes.sum()));
+        }
+        if (run.config.slowConsumer && disturbance.phase() != Phase.BEFORE) {
+            b.append(" held ").append(Report.formatBytes(m.slowHeldBytes.get())).append(" refused ").append(m.slowRefusals.sum());
+        }
+        return b.toString();
     }
 
     static String progressLine(final Sample s) {

@@ -3,6 +3,7 @@ package io.streamcache.bench.stress;
 import org.HdrHistogram.Histogram;
 import org.HdrHistogram.Recorder;
 
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
 
 /**
@@ -70,6 +71,27 @@ final class StressMetrics {
     final Op append = new Op("append");
     final Op tailRead = new Op("tail read");
     final Op catchupRead = new Op("catch-up read");
+    /** Reads of the catch-up storm ({@code --scenario catchup-storm}), from {@code readAsync}'s call to its result. */
+    final Op stormRead = new Op("storm read");
+    /**
+     * Call times of the store's asynchronous methods: from the call until it returns the future
+     * to its caller (not until the future completes). A call named {@code ...Async} should hand
+     * off and return; a long call time is the caller's thread (a broker's event loop) blocked.
+     */
+    final Op appendCall = new Op("appendAsync call");
+    /** {@code readThrough} and {@code readAsync} calls (the catch-up, storm and slow-consumer reads). */
+    final Op readCall = new Op("readAsync call");
+    /** {@code readOrWait} calls (the tail readers waiting at a tail). */
+    final Op waitCall = new Op("readOrWait call");
+
+    /** Bytes acknowledged to each producer (measured appends only), by producer id. */
+    final LongAdder[] producerBytes;
+    /** Bytes each tail reader read and verified, by reader id. */
+    final LongAdder[] tailReaderBytes;
+    /** Bytes of results the slow consumer holds unreleased now; written by it, read by the sampler. */
+    final AtomicLong slowHeldBytes = new AtomicLong();
+    /** Reads of the slow consumer that failed or timed out while it held results (a budget refusing it, today a stall). */
+    final LongAdder slowRefusals = new LongAdder();
 
     final LongAdder bytesVerified = new LongAdder();
     /** Reads that returned bytes from the cache. */
@@ -90,6 +112,28 @@ final class StressMetrics {
     /** Readers registered with the reader-aware policy (one per reader and segment it read); 0 with another policy. */
     final LongAdder readerRegistrations = new LongAdder();
 
+    StressMetrics(final int producers, final int tailReaders) {
+        producerBytes = adders(producers);
+        tailReaderBytes = adders(tailReaders);
+    }
+
+    private static LongAdder[] adders(final int n) {
+        final LongAdder[] adders = new LongAdder[n];
+        for (int i = 0; i < n; i++) {
+            adders[i] = new LongAdder();
+        }
+        return adders;
+    }
+
+    /** @return the sums of {@code adders} now, in order. */
+    static long[] sums(final LongAdder[] adders) {
+        final long[] sums = new long[adders.length];
+        for (int i = 0; i < adders.length; i++) {
+            sums[i] = adders[i].sum();
+        }
+        return sums;
+    }
+
     /** Forgets the prefill: latencies, bytes and read counters start again from zero; the sampler thread, before readers start. */
     void resetAfterPrefill() {
         for (final Op op : ops()) {
@@ -100,10 +144,16 @@ final class StressMetrics {
         cacheMisses.reset();
         logBytes.reset();
         tailTimeouts.reset();
+        for (final LongAdder a : producerBytes) {
+            a.reset();
+        }
+        for (final LongAdder a : tailReaderBytes) {
+            a.reset();
+        }
     }
 
     Op[] ops() {
-        return new Op[] {append, tailRead, catchupRead};
+        return new Op[] {append, tailRead, catchupRead, stormRead, appendCall, readCall, waitCall};
     }
 
     double hitRatio() {

@@ -67,7 +67,7 @@ final class StressRun {
      * after a restart {@code --restart-rewind} (consumers reconnecting re-read the recent tail).
      */
     volatile long resumeRewind;
-    final StressMetrics metrics = new StressMetrics();
+    final StressMetrics metrics;
     final SegmentState[] segments;
     /** What readers check against; the producers always write {@link SegmentContent#SPLITMIX}. */
     final SegmentContent expected;
@@ -89,6 +89,7 @@ final class StressRun {
 
     StressRun(final StressConfig config, final SegmentStore store, final SegmentContent expected, final ReaderAwarePolicy readerAware) {
         this.config = config;
+        this.metrics = new StressMetrics(config.producers, config.tailReaders);
         this.store = store;
         this.expected = expected;
         this.readerAware = readerAware;
@@ -177,7 +178,10 @@ final class StressRun {
             result.release();
             metrics.cacheMisses.increment();
             op.throughLog.increment();
-            result = await(store.readThrough(segment.name, offset, maxLength));
+            final long call = System.nanoTime();
+            final CompletableFuture<ReadResult> future = store.readThrough(segment.name, offset, maxLength);
+            metrics.readCall.record(System.nanoTime() - call, 0);
+            result = await(future);
             metrics.logBytes.add(result.length());
         } else if (result.length() > 0) {
             metrics.cacheHits.increment();

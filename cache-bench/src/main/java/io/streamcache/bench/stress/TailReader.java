@@ -6,6 +6,7 @@ import io.streamcache.segmentstore.SegmentTruncatedException;
 import io.streamcache.segmentstore.eviction.ReaderAwarePolicy;
 
 import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
 
 /**
  * One tail reader thread: follows the tails of its share of the segments (segment {@code j}
@@ -95,6 +96,7 @@ final class TailReader implements Runnable {
                             if (!run.verify(followed[i], result, reader)) {
                                 return;
                             }
+                            run.metrics.tailReaderBytes[id].add(result.length());
                             moveTo(i, result.nextOffset());
                             progressed = true;
                         }
@@ -106,7 +108,10 @@ final class TailReader implements Runnable {
                 if (!progressed && !run.stopping()) {
                     waitAt = (waitAt + 1) % followed.length;
                     final StressRun.SegmentState segment = followed[waitAt];
-                    try (ReadResult result = StressRun.await(run.store.readOrWait(segment.name, positions[waitAt], MAX_READ_LENGTH, WAIT))) {
+                    final long call = System.nanoTime();
+                    final CompletableFuture<ReadResult> waiting = run.store.readOrWait(segment.name, positions[waitAt], MAX_READ_LENGTH, WAIT);
+                    run.metrics.waitCall.record(System.nanoTime() - call, 0);
+                    try (ReadResult result = StressRun.await(waiting)) {
                         if (result.status() == ReadStatus.TIMED_OUT) {
                             run.metrics.tailTimeouts.increment();
                         } else if (result.length() > 0) {
@@ -116,6 +121,7 @@ final class TailReader implements Runnable {
                             if (!run.verify(segment, result, reader)) {
                                 return;
                             }
+                            run.metrics.tailReaderBytes[id].add(result.length());
                             moveTo(waitAt, result.nextOffset());
                         }
                     } catch (final Exception e) {

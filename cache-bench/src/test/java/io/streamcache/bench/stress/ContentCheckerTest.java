@@ -57,4 +57,49 @@ class ContentCheckerTest {
         assertNotEquals(SegmentContent.SPLITMIX.word(SegmentContent.segmentSeed(1, 0), 0),
             SegmentContent.SPLITMIX.word(SegmentContent.segmentSeed(1, 1), 0));
     }
+
+    @Test
+    void shouldCheckACompositeOfReadOnlyDirectAndHeapPartsAtRaggedBoundariesLikeOneRange() {
+        final SplittableRandom random = new SplittableRandom(13);
+        for (int trial = 0; trial < 300; trial++) {
+            final long seed = random.nextLong();
+            final long offset = random.nextLong(1L << 30);
+            final int parts = 1 + random.nextInt(40);
+            final ByteBuf[] views = new ByteBuf[parts];
+            final ByteBuf[] backing = new ByteBuf[parts];
+            final int[] leads = new int[parts];
+            long at = offset;
+            for (int p = 0; p < parts; p++) {
+                final int length = random.nextInt(300);
+                final ByteBuf part = random.nextBoolean() ? Unpooled.directBuffer(length + 16) : Unpooled.buffer(length + 16);
+                final int lead = random.nextInt(16);
+                part.writerIndex(lead);
+                ContentChecker.fill(part, SegmentContent.SPLITMIX, seed, at, length);
+                // A slice, as the cache's views are: FixedCompositeByteBuf reads a part from its index 0.
+                views[p] = part.slice(lead, length).asReadOnly();
+                backing[p] = part;
+                leads[p] = lead;
+                at += length;
+            }
+            final ByteBuf composite = Unpooled.wrappedUnmodifiableBuffer(views);
+            final int total = (int) (at - offset);
+            assertEquals(total, composite.readableBytes());
+            assertEquals(ContentChecker.MATCH, ContentChecker.firstMismatch(composite, SegmentContent.SPLITMIX, seed, offset));
+            if (total == 0) {
+                continue;
+            }
+            // One flipped bit in some part: the offset found is exactly that byte's.
+            final int bad = random.nextInt(total);
+            int skip = bad;
+            for (int p = 0; p < parts; p++) {
+                if (skip < views[p].readableBytes()) {
+                    final int index = leads[p] + skip;
+                    backing[p].setByte(index, backing[p].getByte(index) ^ (1 << random.nextInt(8)));
+                    break;
+                }
+                skip -= views[p].readableBytes();
+            }
+            assertEquals(offset + bad, ContentChecker.firstMismatch(composite, SegmentContent.SPLITMIX, seed, offset), "trial " + trial);
+        }
+    }
 }

@@ -273,4 +273,139 @@ class StressHarnessTest {
         // at most one read more each than that bound when both passed the check at once.
         assertTrue(catchupReads <= tailReads + 1 + 2, "catch-up " + catchupReads + " tail " + tailReads);
     }
+
+    @Test
+    @Timeout(value = 90, unit = TimeUnit.SECONDS)
+    void shouldCompareAStormAndASlowConsumerWithTheirBaselinePhaseByPhase() throws Exception {
+        final Path out = temp.resolve("compare");
+        final ByteArrayOutputStream console = new ByteArrayOutputStream();
+        final String[] args = {"--scenario", "catchup-storm,slow-consumer", "--compare", "--duration", "4s", "--disturb-at", "1s",
+            "--disturb-for", "2s", "--producers", "2", "--parallelism", "8", "--segments", "4", "--write-size", "64-4096",
+            "--tail-readers", "2", "--catchup-readers", "0", "--storm-readers", "2", "--cache-size", "8m", "--slow-hold", "2m",
+            "--durability", "never", "--out", out.toString()};
+        final int code = new StressHarness().execute(args, new PrintStream(console, true, StandardCharsets.UTF_8), false);
+        final String text = console.toString(StandardCharsets.UTF_8);
+
+        assertEquals(0, code, text);
+        assertTrue(text.contains("round 1 of 1: baseline") && text.contains("round 1 of 1: scenario"), text);
+        assertTrue(text.contains("phase: during from") && text.contains("phase: after from"), text);
+        assertTrue(text.contains("targets (baseline: " + Comparison.BASELINE), text);
+        assertTrue(text.contains("verification: PASSED in every run"), text);
+        for (final String name : new String[] {"produce MB/s during the storm", "ack p99 during the storm", "catch-up storm MB/s",
+            "slowest producer", "slowest tail consumer", "async call time p99.9", "every byte verified"}) {
+            assertTrue(text.contains(name), name + " in\n" + text);
+        }
+
+        final String comparison = Files.readString(out.resolve("summary.json"));
+        assertWellFormed(comparison);
+        assertTrue(comparison.contains("\"targets\": [") && comparison.contains("\"rounds\": ["), comparison);
+        final String html = Files.readString(out.resolve("report.html"));
+        assertTrue(html.contains("<h2>Targets</h2>") && html.endsWith("</html>\n") && !html.contains("<script"), html);
+
+        final String baseline = Files.readString(out.resolve("baseline-1").resolve("summary.json"));
+        assertWellFormed(baseline);
+        assertEquals(0, during(baseline, "slowHeldMaxBytes"), "the baseline holds nothing");
+        assertEquals(0, during(baseline, "stormMBps"), "the baseline runs no storm");
+        final String scenario = Files.readString(out.resolve("scenario-1").resolve("summary.json"));
+        assertWellFormed(scenario);
+        assertTrue(scenario.contains("\"passed\": true"), scenario);
+        assertTrue(during(scenario, "slowHeldMaxBytes") > 0, "the slow consumer held results during the disturbance");
+        assertTrue(during(scenario, "count", "readAsyncCallMicros") > 0, "the storm and the slow consumer called readAsync");
+        assertTrue(Files.readString(out.resolve("scenario-1").resolve("report.html")).contains("<h2>Phases</h2>"));
+    }
+
+    @Test
+    @Timeout(value = 60, unit = TimeUnit.SECONDS)
+    void shouldJudgeASingleScenarioRunAgainstItsOwnBeforePhase() throws Exception {
+        final Path out = temp.resolve("tail-holder");
+        final ByteArrayOutputStream console = new ByteArrayOutputStream();
+        final String[] args = {"--scenario", "slow-consumer", "--slow-from", "tail", "--slow-hold", "1m", "--duration", "4s",
+            "--disturb-at", "1s", "--disturb-for", "2s", "--producers", "2", "--parallelism", "8", "--segments", "4",
+            "--write-size", "64-4096", "--tail-readers", "2", "--catchup-readers", "0", "--cache-size", "8m", "--durability", "never",
+            "--thread-dump", "--out", out.toString()};
+        final int code = new StressHarness().execute(args, new PrintStream(console, true, StandardCharsets.UTF_8), false);
+        final String text = console.toString(StandardCharsets.UTF_8);
+
+        assertEquals(0, code, text);
+        assertTrue(text.contains("targets (baseline: " + Report.OWN_BEFORE + ")"), text);
+        assertTrue(text.contains("slowest producer") && !text.contains("produce MB/s during the storm"), text);
+        assertTrue(text.contains("verification: PASSED"), text);
+        final String summary = Files.readString(out.resolve("summary.json"));
+        assertWellFormed(summary);
+        assertTrue(summary.contains("\"targets\": [") && summary.contains("\"slowFrom\": \"tail\""), summary);
+        assertTrue(during(summary, "slowHeldMaxBytes") > 0, "the slow consumer held tail results during the disturbance");
+        assertEquals(0, during(summary, "stormMBps"));
+        final String html = Files.readString(out.resolve("report.html"));
+        assertTrue(html.contains("<h2>Phases</h2>") && html.contains("<h3>Targets</h3>") && html.contains("fill=\"#fde9d9\""), html);
+        final String threads = Files.readString(out.resolve("threads-during.txt"));
+        assertTrue(threads.contains("\"stress-slow-consumer\"") && threads.contains("\"stress-producer-0\"")
+            && threads.contains("java.lang.Thread.State:"), threads);
+    }
+
+    @Test
+    @Timeout(value = 60, unit = TimeUnit.SECONDS)
+    void shouldRefuseTheSlowConsumerOverAFailFastBudgetOfItsOwnWhileTheOthersGoOn() throws Exception {
+        final Path out = temp.resolve("fail-fast");
+        final ByteArrayOutputStream console = new ByteArrayOutputStream();
+        final String[] args = {"--scenario", "slow-consumer", "--slow-budget", "fail-fast", "--slow-hold", "256k", "--duration", "4s",
+            "--disturb-at", "1s", "--disturb-for", "2s", "--producers", "2", "--parallelism", "8", "--segments", "4",
+            "--write-size", "64-4096", "--tail-readers", "2", "--catchup-readers", "0", "--cache-size", "8m", "--durability", "never",
+            "--out", out.toString()};
+        final int code = new StressHarness().execute(args, new PrintStream(console, true, StandardCharsets.UTF_8), false);
+        final String text = console.toString(StandardCharsets.UTF_8);
+
+        assertEquals(0, code, text);
+        assertTrue(text.contains("first: ReadBudgetExceededException"), text);
+        final String summary = Files.readString(out.resolve("summary.json"));
+        assertWellFormed(summary);
+        final Matcher refusals = Pattern.compile("\"readBudgetRefusals\": (\\d+)").matcher(summary);
+        assertTrue(refusals.find() && Long.parseLong(refusals.group(1)) > 0, summary);
+        assertTrue(during(summary, "slowHeldMaxBytes") > 0 && during(summary, "slowHeldMaxBytes") <= 256 << 10,
+            "the consumer held results, never more than its budget");
+        assertTrue(during(summary, "verifiedBytes") > during(summary, "slowHeldMaxBytes"), "the tail readers read on meanwhile");
+    }
+
+    /** @return the number field {@code name} of the during phase in a run's summary (inside {@code object} if given). */
+    private static long during(final String summary, final String name, final String... object) {
+        final int phases = summary.indexOf("\"phases\": ");
+        int from = summary.indexOf("\"during\": {", phases);
+        if (object.length > 0) {
+            from = summary.indexOf("\"" + object[0] + "\": {", from);
+        }
+        final Matcher m = Pattern.compile("\"" + Pattern.quote(name) + "\": ([0-9.]+)").matcher(summary);
+        assertTrue(phases >= 0 && from >= 0 && m.find(from), name + " in " + summary);
+        return (long) Double.parseDouble(m.group(1));
+    }
+
+    /** Checks the JSON's brackets balance outside strings and no separator dangles before a closing one. */
+    private static void assertWellFormed(final String json) {
+        int depth = 0;
+        boolean inString = false;
+        char lastSignificant = 0;
+        for (int i = 0; i < json.length(); i++) {
+            final char c = json.charAt(i);
+            if (inString) {
+                if (c == '\\') {
+                    i++;
+                } else if (c == '"') {
+                    inString = false;
+                }
+                continue;
+            }
+            if (c == '"') {
+                inString = true;
+            } else if (c == '{' || c == '[') {
+                depth++;
+            } else if (c == '}' || c == ']') {
+                assertFalse(lastSignificant == ',', "a comma before " + c + " at " + i);
+                depth--;
+                assertTrue(depth >= 0, "unbalanced at " + i);
+            }
+            if (!Character.isWhitespace(c)) {
+                lastSignificant = c;
+            }
+        }
+        assertEquals(0, depth, "unbalanced JSON");
+        assertFalse(inString, "unterminated string");
+    }
 }
