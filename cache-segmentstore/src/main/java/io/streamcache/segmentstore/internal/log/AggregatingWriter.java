@@ -144,8 +144,12 @@ public final class AggregatingWriter implements AutoCloseable {
             files.table().seed(recovered.liveSegments(), recovered.files());
         }
         if (recovered.hasTail()) {
+            // Writes only what differs on disk: nothing after a clean close (the mark stays until
+            // that succeeded, so a failed open leaves it), the torn span after a crash.
             files.resume(recovered.tailFileNumber(), recovered.tailEndPosition());
+            directory.beginWriting();
         } else {
+            directory.beginWriting();
             files.roll();
         }
         counters.bufferedBytes = batch.used();
