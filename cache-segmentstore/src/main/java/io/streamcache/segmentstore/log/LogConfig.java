@@ -1,6 +1,5 @@
 package io.streamcache.segmentstore.log;
 
-import io.streamcache.segmentstore.internal.log.AggregatingWriter;
 import io.streamcache.segmentstore.internal.log.FileChannelLogFile;
 import io.streamcache.segmentstore.internal.log.LogRecordDescriptor;
 import io.streamcache.core.CacheConfigurationException;
@@ -36,6 +35,7 @@ import static io.streamcache.segmentstore.internal.log.LogFileDescriptor.PAGE_LE
  *  forcesInFlight  1              EVERY_BATCH: batches whose force may run while the writer writes the next ones
  *  queueCapacity   65536          requests waiting for the writer before producers wait
  *  retryInterval   1 s            after a disk error, how often the writer retries by itself (0: only recover())
+ *  allowMissingFiles false        open a log whose last files are gone (else the open fails: files lost)
  *  checkpointFiles 0 (off)        write a recovery checkpoint after every this many new files, in the background;
  *                                 an open then scans only the files after it (docs/log-format.md); 8 is a good value
  *
@@ -98,6 +98,7 @@ public final class LogConfig {
     private final int spareFiles;
     private final int preparedFiles;
     private final boolean recycleFiles;
+    private final boolean allowMissingFiles;
     private final DirectIoMode directIo;
     private final int batchLength;
     private final Duration maxDelay;
@@ -122,6 +123,7 @@ public final class LogConfig {
         this.spareFiles = builder.spareFiles;
         this.preparedFiles = builder.preparedFiles;
         this.recycleFiles = builder.recycleFiles;
+        this.allowMissingFiles = builder.allowMissingFiles;
         this.directIo = builder.directIo;
         this.batchLength = builder.batchLength;
         this.maxDelay = builder.maxDelay;
@@ -157,6 +159,7 @@ public final class LogConfig {
         builder.spareFiles = spareFiles;
         builder.preparedFiles = preparedFiles;
         builder.recycleFiles = recycleFiles;
+        builder.allowMissingFiles = allowMissingFiles;
         builder.directIo = directIo;
         builder.batchLength = batchLength;
         builder.maxDelay = maxDelay;
@@ -200,6 +203,14 @@ public final class LogConfig {
 
     public boolean recycleFiles() {
         return recycleFiles;
+    }
+
+    /**
+     * @return whether an open accepts a directory whose highest log file is below the file the
+     *         last writer recorded as its current one; see {@link Builder#allowMissingFiles}.
+     */
+    public boolean allowMissingFiles() {
+        return allowMissingFiles;
     }
 
     public DirectIoMode directIo() {
@@ -259,7 +270,7 @@ public final class LogConfig {
 
     /**
      * @return how often a failed writer retries its recovery by itself; zero: never (only
-     *         {@link AggregatingWriter#recover()}).
+     *         {@link StoreLog#recover()}).
      */
     public Duration retryInterval() {
         return retryInterval;
@@ -319,6 +330,7 @@ public final class LogConfig {
         private int spareFiles = SPARE_FILES_DEFAULT;
         private int preparedFiles = PREPARED_FILES_DEFAULT;
         private boolean recycleFiles = RECYCLE_FILES_DEFAULT;
+        private boolean allowMissingFiles;
         private DirectIoMode directIo = DIRECT_IO_DEFAULT;
         private int batchLength = BATCH_LENGTH_DEFAULT;
         private Duration maxDelay = MAX_DELAY_DEFAULT;
@@ -397,6 +409,20 @@ public final class LogConfig {
          */
         public Builder recycleFiles(final boolean recycleFiles) {
             this.recycleFiles = recycleFiles;
+            return this;
+        }
+
+        /**
+         * @param allowMissingFiles whether to open a log whose last files are gone: every roll
+         *                          records the writer's current file (the file {@code CURRENT}),
+         *                          and by default an open whose directory's highest log file is
+         *                          below it fails with {@link LogCorruptedException} naming the
+         *                          missing file, since the appends acknowledged into it are
+         *                          lost. {@code true} opens the log as far as its files reach
+         *                          (WARN), losing them knowingly. False by default.
+         */
+        public Builder allowMissingFiles(final boolean allowMissingFiles) {
+            this.allowMissingFiles = allowMissingFiles;
             return this;
         }
 
@@ -505,7 +531,7 @@ public final class LogConfig {
 
         /**
          * @param retryInterval after a disk error (a full disk), how often the writer retries, on
-         *                      its own thread, what {@link AggregatingWriter#recover()} does: rewrite
+         *                      its own thread, what {@link StoreLog#recover()} does: rewrite
          *                      and force the range the failed write may have touched, or the roll
          *                      that failed; once that succeeds it takes appends again. Zero: never,
          *                      the caller calls {@code recover()}. Not negative.

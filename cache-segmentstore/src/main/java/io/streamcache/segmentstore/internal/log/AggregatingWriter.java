@@ -8,6 +8,7 @@ import io.streamcache.segmentstore.internal.log.recovery.Checkpointer;
 import io.streamcache.segmentstore.internal.log.recovery.RecoveredLog;
 import io.streamcache.segmentstore.log.LogConfig;
 import io.streamcache.segmentstore.log.LogFailedException;
+import io.streamcache.segmentstore.log.LogFileLostException;
 import io.streamcache.segmentstore.log.LogWriterMXBean;
 import io.streamcache.segmentstore.log.WriterStats;
 import org.jctools.queues.MpscArrayQueue;
@@ -224,6 +225,10 @@ public final class AggregatingWriter implements AutoCloseable {
         final long current = writer.state;
         if ((current & BatchWriter.FAILED) != 0) {
             final LogFailedException error = writer.failure;
+            if (error instanceof LogFileLostException) {
+                throw new LogFileLostException("log " + name + " lost its current file and rejects requests: " + error.getMessage(),
+                    error.getCause());
+            }
             throw new LogFailedException("log " + name + " is failed and rejects requests until it recovers (it retries by itself"
                 + " every retryInterval, or call recover()); it failed with: "
                 + (error != null && error.getCause() != null ? error.getCause() : error), error != null ? error.getCause() : null);
