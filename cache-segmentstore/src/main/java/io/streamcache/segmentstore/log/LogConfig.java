@@ -50,7 +50,7 @@ public final class LogConfig {
      * time 25.4-26.5 s with it against 20.6-21.6 s without, the writer alone 297-314 MB/s
      * against 506-517 MB/s at less than half the CPU (docs/benchmarks.md, "Issue 14: pre-writing
      * new files off by default"). It pays where files are prepared before they are needed
-     * ({@link Builder#preparedFiles}) or on file systems where a first write into unwritten
+     * ({@link Builder#preparedFiles(int)}) or on file systems where a first write into unwritten
      * blocks costs more than the zeros.
      */
     public static final boolean PRE_WRITE_DEFAULT = false;
@@ -58,7 +58,7 @@ public final class LogConfig {
     public static final boolean RECYCLE_FILES_DEFAULT = false;
     /** None: the background thread makes the spares while the writer runs. */
     public static final int PREPARED_FILES_DEFAULT = 0;
-    /** The most files {@link Builder#preparedFiles} may prepare. */
+    /** The most files {@link Builder#preparedFiles(int)} may prepare. */
     public static final int PREPARED_FILES_MAX = 4096;
     public static final DirectIoMode DIRECT_IO_DEFAULT = DirectIoMode.OFF;
     public static final int BATCH_LENGTH_DEFAULT = 1 << 20;
@@ -68,7 +68,7 @@ public final class LogConfig {
     public static final DurabilityPolicy DURABILITY_DEFAULT = DurabilityPolicy.EVERY_BATCH;
     /** One force at a time: the writer forces each batch before it writes the next. */
     public static final int FORCES_IN_FLIGHT_DEFAULT = 1;
-    /** The most forces {@link Builder#forcesInFlight} may allow. */
+    /** The most forces {@link Builder#forcesInFlight(int)} may allow. */
     public static final int FORCES_IN_FLIGHT_MAX = 16;
     public static final int QUEUE_CAPACITY_DEFAULT = 1 << 16;
     /** Default longest append: 16 MiB (less if the files cannot hold it, see {@link #maxAppendLengthFor(long)}). */
@@ -80,7 +80,7 @@ public final class LogConfig {
      * made phase 1 20-27% slower (the checkpoint thread reads every file back: +35-45% CPU) and
      * added ~460 B of heap per segment (its copy of the segment table and location indexes):
      * docs/benchmarks.md, "Issue 14: the default of the recovery checkpoint". A broker that
-     * values restart time over append throughput and heap sets {@link Builder#checkpointFiles}
+     * values restart time over append throughput and heap sets {@link Builder#checkpointFiles(int)}
      * (8 is a good value); 0 keeps the full check of every file at open.
      */
     public static final int CHECKPOINT_FILES_DEFAULT = 0;
@@ -195,7 +195,7 @@ public final class LogConfig {
 
     /**
      * @return spares the directory prepares (pre-written if {@link #preWrite()}) on the thread
-     *         that starts the writer, before the writer takes appends; see {@link Builder#preparedFiles}.
+     *         that starts the writer, before the writer takes appends; see {@link Builder#preparedFiles(int)}.
      */
     public int preparedFiles() {
         return preparedFiles;
@@ -207,7 +207,7 @@ public final class LogConfig {
 
     /**
      * @return whether an open accepts a directory whose highest log file is below the file the
-     *         last writer recorded as its current one; see {@link Builder#allowMissingFiles}.
+     *         last writer recorded as its current one; see {@link Builder#allowMissingFiles(boolean)}.
      */
     public boolean allowMissingFiles() {
         return allowMissingFiles;
@@ -542,7 +542,7 @@ public final class LogConfig {
         }
 
         /**
-         * @param fileFactory opens the log files; by default {@link FileChannelLogFile} with the
+         * @param fileFactory opens the log files; by default {@code FileChannelLogFile} with the
          *                    {@link #directIo(DirectIoMode) direct I/O mode}. For tests.
          */
         public Builder fileFactory(final LogFileFactory fileFactory) {
