@@ -12,6 +12,7 @@ import io.streamcache.segmentstore.internal.log.LogRecordListener;
 import io.streamcache.segmentstore.internal.log.LogRequest;
 import io.streamcache.segmentstore.internal.log.recovery.RecoveredLog;
 import io.streamcache.segmentstore.log.LogFailedException;
+import io.streamcache.segmentstore.log.LogFileLostException;
 
 import java.io.IOException;
 import java.util.concurrent.CancellationException;
@@ -359,6 +360,9 @@ final class DurableSegmentTable implements SegmentMutations {
      *         unchecked one as it is, anything else wrapped ({@code wrapped} if given).
      */
     private static RuntimeException rethrown(final Throwable cause, final CompletionException wrapped) {
+        if (cause instanceof LogFileLostException) {
+            throw new LogFileLostException(cause.getMessage(), cause.getCause() != null ? cause.getCause() : cause);
+        }
         if (cause instanceof LogFailedException) {
             throw new LogFailedException(cause.getMessage(), cause.getCause() != null ? cause.getCause() : cause);
         }

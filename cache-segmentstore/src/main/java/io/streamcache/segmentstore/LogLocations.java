@@ -138,8 +138,10 @@ final class LogLocations implements AutoCloseable {
                     case LogRecordDescriptor.TYPE_DATA -> table.add(segmentId, segmentOffset, length, fileNumber, position);
                     case LogRecordDescriptor.TYPE_TRUNCATE -> table.truncate(segmentId, segmentOffset);
                     case LogRecordDescriptor.TYPE_DELETE -> {
-                        table.remove(segmentId);
+                        // The id first: a read that finds no index then finds the segment gone
+                        // by id too, and reports the delete (ReadThrough), not a NOT_CACHED.
                         segments.forgetId(segmentId);
+                        table.remove(segmentId);
                     }
                     default -> {
                     }

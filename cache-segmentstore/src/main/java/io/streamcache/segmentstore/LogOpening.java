@@ -3,7 +3,9 @@ package io.streamcache.segmentstore;
 import io.streamcache.core.internal.concurrent.Waits;
 import io.streamcache.core.StreamcacheThreads;
 
+import io.streamcache.segmentstore.internal.log.CurrentFileRecord;
 import io.streamcache.segmentstore.internal.log.LogDirectory;
+import io.streamcache.segmentstore.internal.log.LogFileDescriptor;
 import io.streamcache.segmentstore.internal.log.LogLock;
 import io.streamcache.segmentstore.internal.log.PreparedSegmentTable;
 import io.streamcache.segmentstore.internal.log.recovery.RecoveredLog;
@@ -12,9 +14,14 @@ import io.streamcache.segmentstore.internal.log.recovery.RecoveryHook;
 import io.streamcache.segmentstore.internal.log.recovery.ScanningRecoveryHook;
 import io.streamcache.segmentstore.log.CorruptionPolicy;
 import io.streamcache.segmentstore.log.LogConfig;
+import io.streamcache.segmentstore.log.LogCorruptedException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
+import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -52,6 +59,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  * <p><b>Threading:</b> confined to the thread building the store.
  */
 final class LogOpening {
+    private static final Logger LOG = LoggerFactory.getLogger(LogOpening.class);
     /** Segments per chunk of the restore's building, claimed by this thread and the helper. */
     private static final int RESTORE_CHUNK = 4096;
     private final LogConfig log;
@@ -82,6 +90,7 @@ final class LogOpening {
     RecoveredLog open(final SegmentTable table, final LogLocations locations) throws IOException {
         // One writer per directory: locked before recovery reads or repairs anything.
         writerLock = LogLock.acquire(log.directory());
+        checkNoFileMissing();
         if (hook instanceof ScanningRecoveryHook scanning && scanning.recoveredLog() == null
             && Files.isDirectory(log.directory())) {
             // Before the directory opens: the scan cuts the tail and deletes files.
@@ -96,6 +105,37 @@ final class LogOpening {
             table.restore(recovered);
         }
         return recovered;
+    }
+
+    /**
+     * Before recovery reads or cuts anything: the directory's files must reach the file the last
+     * writer rolled to ({@link CurrentFileRecord}), unless {@link LogConfig#allowMissingFiles()}.
+     *
+     * @throws LogCorruptedException naming the first missing file.
+     */
+    private void checkNoFileMissing() throws IOException {
+        final long recorded = CurrentFileRecord.read(log.directory());
+        if (recorded == 0) {
+            return;
+        }
+        long highest = 0;
+        try (DirectoryStream<Path> stream = Files.newDirectoryStream(log.directory())) {
+            for (final Path file : stream) {
+                highest = Math.max(highest, LogFileDescriptor.fileNumber(file.getFileName().toString()));
+            }
+        }
+        if (highest >= recorded) {
+            return;
+        }
+        final Path missing = log.directory().resolve(LogFileDescriptor.fileName(highest + 1));
+        final String reason = "the last writer rolled to file " + recorded + " (" + CurrentFileRecord.FILE_NAME + "), but the highest"
+            + " log file in the directory is " + highest + ": files " + (highest + 1) + ".." + recorded
+            + " are missing, with the appends acknowledged into them";
+        if (!log.allowMissingFiles()) {
+            throw new LogCorruptedException(missing, highest + 1, 0, reason
+                + "; restore them, or open with LogConfig.Builder.allowMissingFiles(true) to lose them");
+        }
+        LOG.warn("log {}: {}; opening as far as the files reach (allowMissingFiles)", log.directory(), reason);
     }
 
     /**

@@ -32,6 +32,8 @@ import java.util.concurrent.CompletionException;
  * caller's, with 0 threads), and so do the fills and the futures' completions.
  */
 final class ReadThrough {
+    /** Loads one read-through makes at most before it returns what it has (an empty or failed load is read again). */
+    private static final int MAX_ATTEMPTS = 3;
     private final SegmentTable table;
     private final ManagerHooks managerHooks;
     private final LogLocations locations;
@@ -78,11 +80,11 @@ final class ReadThrough {
      * Reads from the cache, else from the log: see {@link SegmentStore#readThrough}.
      */
     CompletableFuture<ReadResult> read(final Segment segment, final long offset, final int maxLength, final ReadBudget budget) {
-        return readThrough(segment, offset, maxLength, budget, false);
+        return readThrough(segment, offset, maxLength, budget, 0);
     }
 
     private CompletableFuture<ReadResult> readThrough(final Segment segment, final long offset, final int maxLength, final ReadBudget budget,
-                                                      final boolean retry) {
+                                                      final int attempt) {
         final ReadResult first;
         try {
             first = segment.read(offset, maxLength);
@@ -94,6 +96,13 @@ final class ReadThrough {
         }
         final LocationIndex index = locations.get(segment.id);
         if (index == null) {
+            // No index: bytes a custom recovery hook restored, or a delete that cleared it since
+            // the read above: then the delete's exception, not an empty NOT_CACHED.
+            final RuntimeException gone = liveFailure(segment, offset);
+            if (gone != null) {
+                first.close();
+                return CompletableFuture.failedFuture(gone);
+            }
             return CompletableFuture.completedFuture(first);
         }
         if (first.length() > 0) {
@@ -103,10 +112,13 @@ final class ReadThrough {
         }
         first.close();
         final int length = fitted(segment.readAhead(historicalReader.rangeLength(), maxReadAhead).lengthFor(offset), budget);
-        final CompletableFuture<ReadResult> loaded = historicalReader.read(segment.id, index, offset, length,
-                () -> stillMissing(segment, offset))
-            .thenApply(range -> afterLoad(segment, range, offset, maxLength));
-        return retry ? loaded : loaded.exceptionallyCompose(failure -> afterFailedLoad(segment, offset, maxLength, budget, failure));
+        // A retry reads whatever the cache holds: the first attempt's check found the bytes
+        // cached, and they were evicted again before its second read.
+        return historicalReader.read(segment.id, index, offset, length, attempt == 0 ? () -> stillMissing(segment, offset) : null)
+            .thenApply(range -> afterLoad(segment, range, offset, maxLength))
+            .handle((result, failure) -> failure != null ? afterFailedLoad(segment, offset, maxLength, budget, failure, attempt)
+                : afterEmptyLoad(segment, offset, maxLength, budget, result, attempt))
+            .thenCompose(next -> next);
     }
 
     /**
@@ -123,21 +135,90 @@ final class ReadThrough {
     }
 
     /**
-     * A load that failed because a log file it read is gone was racing a truncation: the log
-     * deletes a file once truncation left it no live record, and a range (aligned down) may have
-     * located records just before the new start. Reads again, once: a read before the new start
-     * offset then fails with {@link SegmentTruncatedException}, one after it locates live records
-     * only. Any other failure is the caller's.
+     * A load that left no byte at {@code offset} (another reader's range filled the cache and the
+     * bytes were evicted again before this read, a truncation or delete moved the index under
+     * the load): read again, up to {@link #MAX_ATTEMPTS} times and without asking whether the
+     * bytes are cached now (so the retry's range holds them), so that the caller gets bytes or
+     * the race's own exception, not an empty NOT_CACHED a retry would have filled.
      */
-    private CompletableFuture<ReadResult> afterFailedLoad(final Segment segment, final long offset, final int maxLength, final ReadBudget budget,
-                                                          final Throwable failure) {
-        final Throwable cause = failure instanceof CompletionException && failure.getCause() != null ? failure.getCause() : failure;
-        for (Throwable t = cause; t != null; t = t.getCause()) {
-            if (t instanceof NoSuchFileException) {
-                return readThrough(segment, offset, maxLength, budget, true);
+    private CompletableFuture<ReadResult> afterEmptyLoad(final Segment segment, final long offset, final int maxLength,
+                                                         final ReadBudget budget, final ReadResult result, final int attempt) {
+        if (result.status() != ReadStatus.NOT_CACHED || result.length() > 0) {
+            return CompletableFuture.completedFuture(result);
+        }
+        // A durable DELETE or TRUNCATE reaches the location index before its commit reaches the
+        // segment: the index's answer is the one the commit is about to give.
+        RuntimeException raced = liveFailure(segment, offset);
+        final LocationIndex index = locations.get(segment.id);
+        if (raced == null && index != null && offset < index.startOffset()) {
+            raced = new SegmentTruncatedException(segment.name, offset, index.startOffset());
+        }
+        if (raced != null || attempt + 1 >= MAX_ATTEMPTS) {
+            if (raced == null) {
+                return CompletableFuture.completedFuture(result);
+            }
+            result.close();
+            return CompletableFuture.failedFuture(raced);
+        }
+        result.close();
+        return readThrough(segment, offset, maxLength, budget, attempt + 1);
+    }
+
+    /**
+     * A load that failed. If the segment was deleted, truncated past {@code offset} or the store
+     * closed meanwhile, that is the outcome ({@link SegmentNotFoundException},
+     * {@link SegmentTruncatedException}, {@link io.streamcache.core.CacheClosedException}): the
+     * historical reader reports a location index cleared under its read as an
+     * {@link IllegalStateException}, which is no caller's bug. A load that failed because a log
+     * file it read is gone was racing a truncation: the log deletes a file once truncation left
+     * it no live record, and a range (aligned down) may have located records just before the new
+     * start; it reads again (a read before the new start offset then fails with
+     * {@link SegmentTruncatedException}, one after it locates live records only), as does a
+     * load whose index was cleared under a segment still live. Any other failure is the caller's.
+     */
+    private CompletableFuture<ReadResult> afterFailedLoad(final Segment segment, final long offset, final int maxLength,
+                                                          final ReadBudget budget, final Throwable failure, final int attempt) {
+        Throwable cause = failure;
+        while (cause instanceof CompletionException && cause.getCause() != null) {
+            cause = cause.getCause();
+        }
+        if (cause instanceof StreamcacheException) {
+            return CompletableFuture.failedFuture(cause);
+        }
+        final RuntimeException gone = liveFailure(segment, offset);
+        if (gone != null) {
+            return CompletableFuture.failedFuture(gone);
+        }
+        if (attempt + 1 < MAX_ATTEMPTS) {
+            if (cause instanceof IllegalStateException) {
+                return readThrough(segment, offset, maxLength, budget, attempt + 1);
+            }
+            for (Throwable t = cause; t != null; t = t.getCause()) {
+                if (t instanceof NoSuchFileException) {
+                    return readThrough(segment, offset, maxLength, budget, attempt + 1);
+                }
             }
         }
         return CompletableFuture.failedFuture(cause);
+    }
+
+    /**
+     * @return the exception a read of {@code segment} at {@code offset} throws now (deleted, or
+     *         its DELETE durable; truncated past it; the store closed), or null if the segment
+     *         is readable there.
+     */
+    private RuntimeException liveFailure(final Segment segment, final long offset) {
+        if (table.segmentById(segment.id) != segment) {
+            // Its DELETE is durable (the location feed forgot the id, then cleared the index)
+            // and the commit that marks it deleted has not run yet.
+            return new SegmentNotFoundException(segment.name, "was deleted");
+        }
+        try {
+            segment.read(offset, 1).close();
+            return null;
+        } catch (final StreamcacheException e) {
+            return e;
+        }
     }
 
     /**

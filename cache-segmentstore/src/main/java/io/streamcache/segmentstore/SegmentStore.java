@@ -52,8 +52,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  * <h2>Segments</h2>
  * A segment is named by a string and holds the bytes {@code [startOffset, length)}: appends add
  * at {@code length}, {@link #truncate} moves {@code startOffset} forward, {@link #seal} fixes
- * {@code length} for good. Its <em>read index</em> ({@link AvlReadIndex}) maps segment offsets
- * to cache addresses; its nodes are the {@link ReadIndexEntry index entries} themselves, so the
+ * {@code length} for good. Its <em>read index</em> ({@code AvlReadIndex}) maps segment offsets
+ * to cache addresses; its nodes are the index entries themselves, so the
  * cache needs no index of its own (Pravega's streaming cache). Entries cover the segment's
  * bytes without overlap; an entry whose address is 0 was evicted: a read there reports
  * {@link ReadStatus#NOT_CACHED} and the owner of the durable copy (the log, in the next layer)
@@ -143,7 +143,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  * manager never evicts a pinned entry; truncation and deletion remove pinned entries from the
  * index at once but <em>retire</em> them instead of freeing them, and the release that drops
  * the last pin frees their cache blocks. Pins are taken under the segment's lock and dropped
- * lock-free from any thread (an atomic pin word, see {@link ReadIndexEntry}). Appends may keep
+ * lock-free from any thread (an atomic pin word, see {@code ReadIndexEntry}). Appends may keep
  * growing a pinned entry: bytes already in the cache never move, and a view covers only bytes
  * that were there when it was made.
  *
@@ -155,7 +155,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  * fresh read, in that order; {@link #seal} completes every waiter with
  * {@link ReadStatus#SEALED_END}; {@link #delete} fails them with a
  * {@link SegmentNotFoundException}; a waiter's timeout, scheduled on the store's one
- * read-timeouts thread (made by the builder's {@link Builder#threads threads}), completes it
+ * read-timeouts thread (made by the builder's {@link Builder#threads(StreamcacheThreads) threads}), completes it
  * with {@link ReadStatus#TIMED_OUT}. Futures complete on the thread that appends, seals,
  * deletes, or on the timeout thread: dependent actions that do
  * real work should use the {@code ...Async} variants. Truncation cannot reach a waiter (it
@@ -176,7 +176,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  * writer that caches before it forces) calls {@link #markDurable} once its log holds the bytes.
  *
  * <p>The {@link CacheManager} (one per cache, shared or owned by the store) evicts: the store
- * registers itself as an {@link EvictionSource}, and the manager's passes, on its timer, on
+ * registers itself as an {@code EvictionSource}, and the manager's passes, on its timer, on
  * demand, and on threads that find the cache full, walk the segments and evict durable,
  * unpinned entries the {@link io.streamcache.segmentstore.eviction.EvictionPolicy} selects.
  * Eviction takes each segment's lock with {@code tryLock} and skips busy segments, so two
@@ -186,7 +186,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  *
  * <h2>Durable appends (with a log)</h2>
  * Built with {@link Builder#log(LogConfig) a log}, the store makes appends durable before anyone
- * sees them, through an {@link AggregatingWriter} over a {@link LogDirectory}:
+ * sees them, through an {@code AggregatingWriter} over a {@code LogDirectory}:
  * <pre>
  *  appendAsync(name, data)                               completion thread (in log order)
  *    | segment.lock: offset = reservedLength;               | segment.lock
@@ -212,22 +212,22 @@ import java.util.concurrent.atomic.AtomicInteger;
  * are given back: the next append after recovery gets the first failed offset) and the log
  * rejects requests until it recovers: by itself, retrying every
  * {@link LogConfig#retryInterval()} once the disk takes writes again, or at
- * {@link AggregatingWriter#recover()} (see {@link #logWriter()}). A
+ * {@link StoreLog#recover()} (see {@link #log()}). A
  * segment whose requests from before the error are still in flight refuses new ones until they
  * have failed. A store built over a directory that holds log files recovers them, by default
- * with a {@link ScanningRecoveryHook} (its class comment gives the procedure step by step; the
+ * with a {@code ScanningRecoveryHook} (its class comment gives the procedure step by step; the
  * corruption policy is {@link Builder#logCorruptionPolicy(CorruptionPolicy)}), or with the
- * {@link RecoveryHook} given to the builder: each segment comes back with its bounds and seal,
- * its bytes NOT_CACHED gaps ({@link RecoveredLog#liveSegments()}), and appends continue at its
+ * {@code RecoveryHook} given to the builder: each segment comes back with its bounds and seal,
+ * its bytes NOT_CACHED gaps ({@code RecoveredLog#liveSegments()}), and appends continue at its
  * length. Records can be followed as they become durable with a
- * {@link Builder#logListener(LogRecordListener) listener}.
+ * listener given to the builder (for the integration modules; not part of the public API).
  *
  * <h2>Read-through</h2>
  * With a log the store keeps, per segment, a location index (an off-heap row, reached through a
- * {@link LocationIndex} view: segment offset to log file
+ * {@code LocationIndex} view: segment offset to log file
  * and position, one entry per DATA record: recovery rebuilds it from the record headers, and the
  * writer's listener feeds it as records become durable, before their appends commit; a retired
- * file's read channel is closed). {@link #readThrough} uses it for bytes that are not cached,
+ * file's read channel is closed). {@link #readThrough(String, long, int)} uses it for bytes that are not cached,
  * evicted or restored by recovery:
  * <pre>
  *  readThrough(name, offset, maxLength)
@@ -500,6 +500,7 @@ public final class SegmentStore implements AutoCloseable {
      * @throws SegmentNotFoundException if no such segment exists.
      * @throws SegmentSealedException   if the segment is sealed.
      * @throws NullPointerException     if {@code name} or {@code data} is null.
+     * @throws IllegalArgumentException if {@code data} was released (its reference count is 0).
      * @throws io.streamcache.core.CacheFullException if the cache has no room even after
      *         eviction; nothing was appended (without a log; with one, such bytes stay
      *         NOT_CACHED).
@@ -543,8 +544,20 @@ public final class SegmentStore implements AutoCloseable {
 
     /** An append at {@code expectedOffset}, or wherever the segment ends if it is {@link #ANY_OFFSET}. */
     private long appendAt(final String name, final long expectedOffset, final ByteBuf data) {
-        Objects.requireNonNull(data, "data");
+        checkData(data);
         return mutations.append(name, expectedOffset, data);
+    }
+
+    /**
+     * A released buffer is bad input, refused before anything changes (Netty's own check, an
+     * {@code IllegalReferenceCountException}, is an {@link IllegalStateException}: a bug's
+     * exception, thrown from deep inside the copy).
+     */
+    private static void checkData(final ByteBuf data) {
+        Objects.requireNonNull(data, "data");
+        if (data.refCnt() == 0) {
+            throw new IllegalArgumentException("data was released (refCnt=0): " + data.getClass().getSimpleName());
+        }
     }
 
     /**
@@ -594,6 +607,7 @@ public final class SegmentStore implements AutoCloseable {
      * append allocates on the producer's side.
      *
      * @throws NullPointerException     if {@code name} or {@code data} is null.
+     * @throws IllegalArgumentException if {@code data} was released (its reference count is 0).
      * @throws SegmentAppendTooLongException if the data is longer than the log's
      *                                  {@link #maxAppendLength()} (16 MiB by default); nothing was appended.
      */
@@ -634,7 +648,7 @@ public final class SegmentStore implements AutoCloseable {
 
     private CompletableFuture<Long> appendAsyncAt(final String name, final long expectedOffset, final ByteBuf data) {
         Objects.requireNonNull(name, "name");
-        Objects.requireNonNull(data, "data");
+        checkData(data);
         return mutations.appendAsync(name, expectedOffset, data);
     }
 
@@ -660,7 +674,7 @@ public final class SegmentStore implements AutoCloseable {
      * exception propagates.
      *
      * <p>Only for a store without a log: with one, the log fills the cache itself from bytes
-     * whose CRC it checked ({@link #readThrough}); it is never handed bytes from outside, which
+     * whose CRC it checked ({@link #readThrough(String, long, int)}); it is never handed bytes from outside, which
      * would be served without being compared with the logged ones.
      *
      * @return bytes newly cached.
@@ -775,11 +789,11 @@ public final class SegmentStore implements AutoCloseable {
      * the log (or joined the read of it already in flight), put back into the cache and read
      * again, or, if the cache could not take it, with a read-only view of the bytes read
      * (pinning nothing). Without a log, or for bytes the log has no location of (recovered by a
-     * custom {@link RecoveryHook}), the NOT_CACHED result is returned as is. The caller must
+     * custom {@code RecoveryHook}), the NOT_CACHED result is returned as is. The caller must
      * release the result.
      *
      * <p>The future completes on the caller's thread or on a reading thread of the
-     * {@link #historicalReader()}; it fails with {@link SegmentNotFoundException},
+     * historical reader (its stats: {@link StoreLog#historicalReadStats()}); it fails with {@link SegmentNotFoundException},
      * {@link SegmentTruncatedException}, {@link CacheClosedException}, a
      * {@link io.streamcache.segmentstore.log.LogCorruptedException} if a record read
      * back no longer validates, or an {@link java.io.UncheckedIOException} if reading failed.
@@ -829,13 +843,13 @@ public final class SegmentStore implements AutoCloseable {
      * The one read call: the bytes at {@code offset} from wherever they are. The future completes
      * <ul>
      *   <li>at once, with views of the cache, when the cache holds bytes at {@code offset};</li>
-     *   <li>after a read from the log ({@link #readThrough}) when they are not cached (evicted,
+     *   <li>after a read from the log ({@link #readThrough(String, long, int)}) when they are not cached (evicted,
      *       or not loaded since a restart): the range read goes back into the cache, and the
      *       result holds its bytes;</li>
      *   <li>when bytes arrive, when {@code offset} is at the end of an unsealed segment, as
      *       {@link #readOrWait} does: with {@link ReadStatus#TIMED_OUT} and no data after
      *       {@code timeout}, with {@link ReadStatus#SEALED_END} if the segment is or gets sealed;</li>
-     *   <li>exceptionally as {@link #readOrWait} and {@link #readThrough} do (a missing or deleted
+     *   <li>exceptionally as {@link #readOrWait} and {@link #readThrough(String, long, int)} do (a missing or deleted
      *       segment, an offset truncated away, a closed store, a log that cannot be read).</li>
      * </ul>
      * The result may stop before {@code maxLength} where the cached bytes stop
@@ -1014,9 +1028,12 @@ public final class SegmentStore implements AutoCloseable {
 
     /**
      * @return whether a segment of that name exists now.
+     * @throws CacheClosedException if the store is closed.
      */
     public boolean exists(final String name) {
-        return table.exists(Objects.requireNonNull(name, "name"));
+        Objects.requireNonNull(name, "name");
+        table.ensureOpen();
+        return table.exists(name);
     }
 
     /**
@@ -1101,9 +1118,12 @@ public final class SegmentStore implements AutoCloseable {
     }
 
     /**
-     * Deletes every segment (pinned entries are freed at their last release), fails the waiting
-     * reads with {@link CacheClosedException}, stops the timeout thread, and closes the cache
-     * manager if the store built it. The cache stays open. Idempotent; operations after it throw
+     * Closes the store: frees every segment's cache entries (pinned ones at their last
+     * release) and drops the segments from memory, fails the waiting reads with
+     * {@link CacheClosedException}, stops the timeout thread, and closes the cache manager if the
+     * store built it. With a log this deletes nothing on disk: the writer writes and forces what
+     * it holds, and a store reopened on the directory finds every segment again (their bytes
+     * NOT_CACHED until read). The cache stays open. Idempotent; operations after it throw
      * {@link CacheClosedException}.
      */
     @Override
@@ -1185,7 +1205,7 @@ public final class SegmentStore implements AutoCloseable {
     /**
      * @return with a log, the location index of the segment (where its bytes are in the log files,
      *         one entry per DATA record, i.e. per append), or null without a log or if the log has
-     *         no locations of it (recovered by a custom {@link RecoveryHook}). Thread-safe; it
+     *         no locations of it (recovered by a custom {@code RecoveryHook}). Thread-safe; it
      *         follows the segment as records become durable.
      * @throws SegmentNotFoundException if no such segment exists.
      */
@@ -1203,7 +1223,7 @@ public final class SegmentStore implements AutoCloseable {
     }
 
     /**
-     * @return with a log, the reader {@link #readThrough} loads ranges with (for its statistics); else null.
+     * @return with a log, the reader {@link #readThrough(String, long, int)} loads ranges with (for its statistics); else null.
      */
     HistoricalReader historicalReader() {
         return readThrough != null ? readThrough.historicalReader() : null;
@@ -1365,7 +1385,7 @@ public final class SegmentStore implements AutoCloseable {
          * @param log makes appends (and create, seal, truncate, delete) durable through an
          *            aggregating writer over log files in {@link LogConfig#directory()}; the store
          *            owns the writer and the directory. A directory holding log files is
-         *            recovered (by default with a {@link ScanningRecoveryHook}).
+         *            recovered (by default with a {@code ScanningRecoveryHook}).
          */
         public Builder log(final LogConfig log) {
             this.log = Objects.requireNonNull(log, "log");
@@ -1373,7 +1393,7 @@ public final class SegmentStore implements AutoCloseable {
         }
 
         /**
-         * @param logCorruptionPolicy what the default recovery ({@link ScanningRecoveryHook})
+         * @param logCorruptionPolicy what the default recovery ({@code ScanningRecoveryHook})
          *                            does with corruption before the tail of the log:
          *                            {@link CorruptionPolicy#FAIL} (the default: the build fails
          *                            with a {@code LogCorruptedException} naming file and
@@ -1385,7 +1405,7 @@ public final class SegmentStore implements AutoCloseable {
         }
 
         /**
-         * @param readThroughRangeLength bytes a {@link SegmentStore#readThrough} miss loads from
+         * @param readThroughRangeLength bytes a {@link SegmentStore#readThrough(String, long, int)} miss loads from
          *                               the log, aligned to a multiple of it; 1 MiB by default.
          */
         public Builder readThroughRangeLength(final int readThroughRangeLength) {
@@ -1395,7 +1415,7 @@ public final class SegmentStore implements AutoCloseable {
 
         /**
          * @param readThroughThreads threads that read ranges from the log for
-         *                           {@link SegmentStore#readThrough} (2 by default); 0 reads on the
+         *                           {@link SegmentStore#readThrough(String, long, int)} (2 by default); 0 reads on the
          *                           thread of the caller that misses first (it then waits for the
          *                           disk, and so do the callers joining its read).
          */
@@ -1416,10 +1436,10 @@ public final class SegmentStore implements AutoCloseable {
 
         /**
          * @param readThroughMaxReadAhead the longest load from the log (by default eight
-         *                                {@link #readThroughRangeLength}s: 8 MiB): a reader
+         *                                {@link #readThroughRangeLength(int)}s: 8 MiB): a reader
          *                                that misses where the segment's last load ended gets twice
          *                                that load's length, up to this; any other miss reads
-         *                                {@link #readThroughRangeLength}. At most 1 GiB; a value
+         *                                {@link #readThroughRangeLength(int)}. At most 1 GiB; a value
          *                                below the range length means no read-ahead.
          */
         public Builder readThroughMaxReadAhead(final int readThroughMaxReadAhead) {
@@ -1459,7 +1479,7 @@ public final class SegmentStore implements AutoCloseable {
         /**
          * @param logRecovery rebuilds the segments from the log files when the store is built
          *                    over a directory that holds some; by default a
-         *                    {@link ScanningRecoveryHook} with the
+         *                    {@code ScanningRecoveryHook} with the
          *                    {@link #logCorruptionPolicy(CorruptionPolicy) corruption policy}.
          */
         Builder logRecovery(final RecoveryHook logRecovery) {
@@ -1469,8 +1489,8 @@ public final class SegmentStore implements AutoCloseable {
 
         /**
          * @param compaction with a log: retention and compaction in the background (see
-         *                   {@link Compactor}); off by default (log files then go only once all
-         *                   their data are dead). {@link #compactor()} returns it; {@link #close()}
+         *                   {@code Compactor}); off by default (log files then go only once all
+         *                   their data are dead). {@link SegmentStore#compaction()} returns it; {@link #close()}
          *                   stops it before the writer.
          */
         public Builder compaction(final CompactionConfig compaction) {

@@ -289,7 +289,8 @@ class SegmentStoreBadInputTest {
     void shouldRejectReleasedData() {
         final ByteBuf released = buffer(SEED, 2500, 10);
         released.release();
-        assertThrows(IllegalReferenceCountException.class, () -> store.append("s", released));
+        // An argument error, not Netty's IllegalReferenceCountException (an IllegalStateException).
+        assertThrows(IllegalArgumentException.class, () -> store.append("s", released));
         assertUnchanged();
     }
 

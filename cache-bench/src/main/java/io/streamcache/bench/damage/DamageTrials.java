@@ -347,7 +347,7 @@ public final class DamageTrials {
         Files.createDirectories(to);
         try (DirectoryStream<Path> stream = Files.newDirectoryStream(from)) {
             for (final Path file : stream) {
-                if (!file.getFileName().toString().equals("LOCK")) {
+                if (!file.getFileName().toString().equals("LOCK") && !file.getFileName().toString().equals(".writer-lock")) {
                     Files.copy(file, to.resolve(file.getFileName()), StandardCopyOption.COPY_ATTRIBUTES);
                 }
             }

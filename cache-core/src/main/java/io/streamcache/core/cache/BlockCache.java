@@ -53,10 +53,10 @@ import static io.streamcache.core.internal.layout.BlockMetadataDescriptor.entryL
  * <h2>Memory</h2>
  * The capacity is cut into buffers (2 MB by default) of blocks (4 KB by default), all
  * allocated when the cache is built from a {@link MemoryRegion}. Block 0 of each buffer holds
- * one metadata word per block ({@link BlockMetadataDescriptor}), so data plus metadata never
+ * one metadata word per block ({@code BlockMetadataDescriptor}), so data plus metadata never
  * exceed the configured capacity; only the buffer objects live on the Java heap. An entry is a
  * chain of blocks, each pointing to its predecessor, addressed by its last block
- * ({@link BlockAddressDescriptor}): an append finds the free space at once and links new blocks
+ * ({@code BlockAddressDescriptor}): an append finds the free space at once and links new blocks
  * after it. Every block but the last is full; the last block's word records the entry's length.
  * Copies and views treat a run of blocks that are adjacent in memory as one range, so an entry
  * allocated from a fresh buffer is copied with one memcpy and viewed as one slice.
@@ -87,7 +87,7 @@ import static io.streamcache.core.internal.layout.BlockMetadataDescriptor.entryL
  * promotions.
  *
  * <h2>Resizing</h2>
- * A tier built with a {@link Builder#maxCapacity} grows and shrinks by whole buffers while the
+ * A tier built with a {@link Builder#maxCapacity(long)} grows and shrinks by whole buffers while the
  * cache runs ({@link #resize}, {@link #startShrink}; buffer states in {@code docs/resize.md}).
  *
  * <h2>Garbage</h2>
@@ -871,7 +871,7 @@ public final class BlockCache implements AutoCloseable {
 
         /**
          * Adds a tier behind those added before (call it fastest first). A cache built with tiers
-         * has their capacities and regions; {@link #capacity(long)} and {@link #region} are for a
+         * has their capacities and regions; {@link #capacity(long)} and {@link #region(MemoryRegionFactory)} are for a
          * one-tier cache and must not be combined with this.
          *
          * @param name     the tier's name in stats, logs and JMX: unique, not empty.

@@ -86,7 +86,7 @@ import java.util.zip.CRC32C;
  * <p><b>Atomicity:</b> a writer writes {@code <file>.tmp}, forces it, renames it over the file
  * and forces the directory: a crash leaves the old catalog or the new one, whole. Records may be
  * stale (a checkpoint is a moment, the cache moves on): the cache trusts none of them without
- * checking its chain and digest against the region (see {@link RegionAdopter}).
+ * checking its chain and digest against the region (see {@code RegionAdopter}).
  *
  * <p><b>Threading:</b> the static methods are thread-safe; a {@link Writer} is confined to one
  * thread.

@@ -41,7 +41,7 @@ import static org.agrona.UnsafeAccess.UNSAFE;
  * limit check covers both. {@link Commit#EAGER} keeps the JDK allocation: every page committed
  * (and counted by the JDK) when the region opens, so an overcommitted machine fails at the build
  * rather than at a later first write. {@link Commit#BACKGROUND} allocates like {@code LAZY} and
- * opens as fast, then commits every page on a thread of its own ({@link BackgroundCommit}, role
+ * opens as fast, then commits every page on a thread of its own ({@code BackgroundCommit}, role
  * {@link StreamcacheThreads.Role#MEMORY_COMMIT}), ahead of the cache's first writes, without
  * changing a byte the cache may already have written:
  *

@@ -29,9 +29,9 @@ import java.util.concurrent.locks.LockSupport;
  * thread-safe; one eviction pass runs at a time (under the pass lock), on the manager's own
  * thread, on a thread that calls {@link #evictNow()}, or on an allocating thread that found the
  * cache full. This class is the facade: it owns the generation counter, the manager's thread
- * and the lifecycle, and delegates the passes ({@link EvictionPasses}), the full-cache handling
- * ({@link ManagerFullHandler}), promotion ({@link Promotions}), the per-tier counters
- * ({@link TierCounters}) and JMX ({@link ManagerMXBean}).
+ * and the lifecycle, and delegates the passes ({@code EvictionPasses}), the full-cache handling
+ * ({@code ManagerFullHandler}), promotion ({@code Promotions}), the per-tier counters
+ * ({@code TierCounters}) and JMX ({@code ManagerMXBean}).
  *
  * <h2>Threading contract</h2>
  * <ul>
@@ -44,7 +44,7 @@ import java.util.concurrent.locks.LockSupport;
  *       pass, the last returns at once if another thread is draining.</li>
  *   <li>A full cache calls the manager on the allocating thread, which may hold a segment lock:
  *       nothing there waits for a lock another thread may hold (see
- *       {@link ManagerFullHandler}).</li>
+ *       {@code ManagerFullHandler}).</li>
  *   <li>The manager's thread (role {@link StreamcacheThreads.Role#CACHE_MANAGER}, created
  *       through the {@link Builder#threads(StreamcacheThreads) builder's threads}; none when
  *       the {@link Builder#generationPeriod(Duration) generation period} is zero) advances the
@@ -65,9 +65,9 @@ import java.util.concurrent.locks.LockSupport;
  * survey the evictable entries of every registered source, then moves the policy's cut-off step
  * by step (oldest generations first, for the default {@link GenerationPolicy}) and evicts the
  * entries behind it. Evicting is {@code cache.delete(address)} and setting the entry's address
- * to {@link ReadIndexEntry#NULL_ADDRESS}: a read reports the range as not cached. Only entries
+ * to {@code ReadIndexEntry#NULL_ADDRESS}: a read reports the range as not cached. Only entries
  * that are durable, unpinned and not being appended to are ever offered (see
- * {@link EvictionSource}). {@link EvictionPasses} describes a pass step by step.
+ * {@code EvictionSource}). {@code EvictionPasses} describes a pass step by step.
  *
  * <h2>A full cache</h2>
  * The manager installs a {@link CacheFullHandler} in the cache, so an allocation that finds no
@@ -92,7 +92,7 @@ import java.util.concurrent.locks.LockSupport;
  * allocated, no lock on the data path) at most once per promotion interval, and the manager's
  * thread (or {@link #promoteNow()}) moves it into tier 0 while tier 0 is under its promotion
  * ceiling (halfway between its target and full: passes keep it at the target, appends push it
- * over between passes), re-validating it under its segment's lock (see {@link Promotions}).
+ * over between passes), re-validating it under its segment's lock (see {@code Promotions}).
  * Per-tier counters are in {@link CacheManagerStats#tiers()}.
  *
  * <h2>Lifecycle</h2>

@@ -54,7 +54,7 @@ public interface CacheManagerMXBean {
     /** @return queued entries not promoted (no room in the target tier, busy segment, or gone meanwhile). */
     long getPromotionSkips();
 
-    /** @return read results holding pins on entries now (read, not yet released; see {@link ReadPins}). */
+    /** @return read results holding pins on entries now (read, not yet released; see {@code ReadPins}). */
     long getPinnedResults();
 
     /** @return pins those results hold, one per entry per result. */

@@ -25,7 +25,7 @@ import java.util.List;
  * @param promotionSkips    queued entries not promoted (no room in tier 0, busy segment, or the
  *                          entry no longer qualified: pinned, moved, removed).
  * @param pinnedResults     read results holding pins on entries now: read, not yet released (a
- *                          leaked one for ever). See {@link ReadPins}.
+ *                          leaked one for ever). See {@code ReadPins}.
  * @param entryPins         pins those results hold, one per entry per result.
  * @param leakedResults     read results collected unreleased, as Netty's leak detector found them
  *                          (a sample at Netty's default level, every one at {@code paranoid}).

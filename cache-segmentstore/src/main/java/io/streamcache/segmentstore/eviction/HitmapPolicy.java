@@ -17,7 +17,7 @@ import java.util.concurrent.locks.ReentrantLock;
  * zone first.
  *
  * <h2>Structure</h2>
- * The counters are a {@link Hitmap}: {@code M} levels of bit arrays, each twice the size of the
+ * The counters are a {@code Hitmap}: {@code M} levels of bit arrays, each twice the size of the
  * one below; a use marks its key (segment and entry start offset, hashed) in the lowest level
  * where it is not yet marked, so the key's <em>zone</em> (consecutive marked levels from level 0)
  * approximates its use count, up to {@code M}. After every {@code compactionPeriod} applied uses

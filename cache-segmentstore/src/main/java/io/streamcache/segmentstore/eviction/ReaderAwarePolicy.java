@@ -23,7 +23,7 @@ import java.util.function.LongSupplier;
  *   <li>{@link #register(String, long)} and {@link Reader#close()}: any thread, at any time
  *       (a broker calls them when a client opens or ends a read); they allocate and synchronize
  *       on the segment's reader set, never on the data path of other segments. The reader sets
- *       are kept by a {@link ReaderRegistry}; this class owns the pass and what it learns.</li>
+ *       are kept by a {@code ReaderRegistry}; this class owns the pass and what it learns.</li>
  *   <li>{@link Reader#position(long)}: the reader's own thread (one writer per handle), on the
  *       data path; a release store into the handle, no allocation, no lock. The pass reads it
  *       with an acquire load, so it sees a recent position, not necessarily the latest.</li>
@@ -55,7 +55,7 @@ import java.util.function.LongSupplier;
  * will reach it: distance over speed. A reader that has not read or moved for
  * {@value ReaderRegistry#STALL_INTERVALS} times its own interval between reads (and at least
  * 1/1024 of the idle timeout; for a registered reader its longest recent pause, for an inferred
- * one its mean interval, see {@link ReaderRegistry#INTERVAL_DECAY}) has <em>stalled</em>: it protects nothing until it moves again. A
+ * one its mean interval, see {@code ReaderRegistry#INTERVAL_DECAY}) has <em>stalled</em>: it protects nothing until it moves again. A
  * reader that has neither read nor moved for the idle timeout ({@link #IDLE_TIMEOUT_NANOS_DEFAULT}
  * by default) is dropped: the next pass closes it if registered, forgets it if inferred. So a
  * reader that crashes without closing stops protecting after a few of its read intervals and is
@@ -73,7 +73,7 @@ import java.util.function.LongSupplier;
  *   <li><b>expected re-reads</b>: entries no registered reader is heading for, ranked by the
  *       expected number of re-read sessions (readers registering behind the tail) that will read
  *       them per generation, lowest first, then oldest use first. The estimate is learned online
- *       by {@link ReuseModel}: the re-read rate of segments with the segment's history of
+ *       by {@code ReuseModel}: the re-read rate of segments with the segment's history of
  *       re-reads (its popularity) and its length times the fraction of re-read sessions that read data as far
  *       from the tail as the entry. Where no reader ever re-reads, this class is empty and the
  *       order is the passed-first order of seed 5;</li>
@@ -83,7 +83,7 @@ import java.util.function.LongSupplier;
  *       follower's range up to its leader, a tail reader's next block) goes last.</li>
  * </ol>
  * Entries used in the current generation (during the pass) are never selected. The rank's
- * bits are drawn in {@link EvictionRanks}, which {@link FillAdmission} shares.
+ * bits are drawn in {@code EvictionRanks}, which {@code FillAdmission} shares.
  */
 public final class ReaderAwarePolicy implements EvictionPolicy {
     /** Each step of the cut-off covers this fraction (1/STEPS) of the surveyed entries. */
@@ -249,7 +249,7 @@ public final class ReaderAwarePolicy implements EvictionPolicy {
      * Admission of data read back from the log, asked by the store when a fill finds no room below
      * the target: keeps the range unless live readers have all passed it; then keeps it if one is
      * at or behind its last byte, or if its learned
-     * re-read value ranks above the last pass's cut-off ({@link FillAdmission}). Data path, under
+     * re-read value ranks above the last pass's cut-off ({@code FillAdmission}). Data path, under
      * the segment's lock; no lock of its own, no allocation.
      *
      * @return whether to cache {@code [offset, end)} of the segment ({@code false}: serve and drop it, or stage it lower).
@@ -667,7 +667,7 @@ public final class ReaderAwarePolicy implements EvictionPolicy {
         private volatile boolean closed;
         // Written by the reader's thread before the position's release store; read by the pass after its acquire load.
         private long lastTime;
-        /** Its longest recent gap between moves (see {@link ReaderRegistry#INTERVAL_DECAY}), 0 until it moved after a gap. */
+        /** Its longest recent gap between moves (see {@code ReaderRegistry#INTERVAL_DECAY}), 0 until it moved after a gap. */
         private double interval;
         private long anchorPosition;
         private long anchorTime;

@@ -2,7 +2,7 @@ package io.streamcache.segmentstore.log;
 
 import io.streamcache.segmentstore.internal.log.recovery.LogRecovery;
 /**
- * What {@link LogRecovery} does when it finds corruption before the tail of the log (see
+ * What {@code LogRecovery} does when it finds corruption before the tail of the log (see
  * {@link LogCorruptedException}); an immutable value.
  */
 public enum CorruptionPolicy {

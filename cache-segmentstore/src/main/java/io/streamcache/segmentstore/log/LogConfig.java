@@ -1,6 +1,5 @@
 package io.streamcache.segmentstore.log;
 
-import io.streamcache.segmentstore.internal.log.AggregatingWriter;
 import io.streamcache.segmentstore.internal.log.FileChannelLogFile;
 import io.streamcache.segmentstore.internal.log.LogRecordDescriptor;
 import io.streamcache.core.CacheConfigurationException;
@@ -36,6 +35,7 @@ import static io.streamcache.segmentstore.internal.log.LogFileDescriptor.PAGE_LE
  *  forcesInFlight  1              EVERY_BATCH: batches whose force may run while the writer writes the next ones
  *  queueCapacity   65536          requests waiting for the writer before producers wait
  *  retryInterval   1 s            after a disk error, how often the writer retries by itself (0: only recover())
+ *  allowMissingFiles false        open a log whose last files are gone (else the open fails: files lost)
  *  checkpointFiles 0 (off)        write a recovery checkpoint after every this many new files, in the background;
  *                                 an open then scans only the files after it (docs/log-format.md); 8 is a good value
  *
@@ -50,7 +50,7 @@ public final class LogConfig {
      * time 25.4-26.5 s with it against 20.6-21.6 s without, the writer alone 297-314 MB/s
      * against 506-517 MB/s at less than half the CPU (docs/benchmarks.md, "Issue 14: pre-writing
      * new files off by default"). It pays where files are prepared before they are needed
-     * ({@link Builder#preparedFiles}) or on file systems where a first write into unwritten
+     * ({@link Builder#preparedFiles(int)}) or on file systems where a first write into unwritten
      * blocks costs more than the zeros.
      */
     public static final boolean PRE_WRITE_DEFAULT = false;
@@ -58,7 +58,7 @@ public final class LogConfig {
     public static final boolean RECYCLE_FILES_DEFAULT = false;
     /** None: the background thread makes the spares while the writer runs. */
     public static final int PREPARED_FILES_DEFAULT = 0;
-    /** The most files {@link Builder#preparedFiles} may prepare. */
+    /** The most files {@link Builder#preparedFiles(int)} may prepare. */
     public static final int PREPARED_FILES_MAX = 4096;
     public static final DirectIoMode DIRECT_IO_DEFAULT = DirectIoMode.OFF;
     public static final int BATCH_LENGTH_DEFAULT = 1 << 20;
@@ -68,7 +68,7 @@ public final class LogConfig {
     public static final DurabilityPolicy DURABILITY_DEFAULT = DurabilityPolicy.EVERY_BATCH;
     /** One force at a time: the writer forces each batch before it writes the next. */
     public static final int FORCES_IN_FLIGHT_DEFAULT = 1;
-    /** The most forces {@link Builder#forcesInFlight} may allow. */
+    /** The most forces {@link Builder#forcesInFlight(int)} may allow. */
     public static final int FORCES_IN_FLIGHT_MAX = 16;
     public static final int QUEUE_CAPACITY_DEFAULT = 1 << 16;
     /** Default longest append: 16 MiB (less if the files cannot hold it, see {@link #maxAppendLengthFor(long)}). */
@@ -80,7 +80,7 @@ public final class LogConfig {
      * made phase 1 20-27% slower (the checkpoint thread reads every file back: +35-45% CPU) and
      * added ~460 B of heap per segment (its copy of the segment table and location indexes):
      * docs/benchmarks.md, "Issue 14: the default of the recovery checkpoint". A broker that
-     * values restart time over append throughput and heap sets {@link Builder#checkpointFiles}
+     * values restart time over append throughput and heap sets {@link Builder#checkpointFiles(int)}
      * (8 is a good value); 0 keeps the full check of every file at open.
      */
     public static final int CHECKPOINT_FILES_DEFAULT = 0;
@@ -98,6 +98,7 @@ public final class LogConfig {
     private final int spareFiles;
     private final int preparedFiles;
     private final boolean recycleFiles;
+    private final boolean allowMissingFiles;
     private final DirectIoMode directIo;
     private final int batchLength;
     private final Duration maxDelay;
@@ -122,6 +123,7 @@ public final class LogConfig {
         this.spareFiles = builder.spareFiles;
         this.preparedFiles = builder.preparedFiles;
         this.recycleFiles = builder.recycleFiles;
+        this.allowMissingFiles = builder.allowMissingFiles;
         this.directIo = builder.directIo;
         this.batchLength = builder.batchLength;
         this.maxDelay = builder.maxDelay;
@@ -157,6 +159,7 @@ public final class LogConfig {
         builder.spareFiles = spareFiles;
         builder.preparedFiles = preparedFiles;
         builder.recycleFiles = recycleFiles;
+        builder.allowMissingFiles = allowMissingFiles;
         builder.directIo = directIo;
         builder.batchLength = batchLength;
         builder.maxDelay = maxDelay;
@@ -192,7 +195,7 @@ public final class LogConfig {
 
     /**
      * @return spares the directory prepares (pre-written if {@link #preWrite()}) on the thread
-     *         that starts the writer, before the writer takes appends; see {@link Builder#preparedFiles}.
+     *         that starts the writer, before the writer takes appends; see {@link Builder#preparedFiles(int)}.
      */
     public int preparedFiles() {
         return preparedFiles;
@@ -200,6 +203,14 @@ public final class LogConfig {
 
     public boolean recycleFiles() {
         return recycleFiles;
+    }
+
+    /**
+     * @return whether an open accepts a directory whose highest log file is below the file the
+     *         last writer recorded as its current one; see {@link Builder#allowMissingFiles(boolean)}.
+     */
+    public boolean allowMissingFiles() {
+        return allowMissingFiles;
     }
 
     public DirectIoMode directIo() {
@@ -259,7 +270,7 @@ public final class LogConfig {
 
     /**
      * @return how often a failed writer retries its recovery by itself; zero: never (only
-     *         {@link AggregatingWriter#recover()}).
+     *         {@link StoreLog#recover()}).
      */
     public Duration retryInterval() {
         return retryInterval;
@@ -319,6 +330,7 @@ public final class LogConfig {
         private int spareFiles = SPARE_FILES_DEFAULT;
         private int preparedFiles = PREPARED_FILES_DEFAULT;
         private boolean recycleFiles = RECYCLE_FILES_DEFAULT;
+        private boolean allowMissingFiles;
         private DirectIoMode directIo = DIRECT_IO_DEFAULT;
         private int batchLength = BATCH_LENGTH_DEFAULT;
         private Duration maxDelay = MAX_DELAY_DEFAULT;
@@ -397,6 +409,20 @@ public final class LogConfig {
          */
         public Builder recycleFiles(final boolean recycleFiles) {
             this.recycleFiles = recycleFiles;
+            return this;
+        }
+
+        /**
+         * @param allowMissingFiles whether to open a log whose last files are gone: every roll
+         *                          records the writer's current file (the file {@code CURRENT}),
+         *                          and by default an open whose directory's highest log file is
+         *                          below it fails with {@link LogCorruptedException} naming the
+         *                          missing file, since the appends acknowledged into it are
+         *                          lost. {@code true} opens the log as far as its files reach
+         *                          (WARN), losing them knowingly. False by default.
+         */
+        public Builder allowMissingFiles(final boolean allowMissingFiles) {
+            this.allowMissingFiles = allowMissingFiles;
             return this;
         }
 
@@ -505,7 +531,7 @@ public final class LogConfig {
 
         /**
          * @param retryInterval after a disk error (a full disk), how often the writer retries, on
-         *                      its own thread, what {@link AggregatingWriter#recover()} does: rewrite
+         *                      its own thread, what {@link StoreLog#recover()} does: rewrite
          *                      and force the range the failed write may have touched, or the roll
          *                      that failed; once that succeeds it takes appends again. Zero: never,
          *                      the caller calls {@code recover()}. Not negative.
@@ -516,7 +542,7 @@ public final class LogConfig {
         }
 
         /**
-         * @param fileFactory opens the log files; by default {@link FileChannelLogFile} with the
+         * @param fileFactory opens the log files; by default {@code FileChannelLogFile} with the
          *                    {@link #directIo(DirectIoMode) direct I/O mode}. For tests.
          */
         public Builder fileFactory(final LogFileFactory fileFactory) {

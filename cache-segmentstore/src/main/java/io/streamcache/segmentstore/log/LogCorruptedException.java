@@ -12,7 +12,7 @@ import java.nio.file.Path;
  *
  * <p>Recovery throws it under {@link CorruptionPolicy#FAIL} (the default); under
  * {@link CorruptionPolicy#TRUNCATE} it cuts the log there instead and reports the same
- * exception as {@link RecoveredLog#truncation()}. A historical read throws it (completes its
+ * exception as {@code RecoveredLog#truncation()}. A historical read throws it (completes its
  * future with it) when a record it reads no longer validates.
  */
 public final class LogCorruptedException extends LogException {

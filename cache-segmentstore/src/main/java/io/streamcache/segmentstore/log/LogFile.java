@@ -17,7 +17,7 @@ import java.nio.file.Path;
  * ({@code fdatasync}). A power cut loses what was not forced, or part of it: the test model
  * {@code PowerCutLogFile} drops or tears unforced writes at 4 KB granularity.
  *
- * <p>Implementations: {@link FileChannelLogFile} (a {@link java.nio.channels.FileChannel},
+ * <p>Implementations: {@code FileChannelLogFile} (a {@link java.nio.channels.FileChannel},
  * optionally {@code O_DIRECT}); tests wrap it (power cuts, disk full).
  */
 public interface LogFile extends Closeable {
@@ -25,7 +25,7 @@ public interface LogFile extends Closeable {
      * Writes all the remaining bytes of {@code source} at {@code position}; on return the source's
      * position is at its limit. With {@link #isDirectIo() direct I/O} the source must be a direct
      * buffer whose address, remaining length and {@code position} are multiples of
-     * {@link LogFileDescriptor#PAGE_LENGTH} (the aggregating writer's always are).
+     * {@code LogFileDescriptor#PAGE_LENGTH} (the aggregating writer's always are).
      *
      * @throws IOException if the file system fails (for example {@code No space left on device});
      *                     some of the bytes may have been written.

@@ -7,7 +7,7 @@ import java.nio.file.Path;
 /**
  * Opens {@link LogFile}s: implementations are thread-safe (the log directory opens files from its
  * preparer thread and from the writer thread). The default is
- * {@link FileChannelLogFile#factory(DirectIoMode)}; tests substitute files that model power cuts
+ * {@code FileChannelLogFile#factory(DirectIoMode)}; tests substitute files that model power cuts
  * or a full disk.
  */
 @FunctionalInterface

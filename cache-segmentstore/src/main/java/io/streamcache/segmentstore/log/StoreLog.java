@@ -69,7 +69,7 @@ public interface StoreLog {
      * returned before this call began; a call racing with this one may or may not be covered.
      *
      * <p>What it adds per policy: under {@link DurabilityPolicy#NEVER} and
-     * {@link DurabilityPolicy#interval} an acknowledgement means written (in the page cache:
+     * {@link DurabilityPolicy#interval(Duration)} an acknowledgement means written (in the page cache:
      * it survives a process crash, not a power cut); after {@code force()} completes, everything
      * acknowledged before it survives a power cut as well. Under
      * {@link DurabilityPolicy#EVERY_BATCH} every acknowledgement already means forced, so it

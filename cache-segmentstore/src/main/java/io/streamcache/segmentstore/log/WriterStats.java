@@ -2,7 +2,7 @@ package io.streamcache.segmentstore.log;
 
 import io.streamcache.segmentstore.internal.log.AggregatingWriter;
 /**
- * A snapshot of an {@link AggregatingWriter}'s counters since it started; an immutable value.
+ * A snapshot of an {@code AggregatingWriter}'s counters since it started; an immutable value.
  * The counters are read one by one, so a snapshot taken while the writer runs may mix
  * neighbouring moments.
  *

@@ -54,20 +54,20 @@ import java.util.concurrent.CompletionException;
  * <p>Each (topic, queueId) is one segment of the store; a message is one append, so its bytes are
  * contiguous, and its index in the queue is its rank in byte order. The per-queue message index is
  * the message end offsets (8 bytes a message) in chunks of direct memory that are never copied,
- * doubling up to 512 messages, then fixed ({@link MessageQueue}, {@link MessageIndexMemory}). A message is published
+ * doubling up to 512 messages, then fixed ({@code MessageQueue}, {@code MessageIndexMemory}). A message is published
  * (counted) only after its append completed, that is after its bytes are durable and in the
  * segment (the cache, or a NOT_CACHED gap the log can fill), and only after every message before
  * it. The appending thread publishes its own message once its append completed: a segment's
  * appends complete in offset order, so the messages before it completed too and their threads
  * are publishing them; if one has not yet, it waits on the queue's monitor for it
- * ({@link MessageQueue#publish}). The publisher writes {@code ends[i]} and then the
+ * ({@code MessageQueue#publish}). The publisher writes {@code ends[i]} and then the
  * volatile {@code count} (a release); {@code getRange} reads {@code count} and then
  * {@code ends} (acquires), so it never sees a message before its bytes are in place. An
  * {@code append} returns once its message is published: its index is then final.
  *
  * <p><b>Surviving a restart.</b> The index is rebuilt, not stored: the log holds one DATA
  * record per append, so the segment's location index
- * ({@link SegmentStore#locations(String)}, rebuilt by recovery from the record headers without
+ * (the store's per-segment index of log locations, rebuilt by recovery from the record headers without
  * reading any payload) lists exactly the message boundaries. A message therefore must hold at
  * least one byte (an empty append writes no record) and at most the log's
  * {@code maxAppendLength} (16 MiB by default). A failed append (a disk error) gives
@@ -75,7 +75,7 @@ import java.util.concurrent.CompletionException;
  *
  * <p><b>Heap:</b> the facade adds per queue a {@code MessageQueue} (48 bytes), the
  * 4-byte slot in its topic's
- * {@link QueueTable} page; the segment name is the store's own string. The store's segment costs
+ * {@code QueueTable} page; the segment name is the store's own string. The store's segment costs
  * more (see docs/benchmarks.md, "heap per queue").
  *
  * <p><b>Design note:</b> messages are read as one contiguous byte range per call and handed out
@@ -169,7 +169,7 @@ public final class MessageQueueStore implements AutoCloseable {
      * from the same {@code ByteBuffer} object as on its last call, as a producer reusing its
      * buffer does) this method allocates nothing itself, and the store's synchronous append
      * allocates no request (a pooled one, see docs/api.md); the queue's message index grows by
-     * 8 bytes a message off the heap (see {@link MessageQueue}). A thread keeps a wrapper of the last
+     * 8 bytes a message off the heap (see {@code MessageQueue}). A thread keeps a wrapper of the last
      * buffer it appended from (so that buffer stays reachable from the thread); a new buffer
      * object costs one new wrapper.
      *
@@ -294,18 +294,22 @@ public final class MessageQueueStore implements AutoCloseable {
      * @return the messages published in a queue (0 for a queue never appended to).
      * @throws NullPointerException     if {@code topic} is null.
      * @throws IllegalArgumentException if {@code queueId} is negative.
+     * @throws CacheClosedException     if the facade is closed.
      */
     public long messageCount(final String topic, final int queueId) {
         Objects.requireNonNull(topic, "topic");
         checkQueueId(queueId);
+        ensureOpen();
         final MessageQueue queue = queues.get(topic, queueId);
         return queue == null ? 0 : queue.count;
     }
 
     /**
      * @return the number of queues (segments) known.
+     * @throws CacheClosedException if the facade is closed.
      */
     public int queueCount() {
+        ensureOpen();
         return queues.size();
     }
 

@@ -8,6 +8,7 @@ import io.streamcache.segmentstore.internal.log.recovery.Checkpointer;
 import io.streamcache.segmentstore.internal.log.recovery.RecoveredLog;
 import io.streamcache.segmentstore.log.LogConfig;
 import io.streamcache.segmentstore.log.LogFailedException;
+import io.streamcache.segmentstore.log.LogFileLostException;
 import io.streamcache.segmentstore.log.LogWriterMXBean;
 import io.streamcache.segmentstore.log.WriterStats;
 import org.jctools.queues.MpscArrayQueue;
@@ -144,8 +145,12 @@ public final class AggregatingWriter implements AutoCloseable {
             files.table().seed(recovered.liveSegments(), recovered.files());
         }
         if (recovered.hasTail()) {
+            // Writes only what differs on disk: nothing after a clean close (the mark stays until
+            // that succeeded, so a failed open leaves it), the torn span after a crash.
             files.resume(recovered.tailFileNumber(), recovered.tailEndPosition());
+            directory.beginWriting();
         } else {
+            directory.beginWriting();
             files.roll();
         }
         counters.bufferedBytes = batch.used();
@@ -220,6 +225,10 @@ public final class AggregatingWriter implements AutoCloseable {
         final long current = writer.state;
         if ((current & BatchWriter.FAILED) != 0) {
             final LogFailedException error = writer.failure;
+            if (error instanceof LogFileLostException) {
+                throw new LogFileLostException("log " + name + " lost its current file and rejects requests: " + error.getMessage(),
+                    error.getCause());
+            }
             throw new LogFailedException("log " + name + " is failed and rejects requests until it recovers (it retries by itself"
                 + " every retryInterval, or call recover()); it failed with: "
                 + (error != null && error.getCause() != null ? error.getCause() : error), error != null ? error.getCause() : null);

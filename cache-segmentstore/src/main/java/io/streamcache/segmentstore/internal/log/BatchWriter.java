@@ -6,6 +6,7 @@ import io.streamcache.segmentstore.log.AlignmentPolicy;
 import io.streamcache.segmentstore.log.DurabilityPolicy;
 import io.streamcache.segmentstore.log.LogConfig;
 import io.streamcache.segmentstore.log.LogFailedException;
+import io.streamcache.segmentstore.log.LogFileLostException;
 import org.jctools.queues.MpscArrayQueue;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -662,7 +663,10 @@ final class BatchWriter {
             }
             unacknowledged = forces.abandon();
         }
-        final LogFailedException error = new LogFailedException("log " + name + ": writing file " + files.fileNumber()
+        final LogFailedException error = cause instanceof LogFileGoneException
+            ? new LogFileLostException("log " + name + ": " + cause.getMessage() + "; the log rejects requests: close the store"
+                + " and reopen it (recovery refuses a log whose files are missing)", cause)
+            : new LogFailedException("log " + name + ": writing file " + files.fileNumber()
             + " at position=" + files.filePosition() + " failed: " + cause.getMessage() + "; the log rejects requests until it"
             + " recovers (it retries by itself every retryInterval, or call recover())", cause);
         failure = error;

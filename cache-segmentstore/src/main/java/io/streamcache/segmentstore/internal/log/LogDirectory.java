@@ -63,7 +63,8 @@ import static io.streamcache.segmentstore.internal.log.LogFileDescriptor.PAGE_LE
  * <h2>One writer</h2>
  * A directory is open for one writer at a time: it holds the directory's {@link LogLock} from
  * {@link #open} to {@link #close()}, writes the lock's epoch into every header it writes (new and
- * recycled files), removes the clean-close mark ({@link CleanMark}) at open and, when closed after
+ * recycled files), removes the clean-close mark ({@link CleanMark}) when its writer starts
+ * ({@link #beginWriting()}, never at a failed open) and, when closed after
  * a writer that finished cleanly ({@link #close(AggregatingWriter)}), writes it again.
  *
  * <h2>Reads</h2>
@@ -140,8 +141,9 @@ public final class LogDirectory implements AutoCloseable {
     /**
      * Opens the directory with a writer lock the caller took before (to recover the log under
      * it); the directory owns the lock from now on, also if this fails, and releases it at
-     * {@link #close()}. Removes the clean-close mark ({@link CleanMark}) durably: from now on the
-     * log is being written.
+     * {@link #close()}. Leaves the clean-close mark ({@link CleanMark}) where it is: the writer
+     * removes it ({@link #beginWriting()}) once the open can no longer fail for want of space or
+     * of a file, so a failed open leaves the directory as it found it.
      *
      * @throws IOException if the directory cannot be listed or the mark removed.
      */
@@ -157,12 +159,21 @@ public final class LogDirectory implements AutoCloseable {
                     }
                 }
             }
-            CleanMark.remove(config.directory());
             return new LogDirectory(config, existing.isEmpty() ? 0 : existing.last(), existing, writerLock);
         } catch (final IOException | RuntimeException | Error e) {
             writerLock.close();
             throw e;
         }
+    }
+
+    /**
+     * Removes the clean-close mark ({@link CleanMark}) durably: from now on the log is being
+     * written. Called by the writer before its first write that could change where the log ends.
+     *
+     * @throws IOException if the mark cannot be removed or the directory forced.
+     */
+    public void beginWriting() throws IOException {
+        CleanMark.remove(path);
     }
 
     /**

@@ -19,12 +19,24 @@ import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * The exclusive writer lock of one log directory, thread-safe: an OS lock
- * ({@link FileChannel#tryLock()}) on the file {@value #FILE_NAME} in the directory, held from
- * {@link #acquire(Path)} to {@link #close()}, plus the directory's <em>writer epoch</em>.
+ * ({@link FileChannel#tryLock()}) on the empty file {@value #LOCK_FILE_NAME} in the directory,
+ * held from {@link #acquire(Path)} to {@link #close()}, the holder's details in the file
+ * {@value #FILE_NAME} beside it, and the directory's <em>writer epoch</em>.
  *
- * <h2>Lock file</h2>
- * The file holds one line per fact, US-ASCII, rewritten and forced by every writer that takes
- * the lock:
+ * <h2>Two files</h2>
+ * On Linux {@link FileChannel#tryLock()} takes a POSIX record lock ({@code fcntl(F_SETLK)}),
+ * which belongs to the process, not to the channel: the process loses it when it closes
+ * <em>any</em> descriptor of the locked file (POSIX.1-2017, {@code fcntl}, "all locks associated
+ * with a file for a given process shall be removed when a file descriptor for that file is
+ * closed by that process"). A lock on the file that tells who holds the log would be dropped by
+ * the first support tool, health check or script that reads it inside the holding JVM. So the
+ * lock is taken on {@value #LOCK_FILE_NAME}, an empty file nothing has a reason to open, whose
+ * channel only this class opens and keeps open; and the details a reader wants are in
+ * {@value #FILE_NAME}, which anyone may read at any time.
+ *
+ * <h2>Holder file</h2>
+ * {@value #FILE_NAME} holds one line per fact, US-ASCII, rewritten and forced by every writer that
+ * takes the lock:
  * <pre>
  *  epoch=&lt;decimal, one more than the previous holder's&gt;
  *  pid=&lt;the holder's process id&gt;
@@ -33,24 +45,28 @@ import java.util.concurrent.ConcurrentHashMap;
  * </pre>
  * A second writer fails at once with a {@link LogLockedException} that quotes these facts. The
  * OS releases the lock when the holder's process dies (even by SIGKILL), so a crashed writer
- * never blocks the next; the file itself stays (its epoch is the history).
+ * never blocks the next; the files stay (the epoch is the history). While it rewrites the holder
+ * file the acquiring writer also holds an OS lock on it, so a writer of an older version, which
+ * locked {@value #FILE_NAME} itself, is refused as well.
  *
  * <h2>Within one JVM</h2>
- * POSIX record locks belong to the process, and closing <em>any</em> channel on the file would
- * drop them, so this class keeps a JVM-wide table of the directories it has locked and refuses a
- * second acquisition from the table, without opening the file ({@link OverlappingFileLockException}
- * is caught as well, and reported the same way).
+ * A JVM-wide table of the directories this class has locked refuses a second acquisition from
+ * the table, without opening either file ({@link OverlappingFileLockException} is caught as well,
+ * and reported the same way).
  *
  * <h2>Epoch</h2>
- * Every acquisition increments the epoch persisted in the file (forced before {@link #acquire}
- * returns), so a writer that lost its lock (a network file system that let it go, a forced
- * takeover) writes with a lower epoch than every later writer.
+ * Every acquisition increments the epoch persisted in the holder file (forced before
+ * {@link #acquire} returns), so a writer that lost its lock (a network file system that let it
+ * go, a forced takeover) writes with a lower epoch than every later writer.
  */
 public final class LogLock implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(LogLock.class);
 
-    /** The lock file's name in the log directory. */
+    /** The holder file's name in the log directory: the holder's details, safe to read at any time. */
     public static final String FILE_NAME = "LOCK";
+
+    /** The name of the empty file the OS lock is held on: never opened but by this class. */
+    public static final String LOCK_FILE_NAME = ".writer-lock";
 
     private static final ConcurrentHashMap<Path, String> HELD = new ConcurrentHashMap<>();
 
@@ -88,27 +104,32 @@ public final class LogLock implements AutoCloseable {
         }
         FileChannel channel = null;
         try {
-            channel = FileChannel.open(key.resolve(FILE_NAME), StandardOpenOption.CREATE, StandardOpenOption.READ,
+            channel = FileChannel.open(key.resolve(LOCK_FILE_NAME), StandardOpenOption.CREATE, StandardOpenOption.READ,
                 StandardOpenOption.WRITE);
-            final FileLock lock;
-            try {
-                lock = channel.tryLock();
-            } catch (final OverlappingFileLockException e) {
-                throw new LogLockedException(directory, "pid=" + ProcessHandle.current().pid() + " (this JVM)");
-            }
+            final FileLock lock = tryLock(channel, directory);
             if (lock == null) {
-                throw new LogLockedException(directory, describe(read(channel)));
+                throw new LogLockedException(directory, describe(readHolder(key)));
             }
-            final String previous = read(channel);
-            final long epoch = parseEpoch(previous, key) + 1;
-            final String holder = "epoch=" + epoch + " pid=" + ProcessHandle.current().pid() + " host=" + hostName()
-                + " started=" + Instant.now();
-            final ByteBuffer content = ByteBuffer.wrap((holder.replace(' ', '\n') + '\n').getBytes(StandardCharsets.US_ASCII));
-            while (content.hasRemaining()) {
-                channel.write(content, content.position());
+            final long epoch;
+            final String holder;
+            // Locked while rewritten: a writer of an older version holds its lock on this file.
+            try (FileChannel holderChannel = FileChannel.open(key.resolve(FILE_NAME), StandardOpenOption.CREATE,
+                StandardOpenOption.READ, StandardOpenOption.WRITE)) {
+                final FileLock holderLock = tryLock(holderChannel, directory);
+                if (holderLock == null) {
+                    throw new LogLockedException(directory, describe(read(holderChannel)));
+                }
+                final String previous = read(holderChannel);
+                epoch = parseEpoch(previous, key) + 1;
+                holder = "epoch=" + epoch + " pid=" + ProcessHandle.current().pid() + " host=" + hostName()
+                    + " started=" + Instant.now();
+                final ByteBuffer content = ByteBuffer.wrap((holder.replace(' ', '\n') + '\n').getBytes(StandardCharsets.US_ASCII));
+                while (content.hasRemaining()) {
+                    holderChannel.write(content, content.position());
+                }
+                holderChannel.truncate(content.limit());
+                holderChannel.force(true);
             }
-            channel.truncate(content.limit());
-            channel.force(true);
             HELD.put(key, holder);
             return new LogLock(directory, key, channel, lock, epoch, holder);
         } catch (final IOException | RuntimeException | Error e) {
@@ -121,6 +142,25 @@ public final class LogLock implements AutoCloseable {
             }
             HELD.remove(key, placeholder);
             throw e;
+        }
+    }
+
+    /** {@link FileChannel#tryLock()}, with another channel of this JVM holding it reported as this JVM holding the log. */
+    private static FileLock tryLock(final FileChannel channel, final Path directory) throws IOException {
+        try {
+            return channel.tryLock();
+        } catch (final OverlappingFileLockException e) {
+            throw new LogLockedException(directory, "pid=" + ProcessHandle.current().pid() + " (this JVM)");
+        }
+    }
+
+    /** The holder file's content, read without locking it (so an older writer's lock on it stays); empty if absent. */
+    private static String readHolder(final Path directory) {
+        try {
+            final byte[] bytes = Files.readAllBytes(directory.resolve(FILE_NAME));
+            return new String(bytes, 0, Math.min(bytes.length, 4096), StandardCharsets.US_ASCII);
+        } catch (final IOException e) {
+            return "";
         }
     }
 
@@ -139,7 +179,7 @@ public final class LogLock implements AutoCloseable {
     }
 
     /**
-     * @return this holder as written to the lock file ({@code epoch=.. pid=.. host=.. started=..}).
+     * @return this holder as written to the holder file ({@code epoch=.. pid=.. host=.. started=..}).
      */
     public String holder() {
         return holder;

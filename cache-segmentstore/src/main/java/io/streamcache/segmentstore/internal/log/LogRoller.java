@@ -8,6 +8,10 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.nio.file.attribute.BasicFileAttributes;
 import java.util.Objects;
 import java.nio.ByteBuffer;
 import java.util.function.LongConsumer;
@@ -63,6 +67,8 @@ final class LogRoller {
 
     private LogFile file;
     private long fileNumber;
+    /** The current file's identity when it was opened ({@link #checkCurrentFile}); null if the file system has none. */
+    private Object fileKey;
     /** File position of the batch buffer's first byte: a multiple of 4 KB. */
     private long filePosition;
     private long lastForceNanos;
@@ -133,9 +139,20 @@ final class LogRoller {
             throw e;
         }
         directory.clearSpareError();
+        final Object key;
+        try {
+            key = fileKey(directory.filePath(next.number()));
+        } catch (final IOException e) {
+            closeQuietly(next.file());
+            directory.retire(next.number());
+            rollPending = true;
+            throw e;
+        }
         final long start;
         try {
             start = writeSnapshot(next.file(), next.number());
+            // Recovery refuses a directory whose files end before the current one.
+            CurrentFileRecord.write(directory.path(), next.number());
         } catch (final IOException | RuntimeException e) {
             closeQuietly(next.file());
             directory.retire(next.number());
@@ -144,6 +161,7 @@ final class LogRoller {
         }
         rollPending = false;
         final LogFile old = file;
+        fileKey = key;
         file = next.file();
         fileNumber = next.number();
         filePosition = start;
@@ -190,6 +208,7 @@ final class LogRoller {
             throw new IOException("recovered tail position=" + position + " is past fileLength=" + fileLength + " of file " + number);
         }
         file = directory.openExisting(number);
+        fileKey = fileKey(directory.filePath(number));
         fileNumber = number;
         currentFileNumber = number;
         table.currentFile(number);
@@ -265,9 +284,39 @@ final class LogRoller {
 
     void force() throws IOException {
         file.force();
+        checkCurrentFile();
         lastForceNanos = System.nanoTime();
         unforced = false;
         counters.force();
+    }
+
+    /**
+     * Checks that the current file is still the directory's: the path names the file opened
+     * (same {@link BasicFileAttributes#fileKey()}, device and inode on Linux). One {@code stat}
+     * per force, beside an {@code fdatasync}; a file system without file keys is not checked.
+     * Without it, a file unlinked under the writer took acknowledged appends that the next open
+     * could not find.
+     *
+     * @throws LogFileGoneException if the file was deleted or replaced.
+     */
+    void checkCurrentFile() throws IOException {
+        if (fileKey == null || file == null) {
+            return;
+        }
+        final Path path = directory.filePath(fileNumber);
+        final Object now;
+        try {
+            now = Files.readAttributes(path, BasicFileAttributes.class).fileKey();
+        } catch (final NoSuchFileException e) {
+            throw new LogFileGoneException(path, "was deleted");
+        }
+        if (now != null && !now.equals(fileKey)) {
+            throw new LogFileGoneException(path, "was replaced by another file");
+        }
+    }
+
+    private static Object fileKey(final Path path) throws IOException {
+        return Files.readAttributes(path, BasicFileAttributes.class).fileKey();
     }
 
     /** A write was not forced (INTERVAL or NEVER durability): under INTERVAL the next force is due an interval after the last. */

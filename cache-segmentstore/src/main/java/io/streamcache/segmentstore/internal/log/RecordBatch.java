@@ -50,11 +50,15 @@ import static org.agrona.UnsafeAccess.UNSAFE;
  * </pre>
  */
 final class RecordBatch {
+    /** Bytes {@link #resume} compares with the file per read. */
+    private static final int COMPARE_LENGTH = 64 << 10;
     /** The normal batch buffer. */
     private final ByteBuffer batchBuffer;
     private final int batchCapacity;
     /** A buffer for a record longer than a batch, kept for the next one; null until one came. */
     private ByteBuffer longBuffer;
+    /** Where {@link #resume} reads what is on disk to write only the pages that differ; allocated on first use. */
+    private ByteBuffer compareBuffer;
     private final CRC32C crc = new CRC32C();
 
     // The buffer in use and its views: the normal one, or the long one while a long append is written.
@@ -356,9 +360,15 @@ final class RecordBatch {
 
     /**
      * Starts the buffer with the valid bytes of a resumed tail page, which are durable already,
-     * and writes {@code [page, zeroEnd)} of {@code file}: those bytes, a padding record to the
-     * end of their page ({@link #padAfterPrefix}), then zeros (a torn batch may have left
-     * records there). The caller forces the file. {@code zeroEnd} covers the prefix's page.
+     * and makes {@code [page, zeroEnd)} of {@code file} hold those bytes, a padding record to the
+     * end of their page ({@link #padAfterPrefix}), then zeros (a torn batch may have left records
+     * there). The caller forces the file. {@code zeroEnd} covers the prefix's page.
+     *
+     * <p>Only the pages that differ on disk are written ({@link #writeDiffering}): a span the file
+     * system holds as a hole or as zeros already (a clean close, a file never pre-written, whose
+     * length alone was set) is read, not written, so resuming a log needs no free space (a write
+     * of zeros into a hole allocates blocks: a log reopened on a nearly full disk once failed
+     * with "No space left on device" pre-writing 16 MiB of zeros past its tail).
      */
     void resume(final LogFile file, final long page, final long zeroEnd, final byte[] prefix) throws IOException {
         if (prefix.length > 0 && zeroEnd < page + PAGE_LENGTH) {
@@ -370,7 +380,7 @@ final class RecordBatch {
         padAfterPrefix(prefix.length);
         for (long at = page; at < zeroEnd; ) {
             final int chunk = (int)Math.min(capacity, zeroEnd - at);
-            file.write(view(chunk), at);
+            writeDiffering(file, chunk, at);
             if (at == page) {
                 ub.setMemory(0, prefix.length + PADDING_HEADER_LENGTH, (byte)0);
             }
@@ -379,6 +389,67 @@ final class RecordBatch {
         ub.putBytes(0, prefix);
         used = prefix.length;
         durablePrefix = prefix.length;
+    }
+
+    /**
+     * Writes the pages of the buffer's first {@code length} bytes that differ from the file's
+     * bytes at {@code position}, read first through a small aligned buffer (a read past the
+     * file's end counts as different); consecutive differing pages go in one write.
+     */
+    private void writeDiffering(final LogFile file, final int length, final long position) throws IOException {
+        if (compareBuffer == null) {
+            compareBuffer = BufferUtil.allocateDirectAligned(COMPARE_LENGTH, PAGE_LENGTH);
+        }
+        final UnsafeBuffer disk = new UnsafeBuffer(compareBuffer);
+        int runStart = -1;
+        for (int from = 0; from < length; from += COMPARE_LENGTH) {
+            final int piece = Math.min(COMPARE_LENGTH, length - from);
+            compareBuffer.clear().limit(piece);
+            int read = 0;
+            while (compareBuffer.hasRemaining()) {
+                final int n = file.read(compareBuffer, position + from + read);
+                if (n < 0) {
+                    break;
+                }
+                read += n;
+            }
+            for (int pageAt = 0; pageAt < piece; pageAt += PAGE_LENGTH) {
+                final int pageLength = Math.min(PAGE_LENGTH, piece - pageAt);
+                final boolean same = pageAt + pageLength <= read && samePage(disk, pageAt, from + pageAt, pageLength);
+                if (!same && runStart < 0) {
+                    runStart = from + pageAt;
+                } else if (same && runStart >= 0) {
+                    writeRange(file, runStart, from + pageAt, position);
+                    runStart = -1;
+                }
+            }
+        }
+        if (runStart >= 0) {
+            writeRange(file, runStart, length, position);
+        }
+    }
+
+    private boolean samePage(final UnsafeBuffer disk, final int diskAt, final int at, final int pageLength) {
+        int i = 0;
+        for (; i + Long.BYTES <= pageLength; i += Long.BYTES) {
+            if (disk.getLong(diskAt + i) != ub.getLong(at + i)) {
+                return false;
+            }
+        }
+        for (; i < pageLength; i++) {
+            if (disk.getByte(diskAt + i) != ub.getByte(at + i)) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private void writeRange(final LogFile file, final int from, final int to, final long position) throws IOException {
+        final ByteBuffer range = buffer.duplicate();
+        range.limit(to).position(from);
+        while (range.hasRemaining()) {
+            file.write(range, position + range.position());
+        }
     }
 
     /**

@@ -6,7 +6,7 @@ import java.util.Objects;
 import java.util.concurrent.ThreadFactory;
 
 /**
- * Settings of a store's {@link Compactor}: immutable, thread-safe; built with {@link #builder()}.
+ * Settings of a store's {@code Compactor}: immutable, thread-safe; built with {@link #builder()}.
  *
  * <ul>
  *   <li>{@link Builder#slackLength(long) slackLength}: compaction starts when the log files
@@ -17,11 +17,11 @@ import java.util.concurrent.ThreadFactory;
  *   <li>{@link Builder#interval(Duration) interval}: the time between passes (retention, then
  *       compaction while over the bound); default 200 ms.</li>
  *   <li>{@link Builder#retention(RetentionPolicy) retention}: the policy of every segment that
- *       has none of its own ({@link Compactor#retention(String, RetentionPolicy)}); default keep all.</li>
+ *       has none of its own ({@code Compactor.retention(String, RetentionPolicy)}); default keep all.</li>
  *   <li>{@link Builder#threadFactory(ThreadFactory) threadFactory}: makes the one background
  *       thread (the embedder's business: name, priority, group); default a daemon thread named
  *       {@code streamcache-compactor-<store>}. {@link Builder#background(boolean) background(false)}
- *       starts none: the embedder calls {@link Compactor#runOnce()} itself.</li>
+ *       starts none: the embedder calls {@code Compactor#runOnce()} itself.</li>
  * </ul>
  */
 public final class CompactionConfig {

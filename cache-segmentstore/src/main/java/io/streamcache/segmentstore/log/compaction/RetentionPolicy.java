@@ -6,7 +6,7 @@ import java.util.Objects;
 
 /**
  * How much of a segment to keep: immutable, thread-safe. At most {@link #maxLength()} bytes
- * before its end, and only bytes appended within {@link #maxAge()}; the {@link Compactor}
+ * before its end, and only bytes appended within {@link #maxAge()}; the {@code Compactor}
  * enforces it in the background by truncating the segment's head (the store's
  * {@code truncate}), so a reader may still see older bytes until the next pass.
  *
