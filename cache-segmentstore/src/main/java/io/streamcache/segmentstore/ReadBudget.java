@@ -8,8 +8,8 @@ import java.util.concurrent.atomic.AtomicLong;
 /**
  * A budget of read memory, thread-safe: the bytes that unreleased {@link ReadResult}s hold (the
  * cache entries they pin, or the log's bytes they carry) charged to it. Every store has one
- * ({@link SegmentStore.Builder#readBudget}); a broker may make one per reader or per channel
- * ({@link #waiting}, {@link #failFast}) and pass it to {@link SegmentStore#readAsync(String, long,
+ * ({@link SegmentStore.Builder#readBudget(long)}); a broker may make one per reader or per channel
+ * ({@link #waiting}, {@link #failFast(String, long)}) and pass it to {@link SegmentStore#readAsync(String, long,
  * int, java.time.Duration, ReadBudget)} or {@link SegmentStore#readThrough(String, long, int,
  * ReadBudget)}.
  *
@@ -24,7 +24,7 @@ import java.util.concurrent.atomic.AtomicLong;
  *
  * <p><b>Over budget.</b> A {@linkplain #waiting waiting} budget queues the read: its future
  * completes once results charged to the budget are released (on the releasing thread, which
- * then issues the read: a call that never blocks), in arrival order. A {@linkplain #failFast
+ * then issues the read: a call that never blocks), in arrival order. A {@linkplain #failFast(String, long)
  * fail-fast} budget fails the future at once with a {@link ReadBudgetExceededException}. Either
  * way only the reads of the budget that is spent wait: a reader over its own budget never holds
  * up another reader, and the store's budget bounds them all.

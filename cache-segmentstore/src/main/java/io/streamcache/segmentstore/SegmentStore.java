@@ -951,8 +951,8 @@ public final class SegmentStore implements AutoCloseable {
     }
 
     /**
-     * @return the store's read budget ({@link Builder#readBudget}): every asynchronous view read
-     *         ({@link #readAsync}, {@link #readOrWait}, {@link #readThrough}) is admitted through
+     * @return the store's read budget ({@link Builder#readBudget(long)}): every asynchronous view read
+     *         ({@link #readAsync}, {@link #readOrWait}, {@link #readThrough(String, long, int)}) is admitted through
      *         it and its result charged to it; fills from the log are refused while it is spent.
      */
     public ReadBudget readBudget() {
@@ -1450,7 +1450,7 @@ public final class SegmentStore implements AutoCloseable {
         /**
          * @param readBudget the store's read budget in bytes (see {@link ReadBudget}): the
          *                   asynchronous view reads ({@link SegmentStore#readAsync},
-         *                   {@link SegmentStore#readOrWait}, {@link SegmentStore#readThrough}) are
+         *                   {@link SegmentStore#readOrWait}, {@link SegmentStore#readThrough(String, long, int)}) are
          *                   admitted while their unreleased results hold less, and fills from the
          *                   log are refused (the read is served uncached) while they hold more.
          *                   By default {@link #READ_BUDGET_FRACTION_DEFAULT} of the cache's

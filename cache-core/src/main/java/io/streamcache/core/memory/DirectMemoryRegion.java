@@ -19,7 +19,7 @@ import static org.agrona.UnsafeAccess.UNSAFE;
  *
  * <p><b>Threading:</b> see {@link MemoryRegion}: opened and closed by one thread.
  *
- * <p>By default ({@link Commit#ON_DEMAND}) the factory opens an {@link OnDemandDirectRegion}
+ * <p>By default ({@link Commit#ON_DEMAND}) the factory opens an {@link OnDemandRegion}
  * instead: no memory at open, each buffer allocated by the JDK when the cache first needs it,
  * counted in the JDK's direct memory. What follows is about the other commits, which take the
  * whole region when it opens.
@@ -70,7 +70,7 @@ public final class DirectMemoryRegion extends BufferArrayRegion {
     public enum Commit {
         /**
          * Each buffer allocated with {@link ByteBuffer#allocateDirect} when the cache first needs
-         * it, lowest first ({@link OnDemandDirectRegion}): the region opens in microseconds with
+         * it, lowest first ({@link OnDemandRegion}): the region opens in microseconds with
          * no memory, the JDK counts every buffer in its direct memory, so
          * {@code -XX:MaxDirectMemorySize} bounds the cache together with the process's other
          * direct buffers, and a cache holds only the buffers it has filled. The default. A
@@ -292,7 +292,7 @@ public final class DirectMemoryRegion extends BufferArrayRegion {
     /**
      * The direct memory this process can give caches: the JVM's limit ({@link #maxDirectMemory()}),
      * lowered to what the container (cgroup) or the machine leaves after the heap's maximum and
-     * {@link ContainerMemory#JVM_OVERHEAD} when that is less. Integrations derive their default
+     * the JVM overhead the build-time check assumes (about 384 MB) when that is less. Integrations derive their default
      * capacities from it (a fraction each), as BookKeeper's {@code DbLedgerStorage} sizes its
      * write and read-ahead caches from the direct-memory limit; {@code docs/tuning.md} lists them.
      *
