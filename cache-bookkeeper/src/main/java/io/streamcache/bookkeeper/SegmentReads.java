@@ -20,12 +20,13 @@ final class SegmentReads {
     }
 
     /**
-     * @return the {@code length} bytes at {@code offset}: the store's own zero-copy buffer when
-     *         one read returns them all (the caller releases it, which unpins the cache), else a
-     *         copy in a buffer from {@code copies}.
+     * @return the {@code length} bytes at {@code offset}, read-only: the store's own zero-copy
+     *         buffer when one read returns them all (the caller releases it, which unpins the
+     *         cache), else a copy in a buffer from {@code copies}, made read-only too so that the
+     *         caller sees one contract whichever way the bytes came.
      * @throws IOException if the bytes cannot be read (missing, truncated, disk error).
      */
-    static ByteBuf read(final SegmentStore store, final String segment, final long offset, final int length,
+    static ByteBuf view(final SegmentStore store, final String segment, final long offset, final int length,
                         final ByteBufAllocator copies) throws IOException {
         final ReadResult first = await(store.readThrough(segment, offset, length), segment, offset);
         if (first.length() == length) {
@@ -39,6 +40,23 @@ final class SegmentReads {
                 first.close();
             }
             readFully(store, segment, offset + copy.writerIndex(), length - copy.writerIndex(), copy);
+            return copy.asReadOnly();
+        } catch (final IOException | RuntimeException e) {
+            copy.release();
+            throw e;
+        }
+    }
+
+    /**
+     * @return the {@code length} bytes at {@code offset} in a buffer from {@code copies} that the
+     *         caller owns (writable; no cache memory stays pinned once this returns).
+     * @throws IOException if the bytes cannot be read (missing, truncated, disk error).
+     */
+    static ByteBuf copy(final SegmentStore store, final String segment, final long offset, final int length,
+                        final ByteBufAllocator copies) throws IOException {
+        final ByteBuf copy = copies.buffer(length, length);
+        try {
+            readFully(store, segment, offset, length, copy);
             return copy;
         } catch (final IOException | RuntimeException e) {
             copy.release();

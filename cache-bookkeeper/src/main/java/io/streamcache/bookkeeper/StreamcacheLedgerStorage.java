@@ -55,8 +55,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  * {@link LedgerState} monitor, calls on different ledgers share no lock but the store's own).
  * {@link #shutdown()} may race the request threads: calls that use the store enter a
  * {@link CloseGate}, so that once it begins they throw {@code IOException} and those in flight
- * finish first; the cache's memory is freed only once the buffers {@link #getEntry} lent out
- * were released (both waits bounded by {@link #CLOSE_WAIT}).
+ * finish first; with {@code streamcacheZeroCopyReads} the cache's memory is freed only once the
+ * views {@link #getEntry} lent out were released (both waits bounded by {@link #CLOSE_WAIT}).
  * Chosen with {@code ledgerStorageClass=io.streamcache.bookkeeper.StreamcacheLedgerStorage}.
  *
  * <h2>Layout</h2>
@@ -70,6 +70,15 @@ import java.util.concurrent.atomic.AtomicInteger;
  * role the entry logger plays in {@code DbLedgerStorage}, and the store's block cache is both its
  * write cache and its read cache (tail reads hit it; catch-up reads fill it from the log by 1 MiB
  * ranges with read-ahead).
+ *
+ * <h2>Reads</h2>
+ * {@link #getEntry} returns, by default, a copy of the entry in a buffer from the bookie's
+ * allocator, which the caller owns, as {@code DbLedgerStorage} does (it copies out of its write
+ * and read-ahead caches): BookKeeper's read path treats the buffer as its own (its tests write
+ * into it), and no cache memory stays pinned while a slow client's network write is pending.
+ * With {@code streamcacheZeroCopyReads} it returns a read-only view instead (of the cache, or of
+ * the record still being appended), pinned until the caller releases it: one copy fewer, for
+ * embedders that never write into read buffers. A writable view onto shared memory is never lent.
  *
  * <h2>Durability</h2>
  * {@code addEntry} queues the entry's append and returns; the entry is readable at once (from the
@@ -440,12 +449,28 @@ public final class StreamcacheLedgerStorage implements CompactableLedgerStorage 
             }
             final ByteBuf inFlight = state.pendingPayload(id);
             if (inFlight != null) {
-                return inFlight;
+                return settings.zeroCopyReads() ? inFlight.asReadOnly() : ownedCopy(inFlight);
             }
-            return SegmentReads.read(store, state.segment, LedgerRecords.locationOffset(location),
-                LedgerRecords.locationLength(location), allocator);
+            final long offset = LedgerRecords.locationOffset(location);
+            final int length = LedgerRecords.locationLength(location);
+            return settings.zeroCopyReads()
+                ? SegmentReads.view(store, state.segment, offset, length, allocator)
+                : SegmentReads.copy(store, state.segment, offset, length, allocator);
         } finally {
             gate.exit();
+        }
+    }
+
+    /**
+     * @return a copy of {@code inFlight} (a retained slice of a record still being appended, which
+     *         this releases) in a buffer from the bookie's allocator, which the caller owns.
+     */
+    private ByteBuf ownedCopy(final ByteBuf inFlight) {
+        try {
+            final int length = inFlight.readableBytes();
+            return allocator.buffer(length, length).writeBytes(inFlight, inFlight.readerIndex(), length);
+        } finally {
+            inFlight.release();
         }
     }
 

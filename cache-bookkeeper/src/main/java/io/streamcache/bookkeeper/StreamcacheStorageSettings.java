@@ -22,9 +22,12 @@ import java.time.Duration;
  *                           Without it the log runs under {@link DurabilityPolicy#NEVER} and the
  *                           storage forces it at each flush and checkpoint ({@link #forceAtCheckpoints()}).
  * @param gcInterval         how often the bookie's garbage collection compares ledgers with the metadata.
+ * @param zeroCopyReads      whether {@code getEntry} returns a read-only view of the cache (pinned
+ *                           until the caller releases it) instead of a copy the caller owns.
  */
 record StreamcacheStorageSettings(long cacheBytes, long logFileBytes, int batchBytes, Duration maxDelay,
-                                  boolean compaction, boolean durableAdds, Duration gcInterval) {
+                                  boolean compaction, boolean durableAdds, Duration gcInterval,
+                                  boolean zeroCopyReads) {
 
     static final String CACHE_BYTES = "streamcacheCacheBytes";
     static final String LOG_FILE_BYTES = "streamcacheLogFileBytes";
@@ -32,6 +35,12 @@ record StreamcacheStorageSettings(long cacheBytes, long logFileBytes, int batchB
     static final String MAX_DELAY_MICROS = "streamcacheMaxDelayMicros";
     static final String COMPACTION = "streamcacheCompaction";
     static final String DURABLE_ADDS = "streamcacheDurableAdds";
+    /**
+     * Off by default: BookKeeper's read path treats the buffer {@code getEntry} returns as its own
+     * (DbLedgerStorage returns a copy out of its caches, and BookKeeper's tests write into it), so
+     * a read-only view is for embedders that never write into read buffers.
+     */
+    static final String ZERO_COPY_READS = "streamcacheZeroCopyReads";
     /** The directory under the first ledger directory that holds the log. */
     static final String DIRECTORY = "streamcache";
 
@@ -75,7 +84,8 @@ record StreamcacheStorageSettings(long cacheBytes, long logFileBytes, int batchB
             Duration.ofNanos(1000L * maxDelayMicros),
             conf.getBoolean(COMPACTION, true),
             durableAdds,
-            Duration.ofMillis(conf.getGcWaitTime()));
+            Duration.ofMillis(conf.getGcWaitTime()),
+            conf.getBoolean(ZERO_COPY_READS, false));
     }
 
     /**

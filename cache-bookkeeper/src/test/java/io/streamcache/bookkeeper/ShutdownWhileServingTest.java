@@ -53,7 +53,8 @@ class ShutdownWhileServingTest {
         long served = 0;
         for (int round = 0; round < ROUNDS; round++) {
             final Path dir = Files.createDirectories(directory.resolve("r" + round));
-            final StreamcacheLedgerStorage storage = open(dir);
+            // Odd rounds lend zero-copy views of the cache, even rounds copies (the default).
+            final StreamcacheLedgerStorage storage = open(dir, round % 2 == 1);
             final CountDownLatch started = new CountDownLatch(THREADS);
             final AtomicReference<Throwable> failure = new AtomicReference<>();
             final AtomicLong refusals = new AtomicLong();
@@ -90,8 +91,8 @@ class ShutdownWhileServingTest {
     }
 
     @Test
-    void shouldKeepALentBufferReadableUntilItIsReleased() throws Exception {
-        final StreamcacheLedgerStorage storage = open(Files.createDirectories(directory.resolve("lent")));
+    void shouldKeepALentZeroCopyViewReadableUntilItIsReleased() throws Exception {
+        final StreamcacheLedgerStorage storage = open(Files.createDirectories(directory.resolve("lent")), true);
         storage.setMasterKey(7, KEY);
         final ByteBuf written = StreamcacheLedgerStorageTest.entry(7, 0, -1, 1 << 20, new SplittableRandom(7));
         storage.addEntry(written);
@@ -152,11 +153,12 @@ class ShutdownWhileServingTest {
         }
     }
 
-    private static StreamcacheLedgerStorage open(final Path dir) throws Exception {
+    private static StreamcacheLedgerStorage open(final Path dir, final boolean zeroCopyReads) throws Exception {
         final ServerConfiguration conf = new ServerConfiguration();
         conf.setLedgerDirNames(new String[] {dir.toString()});
         conf.setProperty(StreamcacheStorageSettings.CACHE_BYTES, 4L << 20);
         conf.setProperty(StreamcacheStorageSettings.LOG_FILE_BYTES, 16L << 20);
+        conf.setProperty(StreamcacheStorageSettings.ZERO_COPY_READS, zeroCopyReads);
         final LedgerDirsManager dirs = new LedgerDirsManager(conf, new File[] {dir.toFile()},
             new DiskChecker(conf.getDiskUsageThreshold(), conf.getDiskUsageWarnThreshold()));
         final StreamcacheLedgerStorage storage = new StreamcacheLedgerStorage();

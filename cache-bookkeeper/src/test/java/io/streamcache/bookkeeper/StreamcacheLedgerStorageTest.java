@@ -276,6 +276,48 @@ class StreamcacheLedgerStorageTest {
     }
 
     @Test
+    void shouldLendACopyTheCallerOwnsAndMayWriteIntoByDefault() throws Exception {
+        // BookKeeper treats getEntry's buffer as its own: its tests write into it (CorruptReadBookie).
+        final StreamcacheLedgerStorage storage = open(conf -> conf.setProperty(StreamcacheStorageSettings.CACHE_BYTES, 4L << 20));
+        storage.setMasterKey(23, KEY);
+        final SplittableRandom random = new SplittableRandom(10);
+        final List<ByteBuf> written = new ArrayList<>();
+        for (long entry = 0; entry < 12; entry++) {
+            final ByteBuf e = entry(23, entry, entry - 1, entry % 3 == 0 ? 1 << 20 : 3000, random);
+            storage.addEntry(e);
+            written.add(e);
+            // Right after the add: from the in-flight record or the cache.
+            scribbleAndReread(storage, e);
+        }
+        storage.flush();
+        // After the flush: the early entries from the log (evicted from the 4 MiB cache), the late from the cache.
+        for (final ByteBuf e : written) {
+            scribbleAndReread(storage, e);
+        }
+    }
+
+    @Test
+    void shouldLendAReadOnlyViewWithZeroCopyReads() throws Exception {
+        final StreamcacheLedgerStorage storage = open(conf -> {
+            conf.setProperty(StreamcacheStorageSettings.CACHE_BYTES, 4L << 20);
+            conf.setProperty(StreamcacheStorageSettings.ZERO_COPY_READS, true);
+        });
+        storage.setMasterKey(24, KEY);
+        final SplittableRandom random = new SplittableRandom(11);
+        final List<ByteBuf> written = new ArrayList<>();
+        for (long entry = 0; entry < 12; entry++) {
+            final ByteBuf e = entry(24, entry, entry - 1, entry % 3 == 0 ? 1 << 20 : 3000, random);
+            storage.addEntry(e);
+            written.add(e);
+            assertReadOnlyEntry(e, storage.getEntry(24, entry));
+        }
+        storage.flush();
+        for (final ByteBuf e : written) {
+            assertReadOnlyEntry(e, storage.getEntry(24, e.getLong(8)));
+        }
+    }
+
+    @Test
     void shouldRejectEntriesTooShortToHoldTheirIds() throws Exception {
         final StreamcacheLedgerStorage storage = open(conf -> { });
         final java.io.IOException e = assertThrows(java.io.IOException.class,
@@ -306,6 +348,41 @@ class StreamcacheLedgerStorageTest {
         final byte[] bytes = new byte[payload];
         random.nextBytes(bytes);
         return Unpooled.buffer(24 + payload).writeLong(ledgerId).writeLong(entryId).writeLong(lac).writeBytes(bytes);
+    }
+
+    /**
+     * Reads {@code e} back, checks that the buffer is the caller's (writable, from the bookie's
+     * allocator, no cache memory pinned under it), overwrites every byte of it, and reads
+     * {@code e} again: the storage's copy must be untouched.
+     */
+    private static void scribbleAndReread(final StreamcacheLedgerStorage storage, final ByteBuf e) throws Exception {
+        final long ledger = e.getLong(0);
+        final long entry = e.getLong(8);
+        final ByteBuf lent = storage.getEntry(ledger, entry);
+        try {
+            assertFalse(lent.isReadOnly(), "the caller owns the buffer");
+            assertTrue(lent.alloc() == UnpooledByteBufAllocator.DEFAULT, "from the bookie's allocator: " + lent.alloc());
+            assertEquals(0, storage.store().cacheManager().stats().pinnedResults(), "no cache memory pinned under a copy");
+            assertTrue(io.netty.buffer.ByteBufUtil.equals(e, lent), "entry bytes differ");
+            for (int i = lent.readerIndex(); i < lent.writerIndex(); i++) {
+                lent.setByte(i, ~lent.getByte(i));
+            }
+        } finally {
+            lent.release();
+        }
+        assertEntry(e, storage.getEntry(ledger, entry));
+    }
+
+    private static void assertReadOnlyEntry(final ByteBuf expected, final ByteBuf actual) {
+        try {
+            assertTrue(actual.isReadOnly(), "a zero-copy read lends a read-only buffer");
+            final int at = actual.readerIndex();
+            assertThrows(java.nio.ReadOnlyBufferException.class, () -> actual.setByte(at, 1));
+            assertEquals(expected.readableBytes(), actual.readableBytes());
+            assertTrue(io.netty.buffer.ByteBufUtil.equals(expected, actual), "entry bytes differ");
+        } finally {
+            actual.release();
+        }
     }
 
     private static void assertEntry(final ByteBuf expected, final ByteBuf actual) {

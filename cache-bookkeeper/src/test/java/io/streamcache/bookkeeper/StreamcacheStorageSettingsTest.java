@@ -5,6 +5,7 @@ import org.apache.bookkeeper.conf.ServerConfiguration;
 import org.junit.jupiter.api.Test;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -44,5 +45,13 @@ class StreamcacheStorageSettingsTest {
         conf.setProperty(StreamcacheStorageSettings.DB_WRITE_CACHE_MB, 4);
         conf.setProperty(StreamcacheStorageSettings.CACHE_BYTES, 48 * MIB);
         assertEquals(48 * MIB, StreamcacheStorageSettings.from(conf).cacheBytes());
+    }
+
+    @Test
+    void shouldLendCopiesUnlessZeroCopyReadsIsSet() {
+        final ServerConfiguration conf = new ServerConfiguration();
+        assertFalse(StreamcacheStorageSettings.from(conf).zeroCopyReads(), "copies by default, as DbLedgerStorage returns");
+        conf.setProperty(StreamcacheStorageSettings.ZERO_COPY_READS, true);
+        assertTrue(StreamcacheStorageSettings.from(conf).zeroCopyReads());
     }
 }
