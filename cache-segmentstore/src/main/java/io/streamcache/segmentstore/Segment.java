@@ -434,6 +434,28 @@ final class Segment extends SegmentLock implements PromotionTarget {
     }
 
     /**
+     * Where a load from the log that starts before {@code offset} should stop so that it reads
+     * no byte the cache already holds: the offset of the first cached entry that starts after
+     * {@code offset}, under the segment's lock, taken and released here. Placeholders between
+     * cached runs are coalesced (see the class comment), so this visits at most a few entries.
+     *
+     * @return that entry's offset, or {@link Long#MAX_VALUE} if nothing after {@code offset} is
+     *         cached.
+     */
+    long nextCachedOffset(final long offset) {
+        lock();
+        try {
+            ReadIndexEntry entry = ReadIndexTree.higher(indexRoot, offset);
+            while (entry != null && !entry.isCached()) {
+                entry = ReadIndexTree.higher(indexRoot, entry.offset());
+            }
+            return entry == null ? Long.MAX_VALUE : entry.offset();
+        } finally {
+            unlock();
+        }
+    }
+
+    /**
      * {@link #readLocked} under the segment's lock, taken and released here.
      */
     ReadResult read(final long offset, final int maxLength) {

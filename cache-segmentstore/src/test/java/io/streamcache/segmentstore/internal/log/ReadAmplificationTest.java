@@ -1,6 +1,7 @@
 package io.streamcache.segmentstore.internal.log;
 
 import io.streamcache.segmentstore.log.HistoricalReadStats;
+import io.streamcache.segmentstore.internal.log.history.HistoricalReader;
 import io.streamcache.segmentstore.internal.StoreInternals;
 import io.streamcache.segmentstore.log.LogConfig;
 import io.streamcache.core.cache.BlockCache;
@@ -103,6 +104,48 @@ class ReadAmplificationTest {
             figures[0], figures[3], figures[1], figures[2]);
         assertTrue(figures[3] <= 6, "loads=" + figures[3] + " for " + figures[0] + " bytes");
         assertTrue(figures[2] <= figures[0] * 3 / 2, "read=" + figures[2]);
+    }
+
+    @Test
+    void shouldStopTheReadAheadAtBytesTheCacheHolds() {
+        // 16 MiB of one segment, [8, 12) MiB cached again (as after a warm reopen), then a
+        // sequential catch-up from 0 with an 8 MiB read-ahead: the doubling loads 1, 2, 4 and
+        // then 8 MiB from 7 MiB, which would read the 4 cached MiB from the log once more.
+        final int mib = 1 << 20;
+        final int length = 16 * mib;
+        final Path dir = directory.resolve("cached-middle");
+        final LogConfig log = LogConfig.builder(dir).fileLength(8L << 20).build();
+        try (BlockCache cache = BlockCache.builder().capacity(64L << 20).registerMBean(false).build();
+             SegmentStore store = SegmentStore.builder(cache).log(log).build()) {
+            store.create("only");
+            for (int at = 0; at < length; at += 4096) {
+                store.appendAsync("only", TestSegments.buffer(1, at, 4096));
+            }
+            store.append("only", TestSegments.buffer(1, length, 1));
+        }
+        try (BlockCache cache = BlockCache.builder().capacity(64L << 20).registerMBean(false).build();
+             SegmentStore store = SegmentStore.builder(cache).log(log).readThroughMaxReadAhead(8 << 20).build()) {
+            // Backwards, so that no load looks sequential: one range each.
+            for (int at = 11 * mib; at >= 8 * mib; at -= mib) {
+                store.readThrough("only", at, mib).join().close();
+            }
+            final HistoricalReader reader = StoreInternals.historicalReader(store);
+            final long before = reader.stats().bytesRead();
+            final long end = store.info("only").length();
+            final byte[] out = new byte[(int) end];
+            long at = 0;
+            while (at < end) {
+                try (ReadResult result = store.readAsync("only", at, (int) (end - at), Duration.ofSeconds(5)).join()) {
+                    result.data().getBytes(0, out, (int) at, result.length());
+                    at = result.nextOffset();
+                }
+            }
+            assertArrayEquals(TestSegments.pattern(1, 0, (int) end), out);
+            final long read = reader.stats().bytesRead() - before;
+            final long uncached = end - 4L * mib;
+            System.out.printf(java.util.Locale.ROOT, "read-ahead over cached bytes: uncached=%d bytesRead=%d%n", uncached, read);
+            assertTrue(read <= uncached * 11 / 10, "read " + read + " bytes from the log for " + uncached + " uncached bytes");
+        }
     }
 
     private static long[] catchUpAlone(final Path directory) {
