@@ -78,8 +78,8 @@ import static io.streamcache.segmentstore.internal.log.LogRecordDescriptor.TYPE_
  * {@code delete}) throw {@link LogQueueFullException} at once, nothing queued, so that a caller
  * holding a lock never waits under it; a synchronous caller releases its lock, waits in
  * {@link #awaitRoom()} and retries. {@link #copy}, {@link #retireFile}, {@link #force()} and
- * {@link #recover()}, called with no lock held, wait for room instead (spin, yield, then park
- * briefly). The writer never
+ * {@link #recover()}, called with no lock held, wait for room instead (spin briefly, then park
+ * 50 us at a time). The writer never
  * waits for the completion thread, and never calls into the code that submitted a request: it
  * completes what the request carries. Batching, alignment and disk errors are described in
  * {@link BatchWriter}, the batch buffer and long appends in {@link RecordBatch}, files in
@@ -495,8 +495,8 @@ public final class AggregatingWriter implements AutoCloseable {
     }
 
     /**
-     * Queues a request, waiting for room if the queue and its overflow are full (spins, yields,
-     * then parks briefly): for callers that hold no lock (compaction, force, recovery).
+     * Queues a request, waiting for room if the queue and its overflow are full (spins briefly,
+     * then parks): for callers that hold no lock (compaction, force, recovery).
      */
     private LogRequest submitWaiting(final LogRequest request) {
         if (writer.closing) {
@@ -534,11 +534,10 @@ public final class AggregatingWriter implements AutoCloseable {
         }
     }
 
+    /** Spins briefly, then parks: no {@code Thread.yield} loop (it burns a core the writer may need). */
     private static void backOff(final int attempts) {
         if (attempts < 100) {
             Thread.onSpinWait();
-        } else if (attempts < 200) {
-            Thread.yield();
         } else {
             LockSupport.parkNanos(PRODUCER_PARK_NANOS);
         }
