@@ -13,6 +13,7 @@ import io.streamcache.segmentstore.internal.log.LogRequest;
 import io.streamcache.segmentstore.internal.log.recovery.RecoveredLog;
 import io.streamcache.segmentstore.log.LogFailedException;
 import io.streamcache.segmentstore.log.LogFileLostException;
+import io.streamcache.segmentstore.log.LogQueueFullException;
 
 import java.io.IOException;
 import java.util.concurrent.CancellationException;
@@ -41,7 +42,11 @@ import java.util.concurrent.atomic.LongAdder;
  * fields this layer owns ({@code reservedLength}, {@code inFlight}, {@code inFlightEpoch},
  * {@code sealRequest}, {@code deleting}) are guarded by that lock too. The synchronous
  * operations wait for their request's future with no lock held; the completion thread takes
- * segment locks but never waits for a producer.
+ * segment locks but never waits for a producer. Nothing waits for the writer's queue under a
+ * segment's lock: when the queue and its overflow are full the writer refuses at once
+ * ({@link LogQueueFullException}, nothing reserved); {@link #appendAsync} and
+ * {@link #createAsync} fail their future with it, the synchronous operations release the lock,
+ * wait in {@link AggregatingWriter#awaitRoom()} and try again.
  *
  * <p><b>Garbage:</b> the synchronous {@link #append} waits with a pooled log request of its
  * thread ({@link AggregatingWriter#appendPooled}) and allocates nothing per append;
@@ -88,9 +93,20 @@ final class DurableSegmentTable implements SegmentMutations {
 
     @Override
     public void create(final String name) {
-        final Segment segment = table.newSegment(name);
-        await(createLogged(segment));
-        table.undoIfClosed(segment);
+        while (true) {
+            final Segment segment = table.newSegment(name);
+            final LogRequest request;
+            try {
+                request = createLogged(segment);
+            } catch (final LogQueueFullException e) {
+                // createLogged undid the segment under its lock; wait with none held.
+                writer.awaitRoom();
+                continue;
+            }
+            await(request);
+            table.undoIfClosed(segment);
+            return;
+        }
     }
 
     @Override
@@ -150,20 +166,31 @@ final class DurableSegmentTable implements SegmentMutations {
     public long append(final String name, final long expectedOffset, final ByteBuf data) {
         final int length = checkAppendLength(name, data);
         final Segment segment = table.segment(name);
-        final LogRequest request;
-        segment.lock();
-        try {
-            final long offset = reserveAppend(segment, expectedOffset, length);
-            if (length == 0) {
-                return offset;
+        while (true) {
+            LogRequest request = null;
+            segment.lock();
+            try {
+                final long offset = reserveAppend(segment, expectedOffset, length);
+                if (length == 0) {
+                    return offset;
+                }
+                final long epoch = admit(segment);
+                try {
+                    request = writer.appendPooled(epoch, segment.id, offset, data, segment, logCommits);
+                } catch (final LogQueueFullException e) {
+                    // Nothing was reserved: wait for the writer below, with the lock released.
+                }
+                if (request != null) {
+                    reserved(segment, offset + length, epoch);
+                }
+            } finally {
+                segment.unlock();
             }
-            final long epoch = admit(segment);
-            request = writer.appendPooled(epoch, segment.id, offset, data, segment, logCommits);
-            reserved(segment, offset + length, epoch);
-        } finally {
-            segment.unlock();
+            if (request != null) {
+                return awaitPooled(request);
+            }
+            writer.awaitRoom();
         }
-        return awaitPooled(request);
     }
 
     @Override
@@ -241,7 +268,13 @@ final class DurableSegmentTable implements SegmentMutations {
 
     @Override
     public long seal(final String name) {
-        return sealLogged(table.segment(name));
+        while (true) {
+            try {
+                return sealLogged(table.segment(name));
+            } catch (final LogQueueFullException e) {
+                writer.awaitRoom();
+            }
+        }
     }
 
     private long sealLogged(final Segment segment) {
@@ -269,7 +302,14 @@ final class DurableSegmentTable implements SegmentMutations {
 
     @Override
     public void truncate(final String name, final long offset) {
-        truncateLogged(table.segment(name), offset);
+        while (true) {
+            try {
+                truncateLogged(table.segment(name), offset);
+                return;
+            } catch (final LogQueueFullException e) {
+                writer.awaitRoom();
+            }
+        }
     }
 
     private void truncateLogged(final Segment segment, final long offset) {
@@ -297,7 +337,14 @@ final class DurableSegmentTable implements SegmentMutations {
     @Override
     public void delete(final String name) {
         table.ensureOpen();
-        deleteLogged(table.segment(name));
+        while (true) {
+            try {
+                deleteLogged(table.segment(name));
+                return;
+            } catch (final LogQueueFullException e) {
+                writer.awaitRoom();
+            }
+        }
     }
 
     private void deleteLogged(final Segment segment) {

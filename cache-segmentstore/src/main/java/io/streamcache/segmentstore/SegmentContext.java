@@ -86,6 +86,9 @@ final class SegmentContext implements Consumer<ReadIndexEntry> {
      */
     @Override
     public void accept(final ReadIndexEntry entry) {
+        if (entry.isCached()) {
+            hooks.cachedEntryDropped();
+        }
         if (entry.retire()) {
             if (entry.isCached() && !cache.isClosed()) {
                 cache.delete(entry.address());

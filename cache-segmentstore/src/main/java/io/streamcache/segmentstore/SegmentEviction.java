@@ -27,8 +27,9 @@ final class SegmentEviction {
      * Stops after a relocation when another thread waits for the lock: relocations copy bytes
      * under the lock, and a reader should not wait for a whole segment's worth of them.
      *
-     * @return the offset to resume the scan at (the caller releases the lock and calls again),
-     *         or -1 if the scan of this segment is complete.
+     * @return the offset a later scan may resume at (the caller releases the lock and leaves
+     *         the segment to the waiting thread for this pass, counting it busy: it never spins
+     *         or yields to take the lock back), or -1 if the scan of this segment is complete.
      */
     static long scan(final Segment s, final EvictionScan scan, final long from) {
         if (s.deleted) {

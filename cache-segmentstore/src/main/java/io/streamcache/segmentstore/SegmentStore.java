@@ -593,9 +593,12 @@ public final class SegmentStore implements AutoCloseable {
      * <p><b>Never blocks</b> on a reader, the cache or the disk: the call checks and reserves the
      * offset under the segment's lock (held briefly: no lock of the store is held across
      * allocation, eviction, a fill from the log or a wait) and hands the record to the writer's
-     * bounded queue without a lock; everything else completes the future later. The one wait is
-     * back-pressure from the writer itself: when its queue ({@code LogConfig.queueCapacity}) is
-     * full the call backs off until the writer drains it. The completion thread never waits for
+     * bounded queue without waiting; everything else completes the future later. When the writer
+     * is behind (a stalled disk) and its queue ({@code LogConfig.queueCapacity}) is full, the
+     * record goes to an overflow of the same capacity, in order; when that is full too the
+     * future fails at once with a {@link io.streamcache.segmentstore.log.LogQueueFullException}
+     * and nothing was appended (retry later; {@link #append(String, ByteBuf)} waits for room
+     * instead, with no lock held). The completion thread never waits for
      * memory: a durable append the cache has no room for (after one eviction pass, run with no
      * lock held) is kept as a NOT_CACHED gap, read back from the log on demand
      * ({@link #uncachedCommitBytes()}). Without a log the append is made on the calling thread

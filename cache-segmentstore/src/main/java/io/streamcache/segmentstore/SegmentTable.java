@@ -495,8 +495,12 @@ final class SegmentTable implements SegmentMutations {
                         segment.unlock();
                     }
                     if (from >= 0) {
-                        // A reader or appender waits: let it in between two relocations.
-                        Thread.yield();
+                        // A reader or appender queued for the lock during a relocation: it goes
+                        // first, and this pass leaves the segment (busy) instead of taking the
+                        // lock back; a later pass resumes. Bounded work, no spin or yield (the
+                        // scan may run on the log's completion thread, through makeRoom).
+                        busy++;
+                        break;
                     }
                 }
             }

@@ -80,30 +80,29 @@ final class SegmentsByGeneration {
      *         or {@link GenerationLists#BUSY}.
      */
     private static long walk(final Segment segment, final EvictionScan scan, final int current) {
-        long from = 0;
-        while (true) {
-            if (!segment.tryLock()) {
-                return GenerationLists.BUSY;
-            }
-            try {
-                from = segment.scanLocked(scan, from);
-                if (from < 0) {
-                    // Exact even if the scan stopped inside the segment: this reads every entry.
-                    final long oldest = segment.oldestCachedGenerationLocked(current);
-                    if (oldest == Segment.NO_CACHED_ENTRY) {
-                        segment.listed = false;
-                        return GenerationLists.NONE;
-                    }
-                    final int bounded = GenerationLists.bounded((int) oldest, current);
-                    segment.listedGeneration = bounded;
-                    return bounded;
-                }
-            } finally {
-                segment.unlock();
-            }
-            // A reader or appender waits: let it in between two relocations.
-            Thread.yield();
+        if (!segment.tryLock()) {
+            return GenerationLists.BUSY;
         }
+        try {
+            final long from = segment.scanLocked(scan, 0);
+            if (from < 0) {
+                // Exact even if the scan stopped inside the segment: this reads every entry.
+                final long oldest = segment.oldestCachedGenerationLocked(current);
+                if (oldest == Segment.NO_CACHED_ENTRY) {
+                    segment.listed = false;
+                    return GenerationLists.NONE;
+                }
+                final int bounded = GenerationLists.bounded((int) oldest, current);
+                segment.listedGeneration = bounded;
+                return bounded;
+            }
+        } finally {
+            segment.unlock();
+        }
+        // A reader or appender queued for the lock during a relocation: it goes first, and the
+        // segment stays listed where it is (busy) for a later pass, instead of this walk taking
+        // the lock back; no spin or yield (the scan may run on the log's completion thread).
+        return GenerationLists.BUSY;
     }
 
     /** Pass-confined: listed segments filed by the last walk (the data path's since then excluded). */

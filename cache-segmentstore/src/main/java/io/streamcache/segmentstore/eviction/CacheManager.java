@@ -22,6 +22,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.locks.LockSupport;
 
 /**
@@ -146,6 +147,11 @@ public final class CacheManager implements AutoCloseable {
         }
 
         @Override
+        public void cachedEntryDropped() {
+            droppedEntries.increment();
+        }
+
+        @Override
         public void segmentDeleted(final String segment) {
             if (readerAware != null) {
                 readerAware.forget(segment);
@@ -191,6 +197,8 @@ public final class CacheManager implements AutoCloseable {
     private final double[] tierTargets;
     private final TierAdmission admission;
     private final TierCounters tierCounters;
+    /** Cached entries dropped by a truncate or delete of their segment ({@link ManagerHooks#cachedEntryDropped}). */
+    private final LongAdder droppedEntries = new LongAdder();
     private final EvictionPasses passes;
     private final Promotions promotions;
     private final ManagerFullHandler fullHandler;
@@ -500,7 +508,23 @@ public final class CacheManager implements AutoCloseable {
             open ? cache.stats().utilization() : 0.0, targetUtilization, fullHandler.calls(), passes.busySkips(),
             tierCounters.snapshot(cache, tierTargets), passes.admissionThreshold(), promotions.requests(),
             promotions.drops(), promotions.skips(), readPins.pinnedResults(), readPins.entryPins(),
-            readPins.leakedResults(), entryPoolStats());
+            readPins.leakedResults(), entryPoolStats(), evictionReasons());
+    }
+
+    private static long total(final long[] counts) {
+        long sum = 0;
+        for (final long count : counts) {
+            sum += count;
+        }
+        return sum;
+    }
+
+    /** @return the eviction counters by reason now; any thread. */
+    EvictionReasons evictionReasons() {
+        final long full = passes.evictionsWhenFull();
+        final ResizeStats resized = resizing.stats();
+        return new EvictionReasons(passes.evictions() - full, full, total(TierCounters.sums(tierCounters.demotions)),
+            resized.relocatedEntries() + resized.evictedEntries(), droppedEntries.sum());
     }
 
     /** @return the index-entry pool's counters now; any thread. */

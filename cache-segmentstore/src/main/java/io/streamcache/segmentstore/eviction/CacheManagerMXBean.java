@@ -27,6 +27,21 @@ public interface CacheManagerMXBean {
 
     long getBusySkips();
 
+    /** @return entries evicted by passes to the target utilization ({@link EvictionReasons#toTarget()}). */
+    long getEvictionsToTarget();
+
+    /** @return entries evicted by full-cache passes ({@link EvictionReasons#cacheFull()}). */
+    long getEvictionsCacheFull();
+
+    /** @return entries demoted to a slower tier ({@link EvictionReasons#demoted()}). */
+    long getEvictionsDemoted();
+
+    /** @return entries moved or dropped by tier shrinks ({@link EvictionReasons#resized()}). */
+    long getEvictionsResized();
+
+    /** @return cached entries dropped by truncates and deletes ({@link EvictionReasons#truncatedOrDeleted()}). */
+    long getEvictionsTruncatedOrDeleted();
+
     int getSourceCount();
 
     /** @return each tier's target utilization, fastest first. */

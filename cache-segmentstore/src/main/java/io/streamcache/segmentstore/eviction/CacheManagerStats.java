@@ -31,6 +31,8 @@ import java.util.List;
  *                          (a sample at Netty's default level, every one at {@code paranoid}).
  * @param entryPool         the counters of the pool of dead index entries the stores on this
  *                          manager's cache reuse.
+ * @param evictionsByReason why entries left the cache or their tier: to the target, cache full,
+ *                          demotion, resize, truncate or delete ({@link EvictionReasons}).
  */
 public record CacheManagerStats(
     int generation,
@@ -49,7 +51,8 @@ public record CacheManagerStats(
     long pinnedResults,
     long entryPins,
     long leakedResults,
-    EntryPoolStats entryPool) {
+    EntryPoolStats entryPool,
+    EvictionReasons evictionsByReason) {
 
     public CacheManagerStats {
         tiers = List.copyOf(tiers);

@@ -89,6 +89,8 @@ final class EvictionPasses {
     private volatile long evictions;
     private volatile long evictedBytes;
     private volatile long busySkips;
+    /** Of {@link #evictions}: those by passes with a minimum to free (the full handler's). */
+    private volatile long evictionsWhenFull;
 
     /**
      * @param cache             the managed cache.
@@ -222,6 +224,17 @@ final class EvictionPasses {
      * @throws CacheClosedException if the cache is closed.
      */
     long passLocked(final double target, final long minimumBlocks) {
+        final long before = evictions;
+        try {
+            return pass(target, minimumBlocks);
+        } finally {
+            if (minimumBlocks > 0) {
+                evictionsWhenFull = evictionsWhenFull + (evictions - before);
+            }
+        }
+    }
+
+    private long pass(final double target, final long minimumBlocks) {
         runs = runs + 1;
         if (cache.isClosed()) {
             throw new CacheClosedException("cache " + cache.name() + " is closed");
@@ -315,6 +328,11 @@ final class EvictionPasses {
 
     long evictedBytes() {
         return evictedBytes;
+    }
+
+    /** @return of {@link #evictions()}, those by the full handler's passes. */
+    long evictionsWhenFull() {
+        return evictionsWhenFull;
     }
 
     long busySkips() {

@@ -109,6 +109,31 @@ final class ManagerMXBean implements CacheManagerMXBean {
     }
 
     @Override
+    public long getEvictionsToTarget() {
+        return manager.evictionReasons().toTarget();
+    }
+
+    @Override
+    public long getEvictionsCacheFull() {
+        return manager.evictionReasons().cacheFull();
+    }
+
+    @Override
+    public long getEvictionsDemoted() {
+        return manager.evictionReasons().demoted();
+    }
+
+    @Override
+    public long getEvictionsResized() {
+        return manager.evictionReasons().resized();
+    }
+
+    @Override
+    public long getEvictionsTruncatedOrDeleted() {
+        return manager.evictionReasons().truncatedOrDeleted();
+    }
+
+    @Override
     public int getSourceCount() {
         return passes.sourceCount();
     }

@@ -33,7 +33,7 @@ import static io.streamcache.segmentstore.internal.log.LogFileDescriptor.PAGE_LE
  *  cutThreshold    64 KiB         see alignment
  *  durability      EVERY_BATCH    when the log is forced: every batch, at an interval, never
  *  forcesInFlight  1              EVERY_BATCH: batches whose force may run while the writer writes the next ones
- *  queueCapacity   65536          requests waiting for the writer before producers wait
+ *  queueCapacity   65536          requests waiting for the writer, and as many again in an overflow; then refused
  *  retryInterval   1 s            after a disk error, how often the writer retries by itself (0: only recover())
  *  allowMissingFiles false        open a log whose last files are gone (else the open fails: files lost)
  *  checkpointFiles 0 (off)        write a recovery checkpoint after every this many new files, in the background;
@@ -476,7 +476,10 @@ public final class LogConfig {
 
         /**
          * @param queueCapacity requests that may wait for the writer (rounded up to a power of
-         *                      two); a producer that finds the queue full waits. At least 2.
+         *                      two), and as many again in an overflow behind the queue; a request
+         *                      that finds both full is refused with {@link LogQueueFullException}
+         *                      by the calls that never wait ({@code appendAsync}), and waited for,
+         *                      with no lock held, by the synchronous ones. At least 2.
          */
         public Builder queueCapacity(final int queueCapacity) {
             this.queueCapacity = queueCapacity;

@@ -69,6 +69,13 @@ public interface ManagerHooks {
     int fillTier(String segment, long offset, long end, int tier);
 
     /**
+     * Counts a cached entry its segment dropped because it was truncated past it or deleted
+     * ({@link io.streamcache.segmentstore.eviction.EvictionReasons#truncatedOrDeleted()}). Any
+     * thread; allocates nothing.
+     */
+    void cachedEntryDropped();
+
+    /**
      * Tells the policy a segment was deleted (its readers and history go). Any thread.
      *
      * @param segment the deleted segment.

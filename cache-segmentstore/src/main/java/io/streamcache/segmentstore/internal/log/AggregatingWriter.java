@@ -8,10 +8,10 @@ import io.streamcache.segmentstore.internal.log.recovery.Checkpointer;
 import io.streamcache.segmentstore.internal.log.recovery.RecoveredLog;
 import io.streamcache.segmentstore.log.LogConfig;
 import io.streamcache.segmentstore.log.LogFailedException;
+import io.streamcache.segmentstore.log.LogQueueFullException;
 import io.streamcache.segmentstore.log.LogFileLostException;
 import io.streamcache.segmentstore.log.LogWriterMXBean;
 import io.streamcache.segmentstore.log.WriterStats;
-import org.jctools.queues.MpscArrayQueue;
 
 import javax.management.ObjectName;
 import java.io.IOException;
@@ -48,7 +48,7 @@ import static io.streamcache.segmentstore.internal.log.LogRecordDescriptor.TYPE_
  *   |        store's commit handler) built
  *   | queue.offer(request); unpark the writer if it sleeps; unlock; wait on the future
  *   v
- *  [ MPSC queue: jctools MpscArrayQueue, bounded ]
+ *  [ MPSC queue: jctools MpscArrayQueue, bounded; an overflow of the same capacity behind it ]
  *   |
  *   v
  *  writer thread (one)                                            BatchWriter
@@ -71,8 +71,15 @@ import static io.streamcache.segmentstore.internal.log.LogRecordDescriptor.TYPE_
  *  log directory thread: keeps spare files pre-written; deletes (or recycles) retired files
  *  counters: WriterCounters, read through stats() and the LogWriter MXBean
  * </pre>
- * Producers never wait for the writer or the completion thread except when the queue is full
- * ({@link LogConfig#queueCapacity()}: they spin, yield, then park briefly). The writer never
+ * Producers never wait for the writer or the completion thread. When the queue
+ * ({@link LogConfig#queueCapacity()}) is full a request goes to the overflow behind it, which
+ * keeps the order ({@link RequestQueue}); when that is full too, the record-submitting methods
+ * ({@code append}, {@code appendPooled}, {@code create}, {@code seal}, {@code truncate},
+ * {@code delete}) throw {@link LogQueueFullException} at once, nothing queued, so that a caller
+ * holding a lock never waits under it; a synchronous caller releases its lock, waits in
+ * {@link #awaitRoom()} and retries. {@link #copy}, {@link #retireFile}, {@link #force()} and
+ * {@link #recover()}, called with no lock held, wait for room instead (spin briefly, then park
+ * 50 us at a time). The writer never
  * waits for the completion thread, and never calls into the code that submitted a request: it
  * completes what the request carries. Batching, alignment and disk errors are described in
  * {@link BatchWriter}, the batch buffer and long appends in {@link RecordBatch}, files in
@@ -115,7 +122,8 @@ public final class AggregatingWriter implements AutoCloseable {
     private final String name;
     private final LogDirectory directory;
     private final int maxPayload;
-    private final MpscArrayQueue<LogRequest> queue;
+    private final RequestQueue queue;
+    private final int queueCapacity;
     private final WriterCounters counters = new WriterCounters();
     private final LogRoller files;
     private final Completer completer;
@@ -131,7 +139,8 @@ public final class AggregatingWriter implements AutoCloseable {
         this.name = directory.name();
         this.directory = directory;
         this.maxPayload = config.maxAppendLength();
-        this.queue = new MpscArrayQueue<>(config.queueCapacity());
+        this.queue = new RequestQueue(config.queueCapacity());
+        this.queueCapacity = config.queueCapacity();
         final RecordBatch batch = new RecordBatch(config.bufferCapacity());
         // The table seeded beside the store's restore, if the opening prepared one from this recovery.
         final PreparedSegmentTable prepared = recovered.takeWriterTable();
@@ -246,6 +255,7 @@ public final class AggregatingWriter implements AutoCloseable {
      * @param handler    applies the outcome on the completion thread before the future completes.
      * @return the request, which is the future: completes with {@code segmentOffset}.
      * @throws IllegalArgumentException if the data is longer than {@link #maxAppendLength()}.
+     * @throws LogQueueFullException   if the queue and its overflow are full (nothing queued; never waits).
      * @throws CacheClosedException     if the writer is closing.
      */
     public LogRequest append(final long epoch, final int segmentId, final long segmentOffset, final ByteBuf data,
@@ -273,6 +283,7 @@ public final class AggregatingWriter implements AutoCloseable {
      * (do not hand it out, join it or chain on it).
      *
      * @throws IllegalArgumentException if the data is longer than {@link #maxAppendLength()}.
+     * @throws LogQueueFullException   if the queue and its overflow are full (nothing queued; never waits).
      * @throws CacheClosedException     if the writer is closing.
      */
     public LogRequest appendPooled(final long epoch, final int segmentId, final long segmentOffset, final ByteBuf data,
@@ -387,7 +398,7 @@ public final class AggregatingWriter implements AutoCloseable {
             throw new IllegalArgumentException("length=" + data.readableBytes() + " is more than maxAppendLength=" + maxPayload
                 + " of log " + name);
         }
-        return submit(new LogRequest(LogRequest.TYPE_COPY, segmentId, segmentOffset, data, null, null, healthyEpoch()));
+        return submitWaiting(new LogRequest(LogRequest.TYPE_COPY, segmentId, segmentOffset, data, null, null, healthyEpoch()));
     }
 
     /**
@@ -401,7 +412,7 @@ public final class AggregatingWriter implements AutoCloseable {
      *         {@link LogFailedException} if the writer is failed.
      */
     public LogRequest retireFile(final long fileNumber) {
-        return submit(new LogRequest(LogRequest.TYPE_RETIRE, 0, fileNumber, null, null, null, healthyEpoch()));
+        return submitWaiting(new LogRequest(LogRequest.TYPE_RETIRE, 0, fileNumber, null, null, null, healthyEpoch()));
     }
 
     /**
@@ -435,7 +446,7 @@ public final class AggregatingWriter implements AutoCloseable {
         }
         final LogRequest request = new LogRequest(LogRequest.TYPE_RECOVER, 0, 0, null, null, null, 0);
         try {
-            submit(request);
+            submitWaiting(request);
         } catch (final CacheClosedException e) {
             return CompletableFuture.failedFuture(e);
         }
@@ -457,14 +468,37 @@ public final class AggregatingWriter implements AutoCloseable {
     public CompletableFuture<Void> force() {
         final LogRequest request;
         try {
-            request = submit(new LogRequest(LogRequest.TYPE_FORCE, 0, 0, null, null, null, healthyEpoch()));
+            request = submitWaiting(new LogRequest(LogRequest.TYPE_FORCE, 0, 0, null, null, null, healthyEpoch()));
         } catch (final LogFailedException | CacheClosedException e) {
             return CompletableFuture.failedFuture(e);
         }
         return request.thenApply(offset -> null);
     }
 
+    /**
+     * Queues a request without waiting: into the queue, or its overflow while the writer is
+     * behind ({@link RequestQueue}).
+     *
+     * @throws LogQueueFullException if both are full (nothing was queued).
+     * @throws CacheClosedException  if the writer is closing.
+     */
     private LogRequest submit(final LogRequest request) {
+        if (writer.closing) {
+            throw new CacheClosedException("log writer " + name + " is closed");
+        }
+        if (!queue.offer(request)) {
+            throw new LogQueueFullException("log " + name + " refused the request: its queue and the overflow (queueCapacity="
+                + queueCapacity + " requests each) are full; the writer is behind (a slow or stalled disk)", queueCapacity);
+        }
+        queued();
+        return request;
+    }
+
+    /**
+     * Queues a request, waiting for room if the queue and its overflow are full (spins briefly,
+     * then parks): for callers that hold no lock (compaction, force, recovery).
+     */
+    private LogRequest submitWaiting(final LogRequest request) {
         if (writer.closing) {
             throw new CacheClosedException("log writer " + name + " is closed");
         }
@@ -475,20 +509,35 @@ public final class AggregatingWriter implements AutoCloseable {
             }
             backOff(attempts++);
         }
+        queued();
+        return request;
+    }
+
+    private void queued() {
         if (writer.writerParked) {
             LockSupport.unpark(writer.thread());
         }
         if (writer.terminated) {
             drainAfterTermination();
         }
-        return request;
     }
 
+    /**
+     * Waits until the queue (or its overflow) has room again, or the writer closes: for a
+     * synchronous caller refused with {@link LogQueueFullException}, with no lock held, before
+     * it retries (another producer may take the room first: it may be refused again).
+     */
+    public void awaitRoom() {
+        int attempts = 0;
+        while (!queue.hasRoom() && !writer.closing) {
+            backOff(attempts++);
+        }
+    }
+
+    /** Spins briefly, then parks: no {@code Thread.yield} loop (it burns a core the writer may need). */
     private static void backOff(final int attempts) {
         if (attempts < 100) {
             Thread.onSpinWait();
-        } else if (attempts < 200) {
-            Thread.yield();
         } else {
             LockSupport.parkNanos(PRODUCER_PARK_NANOS);
         }

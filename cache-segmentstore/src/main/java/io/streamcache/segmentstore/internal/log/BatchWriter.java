@@ -7,7 +7,6 @@ import io.streamcache.segmentstore.log.DurabilityPolicy;
 import io.streamcache.segmentstore.log.LogConfig;
 import io.streamcache.segmentstore.log.LogFailedException;
 import io.streamcache.segmentstore.log.LogFileLostException;
-import org.jctools.queues.MpscArrayQueue;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -131,7 +130,7 @@ final class BatchWriter {
     // ------------------------------------------------------------------------------------------
 
     private final String name;
-    private final MpscArrayQueue<LogRequest> queue;
+    private final RequestQueue queue;
     private final RecordBatch batch;
     private final LogRoller files;
     private final Completer completer;
@@ -189,7 +188,7 @@ final class BatchWriter {
     long cleanEndFileNumber = -1;
     long cleanEndPosition = -1;
 
-    BatchWriter(final String name, final LogConfig config, final MpscArrayQueue<LogRequest> queue, final RecordBatch batch,
+    BatchWriter(final String name, final LogConfig config, final RequestQueue queue, final RecordBatch batch,
                 final LogRoller files, final Completer completer, final WriterCounters counters, final StreamcacheThreads threads) {
         this.name = name;
         this.queue = queue;
