@@ -371,7 +371,7 @@ public final class SegmentStore implements AutoCloseable {
             : Math.max(1L, (long) (cache.capacity() * Builder.READ_BUDGET_FRACTION_DEFAULT));
         final ReadBudget storeBudget = builder.readBudgetFailFast ? ReadBudget.failFast(name, readBudgetBytes)
             : ReadBudget.waiting(name, readBudgetBytes);
-        this.admission = new ReadAdmission(storeBudget, table.isolation);
+        this.admission = new ReadAdmission(storeBudget, table.isolation, waiting.executor());
         this.isolationMBean = io.streamcache.segmentstore.internal.log.LogMBeans.register("Isolation", name, new IsolationBean(this));
         ManagerHooks.of(manager).register(table.evictionSource());
         if (builder.log == null) {

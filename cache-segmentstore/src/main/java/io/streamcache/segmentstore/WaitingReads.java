@@ -125,6 +125,15 @@ final class WaitingReads {
         }
     }
 
+    /**
+     * @return the timeout thread as an executor: it also issues the reads a read budget's release
+     *         let through (see {@link ReadBudget}), so that neither a reading call nor a release
+     *         runs them on its caller's thread.
+     */
+    java.util.concurrent.Executor executor() {
+        return scheduler;
+    }
+
     /** Stops the timeout thread; a read that would wait from now on fails with a {@link CacheClosedException}. */
     void shutdown() {
         scheduler.shutdownNow();
