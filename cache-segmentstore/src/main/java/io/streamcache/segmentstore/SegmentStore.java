@@ -826,17 +826,57 @@ public final class SegmentStore implements AutoCloseable {
         return admission.admit(budget, () -> readThroughAdmitted(name, offset, maxLength, budget));
     }
 
+    /**
+     * A read-through admitted by the budgets, on whatever thread admitted it: it tries the
+     * segment's lock and, if another thread holds it (a fill publishing, an eviction, an append),
+     * hands the read to the store's read-timeouts thread rather than wait for it.
+     */
     private CompletableFuture<ReadResult> readThroughAdmitted(final String name, final long offset, final int maxLength, final ReadBudget budget) {
         final Segment segment;
         try {
             segment = table.segment(name);
             if (readThrough == null) {
-                return CompletableFuture.completedFuture(segment.read(offset, maxLength));
+                final ReadResult result = segment.tryRead(offset, maxLength);
+                return result != null ? CompletableFuture.completedFuture(result) : handOff(() -> {
+                    final Segment again = table.segment(name);
+                    return CompletableFuture.completedFuture(again.read(offset, maxLength));
+                });
             }
         } catch (final StreamcacheException e) {
             return CompletableFuture.failedFuture(e);
         }
-        return readThrough.read(segment, offset, maxLength, budget);
+        final CompletableFuture<ReadResult> tried = readThrough.tryRead(segment, offset, maxLength, budget);
+        return tried != null ? tried : handOff(() -> readThrough.read(segment, offset, maxLength, budget));
+    }
+
+    /**
+     * Runs {@code read} on the store's read-timeouts thread and returns a future of its outcome
+     * at once: the hand-off of a read that would wait for a segment's lock on its caller's
+     * thread. A result nobody takes (the future was cancelled) is released.
+     */
+    private CompletableFuture<ReadResult> handOff(final java.util.function.Supplier<CompletableFuture<ReadResult>> read) {
+        final CompletableFuture<ReadResult> later = new CompletableFuture<>();
+        try {
+            waiting.executor().execute(() -> {
+                final CompletableFuture<ReadResult> issued;
+                try {
+                    issued = read.get();
+                } catch (final RuntimeException e) {
+                    later.completeExceptionally(e);
+                    return;
+                }
+                issued.whenComplete((result, failure) -> {
+                    if (failure != null) {
+                        later.completeExceptionally(failure);
+                    } else if (!later.complete(result)) {
+                        result.close();
+                    }
+                });
+            });
+        } catch (final java.util.concurrent.RejectedExecutionException e) {
+            return CompletableFuture.failedFuture(new CacheClosedException("segment store " + name + " is closed"));
+        }
+        return later;
     }
 
     /**
@@ -885,13 +925,21 @@ public final class SegmentStore implements AutoCloseable {
     public CompletableFuture<ReadResult> readAsync(final String name, final long offset, final int maxLength, final Duration timeout,
                                                    final ReadBudget budget) {
         final long timeoutNanos = checkReadOrWait(name, offset, maxLength, timeout);
-        return admission.admit(budget, () -> readOrWaitAdmitted(name, offset, maxLength, timeoutNanos, true).thenCompose(result -> {
-            if (result.length() > 0 || result.status() != ReadStatus.NOT_CACHED || readThrough == null) {
-                return CompletableFuture.completedFuture(result);
+        return admission.admit(budget, () -> {
+            // The first lookup tries the segment's lock; held by another thread, the read is
+            // handed off rather than wait on this thread.
+            CompletableFuture<ReadResult> first = readOrWaitAdmitted(name, offset, maxLength, timeoutNanos, true, true);
+            if (first == null) {
+                first = handOff(() -> readOrWaitAdmitted(name, offset, maxLength, timeoutNanos, true, false));
             }
-            result.close();
-            return readThroughAdmitted(name, offset, maxLength, budget);
-        }));
+            return first.thenCompose(result -> {
+                if (result.length() > 0 || result.status() != ReadStatus.NOT_CACHED || readThrough == null) {
+                    return CompletableFuture.completedFuture(result);
+                }
+                result.close();
+                return readThroughAdmitted(name, offset, maxLength, budget);
+            });
+        });
     }
 
     /**
@@ -926,7 +974,10 @@ public final class SegmentStore implements AutoCloseable {
      */
     public CompletableFuture<ReadResult> readOrWait(final String name, final long offset, final int maxLength, final Duration timeout) {
         final long timeoutNanos = checkReadOrWait(name, offset, maxLength, timeout);
-        return admission.admit(null, () -> readOrWaitAdmitted(name, offset, maxLength, timeoutNanos, false));
+        return admission.admit(null, () -> {
+            final CompletableFuture<ReadResult> first = readOrWaitAdmitted(name, offset, maxLength, timeoutNanos, false, true);
+            return first != null ? first : handOff(() -> readOrWaitAdmitted(name, offset, maxLength, timeoutNanos, false, false));
+        });
     }
 
     private long checkReadOrWait(final String name, final long offset, final int maxLength, final Duration timeout) {
@@ -941,13 +992,19 @@ public final class SegmentStore implements AutoCloseable {
 
     private CompletableFuture<ReadResult> readOrWaitAdmitted(final String name, final long offset, final int maxLength, final long timeoutNanos,
                                                              final boolean pastEndAtOnce) {
+        return readOrWaitAdmitted(name, offset, maxLength, timeoutNanos, pastEndAtOnce, false);
+    }
+
+    /** @return as {@link WaitingReads#readOrWait(Segment, long, int, long, boolean, boolean)}: null if {@code tryOnly} found the lock held. */
+    private CompletableFuture<ReadResult> readOrWaitAdmitted(final String name, final long offset, final int maxLength, final long timeoutNanos,
+                                                             final boolean pastEndAtOnce, final boolean tryOnly) {
         final Segment segment;
         try {
             segment = table.segment(name);
         } catch (final SegmentNotFoundException | CacheClosedException e) {
             return CompletableFuture.failedFuture(e);
         }
-        return waiting.readOrWait(segment, offset, maxLength, timeoutNanos, pastEndAtOnce);
+        return waiting.readOrWait(segment, offset, maxLength, timeoutNanos, pastEndAtOnce, tryOnly);
     }
 
     /**

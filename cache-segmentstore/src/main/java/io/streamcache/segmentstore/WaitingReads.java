@@ -58,7 +58,24 @@ final class WaitingReads {
      */
     CompletableFuture<ReadResult> readOrWait(final Segment segment, final long offset, final int maxLength, final long timeoutNanos,
                                              final boolean pastEndAtOnce) {
-        segment.lock();
+        return readOrWait(segment, offset, maxLength, timeoutNanos, pastEndAtOnce, false);
+    }
+
+    /**
+     * As {@link #readOrWait(Segment, long, int, long, boolean)}; with {@code tryOnly} it never
+     * waits for the segment's lock.
+     *
+     * @return the future, or null if {@code tryOnly} and another thread holds the segment's lock.
+     */
+    CompletableFuture<ReadResult> readOrWait(final Segment segment, final long offset, final int maxLength, final long timeoutNanos,
+                                             final boolean pastEndAtOnce, final boolean tryOnly) {
+        if (tryOnly) {
+            if (!segment.tryLock()) {
+                return null;
+            }
+        } else {
+            segment.lock();
+        }
         try {
             if (pastEndAtOnce && !segment.deleted && !segment.sealed && offset > Math.max(segment.length, segment.reservedLength)) {
                 // Past every offset an append has been given: no append can reach it before the

@@ -280,6 +280,53 @@ class StoreIsolationTest {
     }
 
     @Test
+    @Timeout(60)
+    void shouldReturnFromAsynchronousReadsWhileAnotherThreadHoldsTheSegmentsLock() throws Exception {
+        final BlockCache cache = cache(8 << 20);
+        final SegmentStore store = store(cache);
+        store.create("s");
+        for (long at = 0; at < 64 * 1024; at += APPEND) {
+            store.append("s", TestSegments.buffer(6, at, APPEND));
+        }
+        final Segment segment = store.segmentOrNull("s");
+        // Another thread (a fill publishing, an eviction) holds the segment's lock until released.
+        final java.util.concurrent.CountDownLatch locked = new java.util.concurrent.CountDownLatch(1);
+        final java.util.concurrent.CountDownLatch unlock = new java.util.concurrent.CountDownLatch(1);
+        final Thread holder = new Thread(() -> {
+            segment.lock();
+            try {
+                locked.countDown();
+                unlock.await();
+            } catch (final InterruptedException e) {
+                Thread.currentThread().interrupt();
+            } finally {
+                segment.unlock();
+            }
+        }, "lock-holder");
+        holder.start();
+        assertTrue(locked.await(30, TimeUnit.SECONDS));
+        final java.util.List<CompletableFuture<ReadResult>> reads = new java.util.ArrayList<>();
+        try {
+            // Each call returns (this thread would otherwise wait with the holder): the futures complete later.
+            reads.add(store.readAsync("s", 0, 4096, Duration.ofSeconds(30)));
+            reads.add(store.readThrough("s", 4096, 4096));
+            reads.add(store.readOrWait("s", 8192, 4096, Duration.ofSeconds(30)));
+            for (final CompletableFuture<ReadResult> read : reads) {
+                assertTrue(!read.isDone(), "a read needing the held lock completes once it is released");
+            }
+        } finally {
+            unlock.countDown();
+        }
+        for (int i = 0; i < reads.size(); i++) {
+            try (ReadResult result = reads.get(i).get(30, TimeUnit.SECONDS)) {
+                assertArrayEquals(TestSegments.pattern(6, i * 4096L, 4096), TestSegments.bytes(result));
+            }
+        }
+        holder.join(30_000);
+        assertEquals(0, store.readBudget().used());
+    }
+
+    @Test
     void shouldNotLetAReaderWithABudgetAsLargeAsTheStoresSpendItForEveryOtherReader() throws Exception {
         final BlockCache cache = cache(8 << 20);
         final SegmentStore store = store(cache);
