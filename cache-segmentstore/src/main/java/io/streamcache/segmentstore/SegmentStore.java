@@ -813,9 +813,12 @@ public final class SegmentStore implements AutoCloseable {
      * to both until it is released. A load's length is also held to half of the smaller budget
      * (at least one range), so that a catch-up reader's read-ahead fits what it may hold.
      *
-     * <p><b>Never blocks:</b> returns after a lookup under the segment's lock (held briefly, never
-     * across a load, a fill or a wait for memory) and a lock-free hand-off to the historical
-     * reader; everything that waits completes the future later.
+     * <p><b>Never blocks:</b> the call returns after a cache lookup under the segment's lock,
+     * taken only if it is free (if another thread holds it, a fill publishing, an eviction or an
+     * append, the whole read is handed to the store's read-timeouts thread instead), and a
+     * hand-off to the historical reader's queue; a read over budget is queued in the budget and
+     * issued on the read-timeouts thread once a release makes room, never on this thread nor on
+     * the releasing one. Everything that waits completes the future later.
      *
      * @throws IllegalArgumentException if {@code offset} or {@code maxLength} is negative.
      * @throws NullPointerException     if {@code name} is null.
@@ -914,10 +917,16 @@ public final class SegmentStore implements AutoCloseable {
      * never holds up another reader. The result is charged its length to both budgets until it
      * is released.
      *
-     * <p><b>Never blocks:</b> the call returns after a lookup under the segment's lock (held
-     * briefly: no lock of the store is ever held across allocation, eviction, a load or a wait)
-     * and a lock-free hand-off (a waiter queued, a load handed to the historical reader, a read
-     * queued in a budget); anything that has to wait completes the future later.
+     * <p><b>Never blocks:</b> the call returns after a lookup under the segment's lock, taken
+     * only if it is free (no lock of the store is ever held across allocation, eviction, a load
+     * or a wait; if another thread holds it, the whole read is handed to the store's
+     * read-timeouts thread), and a bounded hand-off: a waiter queued, a load handed to the
+     * historical reader's queue, or a read queued in a budget. A read queued in a budget is
+     * issued on the read-timeouts thread once a release makes room, never on the calling thread
+     * nor on the releasing one. A reader's budget may hold at most half of the store's
+     * ({@link ReadBudget#READER_SHARE_DIVISOR}): beyond it its reads wait in its own queue, so a
+     * reader never spends the store's budget for the others. Anything that has to wait completes
+     * the future later.
      *
      * @throws IllegalArgumentException if {@code offset}, {@code maxLength} or {@code timeout} is negative.
      * @throws NullPointerException     if {@code name} or {@code timeout} is null.
@@ -963,8 +972,8 @@ public final class SegmentStore implements AutoCloseable {
      * next append, which releases the result it would have delivered. The caller must release
      * every result it receives.
      *
-     * <p><b>Never blocks:</b> a lookup under the segment's lock (held briefly) and, to wait, a
-     * waiter queued in the segment; admitted through the store's {@link #readBudget()} like
+     * <p><b>Never blocks:</b> a lookup under the segment's lock if it is free (else the read is
+     * handed to the store's read-timeouts thread) and, to wait, a waiter queued in the segment; admitted through the store's {@link #readBudget()} like
      * {@link #readAsync(String, long, int, Duration, ReadBudget)} (over it the future completes
      * once room returns). Unlike {@code readAsync}, a read past the end waits there too.
      *
