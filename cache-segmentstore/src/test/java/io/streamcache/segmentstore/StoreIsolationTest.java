@@ -296,7 +296,8 @@ class StoreIsolationTest {
             segment.lock();
             try {
                 locked.countDown();
-                unlock.await();
+                // Bounded, so that a read that does wait for the lock ends (and fails the test) rather than hang.
+                unlock.await(20, TimeUnit.SECONDS);
             } catch (final InterruptedException e) {
                 Thread.currentThread().interrupt();
             } finally {
