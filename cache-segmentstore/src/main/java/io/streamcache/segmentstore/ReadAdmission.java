@@ -1,6 +1,7 @@
 package io.streamcache.segmentstore;
 
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
 import java.util.function.Supplier;
 
 /**
@@ -9,17 +10,29 @@ import java.util.function.Supplier;
  * if that one is fail-fast), and charges each result to both budgets until it is released. See
  * {@link ReadBudget} for the contract.
  *
- * <p><b>Threading:</b> thread-safe. Never blocks: a read that must wait is a queued
- * {@link ReadBudget.Admission}, issued later by the thread that releases the result making room
- * (the read itself only takes a segment's lock briefly and completes or queues its future).
+ * <p>A reader's budget is held to {@code 1 / ReadBudget.READER_SHARE_DIVISOR} of the store's
+ * (see {@link ReadBudget}): a reader that holds that much waits in its own queue, so that one
+ * reader never spends the store's budget for every other.
+ *
+ * <p><b>Threading:</b> thread-safe. Never blocks, and never runs another read on the caller's
+ * thread: a read that must wait is a queued {@link ReadBudget.Admission}, issued later on the
+ * {@code drainer} (the store's read-timeouts thread) once a release made room (the read itself
+ * only takes a segment's lock briefly and completes or queues its future).
  */
 final class ReadAdmission {
     private final ReadBudget store;
     private final IsolationCounters counters;
+    /** Issues the reads a release let through (never the reading or the releasing thread). */
+    private final Executor drainer;
+    /** The most a reader's budget may hold of the store's before its reads wait in its own queue. */
+    private final long readerCap;
 
-    ReadAdmission(final ReadBudget store, final IsolationCounters counters) {
+    ReadAdmission(final ReadBudget store, final IsolationCounters counters, final Executor drainer) {
         this.store = store;
         this.counters = counters;
+        this.drainer = drainer;
+        this.readerCap = Math.max(1L, store.limit() / ReadBudget.READER_SHARE_DIVISOR);
+        store.drainOn(drainer);
     }
 
     ReadBudget storeBudget() {
@@ -32,22 +45,29 @@ final class ReadAdmission {
      * @return the read's future, its result charged to the budgets.
      */
     CompletableFuture<ReadResult> admit(final ReadBudget reader, final Supplier<CompletableFuture<ReadResult>> read) {
+        if (reader != null) {
+            reader.drainOn(drainer);
+        }
         final ReadBudget spent = spent(reader);
         if (spent == null) {
             return charged(read.get(), reader);
         }
         if (spent.isFailFast()) {
             counters.readBudgetRefused();
-            return CompletableFuture.failedFuture(new ReadBudgetExceededException(spent.name(), spent.limit(), spent.used()));
+            final long limit = spent == store ? spent.limit() : Math.min(spent.limit(), readerCap);
+            return CompletableFuture.failedFuture(new ReadBudgetExceededException(spent.name(), limit, spent.used()));
         }
         final Waiting waiting = new Waiting(reader, read);
         spent.enqueue(waiting);
         return waiting.later;
     }
 
-    /** @return the budget without room (the reader's first), or null if both have room. */
+    /**
+     * @return the budget without room (the reader's first, held to its share of the store's), or
+     *         null if both have room.
+     */
     private ReadBudget spent(final ReadBudget reader) {
-        if (reader != null && !reader.hasRoom()) {
+        if (reader != null && !reader.hasRoom(readerCap)) {
             return reader;
         }
         return store.hasRoom() ? null : store;

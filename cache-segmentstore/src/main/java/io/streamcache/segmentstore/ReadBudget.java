@@ -2,6 +2,8 @@ package io.streamcache.segmentstore;
 
 import java.util.Objects;
 import java.util.concurrent.ConcurrentLinkedDeque;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -23,13 +25,26 @@ import java.util.concurrent.atomic.AtomicLong;
  * only while a reader holds it.
  *
  * <p><b>Over budget.</b> A {@linkplain #waiting waiting} budget queues the read: its future
- * completes once results charged to the budget are released (on the releasing thread, which
- * then issues the read: a call that never blocks), in arrival order. A {@linkplain #failFast(String, long)
- * fail-fast} budget fails the future at once with a {@link ReadBudgetExceededException}. Either
- * way only the reads of the budget that is spent wait: a reader over its own budget never holds
- * up another reader, and the store's budget bounds them all.
+ * completes once results charged to the budget are released, in arrival order. Neither the
+ * reading call nor the releasing one issues the queued reads: a release that makes room hands
+ * them to the store's read-timeouts thread (a lock-free flag and one task), which issues them,
+ * so that a {@code readAsync} or a {@code ReadResult.close} on a broker's event loop never runs
+ * other readers' reads. A {@linkplain #failFast(String, long) fail-fast} budget fails the future at once with a
+ * {@link ReadBudgetExceededException}. Either way only the reads of the budget that is spent
+ * wait: a reader over its own budget never holds up another reader, and the store's budget
+ * bounds them all.
+ *
+ * <p><b>A reader's share of the store's budget.</b> A store admits a reader's read only while
+ * that reader holds less than half of the store's budget ({@link #READER_SHARE_DIVISOR}), whatever
+ * its own limit: a reader whose own budget is as large as the store's (or larger) waits, or
+ * fails if it is fail-fast, in its own queue once it holds half, and the other half stays for
+ * every other reader. This is the fairness of a per-flow cap, as Linux's {@code tcp_mem} and
+ * per-socket buffer limits keep one socket from taking the whole pool. Reads passed without a
+ * budget of their own share the store's budget as one.
  */
 public final class ReadBudget {
+    /** A reader's budget is held, in a store, to the store's budget divided by this. */
+    public static final int READER_SHARE_DIVISOR = 2;
     private final String name;
     private final long limit;
     private final boolean failFast;
@@ -37,6 +52,10 @@ public final class ReadBudget {
     /** Reads waiting for room, oldest first; each returns false if it still found none (it is put back first). */
     private final ConcurrentLinkedDeque<Admission> queue = new ConcurrentLinkedDeque<>();
     private final AtomicBoolean draining = new AtomicBoolean();
+    /** Whether a drain has been handed to {@link #drainer} and has not started yet. */
+    private final AtomicBoolean drainHandedOff = new AtomicBoolean();
+    /** Runs the drains (the store's read-timeouts thread; the last store a read went through); null: inline. */
+    private volatile Executor drainer;
 
     /** A read waiting in a budget's queue. */
     interface Admission {
@@ -105,25 +124,64 @@ public final class ReadBudget {
         return used.get() < limit;
     }
 
+    /** @return whether a read may be admitted now with this budget held to {@code cap} bytes (a store's share). */
+    boolean hasRoom(final long cap) {
+        return used.get() < Math.min(limit, cap);
+    }
+
+    /** Sets the executor the drains are handed to (a store's, on every read it admits through this budget). */
+    void drainOn(final Executor executor) {
+        if (drainer != executor) {
+            drainer = executor;
+        }
+    }
+
     /** Charges {@code bytes} (a result that exists now), whether or not there is room. */
     void charge(final long bytes) {
         used.addAndGet(bytes);
     }
 
-    /** Gives back {@code bytes} and admits the reads waiting that now fit. */
+    /** Gives back {@code bytes}; the reads waiting that now fit are issued on the drainer, not here. */
     void release(final long bytes) {
         used.addAndGet(-bytes);
         if (!queue.isEmpty()) {
-            drain();
+            handOffDrain();
         }
     }
 
-    /** Queues a read until there is room (it may run at once, on this thread, if room returned meanwhile). */
+    /** Queues a read until there is room (never issued on this thread). */
     void enqueue(final Admission admission) {
         queue.addLast(admission);
         // Room may have returned between the caller's check and the queueing: no release would
         // see this read then.
         if (hasRoom()) {
+            handOffDrain();
+        }
+    }
+
+    /**
+     * Hands a drain to the drainer unless one is handed off and not started: one task however
+     * many releases, never a wait. Without a drainer (or if it refuses: its store closed) the
+     * drain runs here.
+     */
+    private void handOffDrain() {
+        final Executor executor = drainer;
+        if (executor == null) {
+            drain();
+            return;
+        }
+        if (!drainHandedOff.compareAndSet(false, true)) {
+            return;
+        }
+        try {
+            executor.execute(() -> {
+                // Cleared first: a release after this point hands off again, and the loop below
+                // or the next task sees its room.
+                drainHandedOff.set(false);
+                drain();
+            });
+        } catch (final RejectedExecutionException e) {
+            drainHandedOff.set(false);
             drain();
         }
     }

@@ -80,16 +80,35 @@ final class ReadThrough {
      * Reads from the cache, else from the log: see {@link SegmentStore#readThrough}.
      */
     CompletableFuture<ReadResult> read(final Segment segment, final long offset, final int maxLength, final ReadBudget budget) {
-        return readThrough(segment, offset, maxLength, budget, 0);
+        return readThrough(segment, offset, maxLength, budget, 0, false);
+    }
+
+    /**
+     * As {@link #read}, but never waits for the segment's lock (the first lookup tries it; the
+     * check before a load counts a held lock as a miss).
+     *
+     * @return the future, or null if another thread holds the segment's lock: the caller hands
+     *         the read to a thread that may wait.
+     */
+    CompletableFuture<ReadResult> tryRead(final Segment segment, final long offset, final int maxLength, final ReadBudget budget) {
+        return readThrough(segment, offset, maxLength, budget, 0, true);
     }
 
     private CompletableFuture<ReadResult> readThrough(final Segment segment, final long offset, final int maxLength, final ReadBudget budget,
                                                       final int attempt) {
+        return readThrough(segment, offset, maxLength, budget, attempt, false);
+    }
+
+    private CompletableFuture<ReadResult> readThrough(final Segment segment, final long offset, final int maxLength, final ReadBudget budget,
+                                                      final int attempt, final boolean tryOnly) {
         final ReadResult first;
         try {
-            first = segment.read(offset, maxLength);
+            first = tryOnly ? segment.tryRead(offset, maxLength) : segment.read(offset, maxLength);
         } catch (final StreamcacheException e) {
             return CompletableFuture.failedFuture(e);
+        }
+        if (first == null) {
+            return null;
         }
         if (first.status() != ReadStatus.NOT_CACHED) {
             return CompletableFuture.completedFuture(first);
@@ -244,7 +263,13 @@ final class ReadThrough {
      *         to read its range: another reader's read may have filled it since).
      */
     private static boolean stillMissing(final Segment segment, final long offset) {
-        try (ReadResult probe = segment.read(offset, 1)) {
+        // Never waits for the lock (this runs on the reading call's thread): a held lock counts
+        // as a miss, and at worst the range is read once more.
+        final ReadResult probe = segment.tryRead(offset, 1);
+        if (probe == null) {
+            return true;
+        }
+        try (probe) {
             return probe.status() == ReadStatus.NOT_CACHED && probe.length() == 0;
         }
     }

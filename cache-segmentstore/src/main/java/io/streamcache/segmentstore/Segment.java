@@ -468,6 +468,24 @@ final class Segment extends SegmentLock implements PromotionTarget {
     }
 
     /**
+     * As {@link #read}, but only if the segment's lock is free (or held by this thread): never
+     * waits for it.
+     *
+     * @return the result, or null if another thread holds the lock (a fill publishing, an
+     *         eviction, an append): the caller hands the read to a thread that may wait.
+     */
+    ReadResult tryRead(final long offset, final int maxLength) {
+        if (!tryLock()) {
+            return null;
+        }
+        try {
+            return readLocked(offset, maxLength);
+        } finally {
+            unlock();
+        }
+    }
+
+    /**
      * Reads up to {@code maxLength} bytes from {@code offset} as views of the cached entries,
      * pinning each entry covered, until the end of the data, {@code maxLength}, or the first
      * byte not cached.

@@ -371,7 +371,7 @@ public final class SegmentStore implements AutoCloseable {
             : Math.max(1L, (long) (cache.capacity() * Builder.READ_BUDGET_FRACTION_DEFAULT));
         final ReadBudget storeBudget = builder.readBudgetFailFast ? ReadBudget.failFast(name, readBudgetBytes)
             : ReadBudget.waiting(name, readBudgetBytes);
-        this.admission = new ReadAdmission(storeBudget, table.isolation);
+        this.admission = new ReadAdmission(storeBudget, table.isolation, waiting.executor());
         this.isolationMBean = io.streamcache.segmentstore.internal.log.LogMBeans.register("Isolation", name, new IsolationBean(this));
         ManagerHooks.of(manager).register(table.evictionSource());
         if (builder.log == null) {
@@ -816,9 +816,12 @@ public final class SegmentStore implements AutoCloseable {
      * to both until it is released. A load's length is also held to half of the smaller budget
      * (at least one range), so that a catch-up reader's read-ahead fits what it may hold.
      *
-     * <p><b>Never blocks:</b> returns after a lookup under the segment's lock (held briefly, never
-     * across a load, a fill or a wait for memory) and a lock-free hand-off to the historical
-     * reader; everything that waits completes the future later.
+     * <p><b>Never blocks:</b> the call returns after a cache lookup under the segment's lock,
+     * taken only if it is free (if another thread holds it, a fill publishing, an eviction or an
+     * append, the whole read is handed to the store's read-timeouts thread instead), and a
+     * hand-off to the historical reader's queue; a read over budget is queued in the budget and
+     * issued on the read-timeouts thread once a release makes room, never on this thread nor on
+     * the releasing one. Everything that waits completes the future later.
      *
      * @throws IllegalArgumentException if {@code offset} or {@code maxLength} is negative.
      * @throws NullPointerException     if {@code name} is null.
@@ -829,17 +832,57 @@ public final class SegmentStore implements AutoCloseable {
         return admission.admit(budget, () -> readThroughAdmitted(name, offset, maxLength, budget));
     }
 
+    /**
+     * A read-through admitted by the budgets, on whatever thread admitted it: it tries the
+     * segment's lock and, if another thread holds it (a fill publishing, an eviction, an append),
+     * hands the read to the store's read-timeouts thread rather than wait for it.
+     */
     private CompletableFuture<ReadResult> readThroughAdmitted(final String name, final long offset, final int maxLength, final ReadBudget budget) {
         final Segment segment;
         try {
             segment = table.segment(name);
             if (readThrough == null) {
-                return CompletableFuture.completedFuture(segment.read(offset, maxLength));
+                final ReadResult result = segment.tryRead(offset, maxLength);
+                return result != null ? CompletableFuture.completedFuture(result) : handOff(() -> {
+                    final Segment again = table.segment(name);
+                    return CompletableFuture.completedFuture(again.read(offset, maxLength));
+                });
             }
         } catch (final StreamcacheException e) {
             return CompletableFuture.failedFuture(e);
         }
-        return readThrough.read(segment, offset, maxLength, budget);
+        final CompletableFuture<ReadResult> tried = readThrough.tryRead(segment, offset, maxLength, budget);
+        return tried != null ? tried : handOff(() -> readThrough.read(segment, offset, maxLength, budget));
+    }
+
+    /**
+     * Runs {@code read} on the store's read-timeouts thread and returns a future of its outcome
+     * at once: the hand-off of a read that would wait for a segment's lock on its caller's
+     * thread. A result nobody takes (the future was cancelled) is released.
+     */
+    private CompletableFuture<ReadResult> handOff(final java.util.function.Supplier<CompletableFuture<ReadResult>> read) {
+        final CompletableFuture<ReadResult> later = new CompletableFuture<>();
+        try {
+            waiting.executor().execute(() -> {
+                final CompletableFuture<ReadResult> issued;
+                try {
+                    issued = read.get();
+                } catch (final RuntimeException e) {
+                    later.completeExceptionally(e);
+                    return;
+                }
+                issued.whenComplete((result, failure) -> {
+                    if (failure != null) {
+                        later.completeExceptionally(failure);
+                    } else if (!later.complete(result)) {
+                        result.close();
+                    }
+                });
+            });
+        } catch (final java.util.concurrent.RejectedExecutionException e) {
+            return CompletableFuture.failedFuture(new CacheClosedException("segment store " + name + " is closed"));
+        }
+        return later;
     }
 
     /**
@@ -877,10 +920,16 @@ public final class SegmentStore implements AutoCloseable {
      * never holds up another reader. The result is charged its length to both budgets until it
      * is released.
      *
-     * <p><b>Never blocks:</b> the call returns after a lookup under the segment's lock (held
-     * briefly: no lock of the store is ever held across allocation, eviction, a load or a wait)
-     * and a lock-free hand-off (a waiter queued, a load handed to the historical reader, a read
-     * queued in a budget); anything that has to wait completes the future later.
+     * <p><b>Never blocks:</b> the call returns after a lookup under the segment's lock, taken
+     * only if it is free (no lock of the store is ever held across allocation, eviction, a load
+     * or a wait; if another thread holds it, the whole read is handed to the store's
+     * read-timeouts thread), and a bounded hand-off: a waiter queued, a load handed to the
+     * historical reader's queue, or a read queued in a budget. A read queued in a budget is
+     * issued on the read-timeouts thread once a release makes room, never on the calling thread
+     * nor on the releasing one. A reader's budget may hold at most half of the store's
+     * ({@link ReadBudget#READER_SHARE_DIVISOR}): beyond it its reads wait in its own queue, so a
+     * reader never spends the store's budget for the others. Anything that has to wait completes
+     * the future later.
      *
      * @throws IllegalArgumentException if {@code offset}, {@code maxLength} or {@code timeout} is negative.
      * @throws NullPointerException     if {@code name} or {@code timeout} is null.
@@ -888,13 +937,21 @@ public final class SegmentStore implements AutoCloseable {
     public CompletableFuture<ReadResult> readAsync(final String name, final long offset, final int maxLength, final Duration timeout,
                                                    final ReadBudget budget) {
         final long timeoutNanos = checkReadOrWait(name, offset, maxLength, timeout);
-        return admission.admit(budget, () -> readOrWaitAdmitted(name, offset, maxLength, timeoutNanos, true).thenCompose(result -> {
-            if (result.length() > 0 || result.status() != ReadStatus.NOT_CACHED || readThrough == null) {
-                return CompletableFuture.completedFuture(result);
+        return admission.admit(budget, () -> {
+            // The first lookup tries the segment's lock; held by another thread, the read is
+            // handed off rather than wait on this thread.
+            CompletableFuture<ReadResult> first = readOrWaitAdmitted(name, offset, maxLength, timeoutNanos, true, true);
+            if (first == null) {
+                first = handOff(() -> readOrWaitAdmitted(name, offset, maxLength, timeoutNanos, true, false));
             }
-            result.close();
-            return readThroughAdmitted(name, offset, maxLength, budget);
-        }));
+            return first.thenCompose(result -> {
+                if (result.length() > 0 || result.status() != ReadStatus.NOT_CACHED || readThrough == null) {
+                    return CompletableFuture.completedFuture(result);
+                }
+                result.close();
+                return readThroughAdmitted(name, offset, maxLength, budget);
+            });
+        });
     }
 
     /**
@@ -918,8 +975,8 @@ public final class SegmentStore implements AutoCloseable {
      * next append, which releases the result it would have delivered. The caller must release
      * every result it receives.
      *
-     * <p><b>Never blocks:</b> a lookup under the segment's lock (held briefly) and, to wait, a
-     * waiter queued in the segment; admitted through the store's {@link #readBudget()} like
+     * <p><b>Never blocks:</b> a lookup under the segment's lock if it is free (else the read is
+     * handed to the store's read-timeouts thread) and, to wait, a waiter queued in the segment; admitted through the store's {@link #readBudget()} like
      * {@link #readAsync(String, long, int, Duration, ReadBudget)} (over it the future completes
      * once room returns). Unlike {@code readAsync}, a read past the end waits there too.
      *
@@ -929,7 +986,10 @@ public final class SegmentStore implements AutoCloseable {
      */
     public CompletableFuture<ReadResult> readOrWait(final String name, final long offset, final int maxLength, final Duration timeout) {
         final long timeoutNanos = checkReadOrWait(name, offset, maxLength, timeout);
-        return admission.admit(null, () -> readOrWaitAdmitted(name, offset, maxLength, timeoutNanos, false));
+        return admission.admit(null, () -> {
+            final CompletableFuture<ReadResult> first = readOrWaitAdmitted(name, offset, maxLength, timeoutNanos, false, true);
+            return first != null ? first : handOff(() -> readOrWaitAdmitted(name, offset, maxLength, timeoutNanos, false, false));
+        });
     }
 
     private long checkReadOrWait(final String name, final long offset, final int maxLength, final Duration timeout) {
@@ -944,13 +1004,19 @@ public final class SegmentStore implements AutoCloseable {
 
     private CompletableFuture<ReadResult> readOrWaitAdmitted(final String name, final long offset, final int maxLength, final long timeoutNanos,
                                                              final boolean pastEndAtOnce) {
+        return readOrWaitAdmitted(name, offset, maxLength, timeoutNanos, pastEndAtOnce, false);
+    }
+
+    /** @return as {@link WaitingReads#readOrWait(Segment, long, int, long, boolean, boolean)}: null if {@code tryOnly} found the lock held. */
+    private CompletableFuture<ReadResult> readOrWaitAdmitted(final String name, final long offset, final int maxLength, final long timeoutNanos,
+                                                             final boolean pastEndAtOnce, final boolean tryOnly) {
         final Segment segment;
         try {
             segment = table.segment(name);
         } catch (final SegmentNotFoundException | CacheClosedException e) {
             return CompletableFuture.failedFuture(e);
         }
-        return waiting.readOrWait(segment, offset, maxLength, timeoutNanos, pastEndAtOnce);
+        return waiting.readOrWait(segment, offset, maxLength, timeoutNanos, pastEndAtOnce, tryOnly);
     }
 
     /**

@@ -58,7 +58,24 @@ final class WaitingReads {
      */
     CompletableFuture<ReadResult> readOrWait(final Segment segment, final long offset, final int maxLength, final long timeoutNanos,
                                              final boolean pastEndAtOnce) {
-        segment.lock();
+        return readOrWait(segment, offset, maxLength, timeoutNanos, pastEndAtOnce, false);
+    }
+
+    /**
+     * As {@link #readOrWait(Segment, long, int, long, boolean)}; with {@code tryOnly} it never
+     * waits for the segment's lock.
+     *
+     * @return the future, or null if {@code tryOnly} and another thread holds the segment's lock.
+     */
+    CompletableFuture<ReadResult> readOrWait(final Segment segment, final long offset, final int maxLength, final long timeoutNanos,
+                                             final boolean pastEndAtOnce, final boolean tryOnly) {
+        if (tryOnly) {
+            if (!segment.tryLock()) {
+                return null;
+            }
+        } else {
+            segment.lock();
+        }
         try {
             if (pastEndAtOnce && !segment.deleted && !segment.sealed && offset > Math.max(segment.length, segment.reservedLength)) {
                 // Past every offset an append has been given: no append can reach it before the
@@ -123,6 +140,15 @@ final class WaitingReads {
                 : new SegmentNotFoundException(segment.name, "was deleted while a read waited at offset=" + waiter.offset));
             waiter = next;
         }
+    }
+
+    /**
+     * @return the timeout thread as an executor: it also issues the reads a read budget's release
+     *         let through (see {@link ReadBudget}), so that neither a reading call nor a release
+     *         runs them on its caller's thread.
+     */
+    java.util.concurrent.Executor executor() {
+        return scheduler;
     }
 
     /** Stops the timeout thread; a read that would wait from now on fails with a {@link CacheClosedException}. */

@@ -265,7 +265,11 @@ class StoreIsolationTest {
         strictHeld.close();
         // Releasing the slow reader's results lets its waiting read go on.
         assertTrue(!waiting.isDone());
+        final CompletableFuture<Thread> issuedOn = waiting.thenApply(result -> Thread.currentThread());
         held.forEach(ReadResult::close);
+        // Issued on the store's thread, not on the releasing one (a broker's event loop). Asked
+        // before this thread waits on the read's future (a thread waiting on it may run its stages).
+        org.junit.jupiter.api.Assertions.assertNotSame(Thread.currentThread(), issuedOn.get(30, TimeUnit.SECONDS));
         try (ReadResult result = waiting.get(30, TimeUnit.SECONDS)) {
             assertArrayEquals(TestSegments.pattern(3, at, result.length()), TestSegments.bytes(result));
         }
@@ -273,6 +277,98 @@ class StoreIsolationTest {
         assertEquals(0, other.used());
         assertEquals(0, store.readBudget().used(), "every result released gave its bytes back");
         assertTrue(store.isolationStats().readBudgetWaits() >= 1);
+    }
+
+    @Test
+    @Timeout(60)
+    void shouldReturnFromAsynchronousReadsWhileAnotherThreadHoldsTheSegmentsLock() throws Exception {
+        final BlockCache cache = cache(8 << 20);
+        final SegmentStore store = store(cache);
+        store.create("s");
+        for (long at = 0; at < 64 * 1024; at += APPEND) {
+            store.append("s", TestSegments.buffer(6, at, APPEND));
+        }
+        final Segment segment = store.segmentOrNull("s");
+        // Another thread (a fill publishing, an eviction) holds the segment's lock until released.
+        final java.util.concurrent.CountDownLatch locked = new java.util.concurrent.CountDownLatch(1);
+        final java.util.concurrent.CountDownLatch unlock = new java.util.concurrent.CountDownLatch(1);
+        final Thread holder = new Thread(() -> {
+            segment.lock();
+            try {
+                locked.countDown();
+                // Bounded, so that a read that does wait for the lock ends (and fails the test) rather than hang.
+                unlock.await(20, TimeUnit.SECONDS);
+            } catch (final InterruptedException e) {
+                Thread.currentThread().interrupt();
+            } finally {
+                segment.unlock();
+            }
+        }, "lock-holder");
+        holder.start();
+        assertTrue(locked.await(30, TimeUnit.SECONDS));
+        final java.util.List<CompletableFuture<ReadResult>> reads = new java.util.ArrayList<>();
+        try {
+            // Each call returns (this thread would otherwise wait with the holder): the futures complete later.
+            reads.add(store.readAsync("s", 0, 4096, Duration.ofSeconds(30)));
+            reads.add(store.readThrough("s", 4096, 4096));
+            reads.add(store.readOrWait("s", 8192, 4096, Duration.ofSeconds(30)));
+            for (final CompletableFuture<ReadResult> read : reads) {
+                assertTrue(!read.isDone(), "a read needing the held lock completes once it is released");
+            }
+        } finally {
+            unlock.countDown();
+        }
+        for (int i = 0; i < reads.size(); i++) {
+            try (ReadResult result = reads.get(i).get(30, TimeUnit.SECONDS)) {
+                assertArrayEquals(TestSegments.pattern(6, i * 4096L, 4096), TestSegments.bytes(result));
+            }
+        }
+        holder.join(30_000);
+        assertEquals(0, store.readBudget().used());
+    }
+
+    @Test
+    void shouldNotLetAReaderWithABudgetAsLargeAsTheStoresSpendItForEveryOtherReader() throws Exception {
+        final BlockCache cache = cache(8 << 20);
+        final SegmentStore store = store(cache);
+        store.create("s");
+        final int length = 4 << 20;
+        for (long at = 0; at < length; at += APPEND) {
+            store.append("s", TestSegments.buffer(5, at, APPEND));
+        }
+        final long storeLimit = store.readBudget().limit();
+        // A channel that never drains, its own budget the whole cache: it holds every result it
+        // gets, and fetches until a fetch does not complete (a cache hit admitted completes at once).
+        final ReadBudget greedy = ReadBudget.waiting("greedy-channel", cache.capacity());
+        final java.util.List<ReadResult> held = new java.util.ArrayList<>();
+        long at = 0;
+        CompletableFuture<ReadResult> next;
+        while ((next = store.readAsync("s", at, 64 * 1024, Duration.ofSeconds(30), greedy)).isDone()) {
+            final ReadResult result = next.get();
+            held.add(result);
+            at = result.nextOffset();
+            assertTrue(at < length, "the greedy reader was stopped before the segment's end");
+        }
+        assertTrue(store.readBudget().used() < storeLimit,
+            "the greedy reader holds " + store.readBudget().used() + " of the store's " + storeLimit + ": room is left");
+        // Other readers, with a budget of their own or with none, read the whole segment meanwhile.
+        final ReadBudget other = ReadBudget.waiting("other-channel", cache.capacity());
+        for (long o = 0; o < length; o += 64 * 1024) {
+            try (ReadResult result = store.readAsync("s", o, 64 * 1024, Duration.ofSeconds(30), other).get(30, TimeUnit.SECONDS)) {
+                assertArrayEquals(TestSegments.pattern(5, o, result.length()), TestSegments.bytes(result));
+            }
+            try (ReadResult result = store.readThrough("s", o, 1000).get(30, TimeUnit.SECONDS)) {
+                assertEquals(1000, result.length());
+            }
+        }
+        // The greedy reader's waiting fetch goes on once it releases what it holds.
+        assertTrue(!next.isDone());
+        held.forEach(ReadResult::close);
+        try (ReadResult result = next.get(30, TimeUnit.SECONDS)) {
+            assertArrayEquals(TestSegments.pattern(5, at, result.length()), TestSegments.bytes(result));
+        }
+        assertEquals(0, greedy.used());
+        assertEquals(0, store.readBudget().used(), "every result released gave its bytes back");
     }
 
     @Test
