@@ -12,7 +12,7 @@ package io.streamcache.segmentstore.eviction;
  * bytes of the first two).
  *
  * @param toTarget           entries evicted by passes the manager's timer or
- *                           {@link CacheManager#runNow} ran to bring utilization down to its target
+ *                           {@link CacheManager#evictNow()} ran to bring utilization down to its target
  *                           (what the policy ranks oldest, by generation or age).
  * @param cacheFull          entries evicted by passes the cache's full handler ran: an append,
  *                           insert or fill from the log found no free block.
