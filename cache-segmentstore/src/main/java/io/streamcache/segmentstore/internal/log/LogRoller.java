@@ -62,6 +62,8 @@ final class LogRoller {
     private final DurabilityPolicy.Kind durability;
     private final LogSegmentTable table;
     private final LongArrayList deadFiles = new LongArrayList();
+    /** Dead files whose retirement is not recorded yet ({@link #retirePending()}). */
+    private final LongArrayList pendingRetired = new LongArrayList();
 
     private LogFile file;
     private long fileNumber;
@@ -392,15 +394,8 @@ final class LogRoller {
             // bytes are in files already deleted.
             force();
         }
-        if (!deadFiles.isEmpty()) {
-            recordRetired(deadFiles);
-        }
-        for (int i = 0; i < deadFiles.size(); i++) {
-            final long number = deadFiles.getLong(i);
-            listener.onFileRetired(number);
-            directory.retire(number);
-            counters.fileRetired();
-        }
+        pendingRetired.addAll(deadFiles);
+        retirePending();
     }
 
     /**
@@ -413,32 +408,45 @@ final class LogRoller {
                 force();
             }
             table.removeFile(number);
-            final LongArrayList one = new LongArrayList();
-            one.addLong(number);
-            recordRetired(one);
-            listener.onFileRetired(number);
-            directory.retire(number);
-            counters.fileRetired();
+            pendingRetired.addLong(number);
+            retirePending();
         }
     }
 
     /**
-     * Records durably ({@link CurrentFileRecord}) that {@code retiring} are no longer part of the
-     * log, before the directory unlinks or recycles them: then a file missing at the next open
-     * that the record still lists was lost, not retired. One record write (a small file forced,
-     * renamed, the directory forced) per batch of retirements, on the writer thread, as the
-     * roll's own.
+     * Hands the dead files to the directory to unlink or recycle, once a {@link CurrentFileRecord}
+     * without them is durable: a file missing at the next open that the record still lists was
+     * then lost, not retired. One record write (a small file forced, renamed, the directory
+     * forced) per batch of retirements, on the writer thread, as the roll's own. A record that
+     * cannot be written (a full disk) leaves the files where they are, still listed, and is
+     * tried again at the next retirement or roll: the log stays safe and takes appends.
      */
-    private void recordRetired(final LongArrayList retiring) throws IOException {
+    private void retirePending() {
+        if (pendingRetired.isEmpty()) {
+            return;
+        }
         final long[] numbers = directory.fileNumbers();
         final long[] live = new long[numbers.length];
         int n = 0;
         for (final long number : numbers) {
-            if (!retiring.containsLong(number)) {
+            if (!pendingRetired.containsLong(number)) {
                 live[n++] = number;
             }
         }
-        CurrentFileRecord.write(directory.path(), fileNumber, Arrays.copyOf(live, n));
+        try {
+            CurrentFileRecord.write(directory.path(), fileNumber, Arrays.copyOf(live, n));
+        } catch (final IOException e) {
+            LOG.warn("log {}: could not record the retirement of files {} in {}; they stay until the next retirement or roll: {}",
+                directory.name(), pendingRetired, CurrentFileRecord.FILE_NAME, e.toString());
+            return;
+        }
+        for (int i = 0; i < pendingRetired.size(); i++) {
+            final long number = pendingRetired.getLong(i);
+            listener.onFileRetired(number);
+            directory.retire(number);
+            counters.fileRetired();
+        }
+        pendingRetired.clear();
     }
 
     // ------------------------------------------------------------------------------------------

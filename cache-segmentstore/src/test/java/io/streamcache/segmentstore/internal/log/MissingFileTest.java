@@ -1,6 +1,7 @@
 package io.streamcache.segmentstore.internal.log;
 
 import io.streamcache.core.cache.BlockCache;
+import io.streamcache.segmentstore.ChildClassPath;
 import io.streamcache.segmentstore.SegmentStore;
 import io.streamcache.segmentstore.TestSegments;
 import io.streamcache.segmentstore.log.LogConfig;
@@ -13,11 +14,14 @@ import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -114,6 +118,59 @@ class MissingFileTest {
         }
         try (BlockCache cache = TestSegments.cache(8 << 20); SegmentStore store = open(cache, config)) {
             assertEquals(600_000L, store.info("s").length());
+        }
+    }
+
+    /** Runs {@link MissingFileWriter} in a child JVM until it printed "written", then SIGKILLs it. */
+    private static void writeAndKill(final Path directory, final String... extra) throws Exception {
+        final String java = ProcessHandle.current().info().command().orElseThrow();
+        final List<String> command = new java.util.ArrayList<>(List.of(java, "-Xmx128m", "-XX:MaxDirectMemorySize=64m", "-cp",
+            ChildClassPath.get(), MissingFileWriter.class.getName(), directory.toString()));
+        command.addAll(List.of(extra));
+        final Process child = new ProcessBuilder(command).redirectErrorStream(true).start();
+        try {
+            final BufferedReader reader = new BufferedReader(new InputStreamReader(child.getInputStream(), StandardCharsets.UTF_8));
+            final StringBuilder output = new StringBuilder();
+            String line;
+            boolean written = false;
+            while (!written && (line = reader.readLine()) != null) {
+                written = line.equals("written");
+                output.append(line).append('\n');
+            }
+            assertTrue(written, () -> "the child ended before it wrote: " + output);
+        } finally {
+            child.destroyForcibly();
+            assertTrue(child.waitFor(60, TimeUnit.SECONDS), "the child did not die");
+        }
+    }
+
+    @Test
+    void shouldRefuseALogMissingAMiddleFileAfterTheWriterWasKilled() throws Exception {
+        final Path directory = root.resolve("log");
+        writeAndKill(directory);
+        assertTrue(!Files.exists(directory.resolve(CleanMark.FILE_NAME)), "the child closed cleanly");
+        final List<Path> files = logFiles(directory);
+        assertTrue(files.size() >= 4, "the log rolled too little: " + files);
+        final Path middle = files.get(files.size() / 2);
+        Files.delete(middle);
+        final LogConfig.Builder config = TestLogs.small(directory);
+        try (BlockCache cache = TestSegments.cache(8 << 20)) {
+            final LogCorruptedException e = assertThrows(LogCorruptedException.class, () -> open(cache, config.build()).close());
+            assertEquals(middle, e.file(), e.getMessage());
+            try (SegmentStore store = open(cache, config.allowMissingFiles(true).build())) {
+                assertTrue(store.info("s").startOffset() > 0, "the lost file's bytes are gone, knowingly");
+                assertEquals(500_000L, store.info("s").length());
+            }
+        }
+    }
+
+    @Test
+    void shouldOpenALogWhoseFilesRetentionDeletedAfterTheWriterWasKilled() throws Exception {
+        final Path directory = root.resolve("log");
+        writeAndKill(directory, "truncate");
+        try (BlockCache cache = TestSegments.cache(8 << 20); SegmentStore store = open(cache, TestLogs.small(directory).build())) {
+            assertEquals(600_000L, store.info("s").length());
+            assertEquals(400_000L, store.info("s").startOffset());
         }
     }
 
