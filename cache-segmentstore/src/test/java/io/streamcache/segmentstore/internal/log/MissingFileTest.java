@@ -175,6 +175,37 @@ class MissingFileTest {
     }
 
     @Test
+    void shouldKeepRetiredFilesWhoseRecordCannotBeWrittenAndRetireThemLater() throws Exception {
+        final Path directory = root.resolve("log");
+        final LogConfig config = TestLogs.small(directory).build();
+        try (BlockCache cache = TestSegments.cache(8 << 20); SegmentStore store = open(cache, config)) {
+            store.create("s");
+            for (int i = 0; i < 500; i++) {
+                store.append("s", TestSegments.buffer(1, i * 1000L, 1000));
+            }
+            final List<Path> before = logFiles(directory);
+            // CURRENT cannot be rewritten (as on a full disk): the retirement must not unlink.
+            final Path blocker = Files.createDirectory(directory.resolve(CurrentFileRecord.FILE_NAME + ".tmp"));
+            store.truncate("s", 400_000L);
+            store.append("s", TestSegments.buffer(1, 500_000L, 1000));
+            Thread.sleep(200);
+            assertEquals(before, logFiles(directory), "files retired without their record");
+            Files.delete(blocker);
+            for (int i = 501; i < 700; i++) {
+                store.append("s", TestSegments.buffer(1, i * 1000L, 1000));
+            }
+            final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+            while (Files.exists(before.get(0)) && System.nanoTime() < deadline) {
+                Thread.sleep(10);
+            }
+            assertTrue(!Files.exists(before.get(0)), "the retirement was not tried again at the roll");
+        }
+        try (BlockCache cache = TestSegments.cache(8 << 20); SegmentStore store = open(cache, config)) {
+            assertEquals(700_000L, store.info("s").length());
+        }
+    }
+
+    @Test
     void shouldOpenALogWithAVersionOneRecordAsBefore() throws Exception {
         final Path directory = root.resolve("log");
         final LogConfig config = TestLogs.small(directory).build();
