@@ -83,6 +83,35 @@ public final class CurrentFileRecord {
         }
     }
 
+    /**
+     * Before recovery deletes {@code numbers} (a tail it cut, files holding no record): rewrites
+     * a version 2 record without them, record first and unlink after as for a retirement, so that
+     * a crash before the resumed writer records the files again does not make them "missing".
+     * The current file moves down to the highest file left if it was among them. A no-op without
+     * a version 2 record.
+     */
+    public static void forget(final Path directory, final java.util.Collection<Long> numbers) throws IOException {
+        final Recorded recorded = read(directory);
+        if (recorded == null || recorded.version() != VERSION || numbers.isEmpty()) {
+            return;
+        }
+        final TreeSet<Long> live = new TreeSet<>();
+        for (final long[] range : recorded.live()) {
+            for (long number = range[0]; number <= range[1]; number++) {
+                if (!numbers.contains(number)) {
+                    live.add(number);
+                }
+            }
+        }
+        final long current = numbers.contains(recorded.current()) ? (live.isEmpty() ? 0 : live.last()) : recorded.current();
+        final long[] kept = new long[live.size()];
+        int i = 0;
+        for (final long number : live) {
+            kept[i++] = number;
+        }
+        write(directory, current, kept);
+    }
+
     private static void appendRanges(final StringBuilder text, final long[] live, final long current) {
         boolean first = true;
         int i = 0;

@@ -238,6 +238,16 @@ class MissingFileTest {
         assertEquals(6, missing.count());
     }
 
+    @Test
+    void shouldForgetTheFilesRecoveryRemovesBeforeItRemovesThem() throws Exception {
+        final Path directory = Files.createDirectories(root.resolve("log"));
+        CurrentFileRecord.write(directory, 9, new long[] {2, 3, 4, 6, 8, 9});
+        // A tail cut back to file 6 (TRUNCATE policy): 8 and 9 go, the current file moves down.
+        CurrentFileRecord.forget(directory, List.of(8L, 9L, 10L));
+        assertEquals("version=2\nfile=6\nlive=2-4,6\n",
+            Files.readString(directory.resolve(CurrentFileRecord.FILE_NAME), StandardCharsets.US_ASCII));
+    }
+
     @ParameterizedTest(name = "replaced={0}")
     @ValueSource(booleans = {false, true})
     void shouldFailAppendsOnceTheCurrentFileIsGoneWithForcesInFlight(final boolean replaced) throws Exception {

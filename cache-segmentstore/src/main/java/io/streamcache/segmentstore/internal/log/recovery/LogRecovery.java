@@ -5,6 +5,7 @@ import io.streamcache.core.StreamcacheThreads;
 import io.streamcache.segmentstore.log.CorruptionPolicy;
 import io.streamcache.segmentstore.log.LogCorruptedException;
 import io.streamcache.segmentstore.internal.log.CleanMark;
+import io.streamcache.segmentstore.internal.log.CurrentFileRecord;
 import io.streamcache.segmentstore.internal.log.LogFileDescriptor;
 import io.streamcache.segmentstore.internal.log.LogRecordDescriptor;
 import org.agrona.concurrent.UnsafeBuffer;
@@ -460,6 +461,14 @@ public final class LogRecovery {
             }
         }
         if (!readOnly) {
+            if (!removed.isEmpty()) {
+                // Recorded first, unlinked after: the files no longer count as live (CURRENT).
+                final List<Long> numbersRemoved = new ArrayList<>();
+                for (final Path path : removed) {
+                    numbersRemoved.add(LogFileDescriptor.fileNumber(path.getFileName().toString()));
+                }
+                CurrentFileRecord.forget(directory, numbersRemoved);
+            }
             for (final Path path : removed) {
                 Files.deleteIfExists(path);
             }
