@@ -19,7 +19,6 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
-import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -108,34 +107,23 @@ final class LogOpening {
     }
 
     /**
-     * Before recovery reads or cuts anything: the directory's files must reach the file the last
-     * writer rolled to ({@link CurrentFileRecord}), unless {@link LogConfig#allowMissingFiles()}.
+     * Before recovery reads or cuts anything: every file the last writer recorded as live
+     * ({@link CurrentFileRecord}: the current one and those before it that no retirement
+     * removed) must be in the directory, unless {@link LogConfig#allowMissingFiles()}.
      *
      * @throws LogCorruptedException naming the first missing file.
      */
     private void checkNoFileMissing() throws IOException {
-        final long recorded = CurrentFileRecord.read(log.directory());
-        if (recorded == 0) {
+        final CurrentFileRecord.Missing missing = CurrentFileRecord.missing(log.directory());
+        if (missing == null) {
             return;
         }
-        long highest = 0;
-        try (DirectoryStream<Path> stream = Files.newDirectoryStream(log.directory())) {
-            for (final Path file : stream) {
-                highest = Math.max(highest, LogFileDescriptor.fileNumber(file.getFileName().toString()));
-            }
-        }
-        if (highest >= recorded) {
-            return;
-        }
-        final Path missing = log.directory().resolve(LogFileDescriptor.fileName(highest + 1));
-        final String reason = "the last writer rolled to file " + recorded + " (" + CurrentFileRecord.FILE_NAME + "), but the highest"
-            + " log file in the directory is " + highest + ": files " + (highest + 1) + ".." + recorded
-            + " are missing, with the appends acknowledged into them";
+        final Path file = log.directory().resolve(LogFileDescriptor.fileName(missing.first()));
         if (!log.allowMissingFiles()) {
-            throw new LogCorruptedException(missing, highest + 1, 0, reason
+            throw new LogCorruptedException(file, missing.first(), 0, missing.reason()
                 + "; restore them, or open with LogConfig.Builder.allowMissingFiles(true) to lose them");
         }
-        LOG.warn("log {}: {}; opening as far as the files reach (allowMissingFiles)", log.directory(), reason);
+        LOG.warn("log {}: {}; opening without them (allowMissingFiles)", log.directory(), missing.reason());
     }
 
     /**

@@ -35,7 +35,7 @@ import static io.streamcache.segmentstore.internal.log.LogFileDescriptor.PAGE_LE
  *  forcesInFlight  1              EVERY_BATCH: batches whose force may run while the writer writes the next ones
  *  queueCapacity   65536          requests waiting for the writer, and as many again in an overflow; then refused
  *  retryInterval   1 s            after a disk error, how often the writer retries by itself (0: only recover())
- *  allowMissingFiles false        open a log whose last files are gone (else the open fails: files lost)
+ *  allowMissingFiles false        open a log missing a file its writer recorded as live (else the open fails: files lost)
  *  checkpointFiles 0 (off)        write a recovery checkpoint after every this many new files, in the background;
  *                                 an open then scans only the files after it (docs/log-format.md); 8 is a good value
  *
@@ -206,8 +206,8 @@ public final class LogConfig {
     }
 
     /**
-     * @return whether an open accepts a directory whose highest log file is below the file the
-     *         last writer recorded as its current one; see {@link Builder#allowMissingFiles(boolean)}.
+     * @return whether an open accepts a directory missing a log file the last writer recorded as
+     *         live; see {@link Builder#allowMissingFiles(boolean)}.
      */
     public boolean allowMissingFiles() {
         return allowMissingFiles;
@@ -413,13 +413,17 @@ public final class LogConfig {
         }
 
         /**
-         * @param allowMissingFiles whether to open a log whose last files are gone: every roll
-         *                          records the writer's current file (the file {@code CURRENT}),
-         *                          and by default an open whose directory's highest log file is
-         *                          below it fails with {@link LogCorruptedException} naming the
-         *                          missing file, since the appends acknowledged into it are
-         *                          lost. {@code true} opens the log as far as its files reach
-         *                          (WARN), losing them knowingly. False by default.
+         * @param allowMissingFiles whether to open a log some of whose files are gone: the writer
+         *                          records the log's live files (the file {@code CURRENT}) at
+         *                          every roll and before it deletes a file retention or
+         *                          compaction retired, and by default an open whose directory
+         *                          lacks one of them (in the middle of the sequence or at its
+         *                          end) fails with {@link LogCorruptedException} naming the
+         *                          first missing file, since the appends acknowledged into it
+         *                          are lost. {@code true} opens the log with what its files hold
+         *                          (WARN): a segment whose bytes were in a missing file opens
+         *                          from where the remaining files hold them, losing the rest
+         *                          knowingly. False by default.
          */
         public Builder allowMissingFiles(final boolean allowMissingFiles) {
             this.allowMissingFiles = allowMissingFiles;

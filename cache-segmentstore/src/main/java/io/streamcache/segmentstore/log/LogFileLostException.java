@@ -10,7 +10,7 @@ package io.streamcache.segmentstore.log;
  *
  * <p>No request it failed was acknowledged. Appends acknowledged before the loss may have been
  * in the lost file: close the store, restore the file (or accept the loss), and reopen; recovery
- * refuses a log whose files no longer reach as far as its writer recorded
+ * refuses a log missing a file its writer recorded as live
  * ({@link LogConfig.Builder#allowMissingFiles(boolean)}).
  */
 public final class LogFileLostException extends LogFailedException {

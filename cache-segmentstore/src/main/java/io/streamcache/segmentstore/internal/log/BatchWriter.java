@@ -584,7 +584,7 @@ final class BatchWriter {
         failedExtent = 0;
         streamBase += end;
         // Not acknowledged from after the durable prefix of a resumed page it rewrote.
-        forces.issue(files.file(), streamBase, start + batch.durablePrefix(), start + end);
+        forces.issue(files.file(), files.identity(), streamBase, start + batch.durablePrefix(), start + end);
         batch.written(end, start);
         files.advance(end);
         counters.batch(end, batch.takePayloadBytes(), batch.takePaddingBytes());

@@ -18,7 +18,7 @@ import java.util.concurrent.locks.LockSupport;
  * <pre>
  *  writer thread                       forcing threads (N, ticket t goes to thread (t-1) mod N)
  *   | pwrite(batch k)
- *   | issue(k): file, stream end,   -&gt;  force() ... returns or throws
+ *   | issue(k): file, stream end,   -&gt;  force(), identity check ... returns or throws
  *   |   file start and end              issuedAtEnd[k] = tickets issued by then; status[k] = DONE/FAILED
  *   | pwrite(batch k+1), issue(k+1) -&gt;  force() ...
  *   | collect(): durable up to the last ticket it may trust; apply, complete in order
@@ -54,8 +54,9 @@ final class ForceStage {
     private final WriterCounters counters;
     private Thread writer;
 
-    // Per slot: the ticket's file, its stream end, the file positions its write started and ended at.
+    // Per slot: the ticket's file and its identity, its stream end, the file positions its write started and ended at.
     private final LogFile[] file;
+    private final FileIdentity[] identity;
     private final long[] streamEnd;
     private final long[] fileStart;
     private final long[] fileEnd;
@@ -77,6 +78,7 @@ final class ForceStage {
         this.slots = slots;
         this.counters = counters;
         this.file = new LogFile[slots];
+        this.identity = new FileIdentity[slots];
         this.streamEnd = new long[slots];
         this.fileStart = new long[slots];
         this.fileEnd = new long[slots];
@@ -118,6 +120,12 @@ final class ForceStage {
             Throwable failure = null;
             try {
                 file[slot].force();
+                // As the writer's own forces: one stat per force, so that no force
+                // acknowledges appends into a file deleted or replaced under the writer.
+                final FileIdentity checked = identity[slot];
+                if (checked != null) {
+                    checked.check();
+                }
             } catch (final Throwable e) {
                 failure = e;
             }
@@ -147,12 +155,15 @@ final class ForceStage {
      * Issues a force of {@code target} for the write of {@code [start, end)} that just returned;
      * the caller checked that the stage is not {@link #full()}.
      *
-     * @param stream the stream position the write ended at.
+     * @param targetIdentity the file's identity, checked after the force ({@link FileIdentity#check()}:
+     *                       a file deleted or replaced fails the ticket); null: not checked.
+     * @param stream         the stream position the write ended at.
      */
-    void issue(final LogFile target, final long stream, final long start, final long end) {
+    void issue(final LogFile target, final FileIdentity targetIdentity, final long stream, final long start, final long end) {
         final long ticket = issued + 1;
         final int slot = slot(ticket);
         file[slot] = target;
+        identity[slot] = targetIdentity;
         streamEnd[slot] = stream;
         fileStart[slot] = start;
         fileEnd[slot] = end;
@@ -190,6 +201,7 @@ final class ForceStage {
         durableFileEnd = fileEnd[slot];
         for (long j = consumed + 1; j <= trusted; j++) {
             file[slot(j)] = null;
+            identity[slot(j)] = null;
             counters.force();
         }
         consumed = trusted;
@@ -250,6 +262,7 @@ final class ForceStage {
         final long start = fileStart[slot(consumed + 1)];
         for (long j = consumed + 1; j <= issued; j++) {
             file[slot(j)] = null;
+            identity[slot(j)] = null;
         }
         consumed = issued;
         return start;

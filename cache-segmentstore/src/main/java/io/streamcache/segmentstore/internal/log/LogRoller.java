@@ -8,10 +8,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
-import java.nio.file.Files;
-import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
-import java.nio.file.attribute.BasicFileAttributes;
+import java.util.Arrays;
 import java.util.Objects;
 import java.nio.ByteBuffer;
 import java.util.function.LongConsumer;
@@ -64,11 +62,13 @@ final class LogRoller {
     private final DurabilityPolicy.Kind durability;
     private final LogSegmentTable table;
     private final LongArrayList deadFiles = new LongArrayList();
+    /** Dead files whose retirement is not recorded yet ({@link #retirePending()}). */
+    private final LongArrayList pendingRetired = new LongArrayList();
 
     private LogFile file;
     private long fileNumber;
-    /** The current file's identity when it was opened ({@link #checkCurrentFile}); null if the file system has none. */
-    private Object fileKey;
+    /** The current file's identity when it was opened ({@link #checkCurrentFile}). */
+    private FileIdentity identity;
     /** File position of the batch buffer's first byte: a multiple of 4 KB. */
     private long filePosition;
     private long lastForceNanos;
@@ -139,9 +139,9 @@ final class LogRoller {
             throw e;
         }
         directory.clearSpareError();
-        final Object key;
+        final FileIdentity key;
         try {
-            key = fileKey(directory.filePath(next.number()));
+            key = FileIdentity.of(directory.filePath(next.number()));
         } catch (final IOException e) {
             closeQuietly(next.file());
             directory.retire(next.number());
@@ -151,8 +151,8 @@ final class LogRoller {
         final long start;
         try {
             start = writeSnapshot(next.file(), next.number());
-            // Recovery refuses a directory whose files end before the current one.
-            CurrentFileRecord.write(directory.path(), next.number());
+            // Recovery refuses a directory that lacks a file recorded as live (the new one included).
+            CurrentFileRecord.write(directory.path(), next.number(), directory.fileNumbers());
         } catch (final IOException | RuntimeException e) {
             closeQuietly(next.file());
             directory.retire(next.number());
@@ -161,7 +161,7 @@ final class LogRoller {
         }
         rollPending = false;
         final LogFile old = file;
-        fileKey = key;
+        identity = key;
         file = next.file();
         fileNumber = next.number();
         filePosition = start;
@@ -208,7 +208,7 @@ final class LogRoller {
             throw new IOException("recovered tail position=" + position + " is past fileLength=" + fileLength + " of file " + number);
         }
         file = directory.openExisting(number);
-        fileKey = fileKey(directory.filePath(number));
+        identity = FileIdentity.of(directory.filePath(number));
         fileNumber = number;
         currentFileNumber = number;
         table.currentFile(number);
@@ -220,6 +220,8 @@ final class LogRoller {
         final long zeroEnd = durability == DurabilityPolicy.Kind.EVERY_BATCH ? Math.min(fileLength, page + tornSpan) : fileLength;
         batch.resume(file, page, zeroEnd, prefixBytes);
         file.force();
+        // The files recovery left (a file it cut or an allowed loss no longer listed).
+        CurrentFileRecord.write(directory.path(), number, directory.fileNumbers());
     }
 
     /**
@@ -291,32 +293,20 @@ final class LogRoller {
     }
 
     /**
-     * Checks that the current file is still the directory's: the path names the file opened
-     * (same {@link BasicFileAttributes#fileKey()}, device and inode on Linux). One {@code stat}
-     * per force, beside an {@code fdatasync}; a file system without file keys is not checked.
-     * Without it, a file unlinked under the writer took acknowledged appends that the next open
-     * could not find.
+     * Checks that the current file is still the directory's ({@link FileIdentity#check()}): one
+     * {@code stat} per force, beside an {@code fdatasync}.
      *
      * @throws LogFileGoneException if the file was deleted or replaced.
      */
     void checkCurrentFile() throws IOException {
-        if (fileKey == null || file == null) {
-            return;
-        }
-        final Path path = directory.filePath(fileNumber);
-        final Object now;
-        try {
-            now = Files.readAttributes(path, BasicFileAttributes.class).fileKey();
-        } catch (final NoSuchFileException e) {
-            throw new LogFileGoneException(path, "was deleted");
-        }
-        if (now != null && !now.equals(fileKey)) {
-            throw new LogFileGoneException(path, "was replaced by another file");
+        if (identity != null && file != null) {
+            identity.check();
         }
     }
 
-    private static Object fileKey(final Path path) throws IOException {
-        return Files.readAttributes(path, BasicFileAttributes.class).fileKey();
+    /** The current file's identity, for the forces of the {@link ForceStage}. */
+    FileIdentity identity() {
+        return identity;
     }
 
     /** A write was not forced (INTERVAL or NEVER durability): under INTERVAL the next force is due an interval after the last. */
@@ -404,12 +394,8 @@ final class LogRoller {
             // bytes are in files already deleted.
             force();
         }
-        for (int i = 0; i < deadFiles.size(); i++) {
-            final long number = deadFiles.getLong(i);
-            listener.onFileRetired(number);
-            directory.retire(number);
-            counters.fileRetired();
-        }
+        pendingRetired.addAll(deadFiles);
+        retirePending();
     }
 
     /**
@@ -422,10 +408,45 @@ final class LogRoller {
                 force();
             }
             table.removeFile(number);
+            pendingRetired.addLong(number);
+            retirePending();
+        }
+    }
+
+    /**
+     * Hands the dead files to the directory to unlink or recycle, once a {@link CurrentFileRecord}
+     * without them is durable: a file missing at the next open that the record still lists was
+     * then lost, not retired. One record write (a small file forced, renamed, the directory
+     * forced) per batch of retirements, on the writer thread, as the roll's own. A record that
+     * cannot be written (a full disk) leaves the files where they are, still listed, and is
+     * tried again at the next retirement or roll: the log stays safe and takes appends.
+     */
+    private void retirePending() {
+        if (pendingRetired.isEmpty()) {
+            return;
+        }
+        final long[] numbers = directory.fileNumbers();
+        final long[] live = new long[numbers.length];
+        int n = 0;
+        for (final long number : numbers) {
+            if (!pendingRetired.containsLong(number)) {
+                live[n++] = number;
+            }
+        }
+        try {
+            CurrentFileRecord.write(directory.path(), fileNumber, Arrays.copyOf(live, n));
+        } catch (final IOException e) {
+            LOG.warn("log {}: could not record the retirement of files {} in {}; they stay until the next retirement or roll: {}",
+                directory.name(), pendingRetired, CurrentFileRecord.FILE_NAME, e.toString());
+            return;
+        }
+        for (int i = 0; i < pendingRetired.size(); i++) {
+            final long number = pendingRetired.getLong(i);
             listener.onFileRetired(number);
             directory.retire(number);
             counters.fileRetired();
         }
+        pendingRetired.clear();
     }
 
     // ------------------------------------------------------------------------------------------

@@ -5,6 +5,7 @@ import io.streamcache.core.StreamcacheThreads;
 import io.streamcache.segmentstore.log.CorruptionPolicy;
 import io.streamcache.segmentstore.log.LogCorruptedException;
 import io.streamcache.segmentstore.internal.log.CleanMark;
+import io.streamcache.segmentstore.internal.log.CurrentFileRecord;
 import io.streamcache.segmentstore.internal.log.LogFileDescriptor;
 import io.streamcache.segmentstore.internal.log.LogRecordDescriptor;
 import org.agrona.concurrent.UnsafeBuffer;
@@ -122,6 +123,7 @@ public final class LogRecovery {
 
     private final Path directory;
     private final CorruptionPolicy corruptionPolicy;
+    private final boolean allowMissingFiles;
     private final boolean readOnly;
     private final long tornWriteWindow;
     private final int chunkLength;
@@ -148,6 +150,7 @@ public final class LogRecovery {
         this.directory = builder.directory;
         this.corruptionPolicy = builder.corruptionPolicy;
         this.readOnly = builder.readOnly;
+        this.allowMissingFiles = builder.allowMissingFiles;
         this.tornWriteWindow = builder.tornWriteWindow;
         this.chunkLength = builder.chunkLength;
         this.parallelScan = builder.parallelScan;
@@ -278,6 +281,7 @@ public final class LogRecovery {
 
         final LogReplay replay = new LogReplay(directory, checkpoint != null ? CorruptionPolicy.FAIL : corruptionPolicy,
             locationMemory != null ? locationMemory : new LocationMemory());
+        replay.allowMissingFiles = allowMissingFiles;
         attempt = replay;
         lastReplay = replay;
         final List<LogFileScan> scans = new ArrayList<>();
@@ -457,6 +461,14 @@ public final class LogRecovery {
             }
         }
         if (!readOnly) {
+            if (!removed.isEmpty()) {
+                // Recorded first, unlinked after: the files no longer count as live (CURRENT).
+                final List<Long> numbersRemoved = new ArrayList<>();
+                for (final Path path : removed) {
+                    numbersRemoved.add(LogFileDescriptor.fileNumber(path.getFileName().toString()));
+                }
+                CurrentFileRecord.forget(directory, numbersRemoved);
+            }
             for (final Path path : removed) {
                 Files.deleteIfExists(path);
             }
@@ -666,6 +678,7 @@ public final class LogRecovery {
         private final Path directory;
         private CorruptionPolicy corruptionPolicy = CorruptionPolicy.FAIL;
         private boolean readOnly;
+        private boolean allowMissingFiles;
         private long tornWriteWindow = LogScanner.TORN_WRITE_WINDOW_DEFAULT;
         private int chunkLength = LogScanner.CHUNK_LENGTH_DEFAULT;
         private boolean parallelScan = true;
@@ -685,6 +698,18 @@ public final class LogRecovery {
          */
         public Builder corruptionPolicy(final CorruptionPolicy corruptionPolicy) {
             this.corruptionPolicy = Objects.requireNonNull(corruptionPolicy, "corruptionPolicy");
+            return this;
+        }
+
+        /**
+         * @param allowMissingFiles if true, a segment whose bytes lay in a file that is gone opens
+         *                          from where the log still holds them (WARN), as
+         *                          {@code LogConfig.Builder.allowMissingFiles} accepts; else that
+         *                          is a {@link io.streamcache.segmentstore.log.LogCorruptedException}.
+         *                          False by default.
+         */
+        public Builder allowMissingFiles(final boolean allowMissingFiles) {
+            this.allowMissingFiles = allowMissingFiles;
             return this;
         }
 

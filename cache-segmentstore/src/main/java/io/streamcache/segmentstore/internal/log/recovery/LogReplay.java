@@ -49,6 +49,7 @@ final class LogReplay implements LogRecordVisitor {
     }
 
     private final Path directory;
+    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(LogReplay.class);
     private final CorruptionPolicy corruptionPolicy;
     private final LocationMemory memory;
     /** The lane of the records applied on the replay's thread. */
@@ -74,6 +75,9 @@ final class LogReplay implements LogRecordVisitor {
     /** Files whose records {@link #applyPartitioned} applied in lanes (or tried to, up to a broken rule). */
     int partitionedFiles;
     LogCorruptedException failure;
+
+    /** Whether a segment whose bytes lay in a file that is gone opens from where the log holds them (WARN). */
+    boolean allowMissingFiles;
 
     /**
      * A replay whose location indexes are in a {@link LocationMemory} of its own, given back to
@@ -695,6 +699,12 @@ final class LogReplay implements LogRecordVisitor {
     private RecoveredSegment finish(final SegmentState segment) {
         if (!segment.deleted && segment.start < segment.loggedFrom && segment.below != null) {
             fillFromBelow(segment);
+        }
+        if (!segment.deleted && segment.start < segment.loggedFrom && allowMissingFiles) {
+            LOG.warn("Log {}: segmentId={} name={} opens from offset={}, not its startOffset={}: its bytes before it were in a"
+                + " file that is gone (allowMissingFiles)", directory, Integer.toUnsignedString(segment.id), segment.name,
+                segment.loggedFrom, segment.start);
+            segment.start = segment.loggedFrom;
         }
         if (!segment.deleted && segment.start < segment.loggedFrom) {
             throw new LogCorruptedException(path(segment.loggedFromFile), segment.loggedFromFile, FIRST_RECORD_POSITION,

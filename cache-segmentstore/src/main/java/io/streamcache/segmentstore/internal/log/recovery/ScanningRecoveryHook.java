@@ -111,6 +111,7 @@ public final class ScanningRecoveryHook implements RecoveryHook {
         Objects.requireNonNull(config, "config");
         final RecoveredLog log = LogRecovery.builder(config.directory())
             .corruptionPolicy(corruptionPolicy)
+            .allowMissingFiles(config.allowMissingFiles())
             .tornWriteWindow(tornWriteWindow(config))
             .checkpoint(config.checkpointFiles() > 0)
             .threads(threads, owner)
