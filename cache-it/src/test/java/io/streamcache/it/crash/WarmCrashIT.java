@@ -113,7 +113,7 @@ class WarmCrashIT {
         final long capacity = 256L << 20;
         final Map<String, Long> floors = new HashMap<>();
         final String context = "seed=" + seed + " (default interval):";
-        final long killAfter = Long.getLong("streamcache.warmCrash.killAfterMillis", 4000);
+        final long killAfter = Long.getLong("streamcache.warmCrash.killAfterMillis", 2500);
         runChild(random, 1, killAfter, floors, context, "interval=30000", "capacity=" + capacity);
         final long acknowledged = floors.values().stream().mapToLong(Long::longValue).sum();
         final Verified verified = verify(floors, context, capacity, 0);
