@@ -33,28 +33,13 @@ final class SegmentFill {
      * @return bytes newly cached.
      */
     static long fill(final Segment s, final long offset, final ByteBuf data, final int tier) {
-        s.checkLive();
-        if (offset > s.length - data.readableBytes()) {
-            throw new IllegalArgumentException("offset=" + offset + " length=" + data.readableBytes() + " ends past length=" + s.length
-                + " of segment=" + s.name);
-        }
+        checkFill(s, offset, data);
         final long dataEnd = offset + data.readableBytes();
         long position = Math.max(offset, s.startOffset);
         long filled = 0;
-        while (position < dataEnd) {
+        while ((position = nextMissing(s, position, dataEnd)) < dataEnd) {
             final ReadIndexEntry entry = ReadIndexTree.floorContaining(s.indexRoot, position);
-            if (entry != null && entry.isCached()) {
-                position = entry.endOffset();
-                continue;
-            }
-            final long limit;
-            if (entry != null) {
-                limit = entry.endOffset();
-            } else {
-                final ReadIndexEntry next = ReadIndexTree.higher(s.indexRoot, position);
-                limit = next == null ? Long.MAX_VALUE : next.offset();
-            }
-            final long pieceEnd = Math.min(Math.min(limit, dataEnd), position + s.context.maxEntryLength);
+            final long pieceEnd = pieceEnd(s, position, dataEnd);
             final int n = (int) (pieceEnd - position);
             final int address = s.context.cache.insert(data.slice(data.readerIndex() + (int) (position - offset), n), tier);
             ReadIndexEntry holder = null;
@@ -75,6 +60,52 @@ final class SegmentFill {
             position = pieceEnd;
         }
         return filled;
+    }
+
+    /**
+     * Under the segment's lock: a fill of a live segment whose data ends within its length.
+     *
+     * @throws IllegalArgumentException if the data ends past the segment's length.
+     */
+    private static void checkFill(final Segment s, final long offset, final ByteBuf data) {
+        s.checkLive();
+        if (offset > s.length - data.readableBytes()) {
+            throw new IllegalArgumentException("offset=" + offset + " length=" + data.readableBytes() + " ends past length=" + s.length
+                + " of segment=" + s.name);
+        }
+    }
+
+    /**
+     * Under the segment's lock: the first offset in {@code [position, dataEnd)} the cache does
+     * not hold (a placeholder or no entry), skipping cached entries, or {@code dataEnd}.
+     */
+    private static long nextMissing(final Segment s, final long position, final long dataEnd) {
+        long at = position;
+        while (at < dataEnd) {
+            final ReadIndexEntry entry = ReadIndexTree.floorContaining(s.indexRoot, at);
+            if (entry == null || !entry.isCached()) {
+                return at;
+            }
+            at = entry.endOffset();
+        }
+        return dataEnd;
+    }
+
+    /**
+     * Under the segment's lock: where the piece that starts at the missing {@code position} ends:
+     * at the end of its placeholder (or at the next entry, where no entry covers it), at
+     * {@code dataEnd}, or after {@code maxEntryLength} bytes, whichever comes first.
+     */
+    private static long pieceEnd(final Segment s, final long position, final long dataEnd) {
+        final ReadIndexEntry entry = ReadIndexTree.floorContaining(s.indexRoot, position);
+        final long limit;
+        if (entry != null) {
+            limit = entry.endOffset();
+        } else {
+            final ReadIndexEntry next = ReadIndexTree.higher(s.indexRoot, position);
+            limit = next == null ? Long.MAX_VALUE : next.offset();
+        }
+        return Math.min(Math.min(limit, dataEnd), position + s.context.maxEntryLength);
     }
 
     /**
@@ -111,28 +142,11 @@ final class SegmentFill {
                     // Deleted after the first piece: what was cached went with it.
                     return filled;
                 }
-                s.checkLive();
-                if (offset > s.length - data.readableBytes()) {
-                    throw new IllegalArgumentException("offset=" + offset + " length=" + data.readableBytes() + " ends past length="
-                        + s.length + " of segment=" + s.name);
-                }
-                position = Math.max(position, s.startOffset);
-                while (position < dataEnd) {
-                    final ReadIndexEntry entry = ReadIndexTree.floorContaining(s.indexRoot, position);
-                    if (entry != null && entry.isCached()) {
-                        position = entry.endOffset();
-                        continue;
-                    }
-                    final long limit;
-                    if (entry != null) {
-                        limit = entry.endOffset();
-                    } else {
-                        final ReadIndexEntry next = ReadIndexTree.higher(s.indexRoot, position);
-                        limit = next == null ? Long.MAX_VALUE : next.offset();
-                    }
+                checkFill(s, offset, data);
+                position = nextMissing(s, Math.max(position, s.startOffset), dataEnd);
+                if (position < dataEnd) {
                     start = position;
-                    pieceEnd = Math.min(Math.min(limit, dataEnd), position + s.context.maxEntryLength);
-                    break;
+                    pieceEnd = pieceEnd(s, position, dataEnd);
                 }
             } finally {
                 s.unlock();
