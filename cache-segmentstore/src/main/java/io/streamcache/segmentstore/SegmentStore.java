@@ -333,6 +333,12 @@ public final class SegmentStore implements AutoCloseable {
     /** Creates the store's threads; for the builders of the parts that start threads. */
     private final StreamcacheThreads threads;
     private final WaitingReads waiting;
+    /**
+     * Reads handed to the timeout thread and not yet issued: its shutdown at close drops queued
+     * tasks, so close fails these with {@link CacheClosedException} instead of leaving them
+     * pending forever.
+     */
+    private final java.util.Set<CompletableFuture<ReadResult>> handedOff = java.util.concurrent.ConcurrentHashMap.newKeySet();
     /** The segments, in memory. */
     private final SegmentTable table;
     /** Where the changes go: the table, or, with a log, the durable layer over it. */
@@ -429,6 +435,9 @@ public final class SegmentStore implements AutoCloseable {
         io.streamcache.segmentstore.internal.log.LogMBeans.unregister(isolationMBean);
         table.abandon();
         waiting.shutdown();
+        for (final CompletableFuture<ReadResult> read : handedOff) {
+            read.completeExceptionally(new CacheClosedException("segment store " + name + " closed before a handed-off read ran"));
+        }
         readThrough.close();
         locations.close();
         opening.abandon();
@@ -862,6 +871,8 @@ public final class SegmentStore implements AutoCloseable {
      */
     private CompletableFuture<ReadResult> handOff(final java.util.function.Supplier<CompletableFuture<ReadResult>> read) {
         final CompletableFuture<ReadResult> later = new CompletableFuture<>();
+        handedOff.add(later);
+        later.whenComplete((result, failure) -> handedOff.remove(later));
         try {
             waiting.executor().execute(() -> {
                 final CompletableFuture<ReadResult> issued;
@@ -880,7 +891,7 @@ public final class SegmentStore implements AutoCloseable {
                 });
             });
         } catch (final java.util.concurrent.RejectedExecutionException e) {
-            return CompletableFuture.failedFuture(new CacheClosedException("segment store " + name + " is closed"));
+            later.completeExceptionally(new CacheClosedException("segment store " + name + " is closed"));
         }
         return later;
     }
@@ -1230,6 +1241,9 @@ public final class SegmentStore implements AutoCloseable {
             table.deleteAll();
         }
         waiting.shutdown();
+        for (final CompletableFuture<ReadResult> read : handedOff) {
+            read.completeExceptionally(new CacheClosedException("segment store " + name + " closed before a handed-off read ran"));
+        }
         if (ownsManager) {
             manager.close();
         }
