@@ -54,7 +54,18 @@ class PulsarStorageBenchmark {
 
     /** One run's figures. */
     record Result(String storage, double publishRate, double p50, double p99, double p999, double e2e50, double e2e99,
-                  double drainMBps, double drainP50, double drainP99, double drainP999, String load) {
+                  double drainMBps, double drainP50, double drainP99, double drainP999, double bookieCpuSeconds,
+                  double bookieWrittenMB, double brokerCpuSeconds, long published, String load) {
+
+        /** Bookies' CPU milliseconds per MB published (each MB lands on all three bookies). */
+        double bookieCpuMsPerMB() {
+            return bookieCpuSeconds * 1000 / (published * (double) MESSAGE / (1 << 20));
+        }
+
+        /** Bookies' bytes written to storage per byte published (journal and ledger storage, all three). */
+        double writeAmplification() {
+            return bookieWrittenMB / (published * (double) MESSAGE / (1 << 20));
+        }
     }
 
     /** Latencies of acknowledged sends, microseconds; written by the client's callback threads. */
@@ -112,6 +123,8 @@ class PulsarStorageBenchmark {
                 .sendTimeout(0, TimeUnit.SECONDS).blockIfQueueFull(true).maxPendingMessages(1000)
                 .enableBatching(true).batchingMaxPublishDelay(1, TimeUnit.MILLISECONDS).create();
             final long[] seq = {0};
+            final List<Long> pids = cluster.pids();
+            final long[][] before = usage(pids);
             // Fixed rate: warm-up, then measured.
             publishAtRate(producer, seq, WARMUP_SECONDS, publish, acked);
             publish.reset();
@@ -169,8 +182,17 @@ class PulsarStorageBenchmark {
                 publishAtRate(producer, seq, 1, publish, acked);
             }
             final double drainMBps = backlog * (double) MESSAGE / ((drainEnd[0] - drainStart) / 1e9) / (1 << 20);
+            final long[][] after = usage(pids);
+            double bookieCpu = 0;
+            double bookieWritten = 0;
+            for (int i = 1; i < pids.size(); i++) {
+                bookieCpu += (after[i][0] - before[i][0]) / 100.0;
+                bookieWritten += (after[i][1] - before[i][1]) / (double) (1 << 20);
+            }
+            final double brokerCpu = (after[0][0] - before[0][0]) / 100.0;
             final Result result = new Result(storage, publishRate, p50, p99, p999, e2e50, e2e99, drainMBps,
-                publish.percentile(50), publish.percentile(99), publish.percentile(99.9), loadBefore + " -> " + loadAverage());
+                publish.percentile(50), publish.percentile(99), publish.percentile(99.9), bookieCpu, bookieWritten, brokerCpu, seq[0],
+                loadBefore + " -> " + loadAverage());
             producer.close();
             tail.close();
             drain.close();
@@ -208,6 +230,25 @@ class PulsarStorageBenchmark {
         producer.flush();
     }
 
+    /**
+     * Per process: CPU time in clock ticks (user + system, {@code /proc/<pid>/stat}; 100 a second
+     * on Linux) and bytes written to storage ({@code write_bytes} of {@code /proc/<pid>/io}).
+     */
+    private static long[][] usage(final List<Long> pids) throws IOException {
+        final long[][] usage = new long[pids.size()][2];
+        for (int i = 0; i < pids.size(); i++) {
+            final String stat = Files.readString(Path.of("/proc", pids.get(i).toString(), "stat"));
+            final String[] fields = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+            usage[i][0] = Long.parseLong(fields[11]) + Long.parseLong(fields[12]);
+            for (final String line : Files.readAllLines(Path.of("/proc", pids.get(i).toString(), "io"))) {
+                if (line.startsWith("write_bytes:")) {
+                    usage[i][1] = Long.parseLong(line.substring("write_bytes:".length()).trim());
+                }
+            }
+        }
+        return usage;
+    }
+
     static String loadAverage() {
         try {
             final String[] fields = Files.readString(Path.of("/proc/loadavg")).trim().split(" ");
@@ -219,12 +260,13 @@ class PulsarStorageBenchmark {
 
     private static String table(final List<Result> results) {
         final StringBuilder out = new StringBuilder();
-        out.append(String.format(Locale.ROOT, "%-12s %10s %8s %8s %8s %8s %8s %9s %8s %8s %8s  %s%n", "storage", "pub msg/s", "p50 ms",
-            "p99 ms", "p99.9 ms", "e2e p50", "e2e p99", "drain MB/s", "drain p50", "drain p99", "dr p99.9", "load 1/5/15 before -> after"));
+        out.append(String.format(Locale.ROOT, "%-12s %10s %8s %8s %8s %8s %8s %9s %8s %8s %8s %8s %8s %8s %9s  %s%n", "storage", "pub msg/s", "p50 ms",
+            "p99 ms", "p99.9 ms", "e2e p50", "e2e p99", "drain MB/s", "drain p50", "drain p99", "dr p99.9", "bk cpu s", "bk wr MB", "br cpu s", "published",
+            "load 1/5/15 before -> after"));
         for (final Result r : results) {
-            out.append(String.format(Locale.ROOT, "%-12s %10.0f %8.2f %8.2f %8.2f %8.2f %8.2f %9.1f %8.2f %8.2f %8.2f  %s%n", r.storage(),
-                r.publishRate(), r.p50(), r.p99(), r.p999(), r.e2e50(), r.e2e99(), r.drainMBps(), r.drainP50(), r.drainP99(),
-                r.drainP999(), r.load()));
+            out.append(String.format(Locale.ROOT, "%-12s %10.0f %8.2f %8.2f %8.2f %8.2f %8.2f %9.1f %8.2f %8.2f %8.2f %8.1f %8.0f %8.1f %9d  %s%n",
+                r.storage(), r.publishRate(), r.p50(), r.p99(), r.p999(), r.e2e50(), r.e2e99(), r.drainMBps(), r.drainP50(), r.drainP99(),
+                r.drainP999(), r.bookieCpuSeconds(), r.bookieWrittenMB(), r.brokerCpuSeconds(), r.published(), r.load()));
         }
         out.append("ratio streamcache / DbLedgerStorage per round: median [min, max]\n");
         row(out, results, "publish rate (higher is better)", Result::publishRate);
@@ -237,6 +279,8 @@ class PulsarStorageBenchmark {
         row(out, results, "publish p50 during drain", Result::drainP50);
         row(out, results, "publish p99 during drain", Result::drainP99);
         row(out, results, "publish p99.9 during drain", Result::drainP999);
+        row(out, results, "bookies' CPU ms per MB published", Result::bookieCpuMsPerMB);
+        row(out, results, "bookies' bytes written per byte", Result::writeAmplification);
         return out.toString();
     }
 
