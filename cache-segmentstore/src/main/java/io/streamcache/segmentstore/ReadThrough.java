@@ -43,6 +43,8 @@ final class ReadThrough {
     private final int maxReadAhead;
     /** The store's read budget: fills are refused while it is spent, and charged while they run. */
     private final ReadBudget storeBudget;
+    /** The direct buffers ranges are read into (see {@link RangeBufferPool}). */
+    private final RangeBufferPool rangeBuffers;
 
     /**
      * Opens read channels on the log directory lazily and builds the historical reader (its
@@ -57,7 +59,10 @@ final class ReadThrough {
         this.locations = locations;
         this.maxReadAhead = maxReadAhead;
         this.logChannels = new LogFileChannels(directory);
+        // As much as the store's read budget (the loads are held to half of it), and two ranges at least.
+        this.rangeBuffers = new RangeBufferPool(rangeLength, Math.max(storeBudget.limit(), 2L * rangeLength));
         this.historicalReader = HistoricalReader.builder(logChannels)
+            .rangeBuffers(rangeBuffers)
             .rangeLength(rangeLength)
             .maxReadGap(maxGap)
             .threads(threads)
@@ -69,6 +74,10 @@ final class ReadThrough {
 
     HistoricalReader historicalReader() {
         return historicalReader;
+    }
+
+    RangeBufferPool rangeBuffers() {
+        return rangeBuffers;
     }
 
     /** The log files' read channels (the location feed closes a retired file's). */
@@ -126,7 +135,7 @@ final class ReadThrough {
         }
         if (first.length() > 0) {
             // Prefetch what follows; the bytes go into the cache through the sink.
-            historicalReader.read(segment.id, index, first.nextOffset());
+            historicalReader.read(segment.id, index, first.nextOffset()).thenAccept(LogRange::release);
             return CompletableFuture.completedFuture(first);
         }
         first.close();
@@ -135,7 +144,13 @@ final class ReadThrough {
         // A retry reads whatever the cache holds: the first attempt's check found the bytes
         // cached, and they were evicted again before its second read.
         return historicalReader.read(segment.id, index, offset, length, attempt == 0 ? () -> stillMissing(segment, offset) : null)
-            .thenApply(range -> afterLoad(segment, range, offset, maxLength))
+            .thenApply(range -> {
+                try {
+                    return afterLoad(segment, range, offset, maxLength);
+                } finally {
+                    range.release();
+                }
+            })
             .handle((result, failure) -> failure != null ? afterFailedLoad(segment, offset, maxLength, budget, failure, attempt)
                 : afterEmptyLoad(segment, offset, maxLength, budget, result, attempt))
             .thenCompose(next -> next);
@@ -264,14 +279,8 @@ final class ReadThrough {
      */
     private static boolean stillMissing(final Segment segment, final long offset) {
         // Never waits for the lock (this runs on the reading call's thread): a held lock counts
-        // as a miss, and at worst the range is read once more.
-        final ReadResult probe = segment.tryRead(offset, 1);
-        if (probe == null) {
-            return true;
-        }
-        try (probe) {
-            return probe.status() == ReadStatus.NOT_CACHED && probe.length() == 0;
-        }
+        // as a miss, and at worst the range is read once more. A lookup, no result made.
+        return segment.tryIsMissing(offset);
     }
 
     /**
@@ -305,8 +314,10 @@ final class ReadThrough {
         final ReadStatus status = end == offset + maxLength ? ReadStatus.MAX_LENGTH
             : end == length ? (sealed ? ReadStatus.SEALED_END : ReadStatus.END_OF_DATA)
             : ReadStatus.NOT_CACHED;
-        final ByteBuf view = range.data(offset).slice(0, (int) (end - offset));
-        return ReadResult.unpinned(segment.name, offset, view, status, managerHooks.readPins());
+        // A reference of the result's own: the range's buffer goes back to the pool when the
+        // result is released, not when this caller lets the range go.
+        final ByteBuf view = range.data(offset).retainedSlice(0, (int) (end - offset));
+        return ReadResult.owning(segment.name, offset, view, status, managerHooks.readPins());
     }
 
     /**
@@ -358,6 +369,7 @@ final class ReadThrough {
     /** Stops the historical reader and closes the read channels. */
     void close() {
         historicalReader.close();
+        rangeBuffers.close();
         try {
             logChannels.close();
         } catch (final IOException e) {

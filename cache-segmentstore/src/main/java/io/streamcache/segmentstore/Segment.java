@@ -456,6 +456,32 @@ final class Segment extends SegmentLock implements PromotionTarget {
     }
 
     /**
+     * @return whether a read at {@code offset} finds no cached byte there now (no entry or a
+     *         placeholder; also a deleted segment or an offset truncated away, for the load to
+     *         report; false at or past the end), or true if another thread holds the segment's lock:
+     *         a lookup that never waits and makes no result (the check a load makes just before
+     *         it reads the log, for a miss another reader's load may have filled since).
+     */
+    boolean tryIsMissing(final long offset) {
+        if (!tryLock()) {
+            return true;
+        }
+        try {
+            if (deleted || offset < startOffset) {
+                // The load reads and reports the race.
+                return true;
+            }
+            if (offset >= length) {
+                return false;
+            }
+            final ReadIndexEntry entry = ReadIndexTree.floorContaining(indexRoot, offset);
+            return entry == null || !entry.isCached();
+        } finally {
+            unlock();
+        }
+    }
+
+    /**
      * {@link #readLocked} under the segment's lock, taken and released here.
      */
     ReadResult read(final long offset, final int maxLength) {

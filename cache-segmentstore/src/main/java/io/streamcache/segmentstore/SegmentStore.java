@@ -870,6 +870,7 @@ public final class SegmentStore implements AutoCloseable {
      * thread. A result nobody takes (the future was cancelled) is released.
      */
     private CompletableFuture<ReadResult> handOff(final java.util.function.Supplier<CompletableFuture<ReadResult>> read) {
+        table.isolation.readHandedOff();
         final CompletableFuture<ReadResult> later = new CompletableFuture<>();
         handedOff.add(later);
         later.whenComplete((result, failure) -> handedOff.remove(later));
@@ -1045,7 +1046,9 @@ public final class SegmentStore implements AutoCloseable {
      */
     public IsolationStats isolationStats() {
         final ReadBudget budget = admission.storeBudget();
-        return table.isolation.snapshot(budget.limit(), budget.used(), budget.waitingReads());
+        final RangeBufferPool pool = readThrough != null ? readThrough.rangeBuffers() : null;
+        return table.isolation.snapshot(budget.limit(), budget.used(), budget.waitingReads(), pool != null ? pool.heldBytes() : 0,
+            pool != null ? pool.heapFallbacks() : 0);
     }
 
     /**
@@ -1786,6 +1789,21 @@ public final class SegmentStore implements AutoCloseable {
         @Override
         public long getReadsPastEnd() {
             return store.isolationStats().readsPastEnd();
+        }
+
+        @Override
+        public long getReadsHandedOff() {
+            return store.isolationStats().readsHandedOff();
+        }
+
+        @Override
+        public long getRangeBufferBytes() {
+            return store.isolationStats().rangeBufferBytes();
+        }
+
+        @Override
+        public long getRangeHeapFallbacks() {
+            return store.isolationStats().rangeHeapFallbacks();
         }
     }
 }
