@@ -331,39 +331,15 @@ final class ReadThrough {
         if (segment == null) {
             return;
         }
-        final long end;
-        final int tier;
-        segment.lock();
-        try {
-            if (segment.deleted) {
-                return;
-            }
-            end = Math.min(offset + data.readableBytes(), segment.length);
-            // The manager's admission: a range nobody is expected to read again is served
-            // (afterLoad reads it from the range) and not cached, or staged in a slower tier.
-            tier = end > offset ? managerHooks.fillTier(segment.name, offset, end, segment.fillTier()) : -1;
-        } finally {
-            segment.unlock();
-        }
-        if (tier < 0) {
-            return;
-        }
-        if (!storeBudget.hasRoom()) {
-            // Reads hold the store's budget: the range is served (afterLoad reads it from the
-            // range) but not cached, so that reads never take the room appends need.
-            table.isolation.fillRefusedBudget();
-            return;
-        }
-        final int length = (int) (end - offset);
-        storeBudget.charge(length);
-        try {
-            // Copied into the cache with no lock held, published under the segment's lock
-            // briefly; a cache without free room makes this fill give up (the read is served
-            // from the range), never wait: appends and the completer never wait for it.
-            SegmentFill.fillOutsideLock(segment, offset, data.slice(data.readerIndex(), length), tier, false, table.isolation);
-        } finally {
-            storeBudget.release(length);
-        }
+        // One lock to clip the range to the segment, ask the manager's admission (a range nobody
+        // is expected to read again is served, afterLoad reads it from the range, and not cached,
+        // or staged in a slower tier) and find the missing pieces; the copies are made with no
+        // lock held, and published under the lock once. Reads that hold the store's budget make
+        // the fill give up (served from the range), so that reads never take the room appends
+        // need (a fill is charged to it while it copies); a cache without free room makes it
+        // give up likewise, never wait: appends and the completer never wait for it.
+        SegmentFill.fillFromLog(segment, offset, data,
+            (from, end) -> managerHooks.fillTier(segment.name, from, end, segment.fillTier()), storeBudget, table.isolation);
     }
 
     /** Stops the historical reader and closes the read channels. */
