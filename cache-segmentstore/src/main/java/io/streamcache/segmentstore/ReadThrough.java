@@ -111,8 +111,10 @@ final class ReadThrough {
     private CompletableFuture<ReadResult> readThrough(final Segment segment, final long offset, final int maxLength, final ReadBudget budget,
                                                       final int attempt, final boolean tryOnly) {
         final ReadResult first;
+        final long[] nextCached = {Long.MAX_VALUE};
         try {
-            first = tryOnly ? segment.tryRead(offset, maxLength) : segment.read(offset, maxLength);
+            // One lookup finds what is cached and, on a miss, where the cache holds bytes again.
+            first = segment.readForMiss(offset, maxLength, tryOnly, nextCached);
         } catch (final StreamcacheException e) {
             return CompletableFuture.failedFuture(e);
         }
@@ -139,7 +141,29 @@ final class ReadThrough {
             return CompletableFuture.completedFuture(first);
         }
         first.close();
-        final int length = untilCached(segment, offset,
+        return load(segment, index, offset, maxLength, budget, attempt, nextCached[0]);
+    }
+
+    /**
+     * As {@link #tryRead}, for a read whose caller's own lookup just found no byte cached at
+     * {@code offset} (the first lookup of {@code readAsync}): no second lookup, the load starts
+     * here. Never waits for the segment's lock.
+     */
+    CompletableFuture<ReadResult> readMissed(final Segment segment, final long offset, final int maxLength, final ReadBudget budget) {
+        final LocationIndex index = locations.get(segment.id);
+        if (index == null) {
+            final RuntimeException gone = liveFailure(segment, offset);
+            return gone != null ? CompletableFuture.failedFuture(gone)
+                : CompletableFuture.completedFuture(ReadResult.empty(segment.name, offset, ReadStatus.NOT_CACHED));
+        }
+        final long nextCached = historicalReader.rangeLength() < maxReadAhead ? segment.tryNextCachedOffset(offset) : Long.MAX_VALUE;
+        return load(segment, index, offset, maxLength, budget, 0, nextCached);
+    }
+
+    /** Loads the range holding {@code offset} (its read-ahead cut at {@code nextCached}) and reads from it. */
+    private CompletableFuture<ReadResult> load(final Segment segment, final LocationIndex index, final long offset, final int maxLength,
+                                               final ReadBudget budget, final int attempt, final long nextCached) {
+        final int length = untilCached(offset, nextCached,
             fitted(segment.readAhead(historicalReader.rangeLength(), maxReadAhead).lengthFor(offset), budget));
         // A retry reads whatever the cache holds: the first attempt's check found the bytes
         // cached, and they were evicted again before its second read.
@@ -158,18 +182,18 @@ final class ReadThrough {
 
     /**
      * @return {@code length}, the read-ahead of a load from the range start before {@code offset},
-     *         cut where the cache holds bytes again (but at least one range): after a warm reopen
+     *         cut where the cache holds bytes again ({@code cached}, found by the read's lookup;
+     *         but at least one range): after a warm reopen
      *         or another reader's fills, a doubling read-ahead would otherwise read cached bytes
      *         from the log once more (measured: 1.34 bytes read per uncached byte on a catch-up
      *         over a segment a quarter cached in its middle; 1.0 with the cut).
      */
-    private int untilCached(final Segment segment, final long offset, final int length) {
+    private int untilCached(final long offset, final long cached, final int length) {
         final int base = historicalReader.rangeLength();
         if (length <= base) {
             return length;
         }
         final long start = offset - offset % base;
-        final long cached = segment.nextCachedOffset(offset);
         return (int) Math.max(base, Math.min(length, cached - start));
     }
 

@@ -445,11 +445,60 @@ final class Segment extends SegmentLock implements PromotionTarget {
     long nextCachedOffset(final long offset) {
         lock();
         try {
-            ReadIndexEntry entry = ReadIndexTree.higher(indexRoot, offset);
-            while (entry != null && !entry.isCached()) {
-                entry = ReadIndexTree.higher(indexRoot, entry.offset());
+            return nextCachedLocked(offset);
+        } finally {
+            unlock();
+        }
+    }
+
+    /**
+     * As {@link #nextCachedOffset}, but only if the segment's lock is free (or held by this
+     * thread): never waits for it.
+     *
+     * @return that entry's offset, or {@code offset} if another thread holds the lock (the
+     *         caller then loads one range and no read-ahead).
+     */
+    long tryNextCachedOffset(final long offset) {
+        if (!tryLock()) {
+            return offset;
+        }
+        try {
+            return nextCachedLocked(offset);
+        } finally {
+            unlock();
+        }
+    }
+
+    private long nextCachedLocked(final long offset) {
+        ReadIndexEntry entry = ReadIndexTree.higher(indexRoot, offset);
+        while (entry != null && !entry.isCached()) {
+            entry = ReadIndexTree.higher(indexRoot, entry.offset());
+        }
+        return entry == null ? Long.MAX_VALUE : entry.offset();
+    }
+
+    /**
+     * A read-through's one lookup: {@link #readLocked} under the segment's lock (only if it is
+     * free when {@code tryOnly}), and, if it finds no byte cached at {@code offset}, where the
+     * cache holds bytes again after it ({@link #nextCachedOffset}) in {@code nextCached[0]}, in
+     * the same lock.
+     *
+     * @return the result, or null if {@code tryOnly} and another thread holds the lock.
+     */
+    ReadResult readForMiss(final long offset, final int maxLength, final boolean tryOnly, final long[] nextCached) {
+        if (tryOnly) {
+            if (!tryLock()) {
+                return null;
             }
-            return entry == null ? Long.MAX_VALUE : entry.offset();
+        } else {
+            lock();
+        }
+        try {
+            final ReadResult result = readLocked(offset, maxLength);
+            if (result.status() == ReadStatus.NOT_CACHED && result.length() == 0) {
+                nextCached[0] = nextCachedLocked(offset);
+            }
+            return result;
         } finally {
             unlock();
         }

@@ -961,7 +961,14 @@ public final class SegmentStore implements AutoCloseable {
                     return CompletableFuture.completedFuture(result);
                 }
                 result.close();
-                return readThroughAdmitted(name, offset, maxLength, budget);
+                // The lookup above found the miss: the load starts without a second one.
+                final Segment segment;
+                try {
+                    segment = table.segment(name);
+                } catch (final StreamcacheException e) {
+                    return CompletableFuture.<ReadResult>failedFuture(e);
+                }
+                return readThrough.readMissed(segment, offset, maxLength, budget);
             });
         });
     }
