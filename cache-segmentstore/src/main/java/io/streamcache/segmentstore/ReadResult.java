@@ -145,7 +145,7 @@ public final class ReadResult extends AbstractReferenceCounted implements AutoCl
     }
 
     /**
-     * @return a result of one read-only view that pins nothing (heap bytes read from the log):
+     * @return a result of one read-only view that pins nothing (bytes read from the log):
      *         reference counted like any other, its last release only ends access to it.
      */
     static ReadResult unpinned(final String segment, final long offset, final ByteBuf view, final ReadStatus status) {

@@ -244,7 +244,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  *    |       |   back into the cache, clipped to length       (readThroughMaxReadAhead)
  *    |     r = read(name, offset, maxLength)           now cached
  *    |     still NOT_CACHED (the cache could not take it): a read-only view of the range's
- *    v     heap bytes, pinning nothing
+ *    v     bytes (a pooled direct buffer, given back at the result's release), pinning nothing
  * </pre>
  * A catch-up reader reading an evicted segment sequentially therefore costs one log read per
  * range and hits the cache in between; the bytes a range brings in are ordinary durable entries,

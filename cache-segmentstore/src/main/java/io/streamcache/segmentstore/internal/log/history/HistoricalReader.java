@@ -58,7 +58,7 @@ import static io.streamcache.segmentstore.internal.log.LogRecordDescriptor.HEADE
  *    | per span: one positional read, from the first record's header to the last record's end,
  *    |             into a pooled direct buffer
  *    | per record: LogRecordCodec checks MAGIC, FLAGS, TYPE = DATA, LENGTH, SEGMENT_ID, SEGMENT_OFFSET, CRC; copy the
- *    |             part inside the range into the range's heap buffer
+ *    |             part inside the range into the range's buffer (pooled direct, or heap)
  *    | sink.fill(7, 1 MiB, bytes)                   once: the store puts the bytes back in its cache
  *    v complete every caller's future with the same read-only LogRange
  * </pre>
