@@ -22,6 +22,7 @@ final class IsolationCounters {
     private final LongAdder readBudgetWaitNanos = new LongAdder();
     private final LongAdder readBudgetRefusals = new LongAdder();
     private final LongAdder readsPastEnd = new LongAdder();
+    private final LongAdder readsHandedOff = new LongAdder();
 
     /** An append found no room and waited {@code nanos} (with no lock held) before it went in or failed. */
     void appendRoomWaited(final long nanos) {
@@ -59,10 +60,17 @@ final class IsolationCounters {
         readsPastEnd.increment();
     }
 
-    /** @return the counts now, with the store's read budget's state. */
-    IsolationStats snapshot(final long readBudgetBytes, final long readBudgetUsedBytes, final int readBudgetWaiting) {
+    /** A read found its segment's lock held and was handed to the store's read-timeouts thread. */
+    void readHandedOff() {
+        readsHandedOff.increment();
+    }
+
+    /** @return the counts now, with the store's read budget's state and its range buffers'. */
+    IsolationStats snapshot(final long readBudgetBytes, final long readBudgetUsedBytes, final int readBudgetWaiting,
+                            final long rangeBufferBytes, final long rangeHeapFallbacks) {
         return new IsolationStats(appendRoomWaits.sum(), appendRoomWaitNanos.sum(), appendRoomRefusals.sum(), fillsAdmitted.sum(),
             fillBytesAdmitted.sum(), fillsRefusedNoRoom.sum(), fillsRefusedBudget.sum(), readBudgetBytes, readBudgetUsedBytes,
-            readBudgetWaiting, readBudgetWaits.sum(), readBudgetWaitNanos.sum(), readBudgetRefusals.sum(), readsPastEnd.sum());
+            readBudgetWaiting, readBudgetWaits.sum(), readBudgetWaitNanos.sum(), readBudgetRefusals.sum(), readsPastEnd.sum(),
+            readsHandedOff.sum(), rangeBufferBytes, rangeHeapFallbacks);
     }
 }

@@ -34,4 +34,10 @@ public interface IsolationMXBean {
     long getReadBudgetRefusals();
 
     long getReadsPastEnd();
+
+    long getReadsHandedOff();
+
+    long getRangeBufferBytes();
+
+    long getRangeHeapFallbacks();
 }

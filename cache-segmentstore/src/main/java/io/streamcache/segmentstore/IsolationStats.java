@@ -19,9 +19,15 @@ package io.streamcache.segmentstore;
  * @param readBudgetWaitNanos   the time those reads waited, in all.
  * @param readBudgetRefusals    reads refused at once with a {@link ReadBudgetExceededException} (fail-fast budgets).
  * @param readsPastEnd          reads at an offset past the segment's end ({@link ReadStatus#PAST_END}).
+ * @param readsHandedOff        asynchronous reads that found their segment's lock held by another thread (a fill publishing,
+ *                              an eviction, an append) and were handed to the store's read-timeouts thread rather than wait.
+ * @param rangeBufferBytes      direct memory held now by the pool that ranges read from the log go through, in use and free
+ *                              (at most the store's read budget, or two ranges if that is less).
+ * @param rangeHeapFallbacks    ranges read from the log into a heap array because that pool was at its limit.
  */
 public record IsolationStats(long appendRoomWaits, long appendRoomWaitNanos, long appendRoomRefusals, long fillsAdmitted,
                              long fillBytesAdmitted, long fillsRefusedNoRoom, long fillsRefusedBudget, long readBudgetBytes,
                              long readBudgetUsedBytes, int readBudgetWaiting, long readBudgetWaits, long readBudgetWaitNanos,
-                             long readBudgetRefusals, long readsPastEnd) {
+                             long readBudgetRefusals, long readsPastEnd, long readsHandedOff, long rangeBufferBytes,
+                             long rangeHeapFallbacks) {
 }

@@ -49,6 +49,8 @@ public final class ReadBudget {
     private final long limit;
     private final boolean failFast;
     private final AtomicLong used = new AtomicLong();
+    /** Releases so far: a drain whose oldest read did not fit loops again only if one came meanwhile. */
+    private final AtomicLong releases = new AtomicLong();
     /** Reads waiting for room, oldest first; each returns false if it still found none (it is put back first). */
     private final ConcurrentLinkedDeque<Admission> queue = new ConcurrentLinkedDeque<>();
     private final AtomicBoolean draining = new AtomicBoolean();
@@ -144,6 +146,7 @@ public final class ReadBudget {
     /** Gives back {@code bytes}; the reads waiting that now fit are issued on the drainer, not here. */
     void release(final long bytes) {
         used.addAndGet(-bytes);
+        releases.incrementAndGet();
         if (!queue.isEmpty()) {
             handOffDrain();
         }
@@ -193,19 +196,30 @@ public final class ReadBudget {
      */
     private void drain() {
         while (hasRoom() && !queue.isEmpty()) {
+            final long releasesBefore = releases.get();
             if (!draining.compareAndSet(false, true)) {
                 return;
             }
+            boolean refused = false;
             try {
                 Admission next;
                 while (hasRoom() && (next = queue.pollFirst()) != null) {
                     if (!next.tryAdmit(this)) {
                         queue.addFirst(next);
+                        refused = true;
                         break;
                     }
                 }
             } finally {
                 draining.set(false);
+            }
+            if (refused && releases.get() == releasesBefore) {
+                // The oldest read does not fit although this budget is under its limit (a
+                // reader's budget is held to its share of the store's, below its own limit):
+                // the next release drains again. Looping here instead spun the drainer (the
+                // store's read-timeouts thread) at 100% for as long as the reader held its
+                // results, and the timeouts and handed-off reads of every other reader waited.
+                return;
             }
         }
     }

@@ -109,6 +109,8 @@ public final class ReadResult extends AbstractReferenceCounted implements AutoCl
      * were. Guarded by this.
      */
     private Object charge;
+    /** Whether the one view is a reference of its own, released with the result's last count (bytes read from the log into a pooled buffer). */
+    private boolean ownsView;
     /** 0 until {@link #close()} is first called, then 1; only through {@link #CLOSED}. */
     @SuppressWarnings("unused")
     private volatile int closed;
@@ -143,7 +145,7 @@ public final class ReadResult extends AbstractReferenceCounted implements AutoCl
     }
 
     /**
-     * @return a result of one read-only view that pins nothing (heap bytes read from the log):
+     * @return a result of one read-only view that pins nothing (bytes read from the log):
      *         reference counted like any other, its last release only ends access to it.
      */
     static ReadResult unpinned(final String segment, final long offset, final ByteBuf view, final ReadStatus status) {
@@ -159,6 +161,17 @@ public final class ReadResult extends AbstractReferenceCounted implements AutoCl
         final ByteBuf readOnly = view.isReadOnly() ? view : view.asReadOnly();
         return new ReadResult(segment, offset, readOnly.readableBytes(), status, new ByteBuf[] {readOnly}, NO_ENTRIES, 1,
             null, pins);
+    }
+
+    /**
+     * @return as {@link #unpinned(String, long, ByteBuf, ReadStatus, ReadPins)}, taking over
+     *         {@code view}'s reference: the result's last release releases it (bytes read from the
+     *         log into a pooled buffer, given back when the result is released).
+     */
+    static ReadResult owning(final String segment, final long offset, final ByteBuf view, final ReadStatus status, final ReadPins pins) {
+        final ReadResult result = unpinned(segment, offset, view, status, pins);
+        result.ownsView = true;
+        return result;
     }
 
     /**
@@ -354,6 +367,9 @@ public final class ReadResult extends AbstractReferenceCounted implements AutoCl
         }
         if (leak != null) {
             leak.close(this);
+        }
+        if (ownsView) {
+            views[0].release();
         }
         if (length > 0) {
             releaseCharge();

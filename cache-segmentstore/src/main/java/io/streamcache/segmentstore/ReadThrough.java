@@ -43,6 +43,8 @@ final class ReadThrough {
     private final int maxReadAhead;
     /** The store's read budget: fills are refused while it is spent, and charged while they run. */
     private final ReadBudget storeBudget;
+    /** The direct buffers ranges are read into (see {@link RangeBufferPool}). */
+    private final RangeBufferPool rangeBuffers;
 
     /**
      * Opens read channels on the log directory lazily and builds the historical reader (its
@@ -57,7 +59,10 @@ final class ReadThrough {
         this.locations = locations;
         this.maxReadAhead = maxReadAhead;
         this.logChannels = new LogFileChannels(directory);
+        // As much as the store's read budget (the loads are held to half of it), and two ranges at least.
+        this.rangeBuffers = new RangeBufferPool(rangeLength, Math.max(storeBudget.limit(), 2L * rangeLength));
         this.historicalReader = HistoricalReader.builder(logChannels)
+            .rangeBuffers(rangeBuffers)
             .rangeLength(rangeLength)
             .maxReadGap(maxGap)
             .threads(threads)
@@ -69,6 +74,10 @@ final class ReadThrough {
 
     HistoricalReader historicalReader() {
         return historicalReader;
+    }
+
+    RangeBufferPool rangeBuffers() {
+        return rangeBuffers;
     }
 
     /** The log files' read channels (the location feed closes a retired file's). */
@@ -102,8 +111,10 @@ final class ReadThrough {
     private CompletableFuture<ReadResult> readThrough(final Segment segment, final long offset, final int maxLength, final ReadBudget budget,
                                                       final int attempt, final boolean tryOnly) {
         final ReadResult first;
+        final long[] nextCached = {Long.MAX_VALUE};
         try {
-            first = tryOnly ? segment.tryRead(offset, maxLength) : segment.read(offset, maxLength);
+            // One lookup finds what is cached and, on a miss, where the cache holds bytes again.
+            first = segment.readForMiss(offset, maxLength, tryOnly, nextCached);
         } catch (final StreamcacheException e) {
             return CompletableFuture.failedFuture(e);
         }
@@ -126,16 +137,44 @@ final class ReadThrough {
         }
         if (first.length() > 0) {
             // Prefetch what follows; the bytes go into the cache through the sink.
-            historicalReader.read(segment.id, index, first.nextOffset());
+            historicalReader.read(segment.id, index, first.nextOffset()).thenAccept(LogRange::release);
             return CompletableFuture.completedFuture(first);
         }
         first.close();
-        final int length = untilCached(segment, offset,
+        return load(segment, index, offset, maxLength, budget, attempt, nextCached[0]);
+    }
+
+    /**
+     * As {@link #tryRead}, for a read whose caller's own lookup just found no byte cached at
+     * {@code offset} (the first lookup of {@code readAsync}): no second lookup, the load starts
+     * here. Never waits for the segment's lock.
+     */
+    CompletableFuture<ReadResult> readMissed(final Segment segment, final long offset, final int maxLength, final ReadBudget budget) {
+        final LocationIndex index = locations.get(segment.id);
+        if (index == null) {
+            final RuntimeException gone = liveFailure(segment, offset);
+            return gone != null ? CompletableFuture.failedFuture(gone)
+                : CompletableFuture.completedFuture(ReadResult.empty(segment.name, offset, ReadStatus.NOT_CACHED));
+        }
+        final long nextCached = historicalReader.rangeLength() < maxReadAhead ? segment.tryNextCachedOffset(offset) : Long.MAX_VALUE;
+        return load(segment, index, offset, maxLength, budget, 0, nextCached);
+    }
+
+    /** Loads the range holding {@code offset} (its read-ahead cut at {@code nextCached}) and reads from it. */
+    private CompletableFuture<ReadResult> load(final Segment segment, final LocationIndex index, final long offset, final int maxLength,
+                                               final ReadBudget budget, final int attempt, final long nextCached) {
+        final int length = untilCached(offset, nextCached,
             fitted(segment.readAhead(historicalReader.rangeLength(), maxReadAhead).lengthFor(offset), budget));
         // A retry reads whatever the cache holds: the first attempt's check found the bytes
         // cached, and they were evicted again before its second read.
         return historicalReader.read(segment.id, index, offset, length, attempt == 0 ? () -> stillMissing(segment, offset) : null)
-            .thenApply(range -> afterLoad(segment, range, offset, maxLength))
+            .thenApply(range -> {
+                try {
+                    return afterLoad(segment, range, offset, maxLength);
+                } finally {
+                    range.release();
+                }
+            })
             .handle((result, failure) -> failure != null ? afterFailedLoad(segment, offset, maxLength, budget, failure, attempt)
                 : afterEmptyLoad(segment, offset, maxLength, budget, result, attempt))
             .thenCompose(next -> next);
@@ -143,18 +182,18 @@ final class ReadThrough {
 
     /**
      * @return {@code length}, the read-ahead of a load from the range start before {@code offset},
-     *         cut where the cache holds bytes again (but at least one range): after a warm reopen
+     *         cut where the cache holds bytes again ({@code cached}, found by the read's lookup;
+     *         but at least one range): after a warm reopen
      *         or another reader's fills, a doubling read-ahead would otherwise read cached bytes
      *         from the log once more (measured: 1.34 bytes read per uncached byte on a catch-up
      *         over a segment a quarter cached in its middle; 1.0 with the cut).
      */
-    private int untilCached(final Segment segment, final long offset, final int length) {
+    private int untilCached(final long offset, final long cached, final int length) {
         final int base = historicalReader.rangeLength();
         if (length <= base) {
             return length;
         }
         final long start = offset - offset % base;
-        final long cached = segment.nextCachedOffset(offset);
         return (int) Math.max(base, Math.min(length, cached - start));
     }
 
@@ -264,14 +303,8 @@ final class ReadThrough {
      */
     private static boolean stillMissing(final Segment segment, final long offset) {
         // Never waits for the lock (this runs on the reading call's thread): a held lock counts
-        // as a miss, and at worst the range is read once more.
-        final ReadResult probe = segment.tryRead(offset, 1);
-        if (probe == null) {
-            return true;
-        }
-        try (probe) {
-            return probe.status() == ReadStatus.NOT_CACHED && probe.length() == 0;
-        }
+        // as a miss, and at worst the range is read once more. A lookup, no result made.
+        return segment.tryIsMissing(offset);
     }
 
     /**
@@ -305,8 +338,10 @@ final class ReadThrough {
         final ReadStatus status = end == offset + maxLength ? ReadStatus.MAX_LENGTH
             : end == length ? (sealed ? ReadStatus.SEALED_END : ReadStatus.END_OF_DATA)
             : ReadStatus.NOT_CACHED;
-        final ByteBuf view = range.data(offset).slice(0, (int) (end - offset));
-        return ReadResult.unpinned(segment.name, offset, view, status, managerHooks.readPins());
+        // A reference of the result's own: the range's buffer goes back to the pool when the
+        // result is released, not when this caller lets the range go.
+        final ByteBuf view = range.data(offset).retainedSlice(0, (int) (end - offset));
+        return ReadResult.owning(segment.name, offset, view, status, managerHooks.readPins());
     }
 
     /**
@@ -320,44 +355,21 @@ final class ReadThrough {
         if (segment == null) {
             return;
         }
-        final long end;
-        final int tier;
-        segment.lock();
-        try {
-            if (segment.deleted) {
-                return;
-            }
-            end = Math.min(offset + data.readableBytes(), segment.length);
-            // The manager's admission: a range nobody is expected to read again is served
-            // (afterLoad reads it from the range) and not cached, or staged in a slower tier.
-            tier = end > offset ? managerHooks.fillTier(segment.name, offset, end, segment.fillTier()) : -1;
-        } finally {
-            segment.unlock();
-        }
-        if (tier < 0) {
-            return;
-        }
-        if (!storeBudget.hasRoom()) {
-            // Reads hold the store's budget: the range is served (afterLoad reads it from the
-            // range) but not cached, so that reads never take the room appends need.
-            table.isolation.fillRefusedBudget();
-            return;
-        }
-        final int length = (int) (end - offset);
-        storeBudget.charge(length);
-        try {
-            // Copied into the cache with no lock held, published under the segment's lock
-            // briefly; a cache without free room makes this fill give up (the read is served
-            // from the range), never wait: appends and the completer never wait for it.
-            SegmentFill.fillOutsideLock(segment, offset, data.slice(data.readerIndex(), length), tier, false, table.isolation);
-        } finally {
-            storeBudget.release(length);
-        }
+        // One lock to clip the range to the segment, ask the manager's admission (a range nobody
+        // is expected to read again is served, afterLoad reads it from the range, and not cached,
+        // or staged in a slower tier) and find the missing pieces; the copies are made with no
+        // lock held, and published under the lock once. Reads that hold the store's budget make
+        // the fill give up (served from the range), so that reads never take the room appends
+        // need (a fill is charged to it while it copies); a cache without free room makes it
+        // give up likewise, never wait: appends and the completer never wait for it.
+        SegmentFill.fillFromLog(segment, offset, data,
+            (from, end) -> managerHooks.fillTier(segment.name, from, end, segment.fillTier()), storeBudget, table.isolation);
     }
 
     /** Stops the historical reader and closes the read channels. */
     void close() {
         historicalReader.close();
+        rangeBuffers.close();
         try {
             logChannels.close();
         } catch (final IOException e) {

@@ -445,11 +445,86 @@ final class Segment extends SegmentLock implements PromotionTarget {
     long nextCachedOffset(final long offset) {
         lock();
         try {
-            ReadIndexEntry entry = ReadIndexTree.higher(indexRoot, offset);
-            while (entry != null && !entry.isCached()) {
-                entry = ReadIndexTree.higher(indexRoot, entry.offset());
+            return nextCachedLocked(offset);
+        } finally {
+            unlock();
+        }
+    }
+
+    /**
+     * As {@link #nextCachedOffset}, but only if the segment's lock is free (or held by this
+     * thread): never waits for it.
+     *
+     * @return that entry's offset, or {@code offset} if another thread holds the lock (the
+     *         caller then loads one range and no read-ahead).
+     */
+    long tryNextCachedOffset(final long offset) {
+        if (!tryLock()) {
+            return offset;
+        }
+        try {
+            return nextCachedLocked(offset);
+        } finally {
+            unlock();
+        }
+    }
+
+    private long nextCachedLocked(final long offset) {
+        ReadIndexEntry entry = ReadIndexTree.higher(indexRoot, offset);
+        while (entry != null && !entry.isCached()) {
+            entry = ReadIndexTree.higher(indexRoot, entry.offset());
+        }
+        return entry == null ? Long.MAX_VALUE : entry.offset();
+    }
+
+    /**
+     * A read-through's one lookup: {@link #readLocked} under the segment's lock (only if it is
+     * free when {@code tryOnly}), and, if it finds no byte cached at {@code offset}, where the
+     * cache holds bytes again after it ({@link #nextCachedOffset}) in {@code nextCached[0]}, in
+     * the same lock.
+     *
+     * @return the result, or null if {@code tryOnly} and another thread holds the lock.
+     */
+    ReadResult readForMiss(final long offset, final int maxLength, final boolean tryOnly, final long[] nextCached) {
+        if (tryOnly) {
+            if (!tryLock()) {
+                return null;
             }
-            return entry == null ? Long.MAX_VALUE : entry.offset();
+        } else {
+            lock();
+        }
+        try {
+            final ReadResult result = readLocked(offset, maxLength);
+            if (result.status() == ReadStatus.NOT_CACHED && result.length() == 0) {
+                nextCached[0] = nextCachedLocked(offset);
+            }
+            return result;
+        } finally {
+            unlock();
+        }
+    }
+
+    /**
+     * @return whether a read at {@code offset} finds no cached byte there now (no entry or a
+     *         placeholder; also a deleted segment or an offset truncated away, for the load to
+     *         report; false at or past the end), or true if another thread holds the segment's lock:
+     *         a lookup that never waits and makes no result (the check a load makes just before
+     *         it reads the log, for a miss another reader's load may have filled since).
+     */
+    boolean tryIsMissing(final long offset) {
+        if (!tryLock()) {
+            return true;
+        }
+        try {
+            if (deleted || offset < startOffset) {
+                // The load reads and reports the race.
+                return true;
+            }
+            if (offset >= length) {
+                return false;
+            }
+            final ReadIndexEntry entry = ReadIndexTree.floorContaining(indexRoot, offset);
+            return entry == null || !entry.isCached();
         } finally {
             unlock();
         }

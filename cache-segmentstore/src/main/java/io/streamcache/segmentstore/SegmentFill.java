@@ -109,16 +109,16 @@ final class SegmentFill {
     }
 
     /**
-     * As {@link #fill}, but with the segment's lock held only to find each missing piece and to
-     * publish it, never while the cache allocates, evicts or copies: the caller holds no lock.
-     * Each piece is copied into new blocks outside the lock ({@link BlockCache#tryInsert}: only
-     * blocks free now), then indexed under the lock if its placeholder still covers it (an
-     * eviction pass may have coalesced it meanwhile, which only grows it; another fill may have
-     * cached the bytes, and a truncation or delete removed them: then the copy is freed). A
-     * piece that finds no free blocks makes room once with no lock held (one eviction pass on
-     * this thread, no wait) and tries again; if there is still none, the fill stops there,
-     * having cached the pieces before it. An append, the log's completion thread and other
-     * readers of the segment therefore never wait for a fill's memory.
+     * As {@link #fill}, but with the segment's lock held only twice, briefly, never while the
+     * cache allocates, evicts or copies: the caller holds no lock. Under the lock once, the
+     * pieces the cache does not hold are found; with no lock, each is copied into new blocks
+     * ({@link BlockCache#tryInsert}: only blocks free now; a piece that finds none makes room
+     * once, one eviction pass on this thread, no wait, and tries again; if there is still none,
+     * the fill stops there); under the lock once more, every copied piece whose placeholder
+     * still covers it is indexed (an eviction pass may have coalesced it meanwhile, which only
+     * grows it; another fill may have cached the bytes, and a truncation or delete removed
+     * them: then the copy is freed). An append, the log's completion thread and other readers of
+     * the segment therefore never wait for a fill's memory.
      *
      * @param tier        the tier to insert into first.
      * @param failWhenFull whether a fill the cache cannot take throws {@link CacheFullException}
@@ -128,34 +128,111 @@ final class SegmentFill {
      */
     static long fillOutsideLock(final Segment s, final long offset, final ByteBuf data, final int tier, final boolean failWhenFull,
                                 final IsolationCounters counters) {
-        final long dataEnd = offset + data.readableBytes();
-        long position = offset;
-        long filled = 0;
+        final long[] pieces;
+        s.lock();
+        try {
+            checkFill(s, offset, data);
+            pieces = missingPieces(s, offset, offset + data.readableBytes());
+        } finally {
+            s.unlock();
+        }
+        return copyAndPublish(s, offset, data, pieces, tier, failWhenFull, counters);
+    }
+
+    /** Decides, under the segment's lock, where a fill from the log goes. */
+    @FunctionalInterface
+    interface Admission {
+        /**
+         * @return the tier to fill the segment's bytes {@code [offset, end)} into first, or -1
+         *         to serve them and not cache them.
+         */
+        int tier(long offset, long end);
+    }
+
+    /**
+     * A range read from the log going back into the cache: as {@link #fillOutsideLock}, with
+     * the data clipped to the segment's length (the location index learns of a record just
+     * before its append is committed), nothing done for a deleted segment, and {@code admission}
+     * asked in the same lock that finds the missing pieces; then, with no lock held, the fill
+     * goes on only if {@code budget} (the store's read budget) has room, charged the range's
+     * length while it copies. Never throws for a full cache: what it cannot take is served
+     * uncached.
+     *
+     * @return bytes newly cached.
+     */
+    static long fillFromLog(final Segment s, final long offset, final ByteBuf data, final Admission admission,
+                            final ReadBudget budget, final IsolationCounters counters) {
+        final long[] pieces;
+        final int tier;
+        final long end;
+        s.lock();
+        try {
+            if (s.deleted) {
+                return 0;
+            }
+            end = Math.min(offset + data.readableBytes(), s.length);
+            tier = end > offset ? admission.tier(offset, end) : -1;
+            if (tier < 0) {
+                return 0;
+            }
+            pieces = missingPieces(s, offset, end);
+        } finally {
+            s.unlock();
+        }
+        if (pieces.length == 0) {
+            return 0;
+        }
+        if (!budget.hasRoom()) {
+            // Reads hold the store's budget: the range is served but not cached, so that reads
+            // never take the room appends need.
+            counters.fillRefusedBudget();
+            return 0;
+        }
+        final int length = (int) (end - offset);
+        budget.charge(length);
+        try {
+            return copyAndPublish(s, offset, data.slice(data.readerIndex(), length), pieces, tier, false, counters);
+        } finally {
+            budget.release(length);
+        }
+    }
+
+    /**
+     * Under the segment's lock: the pieces of {@code [offset, dataEnd)} (from the start offset
+     * on) the cache does not hold, each within one placeholder (or gap) and at most
+     * {@code maxEntryLength} bytes, as {@code [start0, end0, start1, end1, ...]}.
+     */
+    private static long[] missingPieces(final Segment s, final long offset, final long dataEnd) {
+        long[] pieces = new long[8];
+        int n = 0;
+        long position = Math.max(offset, s.startOffset);
+        while ((position = nextMissing(s, position, dataEnd)) < dataEnd) {
+            final long pieceEnd = pieceEnd(s, position, dataEnd);
+            if (n + 2 > pieces.length) {
+                pieces = java.util.Arrays.copyOf(pieces, pieces.length * 2);
+            }
+            pieces[n++] = position;
+            pieces[n++] = pieceEnd;
+            position = pieceEnd;
+        }
+        return java.util.Arrays.copyOf(pieces, n);
+    }
+
+    /**
+     * With no lock held, copies each of {@code pieces} of {@code data} (the segment's bytes from
+     * {@code offset}) into new cache blocks; then, under the segment's lock once, indexes each
+     * copy whose bytes are still missing, and frees the others after it.
+     */
+    private static long copyAndPublish(final Segment s, final long offset, final ByteBuf data, final long[] pieces, final int tier,
+                                       final boolean failWhenFull, final IsolationCounters counters) {
+        final int count = pieces.length / 2;
+        final int[] addresses = new int[count];
+        int copied = 0;
         boolean madeRoom = false;
-        boolean firstPiece = true;
-        while (true) {
-            long start = -1;
-            long pieceEnd = -1;
-            s.lock();
-            try {
-                if (s.deleted && !firstPiece) {
-                    // Deleted after the first piece: what was cached went with it.
-                    return filled;
-                }
-                checkFill(s, offset, data);
-                position = nextMissing(s, Math.max(position, s.startOffset), dataEnd);
-                if (position < dataEnd) {
-                    start = position;
-                    pieceEnd = pieceEnd(s, position, dataEnd);
-                }
-            } finally {
-                s.unlock();
-            }
-            if (start < 0) {
-                break;
-            }
-            firstPiece = false;
-            final int n = (int) (pieceEnd - start);
+        CacheFullException full = null;
+        for (; copied < count; copied++) {
+            final long start = pieces[2 * copied];
+            final int n = (int) (pieces[2 * copied + 1] - start);
             final ByteBuf piece = data.slice(data.readerIndex() + (int) (start - offset), n);
             int address = s.context.cache.tryInsert(piece, tier);
             if (address == BlockCache.NULL_ADDRESS && !madeRoom) {
@@ -168,15 +245,23 @@ final class SegmentFill {
                     counters.fillRefusedNoRoom();
                 }
                 if (failWhenFull) {
-                    throw new CacheFullException("cache " + s.context.cache.name() + " has no room to fill length=" + n + " of segment="
+                    full = new CacheFullException("cache " + s.context.cache.name() + " has no room to fill length=" + n + " of segment="
                         + s.name + " at offset=" + start, 0);
                 }
-                return filled;
+                break;
             }
-            boolean placed = false;
+            addresses[copied] = address;
+        }
+        long filled = 0;
+        if (copied > 0) {
             s.lock();
             try {
-                if (!s.deleted && start >= s.startOffset && pieceEnd <= s.length) {
+                for (int i = 0; i < copied; i++) {
+                    final long start = pieces[2 * i];
+                    final long pieceEnd = pieces[2 * i + 1];
+                    if (s.deleted || start < s.startOffset || pieceEnd > s.length) {
+                        continue;
+                    }
                     final ReadIndexEntry holder = ReadIndexTree.floorContaining(s.indexRoot, start);
                     final boolean free;
                     if (holder != null) {
@@ -186,23 +271,26 @@ final class SegmentFill {
                         free = next == null || next.offset() >= pieceEnd;
                     }
                     if (free) {
-                        place(s, holder, start, pieceEnd, address, s.context.hooks.generation(), false);
-                        placed = true;
+                        place(s, holder, start, pieceEnd, addresses[i], s.context.hooks.generation(), false);
+                        addresses[i] = BlockCache.NULL_ADDRESS;
+                        filled += pieceEnd - start;
+                        if (counters != null) {
+                            counters.fillAdmitted(pieceEnd - start);
+                        }
                     }
                 }
             } finally {
                 s.unlock();
             }
-            if (placed) {
-                filled += n;
-                if (counters != null) {
-                    counters.fillAdmitted(n);
+            for (int i = 0; i < copied; i++) {
+                if (addresses[i] != BlockCache.NULL_ADDRESS) {
+                    // Cached by another fill, truncated or deleted meanwhile: the copy is not needed.
+                    s.context.cache.delete(addresses[i]);
                 }
-            } else {
-                // Cached by another fill, truncated or deleted meanwhile: the copy is not needed.
-                s.context.cache.delete(address);
             }
-            position = pieceEnd;
+        }
+        if (full != null) {
+            throw full;
         }
         return filled;
     }

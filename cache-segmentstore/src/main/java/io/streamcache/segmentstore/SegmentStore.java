@@ -244,7 +244,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  *    |       |   back into the cache, clipped to length       (readThroughMaxReadAhead)
  *    |     r = read(name, offset, maxLength)           now cached
  *    |     still NOT_CACHED (the cache could not take it): a read-only view of the range's
- *    v     heap bytes, pinning nothing
+ *    v     bytes (a pooled direct buffer, given back at the result's release), pinning nothing
  * </pre>
  * A catch-up reader reading an evicted segment sequentially therefore costs one log read per
  * range and hits the cache in between; the bytes a range brings in are ordinary durable entries,
@@ -870,6 +870,7 @@ public final class SegmentStore implements AutoCloseable {
      * thread. A result nobody takes (the future was cancelled) is released.
      */
     private CompletableFuture<ReadResult> handOff(final java.util.function.Supplier<CompletableFuture<ReadResult>> read) {
+        table.isolation.readHandedOff();
         final CompletableFuture<ReadResult> later = new CompletableFuture<>();
         handedOff.add(later);
         later.whenComplete((result, failure) -> handedOff.remove(later));
@@ -960,7 +961,14 @@ public final class SegmentStore implements AutoCloseable {
                     return CompletableFuture.completedFuture(result);
                 }
                 result.close();
-                return readThroughAdmitted(name, offset, maxLength, budget);
+                // The lookup above found the miss: the load starts without a second one.
+                final Segment segment;
+                try {
+                    segment = table.segment(name);
+                } catch (final StreamcacheException e) {
+                    return CompletableFuture.<ReadResult>failedFuture(e);
+                }
+                return readThrough.readMissed(segment, offset, maxLength, budget);
             });
         });
     }
@@ -1045,7 +1053,9 @@ public final class SegmentStore implements AutoCloseable {
      */
     public IsolationStats isolationStats() {
         final ReadBudget budget = admission.storeBudget();
-        return table.isolation.snapshot(budget.limit(), budget.used(), budget.waitingReads());
+        final RangeBufferPool pool = readThrough != null ? readThrough.rangeBuffers() : null;
+        return table.isolation.snapshot(budget.limit(), budget.used(), budget.waitingReads(), pool != null ? pool.heldBytes() : 0,
+            pool != null ? pool.heapFallbacks() : 0);
     }
 
     /**
@@ -1786,6 +1796,21 @@ public final class SegmentStore implements AutoCloseable {
         @Override
         public long getReadsPastEnd() {
             return store.isolationStats().readsPastEnd();
+        }
+
+        @Override
+        public long getReadsHandedOff() {
+            return store.isolationStats().readsHandedOff();
+        }
+
+        @Override
+        public long getRangeBufferBytes() {
+            return store.isolationStats().rangeBufferBytes();
+        }
+
+        @Override
+        public long getRangeHeapFallbacks() {
+            return store.isolationStats().rangeHeapFallbacks();
         }
     }
 }

@@ -325,6 +325,40 @@ class StoreIsolationTest {
         }
         holder.join(30_000);
         assertEquals(0, store.readBudget().used());
+        assertTrue(store.isolationStats().readsHandedOff() > 0, "the reads that found the lock held are counted");
+    }
+
+    @Test
+    void shouldKeepTheTimeoutThreadFreeWhileAReaderWaitsAtItsShareOfTheStoresBudget() throws Exception {
+        final BlockCache cache = cache(8 << 20);
+        final SegmentStore store = store(cache);
+        store.create("s");
+        store.create("t");
+        final int length = 4 << 20;
+        for (long at = 0; at < length; at += APPEND) {
+            store.append("s", TestSegments.buffer(5, at, APPEND));
+        }
+        // A reader whose own budget is larger than its share of the store's (half): it stops at
+        // the share, below its own limit, and its next fetch waits in its own budget.
+        final ReadBudget greedy = ReadBudget.waiting("greedy-channel", cache.capacity());
+        final java.util.List<ReadResult> held = new java.util.ArrayList<>();
+        long at = 0;
+        CompletableFuture<ReadResult> next;
+        while ((next = store.readAsync("s", at, 64 * 1024, Duration.ofSeconds(30), greedy)).isDone()) {
+            final ReadResult result = next.get();
+            held.add(result);
+            at = result.nextOffset();
+        }
+        assertTrue(greedy.used() < greedy.limit(), "waits below its own limit");
+        // The store's read-timeouts thread times out another reader's wait: it does not spin
+        // over the waiting fetch (it did, for as long as the reader held its results).
+        try (ReadResult result = store.readOrWait("t", 0, 100, Duration.ofMillis(50)).get(20, TimeUnit.SECONDS)) {
+            assertEquals(ReadStatus.TIMED_OUT, result.status());
+        }
+        held.forEach(ReadResult::close);
+        try (ReadResult result = next.get(20, TimeUnit.SECONDS)) {
+            assertArrayEquals(TestSegments.pattern(5, at, result.length()), TestSegments.bytes(result));
+        }
     }
 
     @Test

@@ -100,10 +100,11 @@ final class Report {
         final IsolationStats i = isolation;
         return String.format(Locale.ROOT, "isolation: %,d appends waited for room (%s in all), %,d refused; fills %,d admitted (%s), "
                 + "%,d refused for no room, %,d for the budget; read budget %s, %,d reads waited for it (%s in all), %,d refused; "
-                + "%,d reads past the end", i.appendRoomWaits(), formatMicros(i.appendRoomWaitNanos() / 1e3), i.appendRoomRefusals(),
+                + "%,d reads past the end, %,d handed off (segment lock held); range buffers %s, %,d ranges on the heap",
+            i.appendRoomWaits(), formatMicros(i.appendRoomWaitNanos() / 1e3), i.appendRoomRefusals(),
             i.fillsAdmitted(), formatBytes(i.fillBytesAdmitted()), i.fillsRefusedNoRoom(), i.fillsRefusedBudget(),
             formatBytes(i.readBudgetBytes()), i.readBudgetWaits(), formatMicros(i.readBudgetWaitNanos() / 1e3), i.readBudgetRefusals(),
-            i.readsPastEnd());
+            i.readsPastEnd(), i.readsHandedOff(), formatBytes(i.rangeBufferBytes()), i.rangeHeapFallbacks());
     }
 
     private String refusalNote() {
@@ -318,7 +319,10 @@ final class Report {
         field(j, "readBudgetWaits", isolation.readBudgetWaits()).append(", ");
         field(j, "readBudgetWaitNanos", isolation.readBudgetWaitNanos()).append(", ");
         field(j, "readBudgetRefusals", isolation.readBudgetRefusals()).append(", ");
-        field(j, "readsPastEnd", isolation.readsPastEnd()).append("},\n");
+        field(j, "readsPastEnd", isolation.readsPastEnd()).append(", ");
+        field(j, "readsHandedOff", isolation.readsHandedOff()).append(", ");
+        field(j, "rangeBufferBytes", isolation.rangeBufferBytes()).append(", ");
+        field(j, "rangeHeapFallbacks", isolation.rangeHeapFallbacks()).append("},\n");
         j.append("  \"readsByClass\": {");
         readClass(j, "tail", metrics.tailRead).append(", ");
         readClass(j, "catchUp", metrics.catchupRead).append(", ");

@@ -13,7 +13,8 @@ public interface RangeSink {
     /**
      * @param segmentId the segment.
      * @param offset    segment offset of {@code data}'s first readable byte.
-     * @param data      the bytes, read-only; valid after the call (heap memory), not to be released.
+     * @param data      the bytes, read-only, not to be released; valid during the call (with
+     *                  {@link RangeBuffers}, only then: copy what is kept).
      */
     void fill(int segmentId, long offset, ByteBuf data);
 }
