@@ -18,6 +18,7 @@ final class IsolationCounters {
     private final LongAdder fillBytesAdmitted = new LongAdder();
     private final LongAdder fillsRefusedNoRoom = new LongAdder();
     private final LongAdder fillsRefusedBudget = new LongAdder();
+    private final LongAdder fillsRefusedUnread = new LongAdder();
     private final LongAdder readBudgetWaits = new LongAdder();
     private final LongAdder readBudgetWaitNanos = new LongAdder();
     private final LongAdder readBudgetRefusals = new LongAdder();
@@ -42,6 +43,10 @@ final class IsolationCounters {
         fillsRefusedNoRoom.increment();
     }
 
+    void fillRefusedUnread() {
+        fillsRefusedUnread.increment();
+    }
+
     void fillRefusedBudget() {
         fillsRefusedBudget.increment();
     }
@@ -63,6 +68,7 @@ final class IsolationCounters {
     IsolationStats snapshot(final long readBudgetBytes, final long readBudgetUsedBytes, final int readBudgetWaiting) {
         return new IsolationStats(appendRoomWaits.sum(), appendRoomWaitNanos.sum(), appendRoomRefusals.sum(), fillsAdmitted.sum(),
             fillBytesAdmitted.sum(), fillsRefusedNoRoom.sum(), fillsRefusedBudget.sum(), readBudgetBytes, readBudgetUsedBytes,
-            readBudgetWaiting, readBudgetWaits.sum(), readBudgetWaitNanos.sum(), readBudgetRefusals.sum(), readsPastEnd.sum());
+            readBudgetWaiting, readBudgetWaits.sum(), readBudgetWaitNanos.sum(), readBudgetRefusals.sum(), readsPastEnd.sum(),
+            fillsRefusedUnread.sum());
     }
 }

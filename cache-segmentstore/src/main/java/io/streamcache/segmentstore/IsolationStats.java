@@ -19,9 +19,11 @@ package io.streamcache.segmentstore;
  * @param readBudgetWaitNanos   the time those reads waited, in all.
  * @param readBudgetRefusals    reads refused at once with a {@link ReadBudgetExceededException} (fail-fast budgets).
  * @param readsPastEnd          reads at an offset past the segment's end ({@link ReadStatus#PAST_END}).
+ * @param fillsRefusedUnread    fills given up because making room would have evicted bytes a live reader has not read yet
+ *                              (another segment's unread tail, or the bytes ahead of a catch-up reader): served uncached.
  */
 public record IsolationStats(long appendRoomWaits, long appendRoomWaitNanos, long appendRoomRefusals, long fillsAdmitted,
                              long fillBytesAdmitted, long fillsRefusedNoRoom, long fillsRefusedBudget, long readBudgetBytes,
                              long readBudgetUsedBytes, int readBudgetWaiting, long readBudgetWaits, long readBudgetWaitNanos,
-                             long readBudgetRefusals, long readsPastEnd) {
+                             long readBudgetRefusals, long readsPastEnd, long fillsRefusedUnread) {
 }

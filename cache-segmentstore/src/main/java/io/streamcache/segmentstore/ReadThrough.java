@@ -293,8 +293,9 @@ final class ReadThrough {
             sealed = segment.sealed;
             end = Math.min(Math.min(range.endOffset(), length), offset + maxLength);
             if (end > offset) {
-                // Served from the range, not the cache: the policy sees the read as any other.
-                managerHooks.recordRead(segment.name, offset, end);
+                // Served from the range, not the cache: the policy and the segment's reader
+                // marks see the read as any other.
+                segment.observeReadLocked(offset, end);
             }
         } finally {
             segment.unlock();
@@ -349,7 +350,7 @@ final class ReadThrough {
             // Copied into the cache with no lock held, published under the segment's lock
             // briefly; a cache without free room makes this fill give up (the read is served
             // from the range), never wait: appends and the completer never wait for it.
-            SegmentFill.fillOutsideLock(segment, offset, data.slice(data.readerIndex(), length), tier, false, table.isolation);
+            SegmentFill.fillOutsideLock(segment, offset, data.slice(data.readerIndex(), length), tier, false, true, table.isolation);
         } finally {
             storeBudget.release(length);
         }

@@ -115,19 +115,25 @@ final class SegmentFill {
      * blocks free now), then indexed under the lock if its placeholder still covers it (an
      * eviction pass may have coalesced it meanwhile, which only grows it; another fill may have
      * cached the bytes, and a truncation or delete removed them: then the copy is freed). A
-     * piece that finds no free blocks makes room once with no lock held (one eviction pass on
-     * this thread, no wait) and tries again; if there is still none, the fill stops there,
-     * having cached the pieces before it. An append, the log's completion thread and other
+     * piece takes free blocks; with {@code spareReaders}, only below the cache's target, made
+     * with no lock held by one eviction pass on this thread that spares the bytes live readers
+     * have not read yet ({@code ManagerHooks.makeRoomForFill}). A piece that finds no free
+     * blocks makes room once more with no lock held and tries again; if there is still none, or
+     * (with {@code spareReaders}) only by evicting a live reader's unread bytes, the fill stops
+     * there, having cached the pieces before it. An append, the log's completion thread and other
      * readers of the segment therefore never wait for a fill's memory.
      *
      * @param tier        the tier to insert into first.
      * @param failWhenFull whether a fill the cache cannot take throws {@link CacheFullException}
      *                    (else it returns what it cached, and counts the refusal).
+     * @param spareReaders whether the fill takes only room that spares live readers' unread bytes
+     *                    (a read-through's fill from the log), or makes room as an append does
+     *                    (a caller's own {@code SegmentStore.fill}).
      * @return bytes newly cached.
      * @throws IllegalArgumentException if the data ends past the segment's length.
      */
     static long fillOutsideLock(final Segment s, final long offset, final ByteBuf data, final int tier, final boolean failWhenFull,
-                                final IsolationCounters counters) {
+                                final boolean spareReaders, final IsolationCounters counters) {
         final long dataEnd = offset + data.readableBytes();
         long position = offset;
         long filled = 0;
@@ -157,15 +163,28 @@ final class SegmentFill {
             firstPiece = false;
             final int n = (int) (pieceEnd - start);
             final ByteBuf piece = data.slice(data.readerIndex() + (int) (start - offset), n);
-            int address = s.context.cache.tryInsert(piece, tier);
-            if (address == BlockCache.NULL_ADDRESS && !madeRoom) {
+            // Room below the target, made if need be by a pass that spares the bytes live readers
+            // have not read: a fill never evicts them (the read is served from the range).
+            boolean spared = spareReaders && !s.context.hooks.makeRoomForFill(tier, n, false);
+            int address = spared ? BlockCache.NULL_ADDRESS : s.context.cache.tryInsert(piece, tier);
+            if (address == BlockCache.NULL_ADDRESS && !madeRoom && !spared) {
                 madeRoom = true;
-                s.context.cache.makeRoom(n, 0L);
-                address = s.context.cache.tryInsert(piece, tier);
+                if (spareReaders) {
+                    spared = !s.context.hooks.makeRoomForFill(tier, n, true);
+                } else {
+                    // A caller's own fill keeps its contract (room after an ordinary pass, else
+                    // CacheFullException): the pass still evicts live readers' unread bytes last.
+                    s.context.cache.makeRoom(n, 0L);
+                }
+                address = spared ? BlockCache.NULL_ADDRESS : s.context.cache.tryInsert(piece, tier);
             }
             if (address == BlockCache.NULL_ADDRESS) {
                 if (counters != null) {
-                    counters.fillRefusedNoRoom();
+                    if (spared) {
+                        counters.fillRefusedUnread();
+                    } else {
+                        counters.fillRefusedNoRoom();
+                    }
                 }
                 if (failWhenFull) {
                     throw new CacheFullException("cache " + s.context.cache.name() + " has no room to fill length=" + n + " of segment="
