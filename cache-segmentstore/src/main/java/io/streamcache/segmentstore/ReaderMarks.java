@@ -21,7 +21,8 @@ package io.streamcache.segmentstore;
  * and these marks are what lets a fill from the log pass over the unread bytes of every live
  * reader.
  *
- * <p>Allocation-free after construction (four slots, primitive arrays).
+ * <p>Allocation-free after construction (four slots, primitive arrays): about 210 bytes of heap
+ * per segment that has been read, on top of the segment's own 120.
  */
 final class ReaderMarks {
     /** Readers told apart per segment; the least recently read slot is taken beyond that. */
