@@ -18,6 +18,7 @@ final class IsolationCounters {
     private final LongAdder fillBytesAdmitted = new LongAdder();
     private final LongAdder fillsRefusedNoRoom = new LongAdder();
     private final LongAdder fillsRefusedBudget = new LongAdder();
+    private final LongAdder fillsRefusedUnread = new LongAdder();
     private final LongAdder readBudgetWaits = new LongAdder();
     private final LongAdder readBudgetWaitNanos = new LongAdder();
     private final LongAdder readBudgetRefusals = new LongAdder();
@@ -41,6 +42,10 @@ final class IsolationCounters {
 
     void fillRefusedNoRoom() {
         fillsRefusedNoRoom.increment();
+    }
+
+    void fillRefusedUnread() {
+        fillsRefusedUnread.increment();
     }
 
     void fillRefusedBudget() {
@@ -71,6 +76,6 @@ final class IsolationCounters {
         return new IsolationStats(appendRoomWaits.sum(), appendRoomWaitNanos.sum(), appendRoomRefusals.sum(), fillsAdmitted.sum(),
             fillBytesAdmitted.sum(), fillsRefusedNoRoom.sum(), fillsRefusedBudget.sum(), readBudgetBytes, readBudgetUsedBytes,
             readBudgetWaiting, readBudgetWaits.sum(), readBudgetWaitNanos.sum(), readBudgetRefusals.sum(), readsPastEnd.sum(),
-            readsHandedOff.sum(), rangeBufferBytes, rangeHeapFallbacks);
+            readsHandedOff.sum(), rangeBufferBytes, rangeHeapFallbacks, fillsRefusedUnread.sum());
     }
 }

@@ -21,6 +21,8 @@ public interface IsolationMXBean {
 
     long getFillsRefusedBudget();
 
+    long getFillsRefusedUnread();
+
     long getReadBudgetBytes();
 
     long getReadBudgetUsedBytes();

@@ -24,10 +24,12 @@ package io.streamcache.segmentstore;
  * @param rangeBufferBytes      direct memory held now by the pool that ranges read from the log go through, in use and free
  *                              (at most the store's read budget, or two ranges if that is less).
  * @param rangeHeapFallbacks    ranges read from the log into a heap array because that pool was at its limit.
+ * @param fillsRefusedUnread    fills given up because making room would have evicted bytes a live reader has not read yet
+ *                              (another segment's unread tail, or the bytes ahead of a catch-up reader): served uncached.
  */
 public record IsolationStats(long appendRoomWaits, long appendRoomWaitNanos, long appendRoomRefusals, long fillsAdmitted,
                              long fillBytesAdmitted, long fillsRefusedNoRoom, long fillsRefusedBudget, long readBudgetBytes,
                              long readBudgetUsedBytes, int readBudgetWaiting, long readBudgetWaits, long readBudgetWaitNanos,
                              long readBudgetRefusals, long readsPastEnd, long readsHandedOff, long rangeBufferBytes,
-                             long rangeHeapFallbacks) {
+                             long rangeHeapFallbacks, long fillsRefusedUnread) {
 }

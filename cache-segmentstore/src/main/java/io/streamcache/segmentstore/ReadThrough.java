@@ -326,8 +326,9 @@ final class ReadThrough {
             sealed = segment.sealed;
             end = Math.min(Math.min(range.endOffset(), length), offset + maxLength);
             if (end > offset) {
-                // Served from the range, not the cache: the policy sees the read as any other.
-                managerHooks.recordRead(segment.name, offset, end);
+                // Served from the range, not the cache: the policy and the segment's reader
+                // marks see the read as any other.
+                segment.observeReadLocked(offset, end);
             }
         } finally {
             segment.unlock();

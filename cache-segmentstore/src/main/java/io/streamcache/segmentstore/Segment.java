@@ -109,6 +109,8 @@ final class Segment extends SegmentLock implements PromotionTarget {
     LogRequest sealRequest;
     /** With a log: a DELETE request is in flight; appends and other changes are refused. */
     boolean deleting;
+    /** Where this segment's sequential readers are, made with the first read; null until then. */
+    ReaderMarks readerMarks;
     /** The waiting reads, made with the first one; null until then. */
     private WaiterQueue waiters;
 
@@ -568,7 +570,7 @@ final class Segment extends SegmentLock implements PromotionTarget {
     ReadResult readLocked(final long offset, final int maxLength) {
         checkReadable(offset);
         if (offset >= length) {
-            context.hooks.recordRead(name, offset, offset);
+            observeReadLocked(offset, offset);
             return ReadResult.empty(name, offset, sealed ? ReadStatus.SEALED_END : ReadStatus.END_OF_DATA);
         }
         final long end = offset + Math.min(maxLength, length - offset);
@@ -613,7 +615,7 @@ final class Segment extends SegmentLock implements PromotionTarget {
         if (status == null) {
             status = endStatus(position);
         }
-        context.hooks.recordRead(name, offset, position);
+        observeReadLocked(offset, position);
         return count == 0
             ? ReadResult.empty(name, offset, status)
             : new ReadResult(name, offset, (int) (position - offset), status, views, pinned, count, context.cache, context.hooks.readPins());
@@ -633,7 +635,7 @@ final class Segment extends SegmentLock implements PromotionTarget {
     ReadStatus copyLocked(final long offset, final ByteBuf destination, final java.nio.ByteBuffer nioDestination) {
         checkReadable(offset);
         if (offset >= length) {
-            context.hooks.recordRead(name, offset, offset);
+            observeReadLocked(offset, offset);
             return sealed ? ReadStatus.SEALED_END : ReadStatus.END_OF_DATA;
         }
         final int room = destination != null ? destination.writableBytes() : nioDestination.remaining();
@@ -682,11 +684,24 @@ final class Segment extends SegmentLock implements PromotionTarget {
         if (status == null) {
             status = endStatus(position);
         }
-        context.hooks.recordRead(name, offset, position);
+        observeReadLocked(offset, position);
         return status;
     }
 
     /** Tells the cache manager a read used a cached entry (and, in a slower tier, counts towards its promotion). */
+    /**
+     * Reports a read of {@code [offset, end)} ({@code end == offset}: none returned) to the
+     * manager's policy and to this segment's {@link ReaderMarks}, which eviction reads to spare
+     * the bytes live readers have not read yet. Under the lock; allocates only with the first read.
+     */
+    void observeReadLocked(final long offset, final long end) {
+        context.hooks.recordRead(name, offset, end);
+        if (readerMarks == null) {
+            readerMarks = new ReaderMarks();
+        }
+        readerMarks.observe(offset, end, System.nanoTime());
+    }
+
     private void recordRead(final ReadIndexEntry entry) {
         context.hooks.recordUse(name, entry);
         if (context.tiered && context.cache.tierOf(entry.address()) > 0) {

@@ -35,6 +35,10 @@ final class SegmentEviction {
         if (s.deleted) {
             return -1;
         }
+        final long idle = scan.readerIdleNanos();
+        // Entries ending past the slowest live reader hold bytes it has not read: a scan that
+        // spares them stops there (entries come in offset order, so every later one is spared too).
+        final long spareFrom = idle > 0 && s.readerMarks != null ? s.readerMarks.slowestLive(System.nanoTime(), idle) : Long.MAX_VALUE;
         for (ReadIndexEntry entry = ReadIndexTree.ceiling(s.indexRoot, from); entry != null && !scan.isDone();
              entry = ReadIndexTree.next(s.indexRoot, entry)) {
             if (!entry.isCached() || entry == s.writing || entry.isPinned()) {
@@ -45,6 +49,10 @@ final class SegmentEviction {
             final boolean durable = entry.endOffset() <= s.durableLength;
             if (!durable && !scan.offersUndurable()) {
                 continue;
+            }
+            if (entry.endOffset() > spareFrom) {
+                scan.spared(s.name, entry);
+                return -1;
             }
             int action = scan.action(s.name, entry);
             boolean moved = false;

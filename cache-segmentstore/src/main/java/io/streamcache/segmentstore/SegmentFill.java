@@ -112,22 +112,29 @@ final class SegmentFill {
      * As {@link #fill}, but with the segment's lock held only twice, briefly, never while the
      * cache allocates, evicts or copies: the caller holds no lock. Under the lock once, the
      * pieces the cache does not hold are found; with no lock, each is copied into new blocks
-     * ({@link BlockCache#tryInsert}: only blocks free now; a piece that finds none makes room
-     * once, one eviction pass on this thread, no wait, and tries again; if there is still none,
-     * the fill stops there); under the lock once more, every copied piece whose placeholder
-     * still covers it is indexed (an eviction pass may have coalesced it meanwhile, which only
-     * grows it; another fill may have cached the bytes, and a truncation or delete removed
-     * them: then the copy is freed). An append, the log's completion thread and other readers of
-     * the segment therefore never wait for a fill's memory.
+     * ({@link BlockCache#tryInsert}: only blocks free now); under the lock once more, every
+     * copied piece whose placeholder still covers it is indexed (an eviction pass may have
+     * coalesced it meanwhile, which only grows it; another fill may have cached the bytes, and a
+     * truncation or delete removed them: then the copy is freed). With {@code spareReaders}, a
+     * piece takes room only below the cache's target, made if need be with no lock held by one
+     * eviction pass on this thread that spares the bytes live readers have not read yet
+     * ({@code ManagerHooks.makeRoomForFill}). A piece that finds no free blocks makes room once
+     * more with no lock held and tries again; if there is still none, or (with
+     * {@code spareReaders}) only by evicting a live reader's unread bytes, the fill stops there,
+     * having cached the pieces before it. An append, the log's completion thread and other
+     * readers of the segment therefore never wait for a fill's memory.
      *
      * @param tier        the tier to insert into first.
      * @param failWhenFull whether a fill the cache cannot take throws {@link CacheFullException}
      *                    (else it returns what it cached, and counts the refusal).
+     * @param spareReaders whether the fill takes only room that spares live readers' unread bytes
+     *                    (a read-through's fill from the log), or makes room as an append does
+     *                    (a caller's own {@code SegmentStore.fill}).
      * @return bytes newly cached.
      * @throws IllegalArgumentException if the data ends past the segment's length.
      */
     static long fillOutsideLock(final Segment s, final long offset, final ByteBuf data, final int tier, final boolean failWhenFull,
-                                final IsolationCounters counters) {
+                                final boolean spareReaders, final IsolationCounters counters) {
         final long[] pieces;
         s.lock();
         try {
@@ -136,7 +143,7 @@ final class SegmentFill {
         } finally {
             s.unlock();
         }
-        return copyAndPublish(s, offset, data, pieces, tier, failWhenFull, counters);
+        return copyAndPublish(s, offset, data, pieces, tier, failWhenFull, spareReaders, counters);
     }
 
     /** Decides, under the segment's lock, where a fill from the log goes. */
@@ -191,7 +198,7 @@ final class SegmentFill {
         final int length = (int) (end - offset);
         budget.charge(length);
         try {
-            return copyAndPublish(s, offset, data.slice(data.readerIndex(), length), pieces, tier, false, counters);
+            return copyAndPublish(s, offset, data.slice(data.readerIndex(), length), pieces, tier, false, true, counters);
         } finally {
             budget.release(length);
         }
@@ -224,7 +231,7 @@ final class SegmentFill {
      * copy whose bytes are still missing, and frees the others after it.
      */
     private static long copyAndPublish(final Segment s, final long offset, final ByteBuf data, final long[] pieces, final int tier,
-                                       final boolean failWhenFull, final IsolationCounters counters) {
+                                       final boolean failWhenFull, final boolean spareReaders, final IsolationCounters counters) {
         final int count = pieces.length / 2;
         final int[] addresses = new int[count];
         int copied = 0;
@@ -234,15 +241,28 @@ final class SegmentFill {
             final long start = pieces[2 * copied];
             final int n = (int) (pieces[2 * copied + 1] - start);
             final ByteBuf piece = data.slice(data.readerIndex() + (int) (start - offset), n);
-            int address = s.context.cache.tryInsert(piece, tier);
-            if (address == BlockCache.NULL_ADDRESS && !madeRoom) {
+            // Room below the target, made if need be by a pass that spares the bytes live readers
+            // have not read: a fill never evicts them (the read is served from the range).
+            boolean spared = spareReaders && !s.context.hooks.makeRoomForFill(tier, n, false);
+            int address = spared ? BlockCache.NULL_ADDRESS : s.context.cache.tryInsert(piece, tier);
+            if (address == BlockCache.NULL_ADDRESS && !madeRoom && !spared) {
                 madeRoom = true;
-                s.context.cache.makeRoom(n, 0L);
-                address = s.context.cache.tryInsert(piece, tier);
+                if (spareReaders) {
+                    spared = !s.context.hooks.makeRoomForFill(tier, n, true);
+                } else {
+                    // A caller's own fill keeps its contract (room after an ordinary pass, else
+                    // CacheFullException): the pass still evicts live readers' unread bytes last.
+                    s.context.cache.makeRoom(n, 0L);
+                }
+                address = spared ? BlockCache.NULL_ADDRESS : s.context.cache.tryInsert(piece, tier);
             }
             if (address == BlockCache.NULL_ADDRESS) {
                 if (counters != null) {
-                    counters.fillRefusedNoRoom();
+                    if (spared) {
+                        counters.fillRefusedUnread();
+                    } else {
+                        counters.fillRefusedNoRoom();
+                    }
                 }
                 if (failWhenFull) {
                     full = new CacheFullException("cache " + s.context.cache.name() + " has no room to fill length=" + n + " of segment="

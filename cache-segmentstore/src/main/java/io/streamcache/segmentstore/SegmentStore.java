@@ -1764,6 +1764,11 @@ public final class SegmentStore implements AutoCloseable {
         }
 
         @Override
+        public long getFillsRefusedUnread() {
+            return store.isolationStats().fillsRefusedUnread();
+        }
+
+        @Override
         public long getReadBudgetBytes() {
             return store.isolationStats().readBudgetBytes();
         }

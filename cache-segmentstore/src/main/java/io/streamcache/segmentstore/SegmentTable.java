@@ -353,7 +353,7 @@ final class SegmentTable implements SegmentMutations {
      * @throws CacheFullException if the cache has no room for a piece after one eviction pass.
      */
     long fill(final Segment segment, final long offset, final ByteBuf data) {
-        return SegmentFill.fillOutsideLock(segment, offset, data, context.fillTier, true, isolation);
+        return SegmentFill.fillOutsideLock(segment, offset, data, context.fillTier, true, false, isolation);
     }
 
     void markDurable(final String name, final long offset) {

@@ -99,11 +99,11 @@ final class Report {
     String isolationNote() {
         final IsolationStats i = isolation;
         return String.format(Locale.ROOT, "isolation: %,d appends waited for room (%s in all), %,d refused; fills %,d admitted (%s), "
-                + "%,d refused for no room, %,d for the budget; read budget %s, %,d reads waited for it (%s in all), %,d refused; "
+                + "%,d refused for no room, %,d for the budget, %,d to spare live readers' unread bytes; read budget %s, %,d reads waited for it (%s in all), %,d refused; "
                 + "%,d reads past the end, %,d handed off (segment lock held); range buffers %s, %,d ranges on the heap",
             i.appendRoomWaits(), formatMicros(i.appendRoomWaitNanos() / 1e3), i.appendRoomRefusals(),
             i.fillsAdmitted(), formatBytes(i.fillBytesAdmitted()), i.fillsRefusedNoRoom(), i.fillsRefusedBudget(),
-            formatBytes(i.readBudgetBytes()), i.readBudgetWaits(), formatMicros(i.readBudgetWaitNanos() / 1e3), i.readBudgetRefusals(),
+            i.fillsRefusedUnread(), formatBytes(i.readBudgetBytes()), i.readBudgetWaits(), formatMicros(i.readBudgetWaitNanos() / 1e3), i.readBudgetRefusals(),
             i.readsPastEnd(), i.readsHandedOff(), formatBytes(i.rangeBufferBytes()), i.rangeHeapFallbacks());
     }
 
@@ -315,6 +315,7 @@ final class Report {
         field(j, "fillBytesAdmitted", isolation.fillBytesAdmitted()).append(", ");
         field(j, "fillsRefusedNoRoom", isolation.fillsRefusedNoRoom()).append(", ");
         field(j, "fillsRefusedBudget", isolation.fillsRefusedBudget()).append(", ");
+        field(j, "fillsRefusedUnread", isolation.fillsRefusedUnread()).append(", ");
         field(j, "readBudgetBytes", isolation.readBudgetBytes()).append(", ");
         field(j, "readBudgetWaits", isolation.readBudgetWaits()).append(", ");
         field(j, "readBudgetWaitNanos", isolation.readBudgetWaitNanos()).append(", ");

@@ -72,6 +72,8 @@ final class EvictionPasses {
     private final double[] tierTargets;
     private final TierAdmission admission;
     private final TierCounters tiers;
+    /** How long a sequential reader stays live without reading (0: passes spare no reader's bytes). */
+    private final long readerIdleNanos;
     /** The registered sources: immutable, replaced under this object's monitor; read by index, without an iterator. */
     private volatile List<EvictionSource> sources = List.of();
 
@@ -91,6 +93,10 @@ final class EvictionPasses {
     private volatile long busySkips;
     /** Of {@link #evictions}: those by passes with a minimum to free (the full handler's). */
     private volatile long evictionsWhenFull;
+    /** Segments whose unread bytes passes spared, each time a scan visited one. */
+    private volatile long sparedSegments;
+    /** Whether the last pass spared a live reader's unread bytes (under the pass lock; read by fills that find it busy). */
+    private volatile boolean lastPassSpared;
 
     /**
      * @param cache             the managed cache.
@@ -100,10 +106,13 @@ final class EvictionPasses {
      * @param tierTargets       every tier's target.
      * @param admission         which demoted entries a slower tier takes.
      * @param tiers             the per-tier counters this class adds to.
+     * @param readerIdleNanos   how long a sequential reader stays live without reading, for the
+     *                          sparing of the bytes live readers have not read; 0 spares nothing.
      */
     EvictionPasses(final BlockCache cache, final EvictionPolicy policy, final AtomicInteger generation,
                    final double targetUtilization, final double[] tierTargets, final TierAdmission admission,
-                   final TierCounters tiers) {
+                   final TierCounters tiers, final long readerIdleNanos) {
+        this.readerIdleNanos = readerIdleNanos;
         this.cache = cache;
         this.policy = policy;
         this.generation = generation;
@@ -224,9 +233,27 @@ final class EvictionPasses {
      * @throws CacheClosedException if the cache is closed.
      */
     long passLocked(final double target, final long minimumBlocks) {
+        return passLocked(target, minimumBlocks, false);
+    }
+
+    /**
+     * One pass; the caller holds the pass lock. Every pass first spares the bytes live readers
+     * have not read ({@link EvictionScan#readerIdleNanos()}): it ranks and evicts only the rest,
+     * so what a reader has passed goes before what it is about to read, under every policy. A
+     * pass left short then goes on over every entry, unless {@code spareOnly}: a fill from the
+     * log asks for that one, and is refused rather than evict a reader's unread bytes; appends
+     * and the timer's passes keep the exact bound and the appends' room by evicting them last.
+     *
+     * @param target        the target utilization, or NaN for the configured one(s).
+     * @param minimumBlocks blocks to free even if the cache is at or under the target.
+     * @param spareOnly     whether the pass stops short rather than evict a live reader's unread bytes.
+     * @return blocks freed.
+     * @throws CacheClosedException if the cache is closed.
+     */
+    long passLocked(final double target, final long minimumBlocks, final boolean spareOnly) {
         final long before = evictions;
         try {
-            return pass(target, minimumBlocks);
+            return pass(target, minimumBlocks, spareOnly);
         } finally {
             if (minimumBlocks > 0) {
                 evictionsWhenFull = evictionsWhenFull + (evictions - before);
@@ -234,13 +261,14 @@ final class EvictionPasses {
         }
     }
 
-    private long pass(final double target, final long minimumBlocks) {
+    private long pass(final double target, final long minimumBlocks, final boolean spareOnly) {
         runs = runs + 1;
+        lastPassSpared = false;
         if (cache.isClosed()) {
             throw new CacheClosedException("cache " + cache.name() + " is closed");
         }
         if (tierCount > 1) {
-            return tieredPass(target, minimumBlocks);
+            return tieredPass(target, minimumBlocks, spareOnly);
         }
         final double utilization = Double.isNaN(target) ? targetUtilization : target;
         // The tier's counts, not cache.stats(): the same figures for one tier, without a snapshot's objects.
@@ -250,11 +278,30 @@ final class EvictionPasses {
         if (wanted <= 0 || all.isEmpty()) {
             return 0;
         }
-        final long freed = onePass.run(all, generation.get(), wanted);
+        long freed = 0;
+        if (readerIdleNanos > 0) {
+            freed = onePassRun(all, wanted, readerIdleNanos);
+            if (onePass.sparedSegments() == 0 || spareOnly) {
+                return freed;
+            }
+        }
+        if (freed < wanted) {
+            freed += onePassRun(all, wanted - freed, 0);
+        }
+        return freed;
+    }
+
+    /** One run of the one-tier pass, counted. */
+    private long onePassRun(final List<EvictionSource> all, final long wanted, final long idleNanos) {
+        final long freed = onePass.run(all, generation.get(), wanted, idleNanos);
         evictions = evictions + onePass.evictedEntries();
         evictedBytes = evictedBytes + onePass.evictedBytes();
         busySkips = busySkips + onePass.busySkips();
         tiers.evictions[0].add(onePass.evictedEntries());
+        if (onePass.sparedSegments() > 0) {
+            sparedSegments = sparedSegments + onePass.sparedSegments();
+            lastPassSpared = true;
+        }
         return freed;
     }
 
@@ -266,11 +313,20 @@ final class EvictionPasses {
      *
      * @return blocks freed (evicted or moved out of their tier).
      */
-    private long tieredPass(final double target, final long minimumBlocks) {
+    private long tieredPass(final double target, final long minimumBlocks, final boolean spareOnly) {
         final int last = tierCount - 1;
-        long freed = tierStep(last, Double.isNaN(target) ? tierTargets[last] : target, minimumBlocks, false);
+        final double lastTarget = Double.isNaN(target) ? tierTargets[last] : target;
+        long freed = 0;
+        boolean spared = false;
+        if (readerIdleNanos > 0) {
+            freed = tierStep(last, lastTarget, minimumBlocks, false, readerIdleNanos);
+            spared = tierScan.spared > 0;
+        }
+        if (readerIdleNanos == 0 || spared && !spareOnly) {
+            freed += tierStep(last, lastTarget, Math.max(0, minimumBlocks - freed), false, 0);
+        }
         for (int tier = last - 1; tier >= 0; tier--) {
-            freed += tierStep(tier, Double.isNaN(target) ? tierTargets[tier] : target, 0, true);
+            freed += tierStep(tier, Double.isNaN(target) ? tierTargets[tier] : target, 0, true, 0);
         }
         return freed;
     }
@@ -280,7 +336,7 @@ final class EvictionPasses {
      * and evicts (last tier) or demotes (other tiers, subject to the admission policy) what it
      * selects until the tier is back at its target.
      */
-    private long tierStep(final int tier, final double target, final long minimumBlocks, final boolean demote) {
+    private long tierStep(final int tier, final double target, final long minimumBlocks, final boolean demote, final long idleNanos) {
         final long blocks = cache.tierBlocks(tier);
         final long wanted = Math.max(cache.tierUsedBlocks(tier) - (long) Math.floor(target * blocks), minimumBlocks);
         final List<EvictionSource> all = sources;
@@ -290,7 +346,7 @@ final class EvictionPasses {
         long busy = 0;
         policy.beginPass(generation.get(), wanted * cache.blockLength());
         histogram.clear();
-        tierScan.reset(tier, demote, wanted);
+        tierScan.reset(tier, demote, wanted, idleNanos);
         for (int i = 0; i < all.size(); i++) {
             busy += all.get(i).scan(tierScan);
         }
@@ -311,6 +367,10 @@ final class EvictionPasses {
             }
         }
         busySkips = busySkips + busy;
+        if (tierScan.spared > 0) {
+            sparedSegments = sparedSegments + tierScan.spared;
+            lastPassSpared = true;
+        }
         return tierScan.blocks;
     }
 
@@ -339,6 +399,16 @@ final class EvictionPasses {
         return busySkips;
     }
 
+    /** @return segments whose unread bytes passes spared, each time a scan visited one. */
+    long sparedSegments() {
+        return sparedSegments;
+    }
+
+    /** @return whether the last pass spared a live reader's unread bytes (any thread; a hint). */
+    boolean lastPassSpared() {
+        return lastPassSpared;
+    }
+
     int admissionThreshold() {
         return admissionThreshold;
     }
@@ -363,7 +433,13 @@ final class EvictionPasses {
         private long wanted;
         private long blocks;
 
-        void reset(final int tier, final boolean demote, final long wanted) {
+        /** How long a reader stays live without reading (0: spare nothing), and the segments spared. */
+        private long idleNanos;
+        private long spared;
+
+        void reset(final int tier, final boolean demote, final long wanted, final long idleNanos) {
+            this.idleNanos = idleNanos;
+            this.spared = 0;
             this.tier = tier;
             this.demote = demote;
             this.wanted = wanted;
@@ -425,6 +501,16 @@ final class EvictionPasses {
         @Override
         public boolean select(final String segment, final ReadIndexEntry entry) {
             return action(segment, entry) == EVICT;
+        }
+
+        @Override
+        public long readerIdleNanos() {
+            return idleNanos;
+        }
+
+        @Override
+        public void spared(final String segment, final ReadIndexEntry first) {
+            spared++;
         }
 
         @Override

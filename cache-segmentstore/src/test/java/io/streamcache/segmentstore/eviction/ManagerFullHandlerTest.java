@@ -46,7 +46,7 @@ class ManagerFullHandlerTest {
     void shouldAskForARetryInsteadOfWaitingForAPassAnotherThreadRuns() throws Exception {
         final AtomicInteger generation = new AtomicInteger();
         final EvictionPasses passes = new EvictionPasses(cache, new GenerationPolicy(), generation, 0.85,
-            new double[] {0.85}, TierAdmission.all(), new TierCounters(1));
+            new double[] {0.85}, TierAdmission.all(), new TierCounters(1), 0);
         final ManagerFullHandler handler = new ManagerFullHandler(manager, passes, generation);
         final CountDownLatch locked = new CountDownLatch(1);
         final CountDownLatch release = new CountDownLatch(1);

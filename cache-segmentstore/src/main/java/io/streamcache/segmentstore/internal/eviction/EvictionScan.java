@@ -83,6 +83,28 @@ public interface EvictionScan {
     }
 
     /**
+     * Whether the source passes over the entries that hold bytes a live sequential reader of
+     * their segment has not read yet (the reader's unread tail, or a catch-up reader's bytes
+     * ahead): such an entry is not offered at all, as a pinned one is not, so that a pass that
+     * spares them ranks and evicts only bytes no live reader still needs. The default spares
+     * nothing.
+     *
+     * @return nanoseconds a reader may go without reading and still count as live, or 0 to
+     *         offer every entry.
+     */
+    default long readerIdleNanos() {
+        return 0;
+    }
+
+    /**
+     * Called under the segment's lock when the source passed over {@code first} and every later
+     * entry of the segment because a live reader has not read them (see
+     * {@link #readerIdleNanos()}): once per segment a scan visits. The default does nothing.
+     */
+    default void spared(final String segment, final ReadIndexEntry first) {
+    }
+
+    /**
      * Called when a relocation {@link #action} asked for failed because the target tier had no
      * room; the entry is unchanged.
      *

@@ -69,6 +69,22 @@ public interface ManagerHooks {
     int fillTier(String segment, long offset, long end, int tier);
 
     /**
+     * Makes room for a piece of a fill from the log in {@code tier}, on the filling thread, which
+     * holds no lock: the piece may take free blocks below the tier's target; above it (or when
+     * {@code full}: the cache had no free block for it), one pass that spares the bytes live
+     * readers have not read yet ({@link CacheManager.Builder#readerIdleTimeout(java.time.Duration)}) runs first, and
+     * the piece is refused if that left no room below the target because of such bytes. With the
+     * sparing off, a full cache runs an ordinary pass ({@code BlockCache.makeRoom}) and every
+     * piece is admitted. Waits at most 1 ms for a pass another thread runs; allocates nothing.
+     *
+     * @param tier   the tier the piece goes into.
+     * @param length the piece's bytes.
+     * @param full   whether the cache just had no free block for it.
+     * @return whether to insert the piece (into free blocks); false: serve it without caching.
+     */
+    boolean makeRoomForFill(int tier, int length, boolean full);
+
+    /**
      * Counts a cached entry its segment dropped because it was truncated past it or deleted
      * ({@link io.streamcache.segmentstore.eviction.EvictionReasons#truncatedOrDeleted()}). Any
      * thread; allocates nothing.

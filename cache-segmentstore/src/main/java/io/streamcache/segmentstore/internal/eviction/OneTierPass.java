@@ -42,6 +42,9 @@ public final class OneTierPass {
     private final OldestSurveyScan oldestSurvey = new OldestSurveyScan();
     private final EvictScan evict = new EvictScan();
     private long busy;
+    /** Of the running pass: how long a reader stays live without reading (0: spare nothing), and the segments spared. */
+    private long idleNanos;
+    private long spared;
 
     /**
      * @param policy      chooses what to evict.
@@ -64,7 +67,23 @@ public final class OneTierPass {
      * @return blocks freed.
      */
     public long run(final List<? extends EvictionSource> sources, final int current, final long wanted) {
+        return run(sources, current, wanted, 0);
+    }
+
+    /**
+     * Runs one pass that spares the bytes live readers have not read yet (see
+     * {@link EvictionScan#readerIdleNanos()}): such entries are neither surveyed nor evicted.
+     *
+     * @param sources         as {@link #run(List, int, long)}.
+     * @param current         the generation now.
+     * @param wanted          blocks to free, &gt; 0.
+     * @param readerIdleNanos how long a reader stays live without reading; 0 spares nothing.
+     * @return blocks freed.
+     */
+    public long run(final List<? extends EvictionSource> sources, final int current, final long wanted, final long readerIdleNanos) {
         busy = 0;
+        spared = 0;
+        idleNanos = readerIdleNanos;
         evict.reset(wanted);
         final EvictionSource only = onlySource(sources);
         if (policy instanceof GenerationPolicy generations && only != null && only.walksOldestFirst()) {
@@ -97,6 +116,11 @@ public final class OneTierPass {
     /** @return bytes the last pass evicted. */
     public long evictedBytes() {
         return evict.bytes;
+    }
+
+    /** @return segments whose unread bytes the last pass spared (each time a scan visited one). */
+    public long sparedSegments() {
+        return spared;
     }
 
     /** @return segments the last pass skipped because they were busy. */
@@ -151,6 +175,16 @@ public final class OneTierPass {
         }
 
         @Override
+        public long readerIdleNanos() {
+            return idleNanos;
+        }
+
+        @Override
+        public void spared(final String segment, final ReadIndexEntry first) {
+            spared++;
+        }
+
+        @Override
         public boolean isDone() {
             return false;
         }
@@ -202,6 +236,16 @@ public final class OneTierPass {
         }
 
         @Override
+        public long readerIdleNanos() {
+            return idleNanos;
+        }
+
+        @Override
+        public void spared(final String segment, final ReadIndexEntry first) {
+            spared++;
+        }
+
+        @Override
         public boolean isDone() {
             return false;
         }
@@ -247,6 +291,16 @@ public final class OneTierPass {
             entries++;
             bytes += entry.length();
             return true;
+        }
+
+        @Override
+        public long readerIdleNanos() {
+            return idleNanos;
+        }
+
+        @Override
+        public void spared(final String segment, final ReadIndexEntry first) {
+            spared++;
         }
 
         @Override
