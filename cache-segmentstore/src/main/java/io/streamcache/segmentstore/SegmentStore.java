@@ -1730,7 +1730,8 @@ public final class SegmentStore implements AutoCloseable {
                 .append(store.maxIndexEntryLength).append(", readBudget=").append(budget.limit())
                 .append(readBudget > 0 ? "" : " (" + READ_BUDGET_FRACTION_DEFAULT + " of the cache)")
                 .append(readBudgetFailFast ? " fail-fast" : " waiting").append(", manager=").append(store.manager.name())
-                .append(store.ownsManager ? " (owned)" : " (shared)").append(" policy=").append(store.manager.policy())
+                .append(store.ownsManager ? " (owned)" : " (shared)")
+                .append(" policy=").append(store.manager.policy().getClass().getSimpleName())
                 .append(" target=").append(store.manager.targetUtilization());
             long usable = -1;
             if (log != null) {
