@@ -674,15 +674,17 @@ public final class StreamcacheLedgerStorage implements CompactableLedgerStorage 
 
     private void flushAll() throws IOException {
         final long start = System.nanoTime();
-        final long writtenBefore = storeLog().writerStats().bytesWritten();
+        // Null if initialize failed before the store opened (a shutdown then flushes nothing).
+        final StoreLog log = store != null ? store.log().orElse(null) : null;
+        final long writtenBefore = log != null ? log.writerStats().bytesWritten() : 0;
         boolean flushed = false;
         try {
             flushLedgers();
             flushed = true;
         } finally {
             record(stats.flush, start, flushed);
-            if (flushed) {
-                stats.flushSize.registerSuccessfulValue(storeLog().writerStats().bytesWritten() - writtenBefore);
+            if (flushed && log != null) {
+                stats.flushSize.registerSuccessfulValue(log.writerStats().bytesWritten() - writtenBefore);
             }
         }
     }

@@ -28,7 +28,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * {@code used_size_bytes} and {@code allocated_size_bytes} from {@code CacheStorage.getState()},
  * and {@code gen} and {@code manager_iteration_duration_ms} from its own iterations; with
  * statistics on they appear and carry the storage's figures once the read index caches appends.
- * The manager iterates on its own timer (once a second here): the test waits for its report, it
+ * The manager iterates on its own timer (every 100 ms here): the test waits for its report, it
  * asserts no time.
  */
 @Timeout(120)
@@ -67,7 +67,8 @@ class PravegaCacheMetricsTest {
     @Test
     void shouldReportPravegasCacheGaugesFromTheStoragesState() throws Exception {
         final StreamcacheCacheStorage storage = StreamcacheCacheStorage.create(64L << 20);
-        try (InProcessContainer process = new InProcessContainer(storage, InProcessContainer.policy(64L << 20), 4)) {
+        try (InProcessContainer process = new InProcessContainer(storage,
+            new io.pravega.segmentstore.server.CachePolicy(64L << 20, Duration.ofSeconds(60), Duration.ofMillis(100)), 4)) {
             final SegmentContainer container = process.container();
             container.createStreamSegment("metrics", SegmentType.STREAM_SEGMENT, Collections.emptyList(), TIMEOUT).get(30, TimeUnit.SECONDS);
             final byte[] data = new byte[10_000];
