@@ -8,6 +8,7 @@ import io.streamcache.core.StreamcacheException;
 import io.streamcache.core.cache.BlockCache;
 import io.streamcache.segmentstore.SegmentNotFoundException;
 import io.streamcache.segmentstore.SegmentStore;
+import io.streamcache.segmentstore.StoreHealth;
 import io.streamcache.segmentstore.log.DurabilityPolicy;
 import io.streamcache.segmentstore.log.StoreLog;
 import io.streamcache.segmentstore.log.compaction.CompactionConfig;
@@ -26,6 +27,8 @@ import org.apache.bookkeeper.common.util.Watcher;
 import org.apache.bookkeeper.conf.ServerConfiguration;
 import org.apache.bookkeeper.meta.LedgerManager;
 import org.apache.bookkeeper.proto.BookieProtocol;
+import org.apache.bookkeeper.stats.NullStatsLogger;
+import org.apache.bookkeeper.stats.OpStatsLogger;
 import org.apache.bookkeeper.stats.StatsLogger;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -135,6 +138,10 @@ public final class StreamcacheLedgerStorage implements CompactableLedgerStorage 
     private BlockCache cache;
     private SegmentStore store;
     private GarbageCollector garbageCollector;
+    /** What the storage reports through the bookie's stats logger; set in {@link #initialize}. */
+    private StorageStats stats;
+    /** Set while {@link #initialize} opens the store and scans the ledgers: {@link #health()} says so. */
+    private volatile String recovering = "not initialized";
     private ScheduledExecutorService gcExecutor;
     private volatile int storageState;
     private volatile boolean shutDown;
@@ -155,6 +162,8 @@ public final class StreamcacheLedgerStorage implements CompactableLedgerStorage 
         }
         final Path directory = dirs.get(0).toPath().resolve(StreamcacheStorageSettings.DIRECTORY);
         Files.createDirectories(directory);
+        this.stats = new StorageStats(statsLogger != null ? statsLogger : NullStatsLogger.INSTANCE, dirs.get(0).toString());
+        recovering = "opening the log in " + directory + " and scanning its ledgers";
         final long start = System.nanoTime();
         try {
             // Unique in the JVM (the MBeans and threads carry it): tests run several bookies, and
@@ -174,11 +183,13 @@ public final class StreamcacheLedgerStorage implements CompactableLedgerStorage 
                 }
             }
             storageState = readStorageState();
+            stats.bind(store, this);
         } catch (final StreamcacheException | IOException e) {
             closeQuietly();
             throw e instanceof IOException io ? io : new IOException("cannot open the streamcache ledger storage in directory="
                 + directory + ": " + e, e);
         }
+        recovering = null;
         LOG.info("StreamcacheLedgerStorage opened directory={} ledgers={} in {} ms; settings={}", directory, ledgers.size(),
             TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start), settings);
         if (ledgerManager != null) {
@@ -402,6 +413,45 @@ public final class StreamcacheLedgerStorage implements CompactableLedgerStorage 
 
     @Override
     public long addEntry(final ByteBuf entry) throws IOException, BookieException {
+        final long start = System.nanoTime();
+        boolean added = false;
+        try {
+            final long entryId = add(entry);
+            added = true;
+            return entryId;
+        } finally {
+            record(stats.addEntry, start, added);
+        }
+    }
+
+    private static void record(final OpStatsLogger op, final long start, final boolean success) {
+        final long nanos = System.nanoTime() - start;
+        if (success) {
+            op.registerSuccessfulEvent(nanos, TimeUnit.NANOSECONDS);
+        } else {
+            op.registerFailedEvent(nanos, TimeUnit.NANOSECONDS);
+        }
+    }
+
+    /**
+     * The store's health for the bookie's health checks: {@link StoreHealth#recovering(String)}
+     * while {@link #initialize} opens the log and scans the ledgers, then the store's own
+     * ({@link SegmentStore#health()}), which is also the gauge {@code bookie_streamcache_health}
+     * (0 healthy, 1 degraded, 2 failed). {@code docs/operations.md} maps it onto
+     * {@code /api/v1/bookie/state} and Kubernetes probes. Any thread.
+     *
+     * @return the health now.
+     */
+    public StoreHealth health() {
+        final String recovery = recovering;
+        final SegmentStore open = store;
+        if (recovery != null || open == null) {
+            return StoreHealth.recovering(recovery != null ? recovery : "not initialized");
+        }
+        return open.health();
+    }
+
+    private long add(final ByteBuf entry) throws IOException, BookieException {
         enter();
         try {
             final int at = entry.readerIndex();
@@ -435,6 +485,18 @@ public final class StreamcacheLedgerStorage implements CompactableLedgerStorage 
 
     @Override
     public ByteBuf getEntry(final long ledgerId, final long entryId) throws IOException, BookieException {
+        final long start = System.nanoTime();
+        boolean read = false;
+        try {
+            final ByteBuf entry = readEntry(ledgerId, entryId);
+            read = true;
+            return entry;
+        } finally {
+            record(stats.readEntry, start, read);
+        }
+    }
+
+    private ByteBuf readEntry(final long ledgerId, final long entryId) throws IOException, BookieException {
         enter();
         try {
             final LedgerState state = ledger(ledgerId);
@@ -449,16 +511,81 @@ public final class StreamcacheLedgerStorage implements CompactableLedgerStorage 
             }
             final ByteBuf inFlight = state.pendingPayload(id);
             if (inFlight != null) {
+                stats.writeCacheHits.inc();
                 return settings.zeroCopyReads() ? inFlight.asReadOnly() : ownedCopy(inFlight);
             }
             final long offset = LedgerRecords.locationOffset(location);
             final int length = LedgerRecords.locationLength(location);
-            return settings.zeroCopyReads()
-                ? SegmentReads.view(store, state.segment, offset, length, allocator)
-                : SegmentReads.copy(store, state.segment, offset, length, allocator);
+            if (!settings.zeroCopyReads()) {
+                final ByteBuf cached = cachedCopy(state.segment, offset, length);
+                if (cached != null) {
+                    stats.readCacheHits.inc();
+                    return cached;
+                }
+            } else if (cached(state.segment, offset, length)) {
+                // A view goes through the read-through, which charges it to the store's read
+                // budget until the bookie releases it; the look-up above only tells the hit.
+                stats.readCacheHits.inc();
+                return SegmentReads.view(store, state.segment, offset, length, allocator);
+            }
+            stats.readCacheMisses.inc();
+            final long readStart = System.nanoTime();
+            boolean read = false;
+            try {
+                final ByteBuf entry = settings.zeroCopyReads()
+                    ? SegmentReads.view(store, state.segment, offset, length, allocator)
+                    : SegmentReads.copy(store, state.segment, offset, length, allocator);
+                read = true;
+                return entry;
+            } finally {
+                record(stats.readEntryLog, readStart, read);
+            }
         } finally {
             gate.exit();
         }
+    }
+
+    /**
+     * @return a copy of the entry in a buffer from the bookie's allocator, which the caller owns,
+     *         if the cache holds all of it; else null: the caller reads it through the log, which
+     *         also reports the errors (a truncated segment, say) that this does not.
+     */
+    private ByteBuf cachedCopy(final String segment, final long offset, final int length) {
+        final io.streamcache.segmentstore.ReadResult result = cachedRead(segment, offset, length);
+        if (result == null) {
+            return null;
+        }
+        try {
+            final ByteBuf data = result.data();
+            return allocator.buffer(length, length).writeBytes(data, data.readerIndex(), length);
+        } finally {
+            result.close();
+        }
+    }
+
+    /** @return whether the cache holds all of the entry now. */
+    private boolean cached(final String segment, final long offset, final int length) {
+        final io.streamcache.segmentstore.ReadResult result = cachedRead(segment, offset, length);
+        if (result == null) {
+            return false;
+        }
+        result.close();
+        return true;
+    }
+
+    /** @return a result of the whole entry from the cache (the caller closes it), or null if the cache lacks some of it. */
+    private io.streamcache.segmentstore.ReadResult cachedRead(final String segment, final long offset, final int length) {
+        final io.streamcache.segmentstore.ReadResult result;
+        try {
+            result = store.read(segment, offset, length);
+        } catch (final StreamcacheException e) {
+            return null;
+        }
+        if (result.length() != length) {
+            result.close();
+            return null;
+        }
+        return result;
     }
 
     /**
@@ -546,6 +673,23 @@ public final class StreamcacheLedgerStorage implements CompactableLedgerStorage 
     }
 
     private void flushAll() throws IOException {
+        final long start = System.nanoTime();
+        // Null if initialize failed before the store opened (a shutdown then flushes nothing).
+        final StoreLog log = store != null ? store.log().orElse(null) : null;
+        final long writtenBefore = log != null ? log.writerStats().bytesWritten() : 0;
+        boolean flushed = false;
+        try {
+            flushLedgers();
+            flushed = true;
+        } finally {
+            record(stats.flush, start, flushed);
+            if (flushed && log != null) {
+                stats.flushSize.registerSuccessfulValue(log.writerStats().bytesWritten() - writtenBefore);
+            }
+        }
+    }
+
+    private void flushLedgers() throws IOException {
         // Under NEVER: one force covers every append queued before it, those of every ledger;
         // the per-ledger waits below still report a ledger whose append failed.
         final CompletableFuture<Void> forced = settings.forceAtCheckpoints() ? storeLog().force() : null;
@@ -761,6 +905,9 @@ public final class StreamcacheLedgerStorage implements CompactableLedgerStorage 
     }
 
     private void closeQuietly() {
+        if (stats != null) {
+            stats.unbind();
+        }
         if (store != null) {
             store.close();
         }

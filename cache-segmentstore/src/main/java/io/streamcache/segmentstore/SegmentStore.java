@@ -361,6 +361,12 @@ public final class SegmentStore implements AutoCloseable {
     private final WarmCheckpointer checkpointer;
     /** What the warm restart brought back. */
     private final WarmRestoreStats warmRestore;
+    /** Evaluates {@link #health()}; set once the constructor has built the rest. */
+    private final HealthCheck healthCheck;
+    /** The health MBean's name, or null if its name was taken; unregistered at close. */
+    private final javax.management.ObjectName healthMBean;
+    /** The line the builder logged at INFO: the sizes derived and the limits checked. */
+    private String startupReport;
 
     private SegmentStore(final Builder builder) {
         this.cache = builder.cache;
@@ -379,6 +385,9 @@ public final class SegmentStore implements AutoCloseable {
             : ReadBudget.waiting(name, readBudgetBytes);
         this.admission = new ReadAdmission(storeBudget, table.isolation, waiting.executor());
         this.isolationMBean = io.streamcache.segmentstore.internal.log.LogMBeans.register("Isolation", name, new IsolationBean(this));
+        this.healthCheck = new HealthCheck(this, saturatedNanos(builder.healthWindow),
+            builder.diskReserve >= 0 ? builder.diskReserve : builder.log != null ? 2 * builder.log.fileLength() : 0, System::nanoTime);
+        this.healthMBean = io.streamcache.segmentstore.internal.log.LogMBeans.register("Health", name, new HealthBean(this));
         ManagerHooks.of(manager).register(table.evictionSource());
         if (builder.log == null) {
             this.checkpointer = null;
@@ -433,6 +442,7 @@ public final class SegmentStore implements AutoCloseable {
     /** Undoes a constructor that failed to open the log. */
     private void abandon(final LogOpening opening) {
         io.streamcache.segmentstore.internal.log.LogMBeans.unregister(isolationMBean);
+        io.streamcache.segmentstore.internal.log.LogMBeans.unregister(healthMBean);
         table.abandon();
         waiting.shutdown();
         for (final CompletableFuture<ReadResult> read : handedOff) {
@@ -1059,6 +1069,23 @@ public final class SegmentStore implements AutoCloseable {
     }
 
     /**
+     * The store's health now, for a broker's health check, a probe or a gauge: {@code FAILED}
+     * when the log is failed (appends refused) or the store closed; {@code DEGRADED} when the
+     * log's disk has less usable space than {@link Builder#diskReserve(long)}, when appends or
+     * fills found no cache room or reads were refused their budget within the
+     * {@link Builder#healthWindow(Duration) health window}, when reads wait for the read budget
+     * now, and for one window after a warm restart that discarded entries; else {@code HEALTHY}.
+     * Any thread, any time (also after close); takes no lock of the data path, reads the file
+     * system's free space once (a {@code statfs}), and allocates a little: poll it every few
+     * seconds, not per request.
+     *
+     * @return the state and its issues, worst first.
+     */
+    public StoreHealth health() {
+        return healthCheck.evaluate();
+    }
+
+    /**
      * Seals a segment: no append is accepted any more, and the waiting reads complete with
      * {@link ReadStatus#SEALED_END}. Idempotent.
      *
@@ -1223,6 +1250,7 @@ public final class SegmentStore implements AutoCloseable {
         }
         admission.close(new CacheClosedException("segment store " + name + " is closed"));
         io.streamcache.segmentstore.internal.log.LogMBeans.unregister(isolationMBean);
+        io.streamcache.segmentstore.internal.log.LogMBeans.unregister(healthMBean);
         final Compactor running = compactor;
         if (running != null) {
             // Before the writer: its copies and truncates go through the writer.
@@ -1281,6 +1309,11 @@ public final class SegmentStore implements AutoCloseable {
      */
     public WarmRestoreStats warmRestore() {
         return warmRestore;
+    }
+
+    /** For tests in this package: the start-up report the builder logged. */
+    String startupReport() {
+        return startupReport;
     }
 
     /** For tests in this package: the warm checkpointer, or null. */
@@ -1386,6 +1419,36 @@ public final class SegmentStore implements AutoCloseable {
         public static final double READ_BUDGET_FRACTION_DEFAULT = 0.25;
         /** The default longest read-ahead is at most the cache's capacity divided by this (and at least one range). */
         public static final int READ_AHEAD_CACHE_DIVISOR = 64;
+        /** How long a refusal keeps {@link SegmentStore#health()} degraded by default (one to two windows). */
+        public static final Duration HEALTH_WINDOW_DEFAULT = Duration.ofSeconds(30);
+
+        /**
+         * @param diskReserve the usable bytes the log's file system should keep: below it
+         *                    {@link SegmentStore#health()} reports {@link StoreHealth.Reason#DISK_BELOW_RESERVE}.
+         *                    &gt;= 0; by default twice the log's {@link LogConfig#fileLength()} (room
+         *                    to roll to the next file and prepare one more), 0 without a log.
+         */
+        public Builder diskReserve(final long diskReserve) {
+            if (diskReserve < 0) {
+                throw new CacheConfigurationException("diskReserve=" + diskReserve + " must be >= 0");
+            }
+            this.diskReserve = diskReserve;
+            return this;
+        }
+
+        /**
+         * @param healthWindow how far back {@link SegmentStore#health()} looks for refusals (appends
+         *                     without cache room, reads without budget) and how long it reports a
+         *                     warm restart's discarded entries: positive, {@link #HEALTH_WINDOW_DEFAULT} by default.
+         */
+        public Builder healthWindow(final Duration healthWindow) {
+            Objects.requireNonNull(healthWindow, "healthWindow");
+            if (healthWindow.isNegative() || healthWindow.isZero()) {
+                throw new CacheConfigurationException("healthWindow=" + healthWindow + " must be positive");
+            }
+            this.healthWindow = healthWindow;
+            return this;
+        }
 
         private final BlockCache cache;
         private int maxIndexEntryLength = MAX_INDEX_ENTRY_LENGTH_DEFAULT;
@@ -1410,6 +1473,9 @@ public final class SegmentStore implements AutoCloseable {
         private CompactionConfig compaction;
         private StreamcacheThreads threads = StreamcacheThreads.defaults();
         private Duration warmCheckpointInterval = WARM_CHECKPOINT_INTERVAL_DEFAULT;
+        /** -1: two log files' length with a log, 0 without. */
+        private long diskReserve = -1;
+        private Duration healthWindow = HEALTH_WINDOW_DEFAULT;
 
         private Builder(final BlockCache cache) {
             this.cache = Objects.requireNonNull(cache, "cache");
@@ -1648,7 +1714,58 @@ public final class SegmentStore implements AutoCloseable {
             if (compaction != null) {
                 store.compactor = Compactor.start(store, compaction, store.threads);
             }
+            store.startupReport = startupReport(store);
+            LoggerFactory.getLogger(SegmentStore.class).info("{}", store.startupReport);
             return store;
+        }
+
+        /**
+         * The start-up report: one line with the sizes the store derived (cache, budgets, files,
+         * threads) and the limits they were checked against, so that an operator sees at start
+         * what a default turned into on this machine (as {@code DbLedgerStorage} logs its cache
+         * sizes against the direct-memory limit).
+         */
+        private String startupReport(final SegmentStore store) {
+            final io.streamcache.core.cache.CacheStats stats = cache.stats();
+            final StringBuilder line = new StringBuilder(256).append("store ").append(store.name).append(" built: cache ")
+                .append(cache.name()).append(" capacity=").append(stats.capacity()).append(" bytes in ").append(stats.bufferCount())
+                .append(" buffers of ").append(stats.bufferLength()).append(" (blocks of ").append(stats.blockLength())
+                .append(", metadata=").append(stats.metadataBytes()).append("), tiers=[");
+            for (final io.streamcache.core.cache.TierStats tier : stats.tiers()) {
+                line.append(tier.index() > 0 ? ", " : "").append(tier.name()).append(' ').append(tier.capacity()).append('/')
+                    .append(tier.maxCapacity()).append(' ').append(tier.region());
+            }
+            final ReadBudget budget = store.readBudget();
+            line.append("], maxEntryLength=").append(cache.maxEntryLength()).append(", maxIndexEntryLength=")
+                .append(store.maxIndexEntryLength).append(", readBudget=").append(budget.limit())
+                .append(readBudget > 0 ? "" : " (" + READ_BUDGET_FRACTION_DEFAULT + " of the cache)")
+                .append(readBudgetFailFast ? " fail-fast" : " waiting").append(", manager=").append(store.manager.name())
+                .append(store.ownsManager ? " (owned)" : " (shared)")
+                .append(" policy=").append(store.manager.policy().getClass().getSimpleName())
+                .append(" target=").append(store.manager.targetUtilization());
+            long usable = -1;
+            if (log != null) {
+                try {
+                    usable = java.nio.file.Files.getFileStore(log.directory()).getUsableSpace();
+                } catch (final IOException | RuntimeException e) {
+                    usable = -1;
+                }
+                final io.streamcache.segmentstore.log.LogDirectoryStats files = store.storeLog.directoryStats();
+                line.append("; log ").append(log.directory()).append(" fileLength=").append(log.fileLength()).append(" files=")
+                    .append(files.files()).append(" prepared=").append(files.preparedFiles()).append(" onDisk=").append(files.bytes())
+                    .append(" batchLength=").append(log.batchLength()).append(" queueCapacity=").append(log.queueCapacity())
+                    .append(" maxAppendLength=").append(log.maxAppendLength()).append(" durability=").append(log.durability())
+                    .append(" directIo=").append(log.directIo()).append("; threads: writer 1, forces in flight ")
+                    .append(log.forcesInFlight()).append(", read-through ").append(readThroughThreads).append(" (range ")
+                    .append(readThroughRangeLength).append(')').append(compaction != null ? ", compaction 1" : "");
+            }
+            line.append("; limits: directMemoryLimit=").append(io.streamcache.core.memory.DirectMemoryRegion.directMemoryLimit())
+                .append(" (MaxDirectMemorySize=").append(io.streamcache.core.memory.DirectMemoryRegion.maxDirectMemory())
+                .append(", used now=").append(io.streamcache.core.memory.DirectMemoryRegion.usedDirectMemory()).append(')');
+            if (log != null) {
+                line.append(", log disk usable=").append(usable).append(" reserve=").append(store.healthCheck.diskReserve());
+            }
+            return line.toString();
         }
 
         public SegmentStore build() {
@@ -1717,6 +1834,30 @@ public final class SegmentStore implements AutoCloseable {
             } finally {
                 manager = null;
             }
+        }
+    }
+
+    /** {@link StoreHealthMXBean} over a store's {@link #health()}. */
+    private static final class HealthBean implements StoreHealthMXBean {
+        private final SegmentStore store;
+
+        HealthBean(final SegmentStore store) {
+            this.store = store;
+        }
+
+        @Override
+        public String getState() {
+            return store.health().state().name();
+        }
+
+        @Override
+        public String getSummary() {
+            return store.health().summary();
+        }
+
+        @Override
+        public String[] getReasons() {
+            return store.health().issues().stream().map(issue -> issue.reason().name()).toArray(String[]::new);
         }
     }
 

@@ -66,7 +66,7 @@ class WarmRestartStoreTest {
         }
         cache = builder.build();
         store = SegmentStore.builder(cache).maxIndexEntryLength(2048).cacheManager(TestSegments.manualManager(cache))
-            .log(log(logDirectory)).warmCheckpointInterval(Duration.ofHours(1)).build();
+            .log(log(logDirectory)).warmCheckpointInterval(Duration.ofHours(1)).healthWindow(Duration.ofHours(1)).build();
         awaitTheFirstCheckpoint();
     }
 
@@ -466,6 +466,9 @@ class WarmRestartStoreTest {
         assertTrue(stats.warm());
         assertEquals(0, stats.restoredEntries());
         assertTrue(stats.discarded().get("IDENTITY") > 0, stats::toString);
+        final StoreHealth health = store.health();
+        assertEquals(StoreHealth.State.DEGRADED, health.state(), health.summary());
+        assertTrue(health.has(StoreHealth.Reason.WARM_RESTART_DISCARDED), health.summary());
         assertEquals(0, cache.stats().entryCount());
         assertEquals(0, cache.stats().usedBlockCount());
         close();

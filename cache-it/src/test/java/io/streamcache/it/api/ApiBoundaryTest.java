@@ -25,7 +25,8 @@ class ApiBoundaryTest {
         Pattern.MULTILINE);
     private static final List<String> CONSUMERS = List.of("cache-bench/src/main/java", "cache-bench/src/test/java",
         "cache-it/src/test/java", "cache-pravega/src/main/java", "cache-pravega/src/test/java",
-        "cache-bookkeeper/src/main/java", "cache-bookkeeper/src/test/java");
+        "cache-bookkeeper/src/main/java", "cache-bookkeeper/src/test/java", "cache-micrometer/src/main/java",
+        "cache-micrometer/src/test/java");
 
     @Test
     void shouldNameEveryUserOfAnInternalPackageInTheApiDocs() throws IOException {

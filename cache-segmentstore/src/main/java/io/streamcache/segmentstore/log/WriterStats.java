@@ -11,6 +11,8 @@ import io.streamcache.segmentstore.internal.log.AggregatingWriter;
  * @param payloadBytes   payload bytes of the records written (what the producers appended).
  * @param paddingBytes   bytes of padding records.
  * @param forces         forces (fdatasync) of the log.
+ * @param forceNanos     time spent in those forces, in nanoseconds (with forces in flight, the
+ *                       sum of each force's own time, which may exceed the time elapsed).
  * @param requests       requests completed successfully.
  * @param failedRequests requests failed (disk errors, rejections while failed, close).
  * @param queueDepth     requests waiting in the queue now.
@@ -19,7 +21,7 @@ import io.streamcache.segmentstore.internal.log.AggregatingWriter;
  * @param filesRetired   dead files handed over for deletion or recycling.
  * @param failed         whether the writer is failed now (rejecting requests until {@code recover()}).
  */
-public record WriterStats(long batches, long bytesWritten, long payloadBytes, long paddingBytes, long forces, long requests,
+public record WriterStats(long batches, long bytesWritten, long payloadBytes, long paddingBytes, long forces, long forceNanos, long requests,
                           long failedRequests, int queueDepth, int bufferedBytes, long filesRolled, long filesRetired,
                           boolean failed) {
     /**

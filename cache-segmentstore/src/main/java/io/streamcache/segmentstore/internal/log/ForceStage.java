@@ -62,6 +62,8 @@ final class ForceStage {
     private final long[] fileEnd;
     // Per slot, by its forcing thread before the status: tickets issued when the force returned, the error.
     private final long[] issuedAtEnd;
+    /** Per slot, by its forcing thread before the status: how long the force took, in nanoseconds. */
+    private final long[] forceNanos;
     private final Throwable[] error;
     private final AtomicIntegerArray status;
 
@@ -83,6 +85,7 @@ final class ForceStage {
         this.fileStart = new long[slots];
         this.fileEnd = new long[slots];
         this.issuedAtEnd = new long[slots];
+        this.forceNanos = new long[slots];
         this.error = new Throwable[slots];
         this.status = new AtomicIntegerArray(slots);
         this.threads = new Thread[slots];
@@ -118,8 +121,10 @@ final class ForceStage {
                 LockSupport.parkNanos(this, PARK_NANOS);
             }
             Throwable failure = null;
+            final long forceStart = System.nanoTime();
             try {
                 file[slot].force();
+                forceNanos[slot] = System.nanoTime() - forceStart;
                 // As the writer's own forces: one stat per force, so that no force
                 // acknowledges appends into a file deleted or replaced under the writer.
                 final FileIdentity checked = identity[slot];
@@ -202,7 +207,7 @@ final class ForceStage {
         for (long j = consumed + 1; j <= trusted; j++) {
             file[slot(j)] = null;
             identity[slot(j)] = null;
-            counters.force();
+            counters.force(forceNanos[slot(j)]);
         }
         consumed = trusted;
         return true;

@@ -192,8 +192,9 @@ final class LogRoller {
         final ByteBuffer record = table.snapshotRecord(number, batch.crc());
         target.write(record, FIRST_RECORD_POSITION);
         if (durability != DurabilityPolicy.Kind.NEVER) {
+            final long forceStart = System.nanoTime();
             target.force();
-            counters.force();
+            counters.force(System.nanoTime() - forceStart);
         }
         return FIRST_RECORD_POSITION + total;
     }
@@ -285,11 +286,12 @@ final class LogRoller {
     }
 
     void force() throws IOException {
+        final long forceStart = System.nanoTime();
         file.force();
         checkCurrentFile();
         lastForceNanos = System.nanoTime();
         unforced = false;
-        counters.force();
+        counters.force(lastForceNanos - forceStart);
     }
 
     /**

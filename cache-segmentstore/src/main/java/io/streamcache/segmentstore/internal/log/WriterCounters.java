@@ -14,6 +14,8 @@ final class WriterCounters {
     volatile long payloadBytes;
     volatile long paddingBytes;
     volatile long forces;
+    /** Time spent in those forces, in nanoseconds. */
+    volatile long forceNanos;
     /** Requests completed successfully, published when the completion thread is signalled. */
     volatile long requests;
     /** Requests failed, published when the completion thread is signalled. */
@@ -34,8 +36,10 @@ final class WriterCounters {
         paddingBytes = paddingBytes + padding;
     }
 
-    void force() {
+    /** One force of the log, which took {@code nanos}. */
+    void force(final long nanos) {
         forces = forces + 1;
+        forceNanos = forceNanos + nanos;
     }
 
     void fileRolled() {
@@ -64,7 +68,7 @@ final class WriterCounters {
      * @param failed     whether the writer is failed now.
      */
     WriterStats snapshot(final int queueDepth, final boolean failed) {
-        return new WriterStats(batches, bytesWritten, payloadBytes, paddingBytes, forces, requests, failedRequests, queueDepth,
-            bufferedBytes, filesRolled, filesRetired, failed);
+        return new WriterStats(batches, bytesWritten, payloadBytes, paddingBytes, forces, forceNanos, requests, failedRequests,
+            queueDepth, bufferedBytes, filesRolled, filesRetired, failed);
     }
 }
