@@ -46,6 +46,8 @@ public final class IsolationMetrics implements MeterBinder {
             store, s -> s.isolationStats().fillsRefusedNoRoom());
         meters.with("outcome", "refused_budget").counter("isolation.fills", "fills", "pieces of ranges read from the log, by outcome",
             store, s -> s.isolationStats().fillsRefusedBudget());
+        meters.with("outcome", "refused_unread").counter("isolation.fills", "fills", "pieces of ranges read from the log, by outcome",
+            store, s -> s.isolationStats().fillsRefusedUnread());
         meters.counter("isolation.fill.admitted", Meters.BYTES, "bytes of the fills put back into the cache", store,
             s -> s.isolationStats().fillBytesAdmitted());
         meters.gauge("isolation.read.budget.limit", Meters.BYTES, "the store's read budget", store, s -> s.isolationStats().readBudgetBytes());
@@ -59,5 +61,11 @@ public final class IsolationMetrics implements MeterBinder {
             s -> s.isolationStats().readBudgetRefusals());
         meters.counter("isolation.reads.past.end", "reads", "reads at an offset past the segment's end", store,
             s -> s.isolationStats().readsPastEnd());
+        meters.counter("isolation.reads.handed.off", "reads", "asynchronous reads handed to the read-timeouts thread because their segment's lock was held",
+            store, s -> s.isolationStats().readsHandedOff());
+        meters.gauge("isolation.range.buffers", Meters.BYTES, "direct memory held by the pool that ranges read from the log go through",
+            store, s -> s.isolationStats().rangeBufferBytes());
+        meters.counter("isolation.range.heap.fallbacks", "ranges", "ranges read from the log into a heap array because the pool was at its limit",
+            store, s -> s.isolationStats().rangeHeapFallbacks());
     }
 }
