@@ -1,8 +1,8 @@
 package io.streamcache.segmentstore;
 
-import io.streamcache.segmentstore.internal.log.StoreLogView;
-import io.streamcache.segmentstore.log.StoreLog;
-import io.streamcache.segmentstore.log.compaction.Compaction;
+import io.streamcache.log.internal.StoreLogView;
+import io.streamcache.log.StoreLog;
+import io.streamcache.segmentstore.compaction.Compaction;
 import java.util.Optional;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
@@ -18,20 +18,20 @@ import io.streamcache.segmentstore.eviction.CacheManager;
 import io.streamcache.segmentstore.internal.eviction.EvictionSource;
 import io.streamcache.segmentstore.internal.index.AvlReadIndex;
 import io.streamcache.segmentstore.internal.index.ReadIndexEntry;
-import io.streamcache.segmentstore.internal.log.AggregatingWriter;
-import io.streamcache.segmentstore.log.LogConfig;
-import io.streamcache.segmentstore.internal.log.LogDirectory;
-import io.streamcache.segmentstore.log.LogException;
-import io.streamcache.segmentstore.log.LogFailedException;
-import io.streamcache.segmentstore.internal.log.LogRecordListener;
-import io.streamcache.segmentstore.log.compaction.CompactionConfig;
-import io.streamcache.segmentstore.internal.log.compaction.Compactor;
-import io.streamcache.segmentstore.internal.log.history.HistoricalReader;
-import io.streamcache.segmentstore.log.CorruptionPolicy;
-import io.streamcache.segmentstore.internal.log.recovery.LocationIndex;
-import io.streamcache.segmentstore.internal.log.recovery.RecoveredLog;
-import io.streamcache.segmentstore.internal.log.recovery.RecoveryHook;
-import io.streamcache.segmentstore.internal.log.recovery.ScanningRecoveryHook;
+import io.streamcache.log.internal.AggregatingWriter;
+import io.streamcache.log.LogConfig;
+import io.streamcache.log.internal.LogDirectory;
+import io.streamcache.log.LogException;
+import io.streamcache.log.LogFailedException;
+import io.streamcache.log.internal.LogRecordListener;
+import io.streamcache.segmentstore.compaction.CompactionConfig;
+import io.streamcache.segmentstore.internal.compaction.Compactor;
+import io.streamcache.log.internal.history.HistoricalReader;
+import io.streamcache.log.CorruptionPolicy;
+import io.streamcache.log.internal.recovery.LocationIndex;
+import io.streamcache.log.internal.recovery.RecoveredLog;
+import io.streamcache.log.internal.recovery.RecoveryHook;
+import io.streamcache.log.internal.recovery.ScanningRecoveryHook;
 
 import org.slf4j.LoggerFactory;
 
@@ -378,7 +378,7 @@ public final class SegmentStore implements AutoCloseable {
         final ReadBudget storeBudget = builder.readBudgetFailFast ? ReadBudget.failFast(name, readBudgetBytes)
             : ReadBudget.waiting(name, readBudgetBytes);
         this.admission = new ReadAdmission(storeBudget, table.isolation, waiting.executor());
-        this.isolationMBean = io.streamcache.segmentstore.internal.log.LogMBeans.register("Isolation", name, new IsolationBean(this));
+        this.isolationMBean = io.streamcache.log.internal.LogMBeans.register("Isolation", name, new IsolationBean(this));
         ManagerHooks.of(manager).register(table.evictionSource());
         if (builder.log == null) {
             this.checkpointer = null;
@@ -432,7 +432,7 @@ public final class SegmentStore implements AutoCloseable {
 
     /** Undoes a constructor that failed to open the log. */
     private void abandon(final LogOpening opening) {
-        io.streamcache.segmentstore.internal.log.LogMBeans.unregister(isolationMBean);
+        io.streamcache.log.internal.LogMBeans.unregister(isolationMBean);
         table.abandon();
         waiting.shutdown();
         for (final CompletableFuture<ReadResult> read : handedOff) {
@@ -605,7 +605,7 @@ public final class SegmentStore implements AutoCloseable {
      * bounded queue without waiting; everything else completes the future later. When the writer
      * is behind (a stalled disk) and its queue ({@code LogConfig.queueCapacity}) is full, the
      * record goes to an overflow of the same capacity, in order; when that is full too the
-     * future fails at once with a {@link io.streamcache.segmentstore.log.LogQueueFullException}
+     * future fails at once with a {@link io.streamcache.log.LogQueueFullException}
      * and nothing was appended (retry later; {@link #append(String, ByteBuf)} waits for room
      * instead, with no lock held). The completion thread never waits for
      * memory: a durable append the cache has no room for (after one eviction pass, run with no
@@ -807,7 +807,7 @@ public final class SegmentStore implements AutoCloseable {
      * <p>The future completes on the caller's thread or on a reading thread of the
      * historical reader (its stats: {@link StoreLog#historicalReadStats()}); it fails with {@link SegmentNotFoundException},
      * {@link SegmentTruncatedException}, {@link CacheClosedException}, a
-     * {@link io.streamcache.segmentstore.log.LogCorruptedException} if a record read
+     * {@link io.streamcache.log.LogCorruptedException} if a record read
      * back no longer validates, or an {@link java.io.UncheckedIOException} if reading failed.
      *
      * @throws IllegalArgumentException if {@code offset} or {@code maxLength} is negative.
@@ -1212,7 +1212,7 @@ public final class SegmentStore implements AutoCloseable {
             return;
         }
         admission.close(new CacheClosedException("segment store " + name + " is closed"));
-        io.streamcache.segmentstore.internal.log.LogMBeans.unregister(isolationMBean);
+        io.streamcache.log.internal.LogMBeans.unregister(isolationMBean);
         final Compactor running = compactor;
         if (running != null) {
             // Before the writer: its copies and truncates go through the writer.
