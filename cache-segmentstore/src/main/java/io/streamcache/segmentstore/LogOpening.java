@@ -41,7 +41,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  *  table.restore(recovered)                   segments, bounds, seals; ids continue above theirs
  *  locations.adoptLive(live segments)         where the restored bytes are in the files; on a
  *                                             helper thread beside the restore (scanning hook)
- *  PreparedSegmentTable.seed(recovered)       the writer's segment table, on the helper while
+ *  PreparedSegmentTable.seed(live, files)     the writer's segment table, on the helper while
  *                                             this thread puts the segments into the table's maps
  * </pre>
  * The restore and the adoption touch different tables (the store's segments, the location
@@ -158,7 +158,7 @@ final class LogOpening {
                 built.countDown();
             }
             try {
-                recovered.prepareWriterTable(PreparedSegmentTable.seed(recovered));
+                recovered.prepareWriterTable(PreparedSegmentTable.seed(live, recovered.files()));
             } catch (final RuntimeException | Error e) {
                 failure[1] = e;
             }

@@ -12,7 +12,6 @@ import io.streamcache.core.CacheConfigurationException;
 import io.streamcache.core.StreamcacheException;
 import io.streamcache.core.StreamcacheThreads;
 import io.streamcache.core.cache.BlockCache;
-import io.streamcache.segmentstore.internal.StoreInternals;
 import io.streamcache.segmentstore.internal.eviction.ManagerHooks;
 import io.streamcache.segmentstore.eviction.CacheManager;
 import io.streamcache.segmentstore.internal.eviction.EvictionSource;
@@ -25,6 +24,8 @@ import io.streamcache.log.LogException;
 import io.streamcache.log.LogFailedException;
 import io.streamcache.log.internal.LogRecordListener;
 import io.streamcache.segmentstore.compaction.CompactionConfig;
+import io.streamcache.segmentstore.internal.StoreInternals;
+import io.streamcache.segmentstore.internal.compaction.CompactedSegments;
 import io.streamcache.segmentstore.internal.compaction.Compactor;
 import io.streamcache.log.internal.history.HistoricalReader;
 import io.streamcache.log.CorruptionPolicy;
@@ -295,7 +296,7 @@ public final class SegmentStore implements AutoCloseable {
 
             @Override
             public long locationMemoryBytes(final SegmentStore store) {
-                return store.locations != null ? store.locations.reservedBytes() : 0;
+                return store.locationMemoryBytes();
             }
 
             @Override
@@ -355,8 +356,8 @@ public final class SegmentStore implements AutoCloseable {
     private final ReadAdmission admission;
     /** The isolation MBean's name, or null if its name was taken; unregistered at close. */
     private final javax.management.ObjectName isolationMBean;
-    /** With a log and {@link Builder#compaction}: retention and compaction; set once after construction. */
-    private volatile Compactor compactor;
+    /** With a log and {@link Builder#compaction}: retention and compaction; else null. */
+    private final Compactor compactor;
     /** With a cache built for a warm restart: writes its catalog; else null. */
     private final WarmCheckpointer checkpointer;
     /** What the warm restart brought back. */
@@ -389,6 +390,7 @@ public final class SegmentStore implements AutoCloseable {
             this.storeLog = null;
             this.locations = null;
             this.readThrough = null;
+            this.compactor = null;
             return;
         }
         this.locations = new LogLocations();
@@ -421,6 +423,9 @@ public final class SegmentStore implements AutoCloseable {
             if (checkpointer != null) {
                 checkpointer.start();
             }
+            // Last: its thread may start a pass on the store at once.
+            this.compactor = builder.compaction != null
+                ? Compactor.start(new StoreSegments(), durable.writer(), logDirectory, builder.compaction, threads) : null;
         } catch (final IOException e) {
             abandon(opening);
             throw new LogException("could not open the log in " + builder.log.directory() + ": " + e.getMessage(), e);
@@ -1256,7 +1261,7 @@ public final class SegmentStore implements AutoCloseable {
         }
         if (logDirectory != null) {
             // After the writer: marks the close clean if it finished cleanly, then unlocks.
-            logDirectory.close(writer);
+            logDirectory.close(writer != null ? writer.cleanEnd() : null);
         }
     }
 
@@ -1303,6 +1308,14 @@ public final class SegmentStore implements AutoCloseable {
      */
     Compactor compactor() {
         return compactor;
+    }
+
+    /**
+     * @return with a log, bytes of direct memory the location indexes hold (their
+     *         {@code LocationMemory}'s slabs: metadata of the log, outside the cache's bound); 0 without.
+     */
+    long locationMemoryBytes() {
+        return locations != null ? locations.reservedBytes() : 0;
     }
 
     /**
@@ -1634,13 +1647,6 @@ public final class SegmentStore implements AutoCloseable {
          * @throws CacheClosedException        if the cache is closed.
          * @throws LogException                if the log cannot be opened or recovered.
          */
-        private SegmentStore withCompaction(final SegmentStore store) {
-            if (compaction != null) {
-                store.compactor = Compactor.start(store, compaction, store.threads);
-            }
-            return store;
-        }
-
         public SegmentStore build() {
             if (cache.isClosed()) {
                 throw new CacheClosedException("cache " + cache.name() + " is closed");
@@ -1691,7 +1697,7 @@ public final class SegmentStore implements AutoCloseable {
                 }
                 checkSameCache(manager, false);
                 ownsManager = false;
-                return withCompaction(new SegmentStore(this));
+                return new SegmentStore(this);
             }
             // A manager the store builds from scratch takes the store's threads; a builder the caller
             // passed keeps whatever threads the caller gave it.
@@ -1700,13 +1706,41 @@ public final class SegmentStore implements AutoCloseable {
             manager = built;
             ownsManager = true;
             try {
-                return withCompaction(new SegmentStore(this));
+                return new SegmentStore(this);
             } catch (final RuntimeException | Error e) {
                 built.close();
                 throw e;
             } finally {
                 manager = null;
             }
+        }
+    }
+
+    /** The segments the compactor works on: this store's, through its API and its location indexes. */
+    private final class StoreSegments implements CompactedSegments {
+        @Override
+        public String name() {
+            return name;
+        }
+
+        @Override
+        public Set<String> segmentNames() {
+            return SegmentStore.this.segmentNames();
+        }
+
+        @Override
+        public SegmentInfo info(final String segment) {
+            return SegmentStore.this.info(segment);
+        }
+
+        @Override
+        public void truncate(final String segment, final long offset) {
+            SegmentStore.this.truncate(segment, offset);
+        }
+
+        @Override
+        public LocationIndex locations(final String segment) {
+            return SegmentStore.this.locations(segment);
         }
     }
 

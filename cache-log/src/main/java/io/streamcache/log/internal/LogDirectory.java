@@ -65,7 +65,7 @@ import static io.streamcache.log.internal.LogFileDescriptor.PAGE_LENGTH;
  * {@link #open} to {@link #close()}, writes the lock's epoch into every header it writes (new and
  * recycled files), removes the clean-close mark ({@link CleanMark}) when its writer starts
  * ({@link #beginWriting()}, never at a failed open) and, when closed after
- * a writer that finished cleanly ({@link #close(AggregatingWriter)}), writes it again.
+ * a writer that finished cleanly ({@link #close(long[])}), writes it again.
  *
  * <h2>Reads</h2>
  * {@link #read(long, long, ByteBuffer)} reads any file through a buffered read-only channel
@@ -705,14 +705,17 @@ public final class LogDirectory implements AutoCloseable {
     }
 
     /**
-     * Closes the directory after {@code writer} (closed before): if the writer finished cleanly
-     * ({@link AggregatingWriter#cleanEnd()}), writes the clean-close mark ({@link CleanMark}) with
-     * the log's end and this writer's epoch after the spares are gone and before the lock is
-     * released, so that the next recovery treats any damage or shortfall as corruption. A mark
-     * that cannot be written is logged at WARN (the next open recovers as after a crash).
+     * Closes the directory after its writer (closed before): given the end where the writer
+     * finished cleanly ({@link AggregatingWriter#cleanEnd()}: file number and position), writes
+     * the clean-close mark ({@link CleanMark}) with it and this writer's epoch after the spares
+     * are gone and before the lock is released, so that the next recovery treats any damage or
+     * shortfall as corruption. A mark that cannot be written is logged at WARN (the next open
+     * recovers as after a crash). The directory takes the end, not the writer: the writer is
+     * built on the directory, not the other way round.
+     *
+     * @param end the writer's clean end, or null if it did not finish cleanly (or there was none).
      */
-    public void close(final AggregatingWriter writer) {
-        final long[] end = writer != null ? writer.cleanEnd() : null;
+    public void close(final long[] end) {
         if (end == null || isClosed()) {
             close();
             return;

@@ -1,7 +1,10 @@
 package io.streamcache.log.internal;
 
+import io.streamcache.log.internal.recovery.RecoveredFile;
 import io.streamcache.log.internal.recovery.RecoveredLog;
+import io.streamcache.log.internal.recovery.RecoveredSegment;
 
+import java.util.List;
 import java.util.Objects;
 
 /**
@@ -24,13 +27,16 @@ public final class PreparedSegmentTable {
     }
 
     /**
-     * @return a table seeded with {@code recovered}'s live segments and files' data ends, as
-     *         the writer's start would seed it.
+     * @param liveSegments {@link RecoveredLog#liveSegments()}.
+     * @param files        {@link RecoveredLog#files()}.
+     * @return a table seeded with the recovered live segments and files' data ends, as the
+     *         writer's start would seed it.
      */
-    public static PreparedSegmentTable seed(final RecoveredLog recovered) {
-        Objects.requireNonNull(recovered, "recovered");
+    public static PreparedSegmentTable seed(final List<RecoveredSegment> liveSegments, final List<RecoveredFile> files) {
+        Objects.requireNonNull(liveSegments, "liveSegments");
+        Objects.requireNonNull(files, "files");
         final LogSegmentTable table = new LogSegmentTable();
-        table.seed(recovered.liveSegments(), recovered.files());
+        table.seed(liveSegments, files);
         return new PreparedSegmentTable(table);
     }
 

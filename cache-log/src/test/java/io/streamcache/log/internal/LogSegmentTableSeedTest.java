@@ -123,7 +123,7 @@ class LogSegmentTableSeedTest {
                 }
             }
             final RecoveredLog recovered = builder.build();
-            final Thread helper = new Thread(() -> recovered.prepareWriterTable(PreparedSegmentTable.seed(recovered)));
+            final Thread helper = new Thread(() -> recovered.prepareWriterTable(PreparedSegmentTable.seed(recovered.liveSegments(), recovered.files())));
             helper.start();
             helper.join();
             final PreparedSegmentTable prepared = recovered.takeWriterTable();

@@ -97,7 +97,7 @@ public final class RecoveredLog {
      *         scanning one): segments, files with their data ends, the tail.
      */
     /**
-     * Hands the writer a segment table seeded from this recovery ({@link PreparedSegmentTable#seed}),
+     * Hands the writer a segment table seeded from this recovery ({@link PreparedSegmentTable#seed(List, List)}),
      * for the writer started from it to take instead of seeding its own. Replaces one not taken.
      */
     public void prepareWriterTable(final PreparedSegmentTable table) {

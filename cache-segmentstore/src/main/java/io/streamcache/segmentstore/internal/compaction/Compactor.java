@@ -2,7 +2,6 @@ package io.streamcache.segmentstore.internal.compaction;
 
 import io.streamcache.core.internal.concurrent.Waits;
 import io.streamcache.core.StreamcacheThreads;
-import io.streamcache.segmentstore.internal.StoreInternals;
 import io.streamcache.segmentstore.compaction.Compaction;
 import io.streamcache.segmentstore.compaction.CompactionConfig;
 import io.streamcache.segmentstore.compaction.CompactionStats;
@@ -11,7 +10,6 @@ import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.streamcache.segmentstore.SegmentInfo;
 import io.streamcache.segmentstore.SegmentNotFoundException;
-import io.streamcache.segmentstore.SegmentStore;
 import io.streamcache.log.internal.AggregatingWriter;
 import io.streamcache.log.internal.LogDirectory;
 import io.streamcache.log.internal.LogRecordDescriptor;
@@ -44,8 +42,8 @@ import java.util.zip.CRC32C;
 import static io.streamcache.log.internal.LogRecordDescriptor.HEADER_LENGTH;
 
 /**
- * Gives disk space back: enforces retention and compacts the log of one {@link SegmentStore} in
- * the background; thread-safe ({@link #runOnce()} passes are serialized; the settings and stats
+ * Gives disk space back: enforces retention and compacts the log of one store's segments
+ * ({@link CompactedSegments}) in the background; thread-safe ({@link #runOnce()} passes are serialized; the settings and stats
  * may be used from any thread).
  *
  * <h2>Why</h2>
@@ -88,7 +86,7 @@ public final class Compactor implements Compaction, AutoCloseable {
     private static final long WAIT_SLICE_MILLIS = 100;
     private static final long NANOS_PER_SECOND = TimeUnit.SECONDS.toNanos(1);
 
-    private final SegmentStore store;
+    private final CompactedSegments store;
     private final AggregatingWriter writer;
     private final LogDirectory directory;
     private final CompactionConfig config;
@@ -113,14 +111,12 @@ public final class Compactor implements Compaction, AutoCloseable {
     private final LongAdder failures = new LongAdder();
     private volatile Throwable lastFailure;
 
-    private Compactor(final SegmentStore store, final CompactionConfig config, final StreamcacheThreads threads) {
+    private Compactor(final CompactedSegments store, final AggregatingWriter writer, final LogDirectory directory,
+                      final CompactionConfig config, final StreamcacheThreads threads) {
         this.store = Objects.requireNonNull(store, "store");
         this.config = Objects.requireNonNull(config, "config");
-        this.writer = StoreInternals.logWriter(store);
-        this.directory = StoreInternals.logDirectory(store);
-        if (writer == null || directory == null) {
-            throw new IllegalArgumentException("store=" + store.name() + " has no log: compaction needs one");
-        }
+        this.writer = Objects.requireNonNull(writer, "writer");
+        this.directory = Objects.requireNonNull(directory, "directory");
         this.slack = config.slackLength() > 0 ? config.slackLength() : CompactionConfig.SLACK_DEFAULT_FILES * directory.fileLength();
         if (config.background()) {
             // The config's own factory, if it names one, wins over the store's threads.
@@ -133,23 +129,18 @@ public final class Compactor implements Compaction, AutoCloseable {
     }
 
     /**
-     * Builds a compactor for a store with a log and starts its background thread (unless
-     * {@link CompactionConfig#background()} is off). The store's {@code close()} closes the
-     * compactor it made from {@code SegmentStore.Builder.compaction}; one made here is the
-     * caller's to close, before the store.
+     * Builds the compactor of a store with a log and starts its background thread (unless
+     * {@link CompactionConfig#background()} is off, or {@code threads} names a factory of its
+     * own: then role {@code COMPACTOR}). The store builds it from
+     * {@code SegmentStore.Builder.compaction} and closes it at its own close.
      *
-     * @throws IllegalArgumentException if the store has no log.
+     * @param segments  the store's segments.
+     * @param writer    the store's log writer (the copies go through it).
+     * @param directory the store's log directory (the files to compact).
      */
-    public static Compactor start(final SegmentStore store, final CompactionConfig config) {
-        return start(store, config, StreamcacheThreads.defaults());
-    }
-
-    /**
-     * {@link #start(SegmentStore, CompactionConfig)} with the background thread created by
-     * {@code threads} (role {@code COMPACTOR}) unless the config names a thread factory of its own.
-     */
-    public static Compactor start(final SegmentStore store, final CompactionConfig config, final StreamcacheThreads threads) {
-        final Compactor compactor = new Compactor(store, config, Objects.requireNonNull(threads, "threads"));
+    public static Compactor start(final CompactedSegments segments, final AggregatingWriter writer, final LogDirectory directory,
+                                  final CompactionConfig config, final StreamcacheThreads threads) {
+        final Compactor compactor = new Compactor(segments, writer, directory, config, Objects.requireNonNull(threads, "threads"));
         if (compactor.thread != null) {
             compactor.thread.start();
         }
@@ -276,7 +267,7 @@ public final class Compactor implements Compaction, AutoCloseable {
         for (final String name : store.segmentNames()) {
             final LocationIndex index;
             try {
-                index = StoreInternals.locations(store, name);
+                index = store.locations(name);
             } catch (final SegmentNotFoundException e) {
                 continue;
             }
