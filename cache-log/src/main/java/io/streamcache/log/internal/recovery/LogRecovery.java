@@ -260,24 +260,10 @@ public final class LogRecovery {
         LogCorruptedException truncation = null;
         long bytesRead = 0;
 
-        final int usable = numbers.size();
-        int tail = usable - 1;
         final List<Long> emptyTrailing = new ArrayList<>();
-        while (tail >= 0) {
-            final long number = numbers.get(tail);
-            try (FileChannel channel = FileChannel.open(path(number), StandardOpenOption.READ)) {
-                if (scanner.hasSnapshot(channel, number)) {
-                    break;
-                }
-                final LogFileScan scan = scanner.scan(channel, number, record -> true);
-                bytesRead += scan.bytesRead();
-                if (scan.hasRecords()) {
-                    break;
-                }
-            }
-            emptyTrailing.add(number);
-            tail--;
-        }
+        final long[] trailingBytes = {0};
+        final int tail = lastFileWithRecords(numbers, scanner, emptyTrailing, trailingBytes);
+        bytesRead += trailingBytes[0];
 
         final LogReplay replay = new LogReplay(directory, checkpoint != null ? CorruptionPolicy.FAIL : corruptionPolicy,
             locationMemory != null ? locationMemory : new LocationMemory());
@@ -317,7 +303,6 @@ public final class LogRecovery {
             for (int i = first; i <= tail; i++) {
                 final long number = numbers.get(i);
                 final Path path = path(number);
-                LogFileScan scan = null;
                 // The checkpoint's file: its SNAPSHOT must equal the checkpoint's table.
                 final LogReplay.SnapshotMode mode = checkpoint != null && i == first ? LogReplay.SnapshotMode.CHECK
                     : i == 0 ? LogReplay.SnapshotMode.APPLY
@@ -325,36 +310,7 @@ public final class LogRecovery {
                 replay.beginFile(number, path, mode);
                 final PrescannedFile prescanned = prescanner != null && mode == LogReplay.SnapshotMode.CHECK
                     ? prescanner.take(number) : null;
-                if (prescanned != null && prescanned.failure == null && prescanned.recordCount() > 0
-                    && replay.snapshotMatches(prescanned)) {
-                    // The SNAPSHOT (record 0) matched by its digest; the rest as the scan found them,
-                    // in lanes by segment id when the file allows it (LogReplay.applyPartitioned).
-                    final int stopped;
-                    // Four lanes per thread, claimed as threads come free: a thread the machine
-                    // holds back delays the file by one small lane, not by a fixed half of it.
-                    if (prescanned.recordCount() - 1 >= Math.min(workChunk, MIN_LANE_RECORDS) && workers.parallelism() > 1
-                        && replay.applyPartitioned(prescanned, 1, workers, 4 * workers.parallelism())) {
-                        stopped = prescanned.recordCount();
-                    } else {
-                        stopped = prescanned.replay(1, view, replay);
-                    }
-                    if (stopped == prescanned.recordCount()) {
-                        scan = prescanned.scan;
-                    } else {
-                        // The replay stopped the scan (TRUNCATE policy): scan the file again, the
-                        // records before the stop already applied, so that the scan ends there.
-                        final int[] seen = {0};
-                        try (FileChannel channel = FileChannel.open(path, StandardOpenOption.READ)) {
-                            scan = scanner.scan(channel, number, record -> seen[0]++ < stopped || replay.onRecord(record));
-                        }
-                    }
-                    prescannedFiles++;
-                }
-                if (scan == null) {
-                    try (FileChannel channel = FileChannel.open(path, StandardOpenOption.READ)) {
-                        scan = scanner.scan(channel, number, replay);
-                    }
-                }
+                final LogFileScan scan = replayFile(number, path, prescanned, replay, scanner, view, workers);
                 bytesRead += scan.bytesRead();
                 if (scan.epoch() >= 0 && scan.epoch() < maxEpoch) {
                     // Written by a writer that had lost its lock to a later one: two writers' records
@@ -367,22 +323,12 @@ public final class LogRecovery {
                     maxEpoch = scan.epoch();
                     maxEpochFile = number;
                 }
-                final ScanEnd end = scan.end();
-                // A file shorter than its header says lost bytes: the writer creates files whole.
-                final boolean shortFile = scan.fileLength() > 0 && scan.size() < scan.fileLength();
-                final boolean fine = !shortFile && (end == ScanEnd.END_OF_FILE || end == ScanEnd.ZEROS || end == ScanEnd.STALE
-                    || (i == tail && end == ScanEnd.TORN && mark == null)) && (i == tail || scan.endPosition() > FIRST_RECORD_POSITION);
-                if (fine) {
+                final LogCorruptedException e = damage(scan, path, i == tail, mark != null, replay);
+                if (e == null) {
                     scans.add(scan);
                     replay.endFile();
                     continue;
                 }
-                final LogCorruptedException e = replay.failure != null ? replay.failure
-                    : shortFile ? new LogCorruptedException(path, number, scan.size(), "the file ends at size=" + scan.size()
-                        + ", before its header's FILE_LENGTH=" + scan.fileLength() + " (the writer creates files whole: bytes were lost)")
-                    : i == tail && end == ScanEnd.TORN ? new LogCorruptedException(path, number, scan.endPosition(), scan.reason()
-                        + "; the log was closed cleanly (" + CleanMark.FILE_NAME + " mark), so this is damage, not a torn write")
-                    : new LogCorruptedException(path, number, scan.endPosition(), describe(scan, i < tail));
                 if (checkpoint != null || corruptionPolicy != CorruptionPolicy.TRUNCATE) {
                     throw e;
                 }
@@ -432,49 +378,9 @@ public final class LogRecovery {
         }
 
         final LogFileScan tailScan = scans.isEmpty() ? null : scans.get(scans.size() - 1);
-        long resumePosition = 0;
-        long tailFileNumber = 0;
-        long tailFileLength = 0;
-        long tailEndPosition = 0;
-        long tailZeroEnd = 0;
-        long tornBytes = 0;
-        if (tailScan != null) {
-            tailFileNumber = tailScan.fileNumber();
-            tailFileLength = tailScan.fileLength();
-            tailEndPosition = Math.min(tailScan.endPosition(), tailFileLength);
-            resumePosition = Math.min(tailScan.resumePosition(), tailFileLength);
-            tailZeroEnd = needsCut(tailScan) ? Math.min(tailScan.zeroEnd(), tailFileLength) : resumePosition;
-            // A write cut short (TORN), or invalid bytes at a page boundary with something to zero
-            // after them (STALE: the torn first page of a write, or a recycled file's old bytes).
-            if (tailScan.end() == ScanEnd.TORN || (tailScan.end() == ScanEnd.STALE && tailZeroEnd > resumePosition)) {
-                final Path tailPath = path(tailFileNumber);
-                tornBytes = Math.max(tailZeroEnd, resumePosition) - tailEndPosition;
-                if (corruptionPolicy == CorruptionPolicy.FAIL_ON_TORN_TAIL) {
-                    throw new LogCorruptedException(tailPath, tailFileNumber, tailEndPosition, "torn tail (" + tailScan.reason()
-                        + "), bytes=" + tornBytes + " would be cut; corruptionPolicy=" + corruptionPolicy + " makes a torn tail an error");
-                }
-                LOG.warn("Log {}: torn tail in {} at position={}: cutting bytes={} (an unacknowledged write cut short, no clean-close"
-                    + " mark): {}", directory, tailPath, tailEndPosition, tornBytes, tailScan.reason());
-            }
-            if (!readOnly) {
-                cutTail(tailScan, tailZeroEnd);
-            }
-        }
+        final Tail end = tailScan != null ? cutTornTail(tailScan) : Tail.NONE;
         if (!readOnly) {
-            if (!removed.isEmpty()) {
-                // Recorded first, unlinked after: the files no longer count as live (CURRENT).
-                final List<Long> numbersRemoved = new ArrayList<>();
-                for (final Path path : removed) {
-                    numbersRemoved.add(LogFileDescriptor.fileNumber(path.getFileName().toString()));
-                }
-                CurrentFileRecord.forget(directory, numbersRemoved);
-            }
-            for (final Path path : removed) {
-                Files.deleteIfExists(path);
-            }
-            if (!removed.isEmpty()) {
-                forceDirectory();
-            }
+            removeFiles(removed);
         }
 
         // Per file: a file's data ends are thousands of segments (one miss each), so a file is a chunk.
@@ -483,9 +389,155 @@ public final class LogRecovery {
             + " {} SNAPSHOT(s) checked by digest, {} exactly, {} file(s) applied in lanes)", directory, scans.size(), bytesRead,
             segments.size(), (System.nanoTime() - started) / 1_000_000, prescannedFiles, replay.digestChecks, replay.exactChecks,
             replay.partitionedFiles);
-        final long nextFileNumber = tailScan != null ? tailFileNumber + 1 : numbers.isEmpty() ? 1 : numbers.get(0);
-        return new RecoveredLog(segments, files, removed, tailFileNumber, tailFileLength, tailEndPosition, resumePosition,
-            tailZeroEnd, nextFileNumber, replay.maxSegmentId + 1, truncation, bytesRead, mark != null, tornBytes);
+        final long nextFileNumber = tailScan != null ? end.fileNumber + 1 : numbers.isEmpty() ? 1 : numbers.get(0);
+        return new RecoveredLog(segments, files, removed, end.fileNumber, end.fileLength, end.endPosition, end.resumePosition,
+            end.zeroEnd, nextFileNumber, replay.maxSegmentId + 1, truncation, bytesRead, mark != null, end.tornBytes);
+    }
+
+    /**
+     * @param isTail     whether the file is the last one that holds records.
+     * @param cleanClose whether the log was closed cleanly (a clean-close mark): then even the
+     *                   tail must end without a torn write.
+     * @return why the scan of a file shows damage, or null if it ended as a file may: at its
+     *         end, in zeros, at stale bytes, or (the tail of a log not closed cleanly) at a torn write.
+     */
+    private LogCorruptedException damage(final LogFileScan scan, final Path path, final boolean isTail, final boolean cleanClose,
+                                         final LogReplay replay) {
+        final long number = scan.fileNumber();
+        final ScanEnd end = scan.end();
+        // A file shorter than its header says lost bytes: the writer creates files whole.
+        final boolean shortFile = scan.fileLength() > 0 && scan.size() < scan.fileLength();
+        final boolean fine = !shortFile && (end == ScanEnd.END_OF_FILE || end == ScanEnd.ZEROS || end == ScanEnd.STALE
+            || (isTail && end == ScanEnd.TORN && !cleanClose)) && (isTail || scan.endPosition() > FIRST_RECORD_POSITION);
+        if (fine) {
+            return null;
+        }
+        return replay.failure != null ? replay.failure
+            : shortFile ? new LogCorruptedException(path, number, scan.size(), "the file ends at size=" + scan.size()
+                + ", before its header's FILE_LENGTH=" + scan.fileLength() + " (the writer creates files whole: bytes were lost)")
+            : isTail && end == ScanEnd.TORN ? new LogCorruptedException(path, number, scan.endPosition(), scan.reason()
+                + "; the log was closed cleanly (" + CleanMark.FILE_NAME + " mark), so this is damage, not a torn write")
+            : new LogCorruptedException(path, number, scan.endPosition(), describe(scan, !isTail));
+    }
+
+    /**
+     * Finds the last file that holds a record (or a SNAPSHOT), collecting the files after it,
+     * which hold none, into {@code emptyTrailing} (newest first) and the bytes read into
+     * {@code bytesRead[0]}.
+     *
+     * @return the index in {@code numbers} of that file, or -1 if none holds a record.
+     */
+    private int lastFileWithRecords(final List<Long> numbers, final LogScanner scanner, final List<Long> emptyTrailing,
+                                    final long[] bytesRead) throws IOException {
+        int tail = numbers.size() - 1;
+        while (tail >= 0) {
+            final long number = numbers.get(tail);
+            try (FileChannel channel = FileChannel.open(path(number), StandardOpenOption.READ)) {
+                if (scanner.hasSnapshot(channel, number)) {
+                    break;
+                }
+                final LogFileScan scan = scanner.scan(channel, number, record -> true);
+                bytesRead[0] += scan.bytesRead();
+                if (scan.hasRecords()) {
+                    break;
+                }
+            }
+            emptyTrailing.add(number);
+            tail--;
+        }
+        return tail;
+    }
+
+    /**
+     * Replays one file begun in {@code replay}: from what the prescanner read ahead of it if that
+     * is usable (its SNAPSHOT matches by digest), applied in lanes by segment id when the file
+     * allows it ({@link LogReplay#applyPartitioned}); else by scanning it.
+     *
+     * @param prescanned the file as the prescanner read it, or null.
+     * @return the file's scan.
+     */
+    private LogFileScan replayFile(final long number, final Path path, final PrescannedFile prescanned, final LogReplay replay,
+                                   final LogScanner scanner, final LogRecordView view, final RecoveryWorkers workers)
+        throws IOException {
+        if (prescanned != null && prescanned.failure == null && prescanned.recordCount() > 0
+            && replay.snapshotMatches(prescanned)) {
+            // The SNAPSHOT (record 0) matched by its digest; the rest as the scan found them.
+            final int stopped;
+            // Four lanes per thread, claimed as threads come free: a thread the machine
+            // holds back delays the file by one small lane, not by a fixed half of it.
+            if (prescanned.recordCount() - 1 >= Math.min(workChunk, MIN_LANE_RECORDS) && workers.parallelism() > 1
+                && replay.applyPartitioned(prescanned, 1, workers, 4 * workers.parallelism())) {
+                stopped = prescanned.recordCount();
+            } else {
+                stopped = prescanned.replay(1, view, replay);
+            }
+            prescannedFiles++;
+            if (stopped == prescanned.recordCount()) {
+                return prescanned.scan;
+            }
+            // The replay stopped the scan (TRUNCATE policy): scan the file again, the
+            // records before the stop already applied, so that the scan ends there.
+            final int[] seen = {0};
+            try (FileChannel channel = FileChannel.open(path, StandardOpenOption.READ)) {
+                return scanner.scan(channel, number, record -> seen[0]++ < stopped || replay.onRecord(record));
+            }
+        }
+        try (FileChannel channel = FileChannel.open(path, StandardOpenOption.READ)) {
+            return scanner.scan(channel, number, replay);
+        }
+    }
+
+    /** Where the log ends, as {@link RecoveredLog} takes it: the tail file and its positions. */
+    private record Tail(long fileNumber, long fileLength, long endPosition, long resumePosition, long zeroEnd, long tornBytes) {
+        static final Tail NONE = new Tail(0, 0, 0, 0, 0, 0);
+    }
+
+    /**
+     * Cuts a torn write off the tail file (unless read-only): a write cut short (TORN), or
+     * invalid bytes at a page boundary with something to zero after them (STALE: the torn first
+     * page of a write, or a recycled file's old bytes).
+     *
+     * @return where the log ends.
+     * @throws LogCorruptedException if there is a torn tail and the policy is
+     *                               {@link CorruptionPolicy#FAIL_ON_TORN_TAIL}.
+     */
+    private Tail cutTornTail(final LogFileScan tailScan) throws IOException {
+        final long fileNumber = tailScan.fileNumber();
+        final long fileLength = tailScan.fileLength();
+        final long endPosition = Math.min(tailScan.endPosition(), fileLength);
+        final long resumePosition = Math.min(tailScan.resumePosition(), fileLength);
+        final long zeroEnd = needsCut(tailScan) ? Math.min(tailScan.zeroEnd(), fileLength) : resumePosition;
+        long tornBytes = 0;
+        if (tailScan.end() == ScanEnd.TORN || (tailScan.end() == ScanEnd.STALE && zeroEnd > resumePosition)) {
+            final Path tailPath = path(fileNumber);
+            tornBytes = Math.max(zeroEnd, resumePosition) - endPosition;
+            if (corruptionPolicy == CorruptionPolicy.FAIL_ON_TORN_TAIL) {
+                throw new LogCorruptedException(tailPath, fileNumber, endPosition, "torn tail (" + tailScan.reason()
+                    + "), bytes=" + tornBytes + " would be cut; corruptionPolicy=" + corruptionPolicy + " makes a torn tail an error");
+            }
+            LOG.warn("Log {}: torn tail in {} at position={}: cutting bytes={} (an unacknowledged write cut short, no clean-close"
+                + " mark): {}", directory, tailPath, endPosition, tornBytes, tailScan.reason());
+        }
+        if (!readOnly) {
+            cutTail(tailScan, zeroEnd);
+        }
+        return new Tail(fileNumber, fileLength, endPosition, resumePosition, zeroEnd, tornBytes);
+    }
+
+    /** Removes the files recovery dropped: recorded in CURRENT first (no longer live), unlinked after. */
+    private void removeFiles(final List<Path> removed) throws IOException {
+        if (removed.isEmpty()) {
+            return;
+        }
+        final List<Long> numbersRemoved = new ArrayList<>();
+        for (final Path path : removed) {
+            numbersRemoved.add(LogFileDescriptor.fileNumber(path.getFileName().toString()));
+        }
+        CurrentFileRecord.forget(directory, numbersRemoved);
+        for (final Path path : removed) {
+            Files.deleteIfExists(path);
+        }
+        forceDirectory();
     }
 
     /**
