@@ -21,5 +21,6 @@ module io.streamcache.log {
     exports io.streamcache.log;
     exports io.streamcache.log.internal to io.streamcache.segmentstore;
     exports io.streamcache.log.internal.history to io.streamcache.segmentstore;
+    exports io.streamcache.log.internal.location to io.streamcache.segmentstore;
     exports io.streamcache.log.internal.recovery to io.streamcache.segmentstore;
 }

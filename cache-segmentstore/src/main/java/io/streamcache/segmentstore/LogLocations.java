@@ -3,9 +3,9 @@ package io.streamcache.segmentstore;
 import io.streamcache.log.internal.LogRecordDescriptor;
 import io.streamcache.log.internal.LogRecordListener;
 import io.streamcache.log.internal.history.LogFileChannels;
-import io.streamcache.log.internal.recovery.LocationIndex;
-import io.streamcache.log.internal.recovery.LocationMemory;
-import io.streamcache.log.internal.recovery.LocationTable;
+import io.streamcache.log.internal.location.LocationIndex;
+import io.streamcache.log.internal.location.LocationMemory;
+import io.streamcache.log.internal.location.LocationTable;
 import io.streamcache.log.internal.recovery.RecoveredLog;
 import io.streamcache.log.internal.recovery.RecoveredSegment;
 

@@ -8,7 +8,7 @@ import io.streamcache.segmentstore.internal.eviction.ManagerHooks;
 import io.streamcache.log.internal.history.HistoricalReader;
 import io.streamcache.log.internal.history.LogFileChannels;
 import io.streamcache.log.internal.history.LogRange;
-import io.streamcache.log.internal.recovery.LocationIndex;
+import io.streamcache.log.internal.location.LocationIndex;
 
 import java.io.IOException;
 import java.nio.file.NoSuchFileException;

@@ -29,7 +29,7 @@ import io.streamcache.segmentstore.internal.compaction.CompactedSegments;
 import io.streamcache.segmentstore.internal.compaction.Compactor;
 import io.streamcache.log.internal.history.HistoricalReader;
 import io.streamcache.log.CorruptionPolicy;
-import io.streamcache.log.internal.recovery.LocationIndex;
+import io.streamcache.log.internal.location.LocationIndex;
 import io.streamcache.log.internal.recovery.RecoveredLog;
 import io.streamcache.log.internal.recovery.RecoveryHook;
 import io.streamcache.log.internal.recovery.ScanningRecoveryHook;

@@ -2,8 +2,8 @@ package io.streamcache.segmentstore;
 
 import io.streamcache.core.cache.BlockCache;
 import io.streamcache.segmentstore.internal.StoreInternals;
-import io.streamcache.log.internal.recovery.LocationIndex;
-import io.streamcache.log.internal.recovery.LocationList;
+import io.streamcache.log.internal.location.LocationIndex;
+import io.streamcache.log.internal.location.LocationList;
 import io.streamcache.log.LogConfig;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;

@@ -7,13 +7,13 @@ import io.streamcache.log.internal.LogRecordDescriptor;
 import io.streamcache.log.internal.LogRecordListener;
 import io.streamcache.log.internal.recovery.RecoveredLog;
 import io.streamcache.log.internal.history.LogFileChannels;
-import io.streamcache.log.internal.recovery.LocationIndex;
+import io.streamcache.log.internal.location.LocationIndex;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-import io.streamcache.log.internal.recovery.LocationList;
+import io.streamcache.log.internal.location.LocationList;
 
 import java.nio.file.Path;
 import java.util.ArrayList;

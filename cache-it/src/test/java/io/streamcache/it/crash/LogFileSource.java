@@ -1,7 +1,7 @@
 package io.streamcache.it.crash;
 
 import io.streamcache.log.internal.LogRecordDescriptor;
-import io.streamcache.log.internal.recovery.LocationIndex;
+import io.streamcache.log.internal.location.LocationIndex;
 import io.streamcache.log.internal.recovery.RecoveredFile;
 import io.streamcache.log.internal.recovery.RecoveredLog;
 import io.streamcache.log.internal.recovery.RecoveredSegment;

@@ -7,7 +7,7 @@ import io.streamcache.log.internal.LogRecordListener;
 import io.streamcache.log.internal.recovery.RecoveryHook;
 import io.streamcache.segmentstore.internal.compaction.Compactor;
 import io.streamcache.log.internal.history.HistoricalReader;
-import io.streamcache.log.internal.recovery.LocationIndex;
+import io.streamcache.log.internal.location.LocationIndex;
 
 /**
  * The parts of a {@link SegmentStore} that are not its API: its log's writer and directory, the

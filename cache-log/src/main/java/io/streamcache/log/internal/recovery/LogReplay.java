@@ -1,5 +1,9 @@
 package io.streamcache.log.internal.recovery;
 
+import io.streamcache.log.internal.location.LocationIndex;
+import io.streamcache.log.internal.location.LocationRows;
+import io.streamcache.log.internal.location.LocationMemory;
+
 import io.streamcache.log.CorruptionPolicy;
 import io.streamcache.log.LogCorruptedException;
 import io.streamcache.log.internal.LogFileDescriptor;

@@ -1,5 +1,8 @@
 package io.streamcache.log.internal.recovery;
 
+import io.streamcache.log.internal.location.LocationRows;
+import io.streamcache.log.internal.location.LocationMemory;
+
 import io.streamcache.log.internal.PreparedSegmentTable;
 
 import io.streamcache.log.CorruptionPolicy;

@@ -1,5 +1,11 @@
 package io.streamcache.log.internal.recovery;
 
+import io.streamcache.log.internal.location.LocationTable;
+import io.streamcache.log.internal.location.LocationRows;
+
+import io.streamcache.log.internal.location.LocationIndex;
+import io.streamcache.log.internal.location.LocationMemory;
+
 /**
  * One segment as recovery rebuilt it from the log; an immutable value except for the row of
  * its location index ({@link LocationRows}), which the store adopts ({@link LocationTable#adopt}).

@@ -1,5 +1,8 @@
 package io.streamcache.log.internal.recovery;
 
+import io.streamcache.log.internal.location.LocationIndex;
+import io.streamcache.log.internal.location.LocationMemory;
+
 import io.streamcache.core.StreamcacheThreads;
 
 import io.streamcache.log.CorruptionPolicy;

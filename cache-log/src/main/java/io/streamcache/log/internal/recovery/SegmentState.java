@@ -1,5 +1,8 @@
 package io.streamcache.log.internal.recovery;
 
+import io.streamcache.log.internal.location.LocationRows;
+import io.streamcache.log.internal.location.LocationMemory;
+
 import org.agrona.DirectBuffer;
 
 import java.nio.charset.StandardCharsets;

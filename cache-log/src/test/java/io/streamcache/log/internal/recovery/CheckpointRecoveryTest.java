@@ -1,5 +1,7 @@
 package io.streamcache.log.internal.recovery;
 
+import io.streamcache.log.internal.location.LocationIndex;
+
 import io.streamcache.log.CorruptionPolicy;
 import io.streamcache.log.LogCorruptedException;
 import org.junit.jupiter.api.Test;

@@ -1,5 +1,7 @@
 package io.streamcache.log.internal.recovery;
 
+import io.streamcache.log.internal.location.LocationMemory;
+
 import org.junit.jupiter.api.Test;
 
 import java.util.ArrayList;

@@ -1,6 +1,6 @@
 package io.streamcache.segmentstore.internal.compaction;
 
-import io.streamcache.log.internal.recovery.LocationIndex;
+import io.streamcache.log.internal.location.LocationIndex;
 import org.agrona.collections.Long2LongHashMap;
 
 /**

@@ -14,7 +14,7 @@ import io.streamcache.log.internal.AggregatingWriter;
 import io.streamcache.log.internal.LogDirectory;
 import io.streamcache.log.internal.LogRecordDescriptor;
 import io.streamcache.log.internal.LogRequest;
-import io.streamcache.log.internal.recovery.LocationIndex;
+import io.streamcache.log.internal.location.LocationIndex;
 import io.streamcache.log.LogCorruptedException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;

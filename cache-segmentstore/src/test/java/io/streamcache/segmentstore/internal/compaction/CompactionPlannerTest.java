@@ -1,7 +1,7 @@
 package io.streamcache.segmentstore.internal.compaction;
 
-import io.streamcache.log.internal.recovery.LocationIndex;
-import io.streamcache.log.internal.recovery.LocationMemory;
+import io.streamcache.log.internal.location.LocationIndex;
+import io.streamcache.log.internal.location.LocationMemory;
 import org.junit.jupiter.api.Test;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;

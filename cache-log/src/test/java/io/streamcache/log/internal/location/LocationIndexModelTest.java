@@ -1,4 +1,4 @@
-package io.streamcache.log.internal.recovery;
+package io.streamcache.log.internal.location;
 
 import org.junit.jupiter.api.Test;
 

@@ -1,4 +1,4 @@
-package io.streamcache.log.internal.recovery;
+package io.streamcache.log.internal.location;
 
 import org.junit.jupiter.api.Test;
 
@@ -11,10 +11,10 @@ import java.util.concurrent.atomic.AtomicIntegerArray;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 
-import static io.streamcache.log.internal.recovery.LocationIndexContentionTest.file;
-import static io.streamcache.log.internal.recovery.LocationIndexContentionTest.movedFile;
-import static io.streamcache.log.internal.recovery.LocationIndexContentionTest.movedPosition;
-import static io.streamcache.log.internal.recovery.LocationIndexContentionTest.position;
+import static io.streamcache.log.internal.location.LocationIndexContentionTest.file;
+import static io.streamcache.log.internal.location.LocationIndexContentionTest.movedFile;
+import static io.streamcache.log.internal.location.LocationIndexContentionTest.movedPosition;
+import static io.streamcache.log.internal.location.LocationIndexContentionTest.position;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
