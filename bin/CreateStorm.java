@@ -1,6 +1,6 @@
 import io.streamcache.core.cache.BlockCache;
 import io.streamcache.segmentstore.SegmentStore;
-import io.streamcache.segmentstore.log.LogConfig;
+import io.streamcache.log.LogConfig;
 
 import java.lang.management.ManagementFactory;
 import java.nio.file.Files;

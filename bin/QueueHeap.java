@@ -1,5 +1,5 @@
 import io.streamcache.segmentstore.queue.MessageQueueStore;
-import io.streamcache.segmentstore.log.LogConfig;
+import io.streamcache.log.LogConfig;
 
 import javax.management.ObjectName;
 import java.lang.management.ManagementFactory;

@@ -7,7 +7,7 @@
  * {@code io.streamcache.core.memory} (the memory regions). Everything else is internal and may
  * change in any release; {@code docs/api.md} lists the exported types.
  */
-// "module": the qualified export below names the segment store, which this module's build does not see.
+// "module": the qualified export below names the log and the segment store, which this module's build does not see.
 @SuppressWarnings("module")
 module io.streamcache.core {
     requires transitive io.netty.buffer;
@@ -23,6 +23,6 @@ module io.streamcache.core {
     exports io.streamcache.core;
     exports io.streamcache.core.cache;
     exports io.streamcache.core.memory;
-    // The library's own waits through interrupts, shared with the segment store (not an API).
-    exports io.streamcache.core.internal.concurrent to io.streamcache.segmentstore;
+    // The library's own waits through interrupts, shared with the log and the segment store (not an API).
+    exports io.streamcache.core.internal.concurrent to io.streamcache.log, io.streamcache.segmentstore;
 }

@@ -1,17 +1,17 @@
 /**
  * streamcache's segment store: append-only segments cached in a {@code BlockCache}, tail reads
- * that wait, read-through from a durable log written by an aggregating writer, recovery,
- * compaction, eviction policies and a message-queue facade.
+ * that wait, read-through from the durable log ({@code io.streamcache.log}), compaction,
+ * eviction policies and a message-queue facade.
  *
  * <p>Exported: {@code io.streamcache.segmentstore} (the store, its reads, its exceptions),
  * {@code ...eviction} (the cache manager and the eviction policies, with the SPI to write one),
- * {@code ...log} (the log's configuration, its SPI for log files, its exceptions and
- * statistics), {@code ...log.compaction} (compaction and retention settings) and
+ * {@code ...compaction} (compaction and retention settings) and
  * {@code ...queue} (the message-queue facade). Everything under {@code ...internal} may change in
  * any release; {@code docs/api.md} lists the exported types.
  */
 module io.streamcache.segmentstore {
     requires transitive io.streamcache.core;
+    requires transitive io.streamcache.log;
     requires transitive io.netty.buffer;
     requires transitive io.netty.common;
     requires org.agrona.core;
@@ -22,7 +22,6 @@ module io.streamcache.segmentstore {
 
     exports io.streamcache.segmentstore;
     exports io.streamcache.segmentstore.eviction;
-    exports io.streamcache.segmentstore.log;
-    exports io.streamcache.segmentstore.log.compaction;
+    exports io.streamcache.segmentstore.compaction;
     exports io.streamcache.segmentstore.queue;
 }

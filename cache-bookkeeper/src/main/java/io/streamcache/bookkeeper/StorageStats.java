@@ -2,7 +2,7 @@ package io.streamcache.bookkeeper;
 
 import io.streamcache.core.cache.BlockCache;
 import io.streamcache.segmentstore.SegmentStore;
-import io.streamcache.segmentstore.log.StoreLog;
+import io.streamcache.log.StoreLog;
 import org.apache.bookkeeper.stats.Counter;
 import org.apache.bookkeeper.stats.Gauge;
 import org.apache.bookkeeper.stats.OpStatsLogger;

@@ -1,8 +1,8 @@
 package io.streamcache.bookkeeper;
 
 import io.streamcache.core.memory.DirectMemoryRegion;
-import io.streamcache.segmentstore.log.DurabilityPolicy;
-import io.streamcache.segmentstore.log.LogConfig;
+import io.streamcache.log.DurabilityPolicy;
+import io.streamcache.log.LogConfig;
 import org.apache.bookkeeper.conf.ServerConfiguration;
 
 import java.nio.file.Path;

@@ -14,7 +14,7 @@ package io.streamcache.core;
  *   +-- SegmentException          segments of a store    (io.streamcache.segmentstore)
  *   |    +-- SegmentNotFoundException, SegmentExistsException, SegmentSealedException,
  *   |        SegmentTruncatedException, ...
- *   +-- LogException              the durable log        (io.streamcache.segmentstore.log)
+ *   +-- LogException              the durable log        (io.streamcache.log)
  *        +-- LogFailedException, LogCorruptedException, ...
  * </pre>
  * Calls made wrongly (a bad argument such as a negative offset, an address that names no entry,

@@ -5,8 +5,8 @@ import io.micrometer.core.instrument.Tag;
 import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.binder.MeterBinder;
 import io.streamcache.segmentstore.SegmentStore;
-import io.streamcache.segmentstore.log.StoreLog;
-import io.streamcache.segmentstore.log.compaction.Compaction;
+import io.streamcache.log.StoreLog;
+import io.streamcache.segmentstore.compaction.Compaction;
 
 import java.util.Objects;
 

@@ -5,7 +5,7 @@ import io.micrometer.core.instrument.Tag;
 import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.binder.MeterBinder;
 import io.streamcache.segmentstore.SegmentStore;
-import io.streamcache.segmentstore.log.StoreLog;
+import io.streamcache.log.StoreLog;
 
 import java.util.Objects;
 

@@ -4,8 +4,8 @@ import io.netty.buffer.Unpooled;
 import io.streamcache.core.cache.BlockCache;
 import io.streamcache.segmentstore.ReadResult;
 import io.streamcache.segmentstore.SegmentStore;
-import io.streamcache.segmentstore.log.LogConfig;
-import io.streamcache.segmentstore.log.compaction.CompactionConfig;
+import io.streamcache.log.LogConfig;
+import io.streamcache.segmentstore.compaction.CompactionConfig;
 
 import java.nio.file.Path;
 import java.time.Duration;

@@ -1,8 +1,8 @@
 package io.streamcache.segmentstore;
 
 import io.streamcache.core.cache.CacheStats;
-import io.streamcache.segmentstore.log.StoreLog;
-import io.streamcache.segmentstore.log.WriterStats;
+import io.streamcache.log.StoreLog;
+import io.streamcache.log.WriterStats;
 
 import java.io.IOException;
 import java.nio.file.Files;

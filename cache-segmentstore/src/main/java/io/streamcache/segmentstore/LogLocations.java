@@ -1,13 +1,13 @@
 package io.streamcache.segmentstore;
 
-import io.streamcache.segmentstore.internal.log.LogRecordDescriptor;
-import io.streamcache.segmentstore.internal.log.LogRecordListener;
-import io.streamcache.segmentstore.internal.log.history.LogFileChannels;
-import io.streamcache.segmentstore.internal.log.recovery.LocationIndex;
-import io.streamcache.segmentstore.internal.log.recovery.LocationMemory;
-import io.streamcache.segmentstore.internal.log.recovery.LocationTable;
-import io.streamcache.segmentstore.internal.log.recovery.RecoveredLog;
-import io.streamcache.segmentstore.internal.log.recovery.RecoveredSegment;
+import io.streamcache.log.internal.LogRecordDescriptor;
+import io.streamcache.log.internal.LogRecordListener;
+import io.streamcache.log.internal.history.LogFileChannels;
+import io.streamcache.log.internal.location.LocationIndex;
+import io.streamcache.log.internal.location.LocationMemory;
+import io.streamcache.log.internal.location.LocationTable;
+import io.streamcache.log.internal.recovery.RecoveredLog;
+import io.streamcache.log.internal.recovery.RecoveredSegment;
 
 import java.io.IOException;
 import java.util.List;

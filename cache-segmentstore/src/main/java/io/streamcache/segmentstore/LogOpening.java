@@ -3,18 +3,18 @@ package io.streamcache.segmentstore;
 import io.streamcache.core.internal.concurrent.Waits;
 import io.streamcache.core.StreamcacheThreads;
 
-import io.streamcache.segmentstore.internal.log.CurrentFileRecord;
-import io.streamcache.segmentstore.internal.log.LogDirectory;
-import io.streamcache.segmentstore.internal.log.LogFileDescriptor;
-import io.streamcache.segmentstore.internal.log.LogLock;
-import io.streamcache.segmentstore.internal.log.PreparedSegmentTable;
-import io.streamcache.segmentstore.internal.log.recovery.RecoveredLog;
-import io.streamcache.segmentstore.internal.log.recovery.RecoveredSegment;
-import io.streamcache.segmentstore.internal.log.recovery.RecoveryHook;
-import io.streamcache.segmentstore.internal.log.recovery.ScanningRecoveryHook;
-import io.streamcache.segmentstore.log.CorruptionPolicy;
-import io.streamcache.segmentstore.log.LogConfig;
-import io.streamcache.segmentstore.log.LogCorruptedException;
+import io.streamcache.log.internal.CurrentFileRecord;
+import io.streamcache.log.internal.LogDirectory;
+import io.streamcache.log.internal.LogFileDescriptor;
+import io.streamcache.log.internal.LogLock;
+import io.streamcache.log.internal.PreparedSegmentTable;
+import io.streamcache.log.internal.recovery.RecoveredLog;
+import io.streamcache.log.internal.recovery.RecoveredSegment;
+import io.streamcache.log.internal.recovery.RecoveryHook;
+import io.streamcache.log.internal.recovery.ScanningRecoveryHook;
+import io.streamcache.log.CorruptionPolicy;
+import io.streamcache.log.LogConfig;
+import io.streamcache.log.LogCorruptedException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -41,7 +41,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  *  table.restore(recovered)                   segments, bounds, seals; ids continue above theirs
  *  locations.adoptLive(live segments)         where the restored bytes are in the files; on a
  *                                             helper thread beside the restore (scanning hook)
- *  PreparedSegmentTable.seed(recovered)       the writer's segment table, on the helper while
+ *  PreparedSegmentTable.seed(live, files)     the writer's segment table, on the helper while
  *                                             this thread puts the segments into the table's maps
  * </pre>
  * The restore and the adoption touch different tables (the store's segments, the location
@@ -158,7 +158,7 @@ final class LogOpening {
                 built.countDown();
             }
             try {
-                recovered.prepareWriterTable(PreparedSegmentTable.seed(recovered));
+                recovered.prepareWriterTable(PreparedSegmentTable.seed(live, recovered.files()));
             } catch (final RuntimeException | Error e) {
                 failure[1] = e;
             }

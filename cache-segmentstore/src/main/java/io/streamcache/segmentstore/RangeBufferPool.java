@@ -5,7 +5,7 @@ import io.netty.buffer.UnpooledByteBufAllocator;
 import io.netty.buffer.UnpooledDirectByteBuf;
 import io.netty.buffer.UnpooledUnsafeDirectByteBuf;
 import io.netty.util.internal.PlatformDependent;
-import io.streamcache.segmentstore.internal.log.history.RangeBuffers;
+import io.streamcache.log.internal.history.RangeBuffers;
 
 import java.nio.ByteBuffer;
 import java.util.concurrent.ConcurrentLinkedQueue;

@@ -5,10 +5,10 @@ import io.streamcache.core.StreamcacheException;
 import io.streamcache.core.StreamcacheThreads;
 import io.streamcache.segmentstore.eviction.CacheManager;
 import io.streamcache.segmentstore.internal.eviction.ManagerHooks;
-import io.streamcache.segmentstore.internal.log.history.HistoricalReader;
-import io.streamcache.segmentstore.internal.log.history.LogFileChannels;
-import io.streamcache.segmentstore.internal.log.history.LogRange;
-import io.streamcache.segmentstore.internal.log.recovery.LocationIndex;
+import io.streamcache.log.internal.history.HistoricalReader;
+import io.streamcache.log.internal.history.LogFileChannels;
+import io.streamcache.log.internal.history.LogRange;
+import io.streamcache.log.internal.location.LocationIndex;
 
 import java.io.IOException;
 import java.nio.file.NoSuchFileException;

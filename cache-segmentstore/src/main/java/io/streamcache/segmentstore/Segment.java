@@ -9,7 +9,7 @@ import io.streamcache.segmentstore.internal.eviction.EvictionScan;
 import io.streamcache.segmentstore.internal.eviction.PromotionTarget;
 import io.streamcache.segmentstore.internal.index.ReadIndexEntry;
 import io.streamcache.segmentstore.internal.index.ReadIndexTree;
-import io.streamcache.segmentstore.internal.log.LogRequest;
+import io.streamcache.log.internal.LogRequest;
 
 import java.util.Arrays;
 

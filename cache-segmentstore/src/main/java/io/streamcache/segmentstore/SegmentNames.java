@@ -1,6 +1,6 @@
 package io.streamcache.segmentstore;
 
-import io.streamcache.segmentstore.internal.log.AggregatingWriter;
+import io.streamcache.log.internal.AggregatingWriter;
 
 /**
  * The rules a segment name must follow, checked before anything is created or logged; stateless

@@ -1,8 +1,8 @@
 package io.streamcache.segmentstore;
 
-import io.streamcache.segmentstore.internal.log.StoreLogView;
-import io.streamcache.segmentstore.log.StoreLog;
-import io.streamcache.segmentstore.log.compaction.Compaction;
+import io.streamcache.log.internal.StoreLogView;
+import io.streamcache.log.StoreLog;
+import io.streamcache.segmentstore.compaction.Compaction;
 import java.util.Optional;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
@@ -12,26 +12,27 @@ import io.streamcache.core.CacheConfigurationException;
 import io.streamcache.core.StreamcacheException;
 import io.streamcache.core.StreamcacheThreads;
 import io.streamcache.core.cache.BlockCache;
-import io.streamcache.segmentstore.internal.StoreInternals;
 import io.streamcache.segmentstore.internal.eviction.ManagerHooks;
 import io.streamcache.segmentstore.eviction.CacheManager;
 import io.streamcache.segmentstore.internal.eviction.EvictionSource;
 import io.streamcache.segmentstore.internal.index.AvlReadIndex;
 import io.streamcache.segmentstore.internal.index.ReadIndexEntry;
-import io.streamcache.segmentstore.internal.log.AggregatingWriter;
-import io.streamcache.segmentstore.log.LogConfig;
-import io.streamcache.segmentstore.internal.log.LogDirectory;
-import io.streamcache.segmentstore.log.LogException;
-import io.streamcache.segmentstore.log.LogFailedException;
-import io.streamcache.segmentstore.internal.log.LogRecordListener;
-import io.streamcache.segmentstore.log.compaction.CompactionConfig;
-import io.streamcache.segmentstore.internal.log.compaction.Compactor;
-import io.streamcache.segmentstore.internal.log.history.HistoricalReader;
-import io.streamcache.segmentstore.log.CorruptionPolicy;
-import io.streamcache.segmentstore.internal.log.recovery.LocationIndex;
-import io.streamcache.segmentstore.internal.log.recovery.RecoveredLog;
-import io.streamcache.segmentstore.internal.log.recovery.RecoveryHook;
-import io.streamcache.segmentstore.internal.log.recovery.ScanningRecoveryHook;
+import io.streamcache.log.internal.AggregatingWriter;
+import io.streamcache.log.LogConfig;
+import io.streamcache.log.internal.LogDirectory;
+import io.streamcache.log.LogException;
+import io.streamcache.log.LogFailedException;
+import io.streamcache.log.internal.LogRecordListener;
+import io.streamcache.segmentstore.compaction.CompactionConfig;
+import io.streamcache.segmentstore.internal.StoreInternals;
+import io.streamcache.segmentstore.internal.compaction.CompactedSegments;
+import io.streamcache.segmentstore.internal.compaction.Compactor;
+import io.streamcache.log.internal.history.HistoricalReader;
+import io.streamcache.log.CorruptionPolicy;
+import io.streamcache.log.internal.location.LocationIndex;
+import io.streamcache.log.internal.recovery.RecoveredLog;
+import io.streamcache.log.internal.recovery.RecoveryHook;
+import io.streamcache.log.internal.recovery.ScanningRecoveryHook;
 
 import org.slf4j.LoggerFactory;
 
@@ -295,7 +296,7 @@ public final class SegmentStore implements AutoCloseable {
 
             @Override
             public long locationMemoryBytes(final SegmentStore store) {
-                return store.locations != null ? store.locations.reservedBytes() : 0;
+                return store.locationMemoryBytes();
             }
 
             @Override
@@ -355,8 +356,8 @@ public final class SegmentStore implements AutoCloseable {
     private final ReadAdmission admission;
     /** The isolation MBean's name, or null if its name was taken; unregistered at close. */
     private final javax.management.ObjectName isolationMBean;
-    /** With a log and {@link Builder#compaction}: retention and compaction; set once after construction. */
-    private volatile Compactor compactor;
+    /** With a log and {@link Builder#compaction}: retention and compaction; else null. */
+    private final Compactor compactor;
     /** With a cache built for a warm restart: writes its catalog; else null. */
     private final WarmCheckpointer checkpointer;
     /** What the warm restart brought back. */
@@ -384,10 +385,10 @@ public final class SegmentStore implements AutoCloseable {
         final ReadBudget storeBudget = builder.readBudgetFailFast ? ReadBudget.failFast(name, readBudgetBytes)
             : ReadBudget.waiting(name, readBudgetBytes);
         this.admission = new ReadAdmission(storeBudget, table.isolation, waiting.executor());
-        this.isolationMBean = io.streamcache.segmentstore.internal.log.LogMBeans.register("Isolation", name, new IsolationBean(this));
+        this.isolationMBean = io.streamcache.log.internal.LogMBeans.register("Isolation", name, new IsolationBean(this));
         this.healthCheck = new HealthCheck(this, saturatedNanos(builder.healthWindow),
             builder.diskReserve >= 0 ? builder.diskReserve : builder.log != null ? 2 * builder.log.fileLength() : 0, System::nanoTime);
-        this.healthMBean = io.streamcache.segmentstore.internal.log.LogMBeans.register("Health", name, new HealthBean(this));
+        this.healthMBean = io.streamcache.log.internal.LogMBeans.register("Health", name, new HealthBean(this));
         ManagerHooks.of(manager).register(table.evictionSource());
         if (builder.log == null) {
             this.checkpointer = null;
@@ -398,6 +399,7 @@ public final class SegmentStore implements AutoCloseable {
             this.storeLog = null;
             this.locations = null;
             this.readThrough = null;
+            this.compactor = null;
             return;
         }
         this.locations = new LogLocations();
@@ -430,6 +432,9 @@ public final class SegmentStore implements AutoCloseable {
             if (checkpointer != null) {
                 checkpointer.start();
             }
+            // Last: its thread may start a pass on the store at once.
+            this.compactor = builder.compaction != null
+                ? Compactor.start(new StoreSegments(), durable.writer(), logDirectory, builder.compaction, threads) : null;
         } catch (final IOException e) {
             abandon(opening);
             throw new LogException("could not open the log in " + builder.log.directory() + ": " + e.getMessage(), e);
@@ -441,8 +446,8 @@ public final class SegmentStore implements AutoCloseable {
 
     /** Undoes a constructor that failed to open the log. */
     private void abandon(final LogOpening opening) {
-        io.streamcache.segmentstore.internal.log.LogMBeans.unregister(isolationMBean);
-        io.streamcache.segmentstore.internal.log.LogMBeans.unregister(healthMBean);
+        io.streamcache.log.internal.LogMBeans.unregister(isolationMBean);
+        io.streamcache.log.internal.LogMBeans.unregister(healthMBean);
         table.abandon();
         waiting.shutdown();
         for (final CompletableFuture<ReadResult> read : handedOff) {
@@ -615,7 +620,7 @@ public final class SegmentStore implements AutoCloseable {
      * bounded queue without waiting; everything else completes the future later. When the writer
      * is behind (a stalled disk) and its queue ({@code LogConfig.queueCapacity}) is full, the
      * record goes to an overflow of the same capacity, in order; when that is full too the
-     * future fails at once with a {@link io.streamcache.segmentstore.log.LogQueueFullException}
+     * future fails at once with a {@link io.streamcache.log.LogQueueFullException}
      * and nothing was appended (retry later; {@link #append(String, ByteBuf)} waits for room
      * instead, with no lock held). The completion thread never waits for
      * memory: a durable append the cache has no room for (after one eviction pass, run with no
@@ -817,7 +822,7 @@ public final class SegmentStore implements AutoCloseable {
      * <p>The future completes on the caller's thread or on a reading thread of the
      * historical reader (its stats: {@link StoreLog#historicalReadStats()}); it fails with {@link SegmentNotFoundException},
      * {@link SegmentTruncatedException}, {@link CacheClosedException}, a
-     * {@link io.streamcache.segmentstore.log.LogCorruptedException} if a record read
+     * {@link io.streamcache.log.LogCorruptedException} if a record read
      * back no longer validates, or an {@link java.io.UncheckedIOException} if reading failed.
      *
      * @throws IllegalArgumentException if {@code offset} or {@code maxLength} is negative.
@@ -1249,8 +1254,8 @@ public final class SegmentStore implements AutoCloseable {
             return;
         }
         admission.close(new CacheClosedException("segment store " + name + " is closed"));
-        io.streamcache.segmentstore.internal.log.LogMBeans.unregister(isolationMBean);
-        io.streamcache.segmentstore.internal.log.LogMBeans.unregister(healthMBean);
+        io.streamcache.log.internal.LogMBeans.unregister(isolationMBean);
+        io.streamcache.log.internal.LogMBeans.unregister(healthMBean);
         final Compactor running = compactor;
         if (running != null) {
             // Before the writer: its copies and truncates go through the writer.
@@ -1294,7 +1299,7 @@ public final class SegmentStore implements AutoCloseable {
         }
         if (logDirectory != null) {
             // After the writer: marks the close clean if it finished cleanly, then unlocks.
-            logDirectory.close(writer);
+            logDirectory.close(writer != null ? writer.cleanEnd() : null);
         }
     }
 
@@ -1346,6 +1351,14 @@ public final class SegmentStore implements AutoCloseable {
      */
     Compactor compactor() {
         return compactor;
+    }
+
+    /**
+     * @return with a log, bytes of direct memory the location indexes hold (their
+     *         {@code LocationMemory}'s slabs: metadata of the log, outside the cache's bound); 0 without.
+     */
+    long locationMemoryBytes() {
+        return locations != null ? locations.reservedBytes() : 0;
     }
 
     /**
@@ -1710,10 +1723,8 @@ public final class SegmentStore implements AutoCloseable {
          * @throws CacheClosedException        if the cache is closed.
          * @throws LogException                if the log cannot be opened or recovered.
          */
-        private SegmentStore withCompaction(final SegmentStore store) {
-            if (compaction != null) {
-                store.compactor = Compactor.start(store, compaction, store.threads);
-            }
+        /** Logs the built store's start-up report (one INFO line) and keeps it for {@code startupReport()}. */
+        private SegmentStore reported(final SegmentStore store) {
             store.startupReport = startupReport(store);
             LoggerFactory.getLogger(SegmentStore.class).info("{}", store.startupReport);
             return store;
@@ -1750,7 +1761,7 @@ public final class SegmentStore implements AutoCloseable {
                 } catch (final IOException | RuntimeException e) {
                     usable = -1;
                 }
-                final io.streamcache.segmentstore.log.LogDirectoryStats files = store.storeLog.directoryStats();
+                final io.streamcache.log.LogDirectoryStats files = store.storeLog.directoryStats();
                 line.append("; log ").append(log.directory()).append(" fileLength=").append(log.fileLength()).append(" files=")
                     .append(files.files()).append(" prepared=").append(files.preparedFiles()).append(" onDisk=").append(files.bytes())
                     .append(" batchLength=").append(log.batchLength()).append(" queueCapacity=").append(log.queueCapacity())
@@ -1818,7 +1829,7 @@ public final class SegmentStore implements AutoCloseable {
                 }
                 checkSameCache(manager, false);
                 ownsManager = false;
-                return withCompaction(new SegmentStore(this));
+                return reported(new SegmentStore(this));
             }
             // A manager the store builds from scratch takes the store's threads; a builder the caller
             // passed keeps whatever threads the caller gave it.
@@ -1827,7 +1838,7 @@ public final class SegmentStore implements AutoCloseable {
             manager = built;
             ownsManager = true;
             try {
-                return withCompaction(new SegmentStore(this));
+                return reported(new SegmentStore(this));
             } catch (final RuntimeException | Error e) {
                 built.close();
                 throw e;
@@ -1858,6 +1869,34 @@ public final class SegmentStore implements AutoCloseable {
         @Override
         public String[] getReasons() {
             return store.health().issues().stream().map(issue -> issue.reason().name()).toArray(String[]::new);
+        }
+    }
+
+    /** The segments the compactor works on: this store's, through its API and its location indexes. */
+    private final class StoreSegments implements CompactedSegments {
+        @Override
+        public String name() {
+            return name;
+        }
+
+        @Override
+        public Set<String> segmentNames() {
+            return SegmentStore.this.segmentNames();
+        }
+
+        @Override
+        public SegmentInfo info(final String segment) {
+            return SegmentStore.this.info(segment);
+        }
+
+        @Override
+        public void truncate(final String segment, final long offset) {
+            SegmentStore.this.truncate(segment, offset);
+        }
+
+        @Override
+        public LocationIndex locations(final String segment) {
+            return SegmentStore.this.locations(segment);
         }
     }
 

@@ -10,8 +10,8 @@ import io.streamcache.segmentstore.eviction.CacheManager;
 import io.streamcache.segmentstore.internal.eviction.EvictionScan;
 import io.streamcache.segmentstore.internal.eviction.EvictionSource;
 import io.streamcache.segmentstore.internal.eviction.ManagerHooks;
-import io.streamcache.segmentstore.internal.log.recovery.RecoveredLog;
-import io.streamcache.segmentstore.internal.log.recovery.RecoveredSegment;
+import io.streamcache.log.internal.recovery.RecoveredLog;
+import io.streamcache.log.internal.recovery.RecoveredSegment;
 
 import java.nio.ByteBuffer;
 import java.util.Collections;

@@ -6,7 +6,7 @@ import io.streamcache.core.cache.BlockCache;
 import io.streamcache.segmentstore.TestSegments.EntryView;
 import io.streamcache.segmentstore.eviction.CacheManager;
 import io.streamcache.segmentstore.eviction.ReaderAwarePolicy;
-import io.streamcache.segmentstore.log.LogConfig;
+import io.streamcache.log.LogConfig;
 import io.streamcache.segmentstore.queue.MessageQueueStore;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;

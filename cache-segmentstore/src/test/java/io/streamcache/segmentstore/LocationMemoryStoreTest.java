@@ -2,9 +2,9 @@ package io.streamcache.segmentstore;
 
 import io.streamcache.core.cache.BlockCache;
 import io.streamcache.segmentstore.internal.StoreInternals;
-import io.streamcache.segmentstore.internal.log.recovery.LocationIndex;
-import io.streamcache.segmentstore.internal.log.recovery.LocationList;
-import io.streamcache.segmentstore.log.LogConfig;
+import io.streamcache.log.internal.location.LocationIndex;
+import io.streamcache.log.internal.location.LocationList;
+import io.streamcache.log.LogConfig;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 

@@ -3,17 +3,17 @@ package io.streamcache.segmentstore;
 import io.streamcache.core.StreamcacheThreads;
 import io.streamcache.core.cache.BlockCache;
 import io.streamcache.segmentstore.eviction.CacheManager;
-import io.streamcache.segmentstore.internal.log.LogRecordDescriptor;
-import io.streamcache.segmentstore.internal.log.LogRecordListener;
-import io.streamcache.segmentstore.internal.log.recovery.RecoveredLog;
-import io.streamcache.segmentstore.internal.log.history.LogFileChannels;
-import io.streamcache.segmentstore.internal.log.recovery.LocationIndex;
+import io.streamcache.log.internal.LogRecordDescriptor;
+import io.streamcache.log.internal.LogRecordListener;
+import io.streamcache.log.internal.recovery.RecoveredLog;
+import io.streamcache.log.internal.history.LogFileChannels;
+import io.streamcache.log.internal.location.LocationIndex;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-import io.streamcache.segmentstore.internal.log.recovery.LocationList;
+import io.streamcache.log.internal.location.LocationList;
 
 import java.nio.file.Path;
 import java.util.ArrayList;

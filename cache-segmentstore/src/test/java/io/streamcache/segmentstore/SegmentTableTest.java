@@ -5,7 +5,7 @@ import io.streamcache.core.CacheConfigurationException;
 import io.streamcache.core.StreamcacheThreads;
 import io.streamcache.core.cache.BlockCache;
 import io.streamcache.segmentstore.eviction.CacheManager;
-import io.streamcache.segmentstore.internal.log.recovery.RecoveredLog;
+import io.streamcache.log.internal.recovery.RecoveredLog;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;

@@ -3,10 +3,10 @@ package io.streamcache.segmentstore;
 import io.streamcache.core.CacheConfigurationException;
 import io.streamcache.core.CacheFullException;
 import io.streamcache.core.cache.BlockCache;
-import io.streamcache.segmentstore.internal.log.Closer;
-import io.streamcache.segmentstore.log.LogConfig;
-import io.streamcache.segmentstore.log.LogFile;
-import io.streamcache.segmentstore.log.LogFileFactory;
+import io.streamcache.log.testing.Closer;
+import io.streamcache.log.LogConfig;
+import io.streamcache.log.LogFile;
+import io.streamcache.log.LogFileFactory;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -185,7 +185,7 @@ class StoreHealthTest {
     /** Forces fail while it is set, as on a disk error; otherwise a real file. */
     private static final class FailingForces implements LogFileFactory {
         private final LogFileFactory files =
-            io.streamcache.segmentstore.internal.log.FileChannelLogFile.factory(io.streamcache.segmentstore.log.DirectIoMode.OFF);
+            io.streamcache.log.internal.FileChannelLogFile.factory(io.streamcache.log.DirectIoMode.OFF);
         volatile boolean fail;
 
         @Override

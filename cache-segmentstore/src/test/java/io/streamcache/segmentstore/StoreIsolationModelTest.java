@@ -1,8 +1,8 @@
 package io.streamcache.segmentstore;
 
 import io.streamcache.core.cache.BlockCache;
-import io.streamcache.segmentstore.internal.log.Closer;
-import io.streamcache.segmentstore.log.LogConfig;
+import io.streamcache.log.testing.Closer;
+import io.streamcache.log.LogConfig;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;

@@ -7,7 +7,7 @@ import io.streamcache.core.cache.BlockCache;
 import io.streamcache.core.memory.MappedFileRegion;
 import io.streamcache.core.memory.MemoryMonitor;
 import io.streamcache.core.memory.MemorySource;
-import io.streamcache.segmentstore.log.LogConfig;
+import io.streamcache.log.LogConfig;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;

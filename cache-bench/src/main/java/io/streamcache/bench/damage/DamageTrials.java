@@ -6,12 +6,12 @@ import io.streamcache.core.cache.BlockCache;
 import io.streamcache.segmentstore.ReadResult;
 import io.streamcache.segmentstore.SegmentStore;
 import io.streamcache.segmentstore.eviction.CacheManager;
-import io.streamcache.segmentstore.internal.log.CleanMark;
-import io.streamcache.segmentstore.log.LogConfig;
-import io.streamcache.segmentstore.internal.log.LogFileDescriptor;
-import io.streamcache.segmentstore.log.CorruptionPolicy;
-import io.streamcache.segmentstore.log.LogCorruptedException;
-import io.streamcache.segmentstore.internal.log.recovery.ScanningRecoveryHook;
+import io.streamcache.log.internal.CleanMark;
+import io.streamcache.log.LogConfig;
+import io.streamcache.log.internal.LogFileDescriptor;
+import io.streamcache.log.CorruptionPolicy;
+import io.streamcache.log.LogCorruptedException;
+import io.streamcache.log.internal.recovery.ScanningRecoveryHook;
 
 import java.io.IOException;
 import java.io.PrintStream;

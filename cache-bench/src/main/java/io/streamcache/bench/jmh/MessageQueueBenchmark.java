@@ -1,7 +1,7 @@
 package io.streamcache.bench.jmh;
 
 import io.streamcache.bench.mq.MqMessages;
-import io.streamcache.segmentstore.log.LogConfig;
+import io.streamcache.log.LogConfig;
 import io.streamcache.segmentstore.queue.MessageQueueStore;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;

@@ -6,9 +6,9 @@ import io.streamcache.segmentstore.SegmentStore;
 import io.streamcache.segmentstore.eviction.CacheManagerStats;
 import io.streamcache.segmentstore.eviction.EntryPoolStats;
 import io.streamcache.segmentstore.internal.StoreInternals;
-import io.streamcache.segmentstore.log.DirectIoMode;
-import io.streamcache.segmentstore.log.LogConfig;
-import io.streamcache.segmentstore.log.WriterStats;
+import io.streamcache.log.DirectIoMode;
+import io.streamcache.log.LogConfig;
+import io.streamcache.log.WriterStats;
 import io.streamcache.segmentstore.queue.MessageQueueStore;
 import org.HdrHistogram.Histogram;
 

@@ -1,11 +1,11 @@
 package io.streamcache.bench.mq;
 
 import io.netty.buffer.Unpooled;
-import io.streamcache.segmentstore.internal.log.AggregatingWriter;
-import io.streamcache.segmentstore.internal.log.LogDirectory;
-import io.streamcache.segmentstore.internal.log.LogRequest;
-import io.streamcache.segmentstore.log.LogConfig;
-import io.streamcache.segmentstore.log.WriterStats;
+import io.streamcache.log.internal.AggregatingWriter;
+import io.streamcache.log.internal.LogDirectory;
+import io.streamcache.log.internal.LogRequest;
+import io.streamcache.log.LogConfig;
+import io.streamcache.log.WriterStats;
 
 import java.nio.ByteBuffer;
 import java.util.SplittableRandom;

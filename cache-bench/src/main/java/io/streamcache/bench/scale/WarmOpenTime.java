@@ -8,8 +8,8 @@ import io.streamcache.core.memory.MappedFileRegion;
 import io.streamcache.core.memory.MemoryRegionFactory;
 import io.streamcache.segmentstore.SegmentStore;
 import io.streamcache.segmentstore.WarmRestoreStats;
-import io.streamcache.segmentstore.log.DurabilityPolicy;
-import io.streamcache.segmentstore.log.LogConfig;
+import io.streamcache.log.DurabilityPolicy;
+import io.streamcache.log.LogConfig;
 
 import java.io.IOException;
 import java.nio.file.Files;

@@ -4,7 +4,7 @@ import io.streamcache.core.cache.BlockCache;
 import io.streamcache.core.memory.MappedFileRegion;
 import io.streamcache.segmentstore.SegmentStore;
 import io.streamcache.segmentstore.eviction.CacheManager;
-import io.streamcache.segmentstore.log.LogConfig;
+import io.streamcache.log.LogConfig;
 
 import java.io.IOException;
 import java.io.PrintStream;
@@ -140,7 +140,7 @@ final class Restart implements AutoCloseable {
     /** Marks when the threads after the restart started: the first minute counts from here. */
     void started(final StressRun run) {
         restartedNanos = System.nanoTime();
-        final io.streamcache.segmentstore.log.HistoricalReadStats log = run.store.log().orElseThrow().historicalReadStats();
+        final io.streamcache.log.HistoricalReadStats log = run.store.log().orElseThrow().historicalReadStats();
         logFileBytes = log.bytesRead();
         logLoads = log.loads();
     }
@@ -155,7 +155,7 @@ final class Restart implements AutoCloseable {
         final long m = run.metrics.cacheMisses.sum() - misses;
         final long viaLog = run.metrics.logBytes.sum() - logBytes;
         final long read = run.metrics.tailRead.bytes.sum() + run.metrics.catchupRead.bytes.sum() - readBytes;
-        final io.streamcache.segmentstore.log.HistoricalReadStats log = run.store.log().orElseThrow().historicalReadStats();
+        final io.streamcache.log.HistoricalReadStats log = run.store.log().orElseThrow().historicalReadStats();
         out.printf(Locale.ROOT, "restart (%s): first %.0f s after it: read hit ratio %.2f%% (%d hits, %d misses); %s read, %s of it"
                 + " (%.2f%%) in reads that went through the log; the store loaded %d ranges, %s, from the log files%n",
             config.restartWarm ? "warm" : "cold",

@@ -1,6 +1,6 @@
 package io.streamcache.bench.stress;
 
-import io.streamcache.segmentstore.log.LogConfig;
+import io.streamcache.log.LogConfig;
 
 import java.nio.file.Path;
 import java.time.Duration;

@@ -7,8 +7,8 @@ import io.streamcache.segmentstore.eviction.CacheManager;
 import io.streamcache.segmentstore.eviction.CacheManagerStats;
 import io.streamcache.segmentstore.eviction.HitmapPolicy;
 import io.streamcache.segmentstore.eviction.ReaderAwarePolicy;
-import io.streamcache.segmentstore.log.DurabilityPolicy;
-import io.streamcache.segmentstore.log.LogConfig;
+import io.streamcache.log.DurabilityPolicy;
+import io.streamcache.log.LogConfig;
 import org.HdrHistogram.Histogram;
 
 import java.io.IOException;

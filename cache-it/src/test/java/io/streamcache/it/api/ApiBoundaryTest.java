@@ -62,9 +62,9 @@ class ApiBoundaryTest {
     @Test
     void shouldFindAFileThatBreaksTheRule() throws IOException {
         // The check above must be able to fail: a file importing an internal package is seen.
-        final String source = "package x;\n\nimport io.streamcache.segmentstore.internal.log.LogDirectory;\n";
+        final String source = "package x;\n\nimport io.streamcache.log.internal.LogDirectory;\n";
         assertTrue(INTERNAL_IMPORT.matcher(source).find());
-        assertTrue(!INTERNAL_IMPORT.matcher("import io.streamcache.segmentstore.log.LogConfig;\n").find());
+        assertTrue(!INTERNAL_IMPORT.matcher("import io.streamcache.log.LogConfig;\n").find());
     }
 
     private static Path projectRoot() {

@@ -47,7 +47,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  */
 @Timeout(300)
 class ApiJavadocLinksTest {
-    private static final List<String> MODULES = List.of("cache-core", "cache-segmentstore");
+    private static final List<String> MODULES = List.of("cache-core", "cache-log", "cache-segmentstore");
     private static final Pattern EXPORTS = Pattern.compile("^\\s*exports\\s+([\\w.]+)\\s*;", Pattern.MULTILINE);
 
     @Test

@@ -4,8 +4,8 @@ import io.streamcache.core.cache.BlockCache;
 import io.streamcache.segmentstore.ReadResult;
 import io.streamcache.segmentstore.SegmentInfo;
 import io.streamcache.segmentstore.SegmentStore;
-import io.streamcache.segmentstore.internal.log.LogFileDescriptor;
-import io.streamcache.segmentstore.internal.log.recovery.LogRecovery;
+import io.streamcache.log.internal.LogFileDescriptor;
+import io.streamcache.log.internal.recovery.LogRecovery;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -58,7 +58,7 @@ class CompactionCrashIT {
 
     /**
      * The rounds of the class comment over {@code root/log}, the workload and the checks run with
-     * {@link io.streamcache.segmentstore.log.LogConfig.Builder#checkpointFiles checkpointFiles}.
+     * {@link io.streamcache.log.LogConfig.Builder#checkpointFiles checkpointFiles}.
      *
      * @return with checkpoints, in how many rounds a read-only recovery before the open started
      *         from the checkpoint the kill left (0 without).

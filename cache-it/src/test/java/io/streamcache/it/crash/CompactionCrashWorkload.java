@@ -4,10 +4,10 @@ import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.streamcache.core.cache.BlockCache;
 import io.streamcache.segmentstore.SegmentStore;
-import io.streamcache.segmentstore.log.LogConfig;
-import io.streamcache.segmentstore.log.compaction.CompactionConfig;
-import io.streamcache.segmentstore.log.compaction.Compaction;
-import io.streamcache.segmentstore.log.compaction.RetentionPolicy;
+import io.streamcache.log.LogConfig;
+import io.streamcache.segmentstore.compaction.CompactionConfig;
+import io.streamcache.segmentstore.compaction.Compaction;
+import io.streamcache.segmentstore.compaction.RetentionPolicy;
 
 import java.io.FileDescriptor;
 import java.io.FileOutputStream;

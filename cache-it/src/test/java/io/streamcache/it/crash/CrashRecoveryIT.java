@@ -5,11 +5,11 @@ import io.netty.buffer.Unpooled;
 import io.streamcache.core.cache.BlockCache;
 import io.streamcache.segmentstore.ReadResult;
 import io.streamcache.segmentstore.SegmentStore;
-import io.streamcache.segmentstore.internal.log.LogFileDescriptor;
-import io.streamcache.segmentstore.internal.log.LogRecordDescriptor;
-import io.streamcache.segmentstore.internal.log.recovery.LogRecovery;
-import io.streamcache.segmentstore.internal.log.recovery.RecoveredLog;
-import io.streamcache.segmentstore.internal.log.recovery.RecoveredSegment;
+import io.streamcache.log.internal.LogFileDescriptor;
+import io.streamcache.log.internal.LogRecordDescriptor;
+import io.streamcache.log.internal.recovery.LogRecovery;
+import io.streamcache.log.internal.recovery.RecoveredLog;
+import io.streamcache.log.internal.recovery.RecoveredSegment;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -89,7 +89,7 @@ class CrashRecoveryIT {
     /** Per segment: whether it must exist (it was seen after a recovery). */
     private final boolean[] known = new boolean[SEGMENTS];
     private int round;
-    /** The child's {@link io.streamcache.segmentstore.log.LogConfig.Builder#forcesInFlight}. */
+    /** The child's {@link io.streamcache.log.LogConfig.Builder#forcesInFlight}. */
     private int forcesInFlight = 1;
 
     @BeforeEach

@@ -1,10 +1,10 @@
 package io.streamcache.it.crash;
 
-import io.streamcache.segmentstore.internal.log.LogRecordDescriptor;
-import io.streamcache.segmentstore.internal.log.recovery.LocationIndex;
-import io.streamcache.segmentstore.internal.log.recovery.RecoveredFile;
-import io.streamcache.segmentstore.internal.log.recovery.RecoveredLog;
-import io.streamcache.segmentstore.internal.log.recovery.RecoveredSegment;
+import io.streamcache.log.internal.LogRecordDescriptor;
+import io.streamcache.log.internal.location.LocationIndex;
+import io.streamcache.log.internal.recovery.RecoveredFile;
+import io.streamcache.log.internal.recovery.RecoveredLog;
+import io.streamcache.log.internal.recovery.RecoveredSegment;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;

@@ -6,7 +6,7 @@ import io.streamcache.core.cache.BlockCache;
 import io.streamcache.core.memory.MappedFileRegion;
 import io.streamcache.segmentstore.SegmentStore;
 import io.streamcache.segmentstore.eviction.CacheManager;
-import io.streamcache.segmentstore.log.LogConfig;
+import io.streamcache.log.LogConfig;
 
 import java.io.FileDescriptor;
 import java.io.FileOutputStream;

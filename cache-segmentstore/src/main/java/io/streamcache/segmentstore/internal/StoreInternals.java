@@ -1,13 +1,13 @@
 package io.streamcache.segmentstore.internal;
 
 import io.streamcache.segmentstore.SegmentStore;
-import io.streamcache.segmentstore.internal.log.AggregatingWriter;
-import io.streamcache.segmentstore.internal.log.LogDirectory;
-import io.streamcache.segmentstore.internal.log.LogRecordListener;
-import io.streamcache.segmentstore.internal.log.recovery.RecoveryHook;
-import io.streamcache.segmentstore.internal.log.compaction.Compactor;
-import io.streamcache.segmentstore.internal.log.history.HistoricalReader;
-import io.streamcache.segmentstore.internal.log.recovery.LocationIndex;
+import io.streamcache.log.internal.AggregatingWriter;
+import io.streamcache.log.internal.LogDirectory;
+import io.streamcache.log.internal.LogRecordListener;
+import io.streamcache.log.internal.recovery.RecoveryHook;
+import io.streamcache.segmentstore.internal.compaction.Compactor;
+import io.streamcache.log.internal.history.HistoricalReader;
+import io.streamcache.log.internal.location.LocationIndex;
 
 /**
  * The parts of a {@link SegmentStore} that are not its API: its log's writer and directory, the

@@ -3,7 +3,7 @@ package io.streamcache.segmentstore.queue;
 import io.streamcache.segmentstore.SegmentExistsException;
 import io.streamcache.segmentstore.SegmentStore;
 import io.streamcache.segmentstore.internal.StoreInternals;
-import io.streamcache.segmentstore.internal.log.recovery.LocationIndex;
+import io.streamcache.log.internal.location.LocationIndex;
 
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;

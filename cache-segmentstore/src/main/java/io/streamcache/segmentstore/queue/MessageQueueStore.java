@@ -11,7 +11,7 @@ import io.streamcache.segmentstore.SegmentAppendTooLongException;
 import io.streamcache.segmentstore.SegmentNameException;
 import io.streamcache.segmentstore.SegmentNames;
 import io.streamcache.segmentstore.SegmentStore;
-import io.streamcache.segmentstore.log.LogConfig;
+import io.streamcache.log.LogConfig;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -181,7 +181,7 @@ public final class MessageQueueStore implements AutoCloseable {
      * @throws SegmentNameException     if the queue's segment name ({@link #segmentName}) is not a
      *                                  valid segment name (an unpaired surrogate in the topic, too long).
      *                                  A failed append leaves no queue behind.
-     * @throws io.streamcache.segmentstore.log.LogFailedException if the log failed (the message
+     * @throws io.streamcache.log.LogFailedException if the log failed (the message
      *                                  was not appended).
      * @throws CacheClosedException     if the facade is closed.
      */

@@ -1,7 +1,7 @@
 package io.streamcache.segmentstore.queue;
 
-import io.streamcache.segmentstore.log.DurabilityPolicy;
-import io.streamcache.segmentstore.log.LogConfig;
+import io.streamcache.log.DurabilityPolicy;
+import io.streamcache.log.LogConfig;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;

@@ -3,7 +3,7 @@ package io.streamcache.segmentstore.queue;
 import io.streamcache.segmentstore.internal.StoreInternals;
 import io.streamcache.core.cache.BlockCache;
 import io.streamcache.segmentstore.SegmentStore;
-import io.streamcache.segmentstore.log.LogConfig;
+import io.streamcache.log.LogConfig;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -318,15 +318,15 @@ class MessageQueueStoreTest {
     }
 
     /** Forces fail while it is set: the log fails, as on a disk error. */
-    private static final class FailingForces implements io.streamcache.segmentstore.log.LogFileFactory {
-        private final io.streamcache.segmentstore.log.LogFileFactory files =
-            io.streamcache.segmentstore.internal.log.FileChannelLogFile.factory(io.streamcache.segmentstore.log.DirectIoMode.OFF);
+    private static final class FailingForces implements io.streamcache.log.LogFileFactory {
+        private final io.streamcache.log.LogFileFactory files =
+            io.streamcache.log.internal.FileChannelLogFile.factory(io.streamcache.log.DirectIoMode.OFF);
         volatile boolean fail;
 
         @Override
-        public io.streamcache.segmentstore.log.LogFile open(final Path path) throws java.io.IOException {
-            final io.streamcache.segmentstore.log.LogFile file = files.open(path);
-            return new io.streamcache.segmentstore.log.LogFile() {
+        public io.streamcache.log.LogFile open(final Path path) throws java.io.IOException {
+            final io.streamcache.log.LogFile file = files.open(path);
+            return new io.streamcache.log.LogFile() {
                 @Override
                 public void write(final ByteBuffer source, final long position) throws java.io.IOException {
                     file.write(source, position);
@@ -404,7 +404,7 @@ class MessageQueueStoreTest {
                             }
                             bySeed.put(seed, queue * (1L << 40) + index);
                             succeeded.incrementAndGet();
-                        } catch (final io.streamcache.segmentstore.log.LogFailedException e) {
+                        } catch (final io.streamcache.log.LogFailedException e) {
                             failed.incrementAndGet();
                         }
                     }
