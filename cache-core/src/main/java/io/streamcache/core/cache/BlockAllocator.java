@@ -28,13 +28,19 @@ import static io.streamcache.core.internal.layout.BlockMetadataDescriptor.usedWo
  * buffer that gained free blocks last is the one whose memory is warm in the CPU caches (the
  * seed's design keeps a first-in first-out queue, which sends a hot working set through all of a
  * large cache's cold memory; see {@link BufferStack}). A thread keeps allocating from the buffer
- * it last took (a hint, one of {@link #HINT_SLOTS} per tier) until that buffer is full, which
- * keeps its entries together in memory. A thread that frees a chain makes the buffer of the
- * chain's last block its hint: the blocks at the head of that buffer's free list are the ones
- * it just freed, warm in the CPU caches and in the order that makes one run again, so a delete
- * followed by an insert of the same size takes the same blocks back (without it, a 1,000-entry
- * working set of 10 KB entries churned by delete + insert ended with half its entries in two or
- * three runs, each copy split in as many calls; see {@code docs/benchmarks.md}, issue 14). A
+ * it last took (a hint, one of {@link #HINT_SLOTS} per tier) while that buffer holds the whole
+ * of each request, which keeps its entries together in memory. A thread that frees a chain
+ * remembers the buffer of the chain's last block; when its current buffer cannot hold the whole
+ * of a request and that one can, it switches to it: the blocks at the head of that buffer's free
+ * list are the ones it just freed, warm in the CPU caches and in the order that makes one run
+ * again, so in a churn of deletes and inserts of one size each insert takes one delete's blocks
+ * back as one run (without it, a 1,000-entry working set of 10 KB entries churned by delete +
+ * insert ended with half its entries in two or three runs, each copy split in as many calls;
+ * see {@code docs/benchmarks.md}). The current buffer goes first because that is the order of
+ * Pravega's {@code DirectMemoryCache}, which inserts into its current buffer until it is full
+ * while buffers that gain free blocks queue behind it; code written against it depends on the
+ * order (Pravega's own read-index eviction test maps addresses to entries and expects an
+ * address freed while the current buffer has room not to come back at the next insert). A
  * chain's blocks come from a preferred tier first, then from the other tiers fastest first.
  * When no block is free in any tier, the {@link CacheFullHandler} is called with no lock held
  * and the allocation retried, waiting between tries on a condition that frees signal
@@ -339,7 +345,16 @@ final class BlockAllocator {
      *         last address in the low 32 bits.
      */
     private long takeFrom(final Tier tier, final int want, final int previous, final int hintSlot, final int newEntryLength) {
-        final CacheBuffer hint = tier.hints[hintSlot];
+        CacheBuffer hint = tier.hints[hintSlot];
+        if (hint == null || hint.freeCountVolatile() < want) {
+            // The current buffer cannot hold the whole request: the buffer this thread freed
+            // into last can, with the blocks it freed on top of its list (see the class comment).
+            final CacheBuffer freed = tier.freed[hintSlot];
+            if (freed != null && freed != hint && freed.freeCountVolatile() >= want) {
+                tier.hints[hintSlot] = freed;
+                hint = freed;
+            }
+        }
         if (hint != null && hint.freeCountVolatile() > 0) {
             final long taken = takeBlocks(hint, want, previous, false, newEntryLength);
             if (taken >>> Integer.SIZE != 0) {
@@ -496,13 +511,13 @@ final class BlockAllocator {
         }
         freeSignal.signal();
         if (warm != null) {
-            // The next allocation of this thread takes the blocks just freed (see the class comment).
-            // A racy write of a hint, as in takeFrom: a buffer that starts draining meanwhile is
-            // refused under its lock by takeBlocks.
-            final CacheBuffer[] hints = tiers[warm.tier].hints;
+            // The next allocation of this thread that its current buffer cannot hold takes the
+            // blocks just freed (see the class comment). A racy write of a hint, as in takeFrom:
+            // a buffer that starts draining meanwhile is refused under its lock by takeBlocks.
+            final CacheBuffer[] freed = tiers[warm.tier].freed;
             final int slot = (int)Thread.currentThread().getId() & (HINT_SLOTS - 1);
-            if (hints[slot] != warm) {
-                hints[slot] = warm;
+            if (freed[slot] != warm) {
+                freed[slot] = warm;
             }
         }
     }
