@@ -57,16 +57,16 @@ final class Tier {
     final BufferStack available;
     /**
      * The buffer of this tier each thread (hashed by id) allocates from: the one it last took
-     * from the stack, or last switched to from {@link #freed}. A thread keeps filling it while
-     * it holds the whole of each request, so an entry's blocks and consecutive entries stay
-     * close in memory and threads mostly lock different buffers. Only a hint: racy plain reads
-     * and writes.
+     * from the stack, or last switched to from {@link #freed}. A thread keeps filling it, so an
+     * entry's blocks and consecutive entries stay close in memory and threads mostly lock
+     * different buffers. Only a hint: racy plain reads and writes.
      */
     final CacheBuffer[] hints = new CacheBuffer[BlockAllocator.HINT_SLOTS];
     /**
      * The buffer of this tier each thread (hashed by id) last freed a chain into: where its
-     * next allocation goes when its {@link #hints hint} cannot hold the whole request (see
-     * {@link BlockAllocator}). Only a hint, as {@link #hints}.
+     * next allocation goes when this buffer holds the whole request and the next free blocks
+     * of its {@link #hints hint} are not one run for it (see {@link BlockAllocator}). Only a
+     * hint, as {@link #hints}.
      */
     final CacheBuffer[] freed = new CacheBuffer[BlockAllocator.HINT_SLOTS];
     final LongAdder storedBytes = new LongAdder();

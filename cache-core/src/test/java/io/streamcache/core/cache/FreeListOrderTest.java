@@ -96,6 +96,28 @@ class FreeListOrderTest {
     }
 
     @Test
+    void aChurnOfDeletesAndInsertsOfOneSizeKeepsEachEntryInOneRun() {
+        // 1,000 entries of 3 blocks in 2 MB buffers of 511 data blocks: the last buffer keeps
+        // room after the fill, and a few entries straddle two buffers (two runs by nature).
+        try (BlockCache cache = BlockCache.builder().capacity(16L << 20).name("churn").registerMBean(false).build()) {
+            final int[] entries = insertAll(cache, 1000);
+            final long splitAfterFill = splitEntries(cache, entries);
+            final ByteBuf data = Unpooled.wrappedBuffer(new byte[ENTRY]);
+            for (int op = 0; op < 3000; op++) {
+                final int key = op % entries.length;
+                cache.delete(entries[key]);
+                entries[key] = cache.insert(data);
+            }
+            assertEquals(splitAfterFill, splitEntries(cache, entries),
+                "entries in more than one run: as many as the fill left, none made by the churn");
+        }
+    }
+
+    private static long splitEntries(final BlockCache cache, final int[] entries) {
+        return Arrays.stream(entries).filter(a -> cache.view(a).nioBufferCount() > 1).count();
+    }
+
+    @Test
     void aPartlyUsedBufferReusesTheBlocksFreedLast() {
         try (BlockCache cache = oneBuffer()) {
             final int[] entries = insertAll(cache, 4);
