@@ -84,7 +84,11 @@ class BookieReadBenchmark {
     private record Storage(String name, Consumer<ServerConfiguration> conf) {
     }
 
-    /** @return the storages compared; {@code -Dstreamcache.bk.bench.storages=1} keeps only those (by index). */
+    /**
+     * @return the storages compared: 0 DbLedgerStorage, 1 this storage with its defaults, 2 this
+     *         storage with {@code streamcacheZeroCopyReads=true};
+     *         {@code -Dstreamcache.bk.bench.storages=1,2} keeps only those (by index).
+     */
     private static List<Storage> storages() {
         final List<Storage> all = allStorages();
         final String pick = System.getProperty("streamcache.bk.bench.storages", "");
@@ -101,6 +105,12 @@ class BookieReadBenchmark {
             new Storage("Streamcache", conf -> {
                 conf.setLedgerStorageClass(StreamcacheLedgerStorage.class.getName());
                 conf.setProperty(StreamcacheStorageSettings.CACHE_BYTES, 128L << 20);
+            }),
+            // Reads lent as read-only views of the cache instead of the default copy.
+            new Storage("Streamcache zero-copy", conf -> {
+                conf.setLedgerStorageClass(StreamcacheLedgerStorage.class.getName());
+                conf.setProperty(StreamcacheStorageSettings.CACHE_BYTES, 128L << 20);
+                conf.setProperty(StreamcacheStorageSettings.ZERO_COPY_READS, true);
             }));
     }
 

@@ -277,6 +277,30 @@ abstract class AbstractCacheStorageTest {
         assertArrayEquals(bytes(3, 7), contents(storage, next));
     }
 
+    /**
+     * Pravega's cache inserts into its current buffer until it is full; buffers that gain free
+     * blocks wait behind it. Pravega's read-index eviction test maps each address to the entry it
+     * inserted and counts evictions per segment through that map, so an address freed in another
+     * buffer must not come back while the current buffer has room.
+     */
+    @Test
+    void shouldKeepInsertingIntoTheCurrentBufferBeforeReusingAnAddressFreedInAnother() {
+        final CacheStorage storage = open(4 * MB);
+        final int[] first = new int[2 * MB / BLOCK - 1];
+        for (int i = 0; i < first.length; i++) {
+            first[i] = storage.insert(new ByteArraySegment(new byte[1]));
+        }
+        final int current = storage.insert(new ByteArraySegment(new byte[1]));
+        assertEquals(1, current >> 10, "buffer 0 is full: buffer 1 is the current one");
+        for (int i = 10; i < 20; i++) {
+            storage.delete(first[i]);
+        }
+        for (int i = 1; i <= 5; i++) {
+            final int next = storage.insert(new ByteArraySegment(bytes(1, i)));
+            assertEquals(current + i, next, "insert " + i + " after the deletes in buffer 0 takes the next block of buffer 1");
+        }
+    }
+
     private static void assertState(final CacheState state, final long stored, final long used, final long reserved,
                                     final long allocated, final long max) {
         assertEquals(List.of(stored, used, reserved, allocated, max), List.of(state.getStoredBytes(), state.getUsedBytes(),

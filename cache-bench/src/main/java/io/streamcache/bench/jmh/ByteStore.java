@@ -42,7 +42,8 @@ interface ByteStore extends AutoCloseable {
      *                     1,024, in buffers of {@link BlockCacheStore#bufferLengthFor}: {@code blockcache-2k},
      *                     {@code blockcache-4k}, ...), {@code blockcache-<N>k-<M>k} (the same in buffers of M KiB:
      *                     {@code blockcache-4k-512k}), {@code hashmap}, {@code concurrenthashmap}, {@code memcpy},
-     *                     {@code memcpy-metadata} (memcpy plus an out-of-line length word per entry), {@code caffeine},
+     *                     {@code memcpy-blocks} (memcpy with each slot rounded up to whole 4 KB blocks, the
+     *                     cache's layout), {@code memcpy-metadata} (memcpy plus an out-of-line length word per entry), {@code caffeine},
      *                     {@code ohc} or {@code rocksdb}.
      * @param keyCount     how many distinct keys the workload uses.
      * @param entryLength  bytes per entry.
@@ -61,6 +62,9 @@ interface ByteStore extends AutoCloseable {
                 return new HashMapStore(new ConcurrentHashMap<>());
             case "memcpy":
                 return new MemcpyStore(entryLength, slotCount);
+            case "memcpy-blocks":
+                // The cache's layout of 4 KB blocks (entries rounded up to whole blocks), no bookkeeping.
+                return new MemcpyStore(entryLength, slotCount, (entryLength + 4095) & -4096);
             case "memcpy-metadata":
                 return new MemcpyMetadataStore(entryLength, slotCount);
             case "caffeine":
@@ -75,7 +79,7 @@ interface ByteStore extends AutoCloseable {
                     return new BlockCacheStore(keyCount, BlockCacheStore.CAPACITY, geometry[0], geometry[1]);
                 }
                 throw new IllegalArgumentException("kind=" + kind + " is not one of blockcache, blockcache-16m, blockcache-<N>k[-<M>k], hashmap, "
-                    + "concurrenthashmap, memcpy, memcpy-metadata, caffeine, ohc, rocksdb");
+                    + "concurrenthashmap, memcpy, memcpy-blocks, memcpy-metadata, caffeine, ohc, rocksdb");
         }
     }
 

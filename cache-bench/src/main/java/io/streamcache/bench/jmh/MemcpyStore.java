@@ -21,14 +21,30 @@ import static org.agrona.UnsafeAccess.UNSAFE;
 final class MemcpyStore implements ByteStore {
     private static final long PAGE = 4096;
     private final int entryLength;
+    /** Bytes from one slot's start to the next: the entry length, or rounded up to whole blocks. */
+    private final int slotStride;
     private final int slotCount;
     private final long allocated;
     private final long base;
 
     MemcpyStore(final int entryLength, final int slotCount) {
+        this(entryLength, slotCount, entryLength);
+    }
+
+    /**
+     * @param slotStride bytes from one slot's start to the next, at least {@code entryLength}:
+     *                   the entry length rounded up to whole blocks lays the slots out as the
+     *                   cache lays entries inserted one after another (a 10 KB entry in three 4 KB
+     *                   blocks, 2 KB unused after it), without the cache's bookkeeping.
+     */
+    MemcpyStore(final int entryLength, final int slotCount, final int slotStride) {
+        if (slotStride < entryLength) {
+            throw new IllegalArgumentException("slotStride=" + slotStride + " < entryLength=" + entryLength);
+        }
         this.entryLength = entryLength;
+        this.slotStride = slotStride;
         this.slotCount = slotCount;
-        final long length = (long)entryLength * slotCount;
+        final long length = (long)slotStride * slotCount;
         this.allocated = UNSAFE.allocateMemory(length + PAGE);
         this.base = (allocated + PAGE - 1) & -PAGE;
         UNSAFE.setMemory(base, length, (byte)0);
@@ -51,7 +67,7 @@ final class MemcpyStore implements ByteStore {
     }
 
     private long slot(final int key) {
-        return base + (long)(key % slotCount) * entryLength;
+        return base + (long)(key % slotCount) * slotStride;
     }
 
     @Override

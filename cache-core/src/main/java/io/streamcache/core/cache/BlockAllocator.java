@@ -28,13 +28,19 @@ import static io.streamcache.core.internal.layout.BlockMetadataDescriptor.usedWo
  * buffer that gained free blocks last is the one whose memory is warm in the CPU caches (the
  * seed's design keeps a first-in first-out queue, which sends a hot working set through all of a
  * large cache's cold memory; see {@link BufferStack}). A thread keeps allocating from the buffer
- * it last took (a hint, one of {@link #HINT_SLOTS} per tier) until that buffer is full, which
- * keeps its entries together in memory. A thread that frees a chain makes the buffer of the
- * chain's last block its hint: the blocks at the head of that buffer's free list are the ones
- * it just freed, warm in the CPU caches and in the order that makes one run again, so a delete
- * followed by an insert of the same size takes the same blocks back (without it, a 1,000-entry
- * working set of 10 KB entries churned by delete + insert ended with half its entries in two or
- * three runs, each copy split in as many calls; see {@code docs/benchmarks.md}, issue 14). A
+ * it last took (a hint, one of {@link #HINT_SLOTS} per tier), which keeps its entries together
+ * in memory. A thread that frees a chain remembers the buffer of the chain's last block; when
+ * that buffer holds the whole of a request, the thread switches to it unless the next free
+ * blocks of its current buffer are one run for the whole request. The blocks at the head of the
+ * freed buffer's list are the ones it just freed, warm in the CPU caches and in the order that
+ * makes one run again, so in a churn of deletes and inserts of one size each insert takes one
+ * delete's blocks back as one run (without it, a 1,000-entry working set of 10 KB entries
+ * churned by delete + insert ended with half its entries in two or three runs, each copy split
+ * in as many calls; see {@code docs/benchmarks.md}). The current buffer goes first because that is the order of
+ * Pravega's {@code DirectMemoryCache}, which inserts into its current buffer until it is full
+ * while buffers that gain free blocks queue behind it; code written against it depends on the
+ * order (Pravega's own read-index eviction test maps addresses to entries and expects an
+ * address freed while the current buffer has room not to come back at the next insert). A
  * chain's blocks come from a preferred tier first, then from the other tiers fastest first.
  * When no block is free in any tier, the {@link CacheFullHandler} is called with no lock held
  * and the allocation retried, waiting between tries on a condition that frees signal
@@ -287,7 +293,7 @@ final class BlockAllocator {
     private long takeFromAny(final int want, final int previous, final int newEntryLength) {
         for (final CacheBuffer buffer : buffers) {
             if (buffer != null && !buffer.draining && !buffer.offline && buffer.freeCountVolatile() > 0) {
-                final long taken = takeBlocks(buffer, want, previous, false, newEntryLength);
+                final long taken = takeBlocks(buffer, want, previous, false, newEntryLength, false);
                 if (taken >>> Integer.SIZE != 0) {
                     return taken;
                 }
@@ -339,9 +345,24 @@ final class BlockAllocator {
      *         last address in the low 32 bits.
      */
     private long takeFrom(final Tier tier, final int want, final int previous, final int hintSlot, final int newEntryLength) {
-        final CacheBuffer hint = tier.hints[hintSlot];
+        CacheBuffer hint = tier.hints[hintSlot];
+        final CacheBuffer freed = tier.freed[hintSlot];
+        if (freed != null && freed != hint && freed.freeCountVolatile() >= want) {
+            // The buffer this thread freed into last holds the whole request, with the blocks it
+            // freed on top of its list. The current buffer goes first if its next free blocks
+            // are one run for all of it (see the class comment); else the freed buffer becomes
+            // the current one.
+            if (hint != null && hint.freeCountVolatile() >= want) {
+                final long taken = takeBlocks(hint, want, previous, false, newEntryLength, true);
+                if (taken >>> Integer.SIZE != 0) {
+                    return taken;
+                }
+            }
+            tier.hints[hintSlot] = freed;
+            hint = freed;
+        }
         if (hint != null && hint.freeCountVolatile() > 0) {
-            final long taken = takeBlocks(hint, want, previous, false, newEntryLength);
+            final long taken = takeBlocks(hint, want, previous, false, newEntryLength, false);
             if (taken >>> Integer.SIZE != 0) {
                 return taken;
             }
@@ -355,7 +376,7 @@ final class BlockAllocator {
                 return previous & BlockMetadataDescriptor.LINK_MASK;
             }
             tier.hints[hintSlot] = buffer;
-            final long taken = takeBlocks(buffer, want, previous, true, newEntryLength);
+            final long taken = takeBlocks(buffer, want, previous, true, newEntryLength, false);
             if (taken >>> Integer.SIZE != 0) {
                 return taken;
             }
@@ -376,10 +397,13 @@ final class BlockAllocator {
      *               finds it full and drops it.
      * @param newEntryLength if {@code >= 0} and this call takes the chain's last block (all
      *                       {@code want}), a new entry of that length is counted in this buffer.
+     * @param onlyAsOneRun   take all {@code want} blocks only if the next {@code want} of the
+     *                       free list are adjacent in memory, else none (only with {@code polled}
+     *                       false).
      * @return the number taken in the high 32 bits, the new last address in the low 32 bits.
      */
     private long takeBlocks(final CacheBuffer buffer, final int want, final int previous, final boolean polled,
-                            final int newEntryLength) {
+                            final int newEntryLength, final boolean onlyAsOneRun) {
         int last = previous;
         final int taken;
         boolean putBack = false;
@@ -396,6 +420,9 @@ final class BlockAllocator {
             final long header = buffer.header();
             final int free = BlockMetadataDescriptor.freeCount(header);
             int head = BlockMetadataDescriptor.freeHeadIndex(header);
+            if (onlyAsOneRun && !headIsRun(buffer, head, want, free)) {
+                return previous & BlockMetadataDescriptor.LINK_MASK;
+            }
             taken = Math.min(want, free);
             for (int i = 0; i < taken; i++) {
                 final int block = head;
@@ -418,6 +445,25 @@ final class BlockAllocator {
             tiers[buffer.tier].available.push(buffer);
         }
         return ((long)taken << Integer.SIZE) | (last & BlockMetadataDescriptor.LINK_MASK);
+    }
+
+    /**
+     * @return whether the {@code want} free blocks from {@code head} on are adjacent in memory
+     *         (called under the buffer's lock).
+     */
+    private static boolean headIsRun(final CacheBuffer buffer, final int head, final int want, final int free) {
+        if (free < want) {
+            return false;
+        }
+        int block = head;
+        for (int i = 1; i < want; i++) {
+            final int next = BlockMetadataDescriptor.nextFreeIndex(buffer.word(block));
+            if (next != block + 1) {
+                return false;
+            }
+            block = next;
+        }
+        return true;
     }
 
     /**
@@ -496,13 +542,13 @@ final class BlockAllocator {
         }
         freeSignal.signal();
         if (warm != null) {
-            // The next allocation of this thread takes the blocks just freed (see the class comment).
-            // A racy write of a hint, as in takeFrom: a buffer that starts draining meanwhile is
-            // refused under its lock by takeBlocks.
-            final CacheBuffer[] hints = tiers[warm.tier].hints;
+            // The next allocation of this thread that its current buffer cannot hold takes the
+            // blocks just freed (see the class comment). A racy write of a hint, as in takeFrom:
+            // a buffer that starts draining meanwhile is refused under its lock by takeBlocks.
+            final CacheBuffer[] freed = tiers[warm.tier].freed;
             final int slot = (int)Thread.currentThread().getId() & (HINT_SLOTS - 1);
-            if (hints[slot] != warm) {
-                hints[slot] = warm;
+            if (freed[slot] != warm) {
+                freed[slot] = warm;
             }
         }
     }
@@ -512,7 +558,7 @@ final class BlockAllocator {
         for (int i = tier.firstBuffer; i < tier.firstBuffer + tier.bufferCount; i++) {
             final CacheBuffer buffer = buffers[i];
             if (buffer != null && !buffer.draining && !buffer.offline && buffer.freeCountVolatile() > 0) {
-                final long taken = takeBlocks(buffer, want, previous, false, -1);
+                final long taken = takeBlocks(buffer, want, previous, false, -1, false);
                 if (taken >>> Integer.SIZE != 0) {
                     return taken;
                 }

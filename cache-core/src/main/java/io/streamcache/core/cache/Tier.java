@@ -56,12 +56,19 @@ final class Tier {
     /** The tier's buffers with free blocks, the one that gained free blocks last on top. */
     final BufferStack available;
     /**
-     * The buffer of this tier each thread (hashed by id) last took from the stack or last freed
-     * a chain into: a thread keeps filling it until it is full, so an entry's blocks and
-     * consecutive entries stay close in memory, blocks freed by a thread are the next it takes,
-     * and threads mostly lock different buffers. Only a hint: racy plain reads and writes.
+     * The buffer of this tier each thread (hashed by id) allocates from: the one it last took
+     * from the stack, or last switched to from {@link #freed}. A thread keeps filling it, so an
+     * entry's blocks and consecutive entries stay close in memory and threads mostly lock
+     * different buffers. Only a hint: racy plain reads and writes.
      */
     final CacheBuffer[] hints = new CacheBuffer[BlockAllocator.HINT_SLOTS];
+    /**
+     * The buffer of this tier each thread (hashed by id) last freed a chain into: where its
+     * next allocation goes when this buffer holds the whole request and the next free blocks
+     * of its {@link #hints hint} are not one run for it (see {@link BlockAllocator}). Only a
+     * hint, as {@link #hints}.
+     */
+    final CacheBuffer[] freed = new CacheBuffer[BlockAllocator.HINT_SLOTS];
     final LongAdder storedBytes = new LongAdder();
     final LongAdder entries = new LongAdder();
     /** Reads of the tier's entries: no atomic on the read path, may undercount under contention ({@link StripedCounter}). */

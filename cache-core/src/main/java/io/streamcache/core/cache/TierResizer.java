@@ -210,6 +210,10 @@ final class TierResizer {
             if (hint != null && hint.draining) {
                 tier.hints[slot] = null;
             }
+            final CacheBuffer freed = tier.freed[slot];
+            if (freed != null && freed.draining) {
+                tier.freed[slot] = null;
+            }
         }
     }
 

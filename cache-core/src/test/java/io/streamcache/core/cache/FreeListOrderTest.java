@@ -14,7 +14,8 @@ import static org.junit.jupiter.api.Assertions.assertNotEquals;
  * The order in which a buffer hands out its free blocks: ascending when fresh and again once it
  * is wholly free, so that entries inserted one after another lie forwards in memory, each one
  * run of adjacent blocks; LIFO while it is partly used (the blocks freed last are the warmest);
- * and a thread that frees an entry takes the next blocks from that entry's buffer.
+ * a thread keeps filling its current buffer while it holds the whole of each request, and
+ * otherwise takes the next blocks from the buffer it last freed an entry into.
  */
 class FreeListOrderTest {
     private static final int BLOCK = 4096;
@@ -47,25 +48,73 @@ class FreeListOrderTest {
         }
     }
 
+    /** 15 data blocks per buffer: five 3-block entries fill one. */
+    private static BlockCache smallBuffers() {
+        return BlockCache.builder().capacity(4 * 64 * 1024).bufferLength(64 * 1024).name("hint").registerMBean(false).build();
+    }
+
+    private static int bufferOf(final int address) {
+        return address >>> Integer.numberOfTrailingZeros(64 * 1024 / BLOCK);
+    }
+
     @Test
-    void aThreadTakesNextTheBlocksItFreedLastEvenFromAnotherBufferThanItsHint() {
-        // 15 data blocks per buffer: five 3-block entries fill the first buffer, the sixth opens the second.
-        try (BlockCache cache = BlockCache.builder().capacity(4 * 64 * 1024).bufferLength(64 * 1024).name("hint")
-            .registerMBean(false).build()) {
-            final int[] entries = insertAll(cache, 6);
-            final int bits = Integer.numberOfTrailingZeros(64 * 1024 / BLOCK);
-            assertEquals(entries[0] >>> bits, entries[4] >>> bits, "the first five entries fill one buffer");
-            assertNotEquals(entries[0] >>> bits, entries[5] >>> bits, "the sixth is in another buffer: the thread's hint");
+    void aThreadWhoseBufferIsFullTakesNextTheBlocksItFreedLastInAnother() {
+        try (BlockCache cache = smallBuffers()) {
+            final int[] entries = insertAll(cache, 10);
+            assertEquals(bufferOf(entries[0]), bufferOf(entries[4]), "the first five entries fill one buffer");
+            assertEquals(bufferOf(entries[5]), bufferOf(entries[9]), "the next five fill another: the thread's hint, full");
+            assertNotEquals(bufferOf(entries[0]), bufferOf(entries[5]));
             for (int round = 0; round < 3; round++) {
-                for (int i = 0; i < 5; i++) {
+                for (int i = 0; i < 10; i++) {
                     cache.delete(entries[i]);
                     final int again = insertAll(cache, 1)[0];
                     assertEquals(entries[i], again, "the delete's blocks come back to the next insert (entry " + i + ")");
                     assertEquals(1, cache.view(again).nioBufferCount(), "one run of adjacent blocks");
                 }
             }
-            assertEquals(6 * 3, cache.stats().usedBlockCount());
+            assertEquals(10 * 3, cache.stats().usedBlockCount());
         }
+    }
+
+    @Test
+    void aThreadWhoseBufferHasRoomKeepsFillingItBeforeTheBlocksItFreedInAnother() {
+        // The order of Pravega's DirectMemoryCache: the current buffer until it is full.
+        try (BlockCache cache = smallBuffers()) {
+            final int[] entries = insertAll(cache, 6);
+            assertNotEquals(bufferOf(entries[0]), bufferOf(entries[5]), "the sixth opens a second buffer: the thread's hint");
+            cache.delete(entries[1]);
+            cache.delete(entries[3]);
+            final int[] next = insertAll(cache, 3);
+            for (int i = 0; i < next.length; i++) {
+                assertEquals(entries[5] + 3 * (i + 1), next[i], "insert " + i + " goes on in the hint, not into the freed blocks");
+            }
+            final int[] after = insertAll(cache, 2);
+            assertEquals(bufferOf(entries[5]), bufferOf(after[0]), "the hint's last 3 blocks");
+            assertEquals(entries[3], after[1], "the hint is full: the blocks freed last come back");
+            assertEquals(1, cache.view(after[1]).nioBufferCount(), "one run of adjacent blocks");
+        }
+    }
+
+    @Test
+    void aChurnOfDeletesAndInsertsOfOneSizeKeepsEachEntryInOneRun() {
+        // 1,000 entries of 3 blocks in 2 MB buffers of 511 data blocks: the last buffer keeps
+        // room after the fill, and a few entries straddle two buffers (two runs by nature).
+        try (BlockCache cache = BlockCache.builder().capacity(16L << 20).name("churn").registerMBean(false).build()) {
+            final int[] entries = insertAll(cache, 1000);
+            final long splitAfterFill = splitEntries(cache, entries);
+            final ByteBuf data = Unpooled.wrappedBuffer(new byte[ENTRY]);
+            for (int op = 0; op < 3000; op++) {
+                final int key = op % entries.length;
+                cache.delete(entries[key]);
+                entries[key] = cache.insert(data);
+            }
+            assertEquals(splitAfterFill, splitEntries(cache, entries),
+                "entries in more than one run: as many as the fill left, none made by the churn");
+        }
+    }
+
+    private static long splitEntries(final BlockCache cache, final int[] entries) {
+        return Arrays.stream(entries).filter(a -> cache.view(a).nioBufferCount() > 1).count();
     }
 
     @Test
