@@ -1,5 +1,6 @@
 package io.streamcache.segmentstore;
 
+import com.google.errorprone.annotations.concurrent.GuardedBy;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.streamcache.core.cache.BlockCache;
@@ -106,8 +107,9 @@ public final class ReadResult extends AbstractReferenceCounted implements AutoCl
      * Null, the {@link Charge} this result's length is charged to ({@link #charge}), or
      * {@link #CHARGE_RELEASED} once the count reached zero (a charge after that is not made).
      * One field, so that the results of the unbudgeted synchronous read stay as small as they
-     * were. Guarded by this.
+     * were.
      */
+    @GuardedBy("this")
     private Object charge;
     /** 0 until {@link #close()} is first called, then 1; only through {@link #CLOSED}. */
     @SuppressWarnings("unused")

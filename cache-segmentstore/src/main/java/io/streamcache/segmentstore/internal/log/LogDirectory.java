@@ -1,5 +1,6 @@
 package io.streamcache.segmentstore.internal.log;
 
+import com.google.errorprone.annotations.concurrent.GuardedBy;
 import io.streamcache.core.internal.concurrent.Waits;
 import io.streamcache.segmentstore.log.LogConfig;
 import io.streamcache.segmentstore.log.LogDirectoryStats;
@@ -93,17 +94,23 @@ public final class LogDirectory implements AutoCloseable {
     private final ConcurrentHashMap<Long, FileChannel> readers = new ConcurrentHashMap<>();
     private final LogLock writerLock;
 
-    // Guarded by lock.
     /** Every log file in the directory that is not a spare, by number. */
+    @GuardedBy("lock")
     private final TreeSet<Long> files = new TreeSet<>();
     /** Ready spares, by number. */
+    @GuardedBy("lock")
     private final TreeMap<Long, LogFile> spares = new TreeMap<>();
     /** Numbers of files being created or recycled now. */
+    @GuardedBy("lock")
     private final TreeSet<Long> preparing = new TreeSet<>();
+    @GuardedBy("lock")
     private final ArrayDeque<Long> retired = new ArrayDeque<>();
-    /** Files handed to the background thread for deletion or recycling, and those it handled; under {@code lock}. */
+    /** Files handed to the background thread for deletion or recycling, and those it handled. */
+    @GuardedBy("lock")
     private long retirements;
+    @GuardedBy("lock")
     private long retirementsHandled;
+    @GuardedBy("lock")
     private long nextNumber;
     private IOException spareError;
     private Thread thread;

@@ -1,5 +1,6 @@
 package io.streamcache.segmentstore.internal.log.compaction;
 
+import com.google.errorprone.annotations.concurrent.GuardedBy;
 import io.streamcache.core.internal.concurrent.Waits;
 import io.streamcache.core.StreamcacheThreads;
 import io.streamcache.segmentstore.internal.StoreInternals;
@@ -98,7 +99,7 @@ public final class Compactor implements Compaction, AutoCloseable {
     private final Thread thread;
     private volatile boolean closed;
 
-    // Guarded by passLock.
+    @GuardedBy("passLock")
     private final Map<String, ArrayDeque<long[]>> samples = new HashMap<>();
     private final CRC32C crc = new CRC32C();
     private ByteBuffer scratch = ByteBuffer.allocateDirect(64 << 10).order(ByteOrder.LITTLE_ENDIAN);
@@ -204,6 +205,7 @@ public final class Compactor implements Compaction, AutoCloseable {
     // Retention
     // ------------------------------------------------------------------------------------------
 
+    @GuardedBy("passLock")
     private void applyRetention() {
         final Set<String> names = store.segmentNames();
         samples.keySet().retainAll(names);
