@@ -34,7 +34,7 @@ import static io.streamcache.core.internal.layout.BlockMetadataDescriptor.usedWo
  * it just freed, warm in the CPU caches and in the order that makes one run again, so a delete
  * followed by an insert of the same size takes the same blocks back (without it, a 1,000-entry
  * working set of 10 KB entries churned by delete + insert ended with half its entries in two or
- * three runs, each copy split in as many calls; see {@code docs/benchmarks.md}, issue 14). A
+ * three runs, each copy split in as many calls; see {@code docs/benchmarks.md}, "Block cache"). A
  * chain's blocks come from a preferred tier first, then from the other tiers fastest first.
  * When no block is free in any tier, the {@link CacheFullHandler} is called with no lock held
  * and the allocation retried, waiting between tries on a condition that frees signal

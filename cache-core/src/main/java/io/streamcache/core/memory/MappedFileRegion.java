@@ -59,7 +59,7 @@ public final class MappedFileRegion extends BufferArrayRegion {
     public enum Mode {
         /** Writes reach the file (and other mappings of it). */
         SHARED,
-        /** Copy-on-write: pages are private anonymous memory once written, as seed 5 used to escape the direct-memory limit. */
+        /** Copy-on-write: pages are private anonymous memory once written, as the RocketMQ-on-PMEM contest design used to escape the direct-memory limit. */
         PRIVATE
     }
 
