@@ -18,11 +18,11 @@ import java.lang.invoke.VarHandle;
 import java.util.Objects;
 
 /**
- * The outcome of a read: read-only, zero-copy views of the bytes available from {@link #offset()},
- * with the {@link ReadStatus} that says why they stop and the {@link #nextOffset()} to read from
- * next. A Netty {@link ReferenceCounted} holder of those bytes, as a {@code ByteBufHolder} is:
- * the count is thread-safe; the rest is for one thread at a time (hand the result over across a
- * happens-before edge).
+ * The outcome of a read, used by one thread at a time but for its thread-safe reference count
+ * (hand it over across a happens-before edge): read-only, zero-copy views of the bytes available
+ * from {@link #offset()}, with the {@link ReadStatus} that says why they stop and the
+ * {@link #nextOffset()} to read from next. A Netty {@link ReferenceCounted} holder of those
+ * bytes, as a {@code ByteBufHolder} is.
  *
  * <h2>Ownership and validity</h2>
  * The views read the cache's memory. A result <em>pins</em> the index entries it covers: while

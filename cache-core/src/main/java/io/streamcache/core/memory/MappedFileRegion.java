@@ -18,7 +18,8 @@ import java.nio.file.Path;
 import java.util.Objects;
 
 /**
- * A region in a memory-mapped file: on {@code /dev/shm} it is shared memory outside the JVM's
+ * A region in a memory-mapped file, opened and closed by one thread, its buffers and getters
+ * usable from any thread in between: on {@code /dev/shm} it is shared memory outside the JVM's
  * direct-memory limit, on a disk it lets the operating system page cold buffers out.
  *
  * <p><b>Threading:</b> see {@link MemoryRegion}: opened and closed by one thread.

@@ -15,7 +15,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.LongSupplier;
 
 /**
- * Eviction that knows where the readers of each segment are, approximating Belady's optimal
+ * A thread-safe eviction policy (the thread model below says who calls what) that knows where
+ * the readers of each segment are, approximating Belady's optimal
  * choice (evict what is needed farthest in the future) for streaming reads.
  *
  * <h2>Thread model</h2>
