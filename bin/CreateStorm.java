@@ -14,7 +14,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.stream.Stream;
 
 /**
- * Phase 1's queue creation on its own (issue 14): THREADS threads create SEGMENTS segments named
+ * Phase 1's queue creation on its own: THREADS threads create SEGMENTS segments named
  * as the message-queue facade names its queues ({@code mq/<queueId>/topic<n>}, 2,500 queues a
  * topic), into a store with a log in DIR ({@code createAsync}, as the facade's first append: the
  * CREATE records are waited for once, at the end) or, with DIR {@code -}, a store without a log.

@@ -15,7 +15,7 @@ import java.util.Map;
 import java.util.stream.Stream;
 
 /**
- * Heap per queue of the message-queue facade, by class (issue 14): opens a facade in DIR (default
+ * Heap per queue of the message-queue facade, by class: opens a facade in DIR (default
  * log settings, a cache of 2 GiB as the {@code mq} command's), takes a live class histogram
  * (the {@code GC.class_histogram} diagnostic command: a full GC first), appends one message of
  * BYTES bytes to each of QUEUES queues named as {@code mq} names them ({@code topic<n>}, 100

@@ -15,6 +15,7 @@ module io.streamcache.core {
     requires org.agrona.core;
     requires org.jctools.core;
     requires org.slf4j;
+    requires static com.google.errorprone.annotations;
     requires static llpl;
     requires java.management;
     requires jdk.management;

@@ -17,6 +17,7 @@ module io.streamcache.log {
     requires org.jctools.core;
     requires org.slf4j;
     requires java.management;
+    requires static com.google.errorprone.annotations;
 
     exports io.streamcache.log;
     exports io.streamcache.log.internal to io.streamcache.segmentstore;

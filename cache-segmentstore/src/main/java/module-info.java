@@ -17,6 +17,7 @@ module io.streamcache.segmentstore {
     requires org.agrona.core;
     requires org.jctools.core;
     requires org.slf4j;
+    requires static com.google.errorprone.annotations;
     requires java.management;
     requires jdk.unsupported;
 

@@ -1,5 +1,6 @@
 package io.streamcache.bookkeeper;
 
+import com.google.errorprone.annotations.concurrent.GuardedBy;
 import io.netty.buffer.ByteBuf;
 import org.agrona.collections.Long2LongHashMap;
 import org.apache.bookkeeper.bookie.LastAddConfirmedUpdateNotification;
@@ -38,15 +39,19 @@ final class LedgerState extends Watchable<LastAddConfirmedUpdateNotification> {
     final long ledgerId;
     final String segment;
 
-    /** entry id to packed location ({@link LedgerRecords#location}); guarded by this. */
+    /** entry id to packed location ({@link LedgerRecords#location}). */
+    @GuardedBy("this")
     private final Long2LongHashMap locations = new Long2LongHashMap(NO_LOCATION);
     /** entry id to its record buffer, while its append is in flight (one reference, the map's). */
     private final ConcurrentHashMap<Long, ByteBuf> pending = new ConcurrentHashMap<>();
 
-    // guarded by this
+    @GuardedBy("this")
     private long lastEntryId = -1;
+    @GuardedBy("this")
     private long nextOffset;
+    @GuardedBy("this")
     private byte[] masterKey = NO_KEY;
+    @GuardedBy("this")
     private boolean fenced;
     private boolean limbo;
     private byte[] explicitLac;
@@ -67,11 +72,13 @@ final class LedgerState extends Watchable<LastAddConfirmedUpdateNotification> {
 
     // ---- offsets and appends (callers hold the monitor) ----
 
+    @GuardedBy("this")
     long nextOffset() {
         assert Thread.holdsLock(this);
         return nextOffset;
     }
 
+    @GuardedBy("this")
     void advance(final long recordLength, final CompletableFuture<?> append) {
         assert Thread.holdsLock(this);
         nextOffset += recordLength;

@@ -1,5 +1,6 @@
 package io.streamcache.bookkeeper;
 
+import com.google.errorprone.annotations.concurrent.GuardedBy;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.Unpooled;
@@ -813,6 +814,7 @@ public final class StreamcacheLedgerStorage implements CompactableLedgerStorage 
     }
 
     /** Queues {@code record} at the ledger's next offset; the caller holds the ledger's monitor. */
+    @GuardedBy("state")
     private CompletableFuture<Long> append(final LedgerState state, final ByteBuf record) {
         final int length = record.readableBytes();
         CompletableFuture<Long> append;

@@ -1,7 +1,7 @@
 package io.streamcache.core;
 
 /**
- * Thrown when a cache cannot be built as configured: bad geometry, or memory that cannot be had
+ * An immutable exception, thrown when a cache cannot be built as configured: bad geometry, or memory that cannot be had
  * (direct memory over {@code -XX:MaxDirectMemorySize}, a file system without room for a mapped
  * file). The message names the setting to change. Nothing is left allocated.
  */

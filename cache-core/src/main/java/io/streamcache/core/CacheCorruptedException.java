@@ -1,7 +1,7 @@
 package io.streamcache.core;
 
 /**
- * Thrown when the cache finds its own metadata inconsistent (a broken block chain). This
+ * An immutable exception, thrown when the cache finds its own metadata inconsistent (a broken block chain). This
  * signals a bug or memory overwritten from outside the cache, never bad caller input.
  */
 public final class CacheCorruptedException extends CacheException {

@@ -1,7 +1,7 @@
 package io.streamcache.core;
 
 /**
- * Thrown when no block could be had for an insert, append or replace, after the cache's
+ * An immutable exception, thrown when no block could be had for an insert, append or replace, after the cache's
  * full-handler (the evictor's hook) had its chance and the bounded retry time ran out.
  * The entry involved is left exactly as it was and no block is leaked.
  *

@@ -5,7 +5,8 @@ import java.lang.invoke.VarHandle;
 import java.util.concurrent.TimeUnit;
 
 /**
- * Lets a {@code close()} wait for the operations in flight before it frees what they use: a
+ * A thread-safe gate that lets a {@code close()} wait for the operations in flight before it
+ * frees what they use: a
  * {@link io.streamcache.core.cache.BlockCache} frees its memory at close and requires that no
  * operation runs then, which a caller whose own callers do not stop first (Pravega's read index
  * deletes its entries on an executor of its own while a container shuts down; a broker's

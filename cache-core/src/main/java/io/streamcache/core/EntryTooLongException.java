@@ -1,7 +1,7 @@
 package io.streamcache.core;
 
 /**
- * Thrown when an insert, append or replace would make an entry longer than the cache's
+ * An immutable exception, thrown when an insert, append or replace would make an entry longer than the cache's
  * configured maximum entry length. The entry is left unchanged.
  */
 public final class EntryTooLongException extends IllegalArgumentException {

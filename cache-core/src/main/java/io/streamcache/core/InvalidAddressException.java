@@ -1,7 +1,7 @@
 package io.streamcache.core;
 
 /**
- * Thrown when an operation is given an address that does not name the last block of a live
+ * An immutable exception, thrown when an operation is given an address that does not name the last block of a live
  * entry. {@link #reason()} says which check failed. The cache is left unchanged.
  */
 public final class InvalidAddressException extends IllegalArgumentException {

@@ -6,7 +6,7 @@ import java.util.Objects;
 import java.util.concurrent.ThreadFactory;
 
 /**
- * Creates every thread the library starts. Each thread has a {@link Role}; an embedder that
+ * Creates every thread the library starts; implementations are thread-safe. Each thread has a {@link Role}; an embedder that
  * must own its threads (to name them its own way, set priorities or context class loaders, run
  * them in a thread group, count them) passes its own {@code StreamcacheThreads} to the
  * builders ({@code SegmentStore.Builder.threads}, {@code CacheManager.Builder.threads}), or

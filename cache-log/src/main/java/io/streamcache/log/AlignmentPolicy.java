@@ -6,7 +6,7 @@ package io.streamcache.log;
  *
  * <p>An SSD writes whole 4 KB pages: a write that ends mid-page makes the next write rewrite
  * that page (read-modify-write in the drive, and a page holding acknowledged data exposed to a
- * torn write). Seed 5 measured both remedies and chose between them per batch.
+ * torn write). The RocketMQ-on-PMEM contest design measured both remedies and chose between them per batch.
  */
 public enum AlignmentPolicy {
     /**

@@ -48,8 +48,8 @@ public final class LogConfig {
      * Off: measured on the contest-shaped workload (a log that only grows, ext4), pre-writing
      * the zeros of every new file while the writer appends cost more than it saved: the total
      * time 25.4-26.5 s with it against 20.6-21.6 s without, the writer alone 297-314 MB/s
-     * against 506-517 MB/s at less than half the CPU (docs/benchmarks.md, "Issue 14: pre-writing
-     * new files off by default"). It pays where files are prepared before they are needed
+     * against 506-517 MB/s at less than half the CPU (docs/benchmarks.md,
+     * "Writer and durable log"). It pays where files are prepared before they are needed
      * ({@link Builder#preparedFiles(int)}) or on file systems where a first write into unwritten
      * blocks costs more than the zeros.
      */
@@ -79,7 +79,7 @@ public final class LogConfig {
      * 2 cores, idle), a checkpoint every 8 files took an open after a kill from 2.5 s to 2.0 s but
      * made phase 1 20-27% slower (the checkpoint thread reads every file back: +35-45% CPU) and
      * added ~460 B of heap per segment (its copy of the segment table and location indexes):
-     * docs/benchmarks.md, "Issue 14: the default of the recovery checkpoint". A broker that
+     * docs/benchmarks.md, "Writer and durable log", the recovery checkpoint. A broker that
      * values restart time over append throughput and heap sets {@link Builder#checkpointFiles(int)}
      * (8 is a good value); 0 keeps the full check of every file at open.
      */
@@ -384,7 +384,7 @@ public final class LogConfig {
 
         /**
          * @param preparedFiles spares made when the writer starts, on the starting thread, before
-         *                      it takes appends (issue 14: a log that grows pre-writes a new file
+         *                      it takes appends (a log that grows pre-writes a new file
          *                      every fileLength bytes, and that pre-writing shares the disk with
          *                      the appends). The writer's first files come from this pool; the
          *                      background thread makes new ones only once fewer than

@@ -1,7 +1,7 @@
 package io.streamcache.log;
 
 /**
- * The log's writer refused a request because its queue and the queue's overflow (each
+ * An immutable exception: the log's writer refused a request because its queue and the queue's overflow (each
  * {@link LogConfig#queueCapacity()} requests) are full: the writer is behind, typically because
  * the disk stalls. An immutable value, safe to pass between threads.
  *

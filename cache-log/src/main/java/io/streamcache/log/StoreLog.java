@@ -5,7 +5,7 @@ import java.nio.file.Path;
 import java.util.concurrent.CompletableFuture;
 
 /**
- * A durable store's log, as a broker operates it: its statistics (the same figures as its
+ * A durable store's log, as a broker operates it from any thread at any time: its statistics (the same figures as its
  * MBeans), its failure state and recovery after a disk error, and the preparation of files
  * before traffic. From {@code SegmentStore.log()}; the writer, the directory and the
  * historical reader behind it are not part of the API.

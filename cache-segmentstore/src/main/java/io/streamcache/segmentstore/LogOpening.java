@@ -50,7 +50,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  * into the table's maps on this thread, in order. The helper (role
  * {@link StreamcacheThreads.Role#RECOVERY_SCAN}) is joined before {@link #open} returns or
  * throws, and its failure is rethrown. At 250,000 segments each is a few tenths of a second of
- * an open after a kill (issue 14). Once the segments are built the helper seeds the writer's
+ * an open after a kill. Once the segments are built the helper seeds the writer's
  * segment table from the same recovered state ({@link PreparedSegmentTable}) while this thread
  * fills the maps, and leaves it in the {@link RecoveredLog} for the writer to take.
  * If anything fails, {@link #abandon()} closes what was opened (the directory, else the lock).

@@ -3,7 +3,7 @@ package io.streamcache.segmentstore;
 import io.streamcache.core.StreamcacheException;
 
 /**
- * A read was refused at once because a fail-fast {@link ReadBudget} it goes through is spent: its
+ * An immutable exception: a read was refused at once because a fail-fast {@link ReadBudget} it goes through is spent: its
  * unreleased results hold its limit. Nothing was read; retry once results are released (a broker
  * stops reading a channel's requests until its writes drain). Immutable, like every exception.
  */

@@ -1,5 +1,6 @@
 package io.streamcache.segmentstore;
 
+import com.google.errorprone.annotations.concurrent.GuardedBy;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.streamcache.core.cache.BlockCache;
@@ -17,11 +18,11 @@ import java.lang.invoke.VarHandle;
 import java.util.Objects;
 
 /**
- * The outcome of a read: read-only, zero-copy views of the bytes available from {@link #offset()},
- * with the {@link ReadStatus} that says why they stop and the {@link #nextOffset()} to read from
- * next. A Netty {@link ReferenceCounted} holder of those bytes, as a {@code ByteBufHolder} is:
- * the count is thread-safe; the rest is for one thread at a time (hand the result over across a
- * happens-before edge).
+ * The outcome of a read, used by one thread at a time but for its thread-safe reference count
+ * (hand it over across a happens-before edge): read-only, zero-copy views of the bytes available
+ * from {@link #offset()}, with the {@link ReadStatus} that says why they stop and the
+ * {@link #nextOffset()} to read from next. A Netty {@link ReferenceCounted} holder of those
+ * bytes, as a {@code ByteBufHolder} is.
  *
  * <h2>Ownership and validity</h2>
  * The views read the cache's memory. A result <em>pins</em> the index entries it covers: while
@@ -106,8 +107,9 @@ public final class ReadResult extends AbstractReferenceCounted implements AutoCl
      * Null, the {@link Charge} this result's length is charged to ({@link #charge}), or
      * {@link #CHARGE_RELEASED} once the count reached zero (a charge after that is not made).
      * One field, so that the results of the unbudgeted synchronous read stay as small as they
-     * were. Guarded by this.
+     * were.
      */
+    @GuardedBy("this")
     private Object charge;
     /** Whether the one view is a reference of its own, released with the result's last count (bytes read from the log into a pooled buffer). */
     private boolean ownsView;

@@ -1,7 +1,7 @@
 package io.streamcache.segmentstore;
 
 /**
- * Why a read stopped where it did; every {@link ReadResult} carries one. An immutable value.
+ * Why a read stopped where it did, an immutable value; every {@link ReadResult} carries one.
  */
 public enum ReadStatus {
     /** The read returned {@code maxLength} bytes; more may be read from {@code nextOffset}. */

@@ -41,7 +41,7 @@ import java.util.Arrays;
  * still on their way through the log; {@link #inFlight} counts this segment's log requests not
  * yet completed, all admitted in the writer epoch {@link #inFlightEpoch}.
  *
- * <p><b>Heap per segment.</b> A store may hold hundreds of thousands of segments (issue 14), so
+ * <p><b>Heap per segment.</b> A store may hold hundreds of thousands of segments, so
  * a segment holds only its own state: its lock is the object itself ({@link SegmentLock}, no
  * {@code ReentrantLock}), what all segments of the store share is one {@link SegmentContext}
  * (cache, manager hooks, settings, the retiring of removed entries: no lambda per segment), and

@@ -1,7 +1,7 @@
 package io.streamcache.segmentstore;
 
 /**
- * Thrown (a bad argument: an {@link IllegalArgumentException}, at once also by the asynchronous
+ * An immutable exception, thrown (a bad argument: an {@link IllegalArgumentException}, at once also by the asynchronous
  * append) by an append longer than the store takes in one append: with a log, the log's
  * {@link io.streamcache.log.LogConfig#maxAppendLength() maxAppendLength} (16 MiB by
  * default; an append is one record, in the log whole or not at all). Nothing was appended. An

@@ -13,7 +13,7 @@ import java.util.function.Consumer;
  * and the lists the manager's passes walk. One object per store (a second one for recovered
  * segments if the store's own appends are not durable at once: a recovered segment's are), which
  * each {@link Segment} references, instead of eight fields and a retiring lambda per segment
- * (issue 14: heap per segment at hundreds of thousands of them).
+ * (heap per segment at hundreds of thousands of them).
  *
  * <p>It is also the one {@link Consumer} that retires index entries for every segment of the
  * store: frees a removed entry's cache entry now, or at its last unpin; and it holds the

@@ -1,7 +1,7 @@
 package io.streamcache.segmentstore;
 
 /**
- * Thrown by {@link SegmentStore#create(String)} when a segment of that name exists already; the
+ * An immutable exception, thrown by {@link SegmentStore#create(String)} when a segment of that name exists already; the
  * existing segment is untouched. An immutable value.
  */
 public final class SegmentExistsException extends SegmentException {

@@ -1,7 +1,7 @@
 package io.streamcache.segmentstore;
 
 /**
- * Thrown by {@link SegmentStore#fill} on a store with a log: there the log owns the durable copy
+ * An immutable exception, thrown by {@link SegmentStore#fill} on a store with a log: there the log owns the durable copy
  * and puts evicted bytes back itself ({@link SegmentStore#readThrough(String, long, int)}), checked against its
  * CRCs; bytes handed in from outside could differ from the logged ones and would then be served
  * as if they were. Nothing was changed. An immutable value.

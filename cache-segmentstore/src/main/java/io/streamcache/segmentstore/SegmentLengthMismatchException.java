@@ -1,7 +1,7 @@
 package io.streamcache.segmentstore;
 
 /**
- * Thrown by a conditional append ({@link SegmentStore#appendAsync(String, long, io.netty.buffer.ByteBuf)}
+ * An immutable exception, thrown by a conditional append ({@link SegmentStore#appendAsync(String, long, io.netty.buffer.ByteBuf)}
  * and its overloads) when the segment's length is not the offset the caller expected: another
  * append got there first (a replica out of step, a producer's retry of an append that did land).
  * Nothing was appended. An immutable value.

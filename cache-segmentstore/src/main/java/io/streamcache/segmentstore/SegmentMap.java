@@ -14,7 +14,7 @@ import java.util.function.Consumer;
  * only powers of two: a slot is picked by multiplying the hash, not by masking it), so a map
  * grows by half again from 3/4 full to 1/2 full: 5.3 to 8 bytes per segment, where a
  * {@code ConcurrentHashMap} took a 32-byte node, a table slot and, by id, a 16-byte
- * {@code Integer} (issue 14: heap per segment at hundreds of thousands of them).
+ * {@code Integer} (heap per segment at hundreds of thousands of them).
  *
  * <p>Linear probing; a removed segment leaves a tombstone ({@link #REMOVED}) so that probe
  * chains stay whole; tombstones go at the next rebuild, which copies the live segments into a
@@ -33,7 +33,7 @@ import java.util.function.Consumer;
  *
  * <p><b>Threading:</b> thread-safe. Lookups ({@code get}, {@link #forEach}, {@link #size}) take
  * no lock and allocate nothing: they read the current array (a volatile field) and its slots
- * with acquire semantics. {@link #putIfAbsent} takes no lock either (issue 14: 40 producers
+ * with acquire semantics. {@link #putIfAbsent} takes no lock either (40 producers
  * creating 250,000 queues queued on the map's monitor): it reserves room in the current array
  * (a CAS on its count), then takes the first null slot of its key's probe with a CAS, so two
  * puts of one key meet in the same chain and the second finds the first's segment; it never

@@ -1,7 +1,7 @@
 package io.streamcache.segmentstore;
 
 /**
- * Thrown when a segment name cannot be stored: empty, not well-formed UTF-16 (an unpaired
+ * An immutable exception, thrown when a segment name cannot be stored: empty, not well-formed UTF-16 (an unpaired
  * surrogate, which UTF-8 cannot encode), or longer than {@link SegmentNames#MAX_NAME_LENGTH}
  * bytes of UTF-8. A bad argument, so an {@link IllegalArgumentException} (see docs/errors.md). Nothing was created or written. An immutable value.
  */

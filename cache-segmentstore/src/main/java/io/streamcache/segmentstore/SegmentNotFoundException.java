@@ -1,7 +1,7 @@
 package io.streamcache.segmentstore;
 
 /**
- * Thrown (or completes a waiting read) when a segment does not exist: never created, or
+ * An immutable exception, thrown (or completing a waiting read) when a segment does not exist: never created, or
  * deleted, possibly while the operation waited. An immutable value.
  */
 public final class SegmentNotFoundException extends SegmentException {

@@ -1,7 +1,7 @@
 package io.streamcache.segmentstore;
 
 /**
- * Thrown by an append to a sealed segment; nothing was appended. An immutable value.
+ * An immutable exception, thrown by an append to a sealed segment; nothing was appended. An immutable value.
  */
 public final class SegmentSealedException extends SegmentException {
     private static final long serialVersionUID = 1L;

@@ -148,6 +148,7 @@ final class SegmentTable implements SegmentMutations {
      * own (its lock, read index and gap entries), so {@link LogOpening} builds chunks of them on
      * two threads and publishes them to the table's thread by a join.
      */
+    @SuppressWarnings("ReturnValueIgnored") // hashCode() is called for its cached side effect
     void buildRestored(final List<RecoveredSegment> live, final int from, final int to, final Segment[] built) {
         for (int i = from; i < to; i++) {
             final RecoveredSegment state = live.get(i);

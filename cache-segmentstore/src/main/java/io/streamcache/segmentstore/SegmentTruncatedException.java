@@ -1,7 +1,7 @@
 package io.streamcache.segmentstore;
 
 /**
- * Thrown by a read (or completes a waiting read) at an offset the segment no longer holds: it
+ * An immutable exception, thrown by a read (or completing a waiting read) at an offset the segment no longer holds: it
  * was truncated past it. An immutable value.
  */
 public final class SegmentTruncatedException extends SegmentException {

@@ -1,5 +1,7 @@
 package io.streamcache.segmentstore;
 
+import com.google.errorprone.annotations.concurrent.GuardedBy;
+
 /**
  * How much a segment's next load from the log reads: the historical reader's range length for a
  * reader that jumps, doubling up to a cap for one that reads on where the last load ended.
@@ -16,8 +18,9 @@ package io.streamcache.segmentstore;
 final class SequentialReadAhead {
     private final int base;
     private final int max;
-    // Guarded by this.
+    @GuardedBy("this")
     private long nextStart = -1;
+    @GuardedBy("this")
     private int length;
 
     /**

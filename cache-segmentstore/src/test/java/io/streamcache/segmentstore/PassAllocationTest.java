@@ -13,7 +13,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
- * What one eviction pass allocates on a warmed store (issue 14: the cache manager's passes were
+ * What one eviction pass allocates on a warmed store (the cache manager's passes were
  * the garbage left beside a steady append that allocates nothing). A store without a log, the
  * default {@code GenerationPolicy}, 64 segments: between two passes the test appends about 5% of
  * the cache, one 1,000-byte entry per append spread over the segments, so that every pass evicts

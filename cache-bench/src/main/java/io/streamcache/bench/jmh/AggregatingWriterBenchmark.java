@@ -78,7 +78,7 @@ import java.util.stream.Stream;
  * <p>Parameters: {@code alignment} (PAD, CUT, ADAPTIVE); {@code preWrite}: true means files
  * pre-written with zeros once ({@code preparedFiles} of them before the trial) and recycled when
  * dead, so the writer always writes into allocated blocks and nothing is pre-written while
- * measuring unless recycling falls behind (seed 5: pre-write once at start); false means every
+ * measuring unless recycling falls behind (the RocketMQ-on-PMEM contest design: pre-write once at start); false means every
  * file new (only its length set, blocks allocated by the first write), deleted when dead;
  * {@code forcesInFlight} (1, 2, 4): how many batches may be being forced while the writer writes
  * the next ones. Files
@@ -328,7 +328,7 @@ public class AggregatingWriterBenchmark {
     }
 
     /**
-     * 40 producers, messages uniform in 100 B .. 17 KB: seed 5's write load.
+     * 40 producers, messages uniform in 100 B .. 17 KB: the RocketMQ-on-PMEM contest design's write load.
      */
     @Benchmark
     @Threads(40)
@@ -337,7 +337,7 @@ public class AggregatingWriterBenchmark {
     }
 
     /**
-     * 100 producers of 100-byte appends: seed 1's latency load.
+     * 100 producers of 100-byte appends: the latency load of Pravega's streaming-cache design.
      */
     @Benchmark
     @Threads(100)

@@ -21,7 +21,7 @@ import java.util.SplittableRandom;
 import java.util.concurrent.TimeUnit;
 
 /**
- * Pravega's raw cache test (seed 1) as JMH benchmarks: sequential insert, get-with-copy and
+ * Pravega's raw cache test (from its streaming-cache design) as JMH benchmarks: sequential insert, get-with-copy and
  * delete of 10 KB entries, and the random test (from an empty store, 60% insert / 40% delete,
  * each operation also copying out a random live entry) at 10 KB and 100 KB. Each store kind runs
  * the same code: the block cache, the seed's {@code HashMap<Integer, byte[]>} baseline, a
@@ -127,8 +127,8 @@ public class BlockCacheBenchmark {
     /**
      * A direct buffer of {@code length} bytes (empty: writer index 0) whose first byte is at a
      * chosen distance past a 64-byte boundary. A copy on the benchmark machine is fastest when
-     * its source and destination both start on a 64-byte boundary (see "Issue 14: the 10 KB
-     * path: where the buffers start" in docs/benchmarks.md), and the cache's blocks start on 4 KB
+     * its source and destination both start on a 64-byte boundary (docs/benchmarks.md, "Block cache",
+     * the 10 KB path), and the cache's blocks start on 4 KB
      * boundaries, so the rows that copy in or out say where their buffers start instead of
      * taking whatever malloc gives the fork. Release it as any buffer (a slice releases its parent).
      *

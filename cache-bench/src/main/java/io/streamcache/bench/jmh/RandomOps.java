@@ -3,7 +3,7 @@ package io.streamcache.bench.jmh;
 import io.netty.buffer.ByteBuf;
 
 /**
- * Pravega's random test (seed 1) on one store: each step inserts a new key (60%) or deletes a
+ * Pravega's random test (from its streaming-cache design) on one store: each step inserts a new key (60%) or deletes a
  * random live one (40%; always an insert when nothing is live), then copies out a random live
  * entry. Live keys sit in a dense array for O(1) random pick and removal; keys are
  * {@code firstKey, firstKey + 1, ...}. Allocation-free. Not thread-safe: one per benchmark

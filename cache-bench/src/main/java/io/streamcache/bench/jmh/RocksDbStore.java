@@ -20,7 +20,7 @@ import java.util.Comparator;
 import java.util.stream.Stream;
 
 /**
- * Peer: RocksDB used as a cache, as Pravega did before its streaming cache (seed 1): a database
+ * Peer: RocksDB used as a cache, as Pravega did before its streaming cache: a database
  * in a fresh temporary directory, deleted on {@link #close()}. Every operation uses rocksdbjni's
  * direct-{@link ByteBuffer} variants ({@code put}, {@code get}, {@code delete}), so bytes go from
  * the source buffer into the memtable and from RocksDB into the destination buffer with no Java

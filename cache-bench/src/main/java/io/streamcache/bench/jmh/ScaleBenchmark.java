@@ -29,7 +29,7 @@ import java.util.SplittableRandom;
 import java.util.concurrent.TimeUnit;
 
 /**
- * How the cost of one operation grows with the work the cache holds (issue 5, "Scale"):
+ * How the cost of one operation grows with the work the cache holds (docs/benchmarks.md, "Scale"):
  * <ul>
  *   <li>the block cache alone, full (97% of its blocks in 10 KB entries), at a
  *       {@code cacheSize}: {@link #cacheReplace} deletes a random entry and inserts a new one in

@@ -32,7 +32,7 @@ import static org.agrona.UnsafeAccess.UNSAFE;
 
 /**
  * The segment layer's hot paths, single-threaded: 100-byte appends to one segment (the
- * latency workload of seed 1), and the tail read: a reader waiting at the end of the segment
+ * latency workload of Pravega's streaming cache), and the tail read: a reader waiting at the end of the segment
  * woken by the append that brings its bytes, and the same with the copying read, which polls
  * into a reused buffer and allocates nothing. The baseline is the physical limit of an append: a
  * 100-byte memcpy into a ring of direct memory. The segment is truncated every 64 MB so the

@@ -34,7 +34,7 @@ import java.util.Random;
 import java.util.concurrent.TimeUnit;
 
 /**
- * A tiered workload whose working set is 4x the DRAM tier (issue 6): 32 segments whose tails
+ * A tiered workload whose working set is 4x the DRAM tier: 32 segments whose tails
  * grow by 4 KB appends and whose heads are truncated, so that each keeps a window of
  * {@code 4 x dramMb / 32} MB; reads of 4 KB land at a distance from the tail drawn from a
  * power law (most near the tail, some far back: catch-up readers). A read that finds its bytes

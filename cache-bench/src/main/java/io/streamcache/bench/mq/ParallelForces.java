@@ -23,7 +23,7 @@ import static java.nio.file.StandardOpenOption.WRITE;
  * into a pre-written region and forcing ({@code fdatasync}) after each, all into one file or
  * each into its own. One thread is the shape of today's log writer (one force at a time); more
  * threads show what several forces in flight (log stripes, parallel commit groups) could gain on
- * this disk before any of it is built (issue 14).
+ * this disk before any of it is built.
  *
  * <pre>
  *   forces --dir DIR [--bytes 768m] [--batch 64k] [--threads 1,2,4] [--repeats 3]

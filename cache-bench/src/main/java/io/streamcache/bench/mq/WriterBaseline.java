@@ -15,7 +15,7 @@ import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * Phase 1's message stream written by the store's {@link AggregatingWriter} alone: the baseline
- * issue 14 measures phase 1 against ("the writer alone on the same message stream").
+ * phase 1 of the message-queue workload is measured against ("the writer alone on the same message stream").
  *
  * <pre>
  *   the same --threads threads, each with the same random stream as in phase 1:

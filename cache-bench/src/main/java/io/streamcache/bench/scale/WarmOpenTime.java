@@ -23,7 +23,7 @@ import java.util.stream.Stream;
 
 /**
  * The time to reopen a durable store whose cache restarts warm, against a cold open of the same
- * log, for a cache of a given size (issue 16).
+ * log, for a cache of a given size.
  *
  * <pre>
  *   java -cp streamcache-bench.jar io.streamcache.bench.scale.WarmOpenTime --region /dev/shm/warm-region \

@@ -15,7 +15,7 @@ import java.util.Locale;
 import java.util.concurrent.TimeUnit;
 
 /**
- * The harness's {@code --restart-at} (issue 16): builds the run's cache (in a persistent
+ * The harness's {@code --restart-at}: builds the run's cache (in a persistent
  * mapped-file region with a warm catalog when {@code --region} or {@code --restart-at} is given)
  * and store, and restarts them in the middle of the run, then measures the first minute after.
  * <pre>

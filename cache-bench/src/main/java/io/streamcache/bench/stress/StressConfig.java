@@ -110,7 +110,7 @@ public final class StressConfig {
         "  --log-file-size S    length of each log file: 64m (the default), 4m or more, a multiple of 4k",
         "  --prefill [off|full] before measuring, append without readers until the cache is full",
         "                       (its eviction target reached); the clock starts after (default off)",
-        "  --restart-at D       restart the store at D into the run (issue 16): producers and readers",
+        "  --restart-at D       restart the store at D into the run: producers and readers",
         "                       stop, the store and cache close cleanly and reopen, the readers resume",
         "                       --restart-rewind bytes behind each tail (the tail that was just in the",
         "                       cache), and the hit ratio of the first minute after it is printed",
@@ -175,7 +175,7 @@ public final class StressConfig {
     final long retention;
     final boolean prefill;
     final long logFileSize;
-    /** When to restart the store (issue 16), or null for no restart. */
+    /** When to restart the store, or null for no restart. */
     final Duration restartAt;
     /** Whether the restart is warm (the cache reopens from its region) or cold. */
     final boolean restartWarm;

@@ -1,5 +1,6 @@
 package io.streamcache.bench.stress;
 
+import com.google.errorprone.annotations.concurrent.GuardedBy;
 import io.netty.buffer.ByteBuf;
 import io.streamcache.segmentstore.ReadResult;
 import io.streamcache.segmentstore.ReadStatus;
@@ -35,7 +36,8 @@ final class StressRun {
         final int index;
         final String name;
         final long seed;
-        /** The offset the next append will get; guarded by {@code this}. */
+        /** The offset the next append will get. */
+        @GuardedBy("this")
         long nextOffset;
         /** End of the appends acknowledged so far (the highest acknowledged offset + length); raised by {@link #acknowledged}. */
         volatile long appendedEnd;

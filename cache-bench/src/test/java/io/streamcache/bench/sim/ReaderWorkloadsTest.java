@@ -12,7 +12,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-/** Issue 15's simulator pieces: CSV traces, reader classes, the new workloads, inferred readers. */
+/** The simulator's reader pieces: CSV traces, reader classes, the new workloads, inferred readers. */
 class ReaderWorkloadsTest {
     @TempDir
     Path directory;

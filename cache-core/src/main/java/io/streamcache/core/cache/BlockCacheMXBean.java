@@ -1,7 +1,7 @@
 package io.streamcache.core.cache;
 
 /**
- * JMX view of a {@link BlockCache}, registered as
+ * A thread-safe JMX view of a {@link BlockCache}, registered as
  * {@code io.streamcache:type=BlockCache,name=<cache name>}. Every attribute reads a fresh
  * {@link CacheStats} snapshot; callable from any thread.
  */

@@ -1,7 +1,8 @@
 package io.streamcache.core.cache;
 
 /**
- * The hook a {@link BlockCache} calls when it has no free block for an insert, append or
+ * The thread-safe hook (called on the threads that need blocks, several at once, with no
+ * cache lock held) that a {@link BlockCache} calls when it has no free block for an insert, append or
  * replace: the place where an evictor frees memory.
  *
  * <p><b>Threading:</b> called on the thread whose operation needs blocks, possibly on several

@@ -1,7 +1,7 @@
 package io.streamcache.core.cache;
 
 /**
- * Thrown by {@link BlockCache#relocate(int, int)} when every block of the entry is already in the
+ * An immutable exception, thrown by {@link BlockCache#relocate(int, int)} when every block of the entry is already in the
  * target tier: there is nothing to move. The cache is left unchanged. A programming error (the
  * caller should have checked {@link BlockCache#tierOf(int)}), hence an
  * {@link IllegalArgumentException}.

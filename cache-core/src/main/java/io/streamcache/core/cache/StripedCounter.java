@@ -11,7 +11,7 @@ import java.lang.invoke.VarHandle;
  * <p><b>Why not a {@code LongAdder}.</b> An uncontended {@code LongAdder} is a compare-and-set on
  * its base, a locked instruction that also waits for the store buffer to drain: on a read of a
  * hot 10 KB entry it was the one atomic of the whole operation (counted per operation in
- * {@code docs/benchmarks.md}, issue 14).
+ * {@code docs/benchmarks.md}, "Block cache").
  *
  * <p><b>Layout.</b> Each cell is the first {@code long} of its own 128-byte stripe, so that
  * threads of different slots never write one cache line (two lines, for the adjacent-line

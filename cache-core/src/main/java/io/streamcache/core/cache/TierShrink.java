@@ -5,7 +5,8 @@ import io.streamcache.core.InvalidAddressException;
 import java.util.function.IntConsumer;
 
 /**
- * A shrink of one tier of a {@link BlockCache} in progress, from {@link BlockCache#startShrink}:
+ * A shrink of one tier of a {@link BlockCache} in progress, confined to the thread that
+ * started it (which holds the cache's resize lock until it closes the shrink), from {@link BlockCache#startShrink}:
  * the buffers to give back are <em>draining</em> (no block is taken from them again, reads and
  * frees go on); the entries' owner moves their entries out ({@link BlockCache#relocate}, into
  * the same tier or another) or deletes them, then {@link #release()} gives the memory of every

@@ -16,7 +16,7 @@ import java.util.Objects;
 import java.util.zip.CRC32C;
 
 /**
- * The warm catalog: the file, beside a persistent region, that names the entries a cache held
+ * The warm catalog (its static methods thread-safe, a {@link Writer} confined to one thread): the file, beside a persistent region, that names the entries a cache held
  * when it was last checkpointed, so that a cache reopened over the same region can adopt them
  * ({@link BlockCache.Builder#warmRestart(Path)}). It lives in its own small file, not in the
  * region, so the region's memory bound is unchanged. Its owner (the segment store) writes it

@@ -6,7 +6,8 @@ import java.util.List;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
- * What a cache built with {@link BlockCache.Builder#warmRestart(Path)} found when it was built:
+ * What a cache built with {@link BlockCache.Builder#warmRestart(Path)} found when it was built,
+ * immutable but for the one-time {@link #claim()} and readable from any thread:
  * whether it came back warm, the entries it adopted from its region, and the catalog records it
  * discarded, by reason. Immutable, except for the one-time {@link #claim()}.
  *

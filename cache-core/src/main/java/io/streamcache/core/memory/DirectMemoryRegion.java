@@ -15,7 +15,8 @@ import java.util.concurrent.atomic.AtomicLong;
 import static org.agrona.UnsafeAccess.UNSAFE;
 
 /**
- * A region in native memory counted as JVM direct memory, the default.
+ * A region in native memory counted as JVM direct memory, the default; opened and closed by
+ * one thread, its buffers and getters usable from any thread in between.
  *
  * <p><b>Threading:</b> see {@link MemoryRegion}: opened and closed by one thread.
  *

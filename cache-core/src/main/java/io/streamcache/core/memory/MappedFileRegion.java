@@ -18,7 +18,8 @@ import java.nio.file.Path;
 import java.util.Objects;
 
 /**
- * A region in a memory-mapped file: on {@code /dev/shm} it is shared memory outside the JVM's
+ * A region in a memory-mapped file, opened and closed by one thread, its buffers and getters
+ * usable from any thread in between: on {@code /dev/shm} it is shared memory outside the JVM's
  * direct-memory limit, on a disk it lets the operating system page cold buffers out.
  *
  * <p><b>Threading:</b> see {@link MemoryRegion}: opened and closed by one thread.
@@ -59,7 +60,7 @@ public final class MappedFileRegion extends BufferArrayRegion {
     public enum Mode {
         /** Writes reach the file (and other mappings of it). */
         SHARED,
-        /** Copy-on-write: pages are private anonymous memory once written, as seed 5 used to escape the direct-memory limit. */
+        /** Copy-on-write: pages are private anonymous memory once written, as the RocketMQ-on-PMEM contest design used to escape the direct-memory limit. */
         PRIVATE
     }
 

@@ -15,7 +15,8 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
 
 /**
- * Watches the process's memory and resizes a cache so that the process is not killed: shrinks
+ * Watches the process's memory and resizes a cache so that the process is not killed, thread-safe
+ * (ticks serialized on its monitor, on its own thread or the caller's): shrinks
  * the cache when the headroom under a limit falls below a low watermark, grows it back when the
  * headroom is above a high one (hysteresis: between the two nothing changes).
  *

@@ -1,7 +1,7 @@
 package io.streamcache.core.memory;
 
 /**
- * JMX view of a {@link MemoryMonitor}, registered as
+ * A thread-safe JMX view of a {@link MemoryMonitor}, registered as
  * {@code io.streamcache:type=MemoryMonitor,name=<name>}; every attribute reads a fresh
  * {@link MemoryMonitorStats}. Callable from any thread.
  */

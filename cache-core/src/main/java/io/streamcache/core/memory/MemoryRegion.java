@@ -3,7 +3,8 @@ package io.streamcache.core.memory;
 import java.nio.ByteBuffer;
 
 /**
- * Memory that holds the buffers of a cache: a fixed number of equal buffers, each exposed as a
+ * Memory that holds the buffers of a cache, built and closed by one thread and read from any
+ * thread in between: a fixed number of equal buffers, each exposed as a
  * direct {@link ByteBuffer} over native memory that stays valid until {@link #close()}.
  *
  * <p><b>Threading:</b> a region is built and closed by one thread (the cache's owner);

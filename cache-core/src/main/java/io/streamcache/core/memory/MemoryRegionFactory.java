@@ -3,7 +3,7 @@ package io.streamcache.core.memory;
 import io.streamcache.core.CacheConfigurationException;
 
 /**
- * Opens a {@link MemoryRegion} for a cache. Implementations are immutable and may be shared
+ * Opens a {@link MemoryRegion} for a cache; implementations are immutable and may be shared
  * between threads and caches.
  */
 @FunctionalInterface

@@ -4,7 +4,8 @@ import java.nio.file.Path;
 import java.util.OptionalLong;
 
 /**
- * Where a {@link MemoryMonitor} reads the process's memory: the limit it must stay under and
+ * Where a {@link MemoryMonitor} reads the process's memory, from the monitor's thread or any
+ * caller of {@link MemoryMonitor#tick()}, so implementations are thread-safe: the limit it must stay under and
  * what it uses against it, and the JVM's direct memory. {@link #system()} reads the running
  * system; a test passes a fake whose figures it sets by hand.
  *

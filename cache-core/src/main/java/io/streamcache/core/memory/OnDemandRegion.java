@@ -3,8 +3,8 @@ package io.streamcache.core.memory;
 import java.nio.ByteBuffer;
 
 /**
- * A region of fixed size whose buffers get their memory one at a time, when the cache first
- * needs each, lowest first; until then a buffer holds no memory at all. Thread-safe: any thread
+ * A thread-safe region of fixed size whose buffers get their memory one at a time, when the
+ * cache first needs each, lowest first; until then a buffer holds no memory at all. Any thread
  * may call {@link #allocate}, and the getters; {@link #close()} is called once by the owner.
  *
  * <p>A cache over such a region starts with no buffer allocated and allocates the next when

@@ -17,7 +17,8 @@ import java.nio.file.Path;
 import java.util.Objects;
 
 /**
- * A region in persistent memory through llpl's {@code MemoryPool}
+ * A region in persistent memory through llpl's {@code MemoryPool}, opened and closed by one
+ * thread, its buffers and getters usable from any thread in between
  * ({@value #LLPL_ARTIFACT}): a file mapped by PMDK's libpmem, on a DAX-mounted PMEM file system
  * in production, or on any file system (a temporary directory, {@code /dev/shm}) where there is
  * no PMEM, which is how it is tested.

@@ -4,7 +4,7 @@ import java.nio.ByteBuffer;
 
 /**
  * A {@link MemoryRegion} whose buffers can be brought online and taken offline one at a time
- * while the cache runs: the region reserves indices for {@link #bufferCount()} buffers (the
+ * while the cache runs, resized by one thread at a time and read from any: the region reserves indices for {@link #bufferCount()} buffers (the
  * tier's maximum) and holds memory only for the online ones.
  *
  * <pre>

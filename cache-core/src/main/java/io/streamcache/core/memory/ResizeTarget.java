@@ -1,7 +1,8 @@
 package io.streamcache.core.memory;
 
 /**
- * What a {@link MemoryMonitor} resizes: one tier of a cache, through the cache
+ * What a {@link MemoryMonitor} resizes, from its own thread, so implementations are
+ * thread-safe: one tier of a cache, through the cache
  * ({@code BlockCache.resizeTarget(tier)}, which shrinks only what is free) or through a segment
  * store's cache manager ({@code CacheManager.resizeTarget(tier)}, which moves entries out).
  *

@@ -39,7 +39,7 @@ import static io.streamcache.log.internal.LogRecordDescriptor.TYPE_TRUNCATE;
  * machines) whatever its size. A writer that gathers every producer's pending appends into one
  * large write and one force pays that cost once per batch: throughput approaches the disk's
  * bandwidth for large batches, and for small appends the appends per second multiply by the
- * batch's request count (seed 5: aggregation, 4K alignment, pre-written files).
+ * batch's request count (the RocketMQ-on-PMEM contest design: aggregation, 4K alignment, pre-written files).
  *
  * <h2>Threads and pieces</h2>
  * <pre>

@@ -92,7 +92,7 @@ import static io.streamcache.log.internal.LogRecordDescriptor.alignedLength;
  * records to follow: recovery would refuse the log as damaged. Where that start is inside a page,
  * the padding, never zeros, ends the page: if the next record does not fit in the file the writer
  * rolls without writing the page again, and zeros inside a page of a file that later files follow
- * are damage to recovery (issue 14). After a recovery no byte of a failed request's record is
+ * are damage to recovery. After a recovery no byte of a failed request's record is
  * left in the log; a request whose record was written whole (and forced, with EVERY_BATCH)
  * before the error, such as a cut tail written padded by a roll whose next file then fails, is
  * acknowledged, once. The

@@ -23,7 +23,7 @@ import static org.agrona.UnsafeAccess.UNSAFE;
  *  free list: free -&gt; n7 -&gt; n2 -&gt; ...  (through next; a freed node is taken again first)
  * </pre>
  * Nodes are numbered from 0; pages are made as the pool grows and kept (20 bytes a node of the
- * high-water mark): a node is reused, never copied. <b>Off the heap</b> (issue 14): while the log
+ * high-water mark): a node is reused, never copied. <b>Off the heap</b>: while the log
  * only grows (no segment truncated or deleted) a node is added for nearly every (segment, file)
  * pair that gets data, one per DATA record with many segments; on the heap that was 20 bytes of
  * allocation per append. Now the heap holds one direct buffer object per 1,024 nodes and the

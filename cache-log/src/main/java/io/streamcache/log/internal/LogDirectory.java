@@ -1,5 +1,6 @@
 package io.streamcache.log.internal;
 
+import com.google.errorprone.annotations.concurrent.GuardedBy;
 import io.streamcache.core.internal.concurrent.Waits;
 import io.streamcache.log.LogConfig;
 import io.streamcache.log.LogDirectoryStats;
@@ -43,7 +44,7 @@ import static io.streamcache.log.internal.LogFileDescriptor.PAGE_LENGTH;
  * Files are named by {@link LogFileDescriptor#fileName(long)}, numbered upwards, all
  * {@link LogConfig#fileLength()} long. A new file is created whole before it is used: written
  * with zeros once when {@link LogConfig#preWrite()} is on (the file system allocates its blocks
- * then, not on the first write: seed 5 measured 280 -> 320 MB/s), or only extended to its
+ * then, not on the first write: the RocketMQ-on-PMEM contest design measured 280 -> 320 MB/s), or only extended to its
  * length when it is off; then its header page is written and forced, and the directory forced
  * so the new name is durable. The writer then writes the SNAPSHOT record at
  * {@link LogFileDescriptor#FIRST_RECORD_POSITION} and the batches after it.
@@ -93,17 +94,23 @@ public final class LogDirectory implements AutoCloseable {
     private final ConcurrentHashMap<Long, FileChannel> readers = new ConcurrentHashMap<>();
     private final LogLock writerLock;
 
-    // Guarded by lock.
     /** Every log file in the directory that is not a spare, by number. */
+    @GuardedBy("lock")
     private final TreeSet<Long> files = new TreeSet<>();
     /** Ready spares, by number. */
+    @GuardedBy("lock")
     private final TreeMap<Long, LogFile> spares = new TreeMap<>();
     /** Numbers of files being created or recycled now. */
+    @GuardedBy("lock")
     private final TreeSet<Long> preparing = new TreeSet<>();
+    @GuardedBy("lock")
     private final ArrayDeque<Long> retired = new ArrayDeque<>();
-    /** Files handed to the background thread for deletion or recycling, and those it handled; under {@code lock}. */
+    /** Files handed to the background thread for deletion or recycling, and those it handled. */
+    @GuardedBy("lock")
     private long retirements;
+    @GuardedBy("lock")
     private long retirementsHandled;
+    @GuardedBy("lock")
     private long nextNumber;
     private IOException spareError;
     private Thread thread;
@@ -336,7 +343,7 @@ public final class LogDirectory implements AutoCloseable {
     /**
      * Makes sure at least {@code count} spares are ready, creating the missing ones on the calling
      * thread (pre-written if configured): for a deployment, or a benchmark, that wants the
-     * pre-writing of the files it will fill done before the first append, as seed 5 did. The
+     * pre-writing of the files it will fill done before the first append, as the RocketMQ-on-PMEM contest design did. The
      * background thread refills only below {@link LogConfig#spareFiles()}, so spares made here
      * beyond that are used up before any new file is made.
      */
@@ -425,7 +432,7 @@ public final class LogDirectory implements AutoCloseable {
             final long fileLength = config.fileLength();
             if (config.preWrite()) {
                 // Through the file's own writes: with buffered files the zeros leave the pages
-                // in the page cache that the writer's writes then fill (issue 14: zeros written
+                // in the page cache that the writer's writes then fill (zeros written
                 // around the page cache moved that page allocation onto the writer thread).
                 for (long position = 0; position < fileLength; ) {
                     final ByteBuffer chunk = zeros.duplicate();

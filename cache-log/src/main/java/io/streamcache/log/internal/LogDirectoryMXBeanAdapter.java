@@ -5,7 +5,7 @@ import io.streamcache.log.LogDirectoryStats;
 
 /**
  * The MBean of a {@link LogDirectory}: each attribute reads a fresh {@link LogDirectoryStats};
- * thread-safe. Split out of the directory (issue 14), which keeps the files themselves.
+ * thread-safe. Split out of the directory, which keeps the files themselves.
  */
 final class LogDirectoryMXBeanAdapter implements LogDirectoryMXBean {
     private final LogDirectory directory;

@@ -188,7 +188,7 @@ final class LogRoller {
                 + " segments) leaves no room for a batch or an append of maxAppendLength=" + maxPayload + " in fileLength="
                 + fileLength + "; configure longer log files");
         }
-        // Kept encoded by the table as segments change: a header, a CRC and one write (issue 14).
+        // Kept encoded by the table as segments change: a header, a CRC and one write.
         final ByteBuffer record = table.snapshotRecord(number, batch.crc());
         target.write(record, FIRST_RECORD_POSITION);
         if (durability != DurabilityPolicy.Kind.NEVER) {

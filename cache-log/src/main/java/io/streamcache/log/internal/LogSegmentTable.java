@@ -29,7 +29,7 @@ import java.util.zip.CRC32C;
  * truncated at or past the end of its data there (data of a segment the table never saw created
  * count as live).
  *
- * <p><b>Layout</b> (issue 14: no object, name copy or map per segment or per file). The SNAPSHOT
+ * <p><b>Layout</b> (no object, name copy or map per segment or per file). The SNAPSHOT
  * is kept encoded by a {@link SnapshotImage}, which every change to a segment updates in place (a
  * create appends an entry, a DATA, TRUNCATE or SEAL rewrites a field, a delete leaves a hole
  * compacted away at the next roll): writing it is one CRC and one write, and the image is also
@@ -87,7 +87,7 @@ final class LogSegmentTable {
     private final FileDataNodes nodes = new FileDataNodes();
     /**
      * The SNAPSHOT of the live segments, encoded and kept up to date with every change, so that a
-     * roll writes it without walking 250,000 segments (issue 14).
+     * roll writes it without walking 250,000 segments.
      */
     private final SnapshotImage image = new SnapshotImage((id, at) -> rows.state(id, LIVE + at));
     private final long maxPayloadLength;
@@ -129,7 +129,7 @@ final class LogSegmentTable {
      * ({@link #restore}), then every recovered file and its data ends ({@link #file},
      * {@link #fileData}), with the same result as those calls in that order, faster.
      *
-     * <p><b>Segment-major</b> (issue 14: at 250,000 segments and 71 files, 1.1 million data ends
+     * <p><b>Segment-major</b> (at 250,000 segments and 71 files, 1.1 million data ends
      * made the writer's start a visible part of an open, each {@code fileData} a map lookup, a
      * row and an image entry of a random segment). The data ends are first sorted by segment id
      * (a counting sort: two passes over the ends, the files in order within each id), then each

@@ -10,8 +10,8 @@ import java.util.Objects;
 /**
  * The writer's segment table seeded from what recovery found, built before the writer starts
  * and on another thread than the one that starts it: the store's opening seeds it on its helper
- * thread while the opening thread puts the restored segments into the store's table (issue 14:
- * the seed, 1.1 million data ends at 250,000 segments, was a serial part of an open). The
+ * thread while the opening thread puts the restored segments into the store's table (the
+ * seed, 1.1 million data ends at 250,000 segments, was a serial part of an open). The
  * writer started from the same {@link RecoveredLog} takes it ({@link RecoveredLog#takeWriterTable})
  * instead of seeding its own: the same call on the same input, so the same table.
  *

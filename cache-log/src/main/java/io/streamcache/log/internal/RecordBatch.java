@@ -458,7 +458,7 @@ final class RecordBatch {
      * does next. The next write rewrites the page with the prefix and the records after it; but
      * if the next record does not fit in the file, the writer rolls to the next one and never
      * writes this page again, and zeros inside a page of a file that later files follow are
-     * damage to recovery (issue 14: a repair that moved the end back into a page, then a roll).
+     * damage to recovery (a repair that moved the end back into a page, then a roll).
      * A crash before the next write leaves no torn tail either.
      */
     private void padAfterPrefix(final int prefix) {

@@ -27,7 +27,7 @@ import static io.streamcache.log.internal.LogRecordDescriptor.alignedLength;
 /**
  * The SNAPSHOT record of the writer's segment table, kept encoded off-heap and up to date entry
  * by entry, so that writing it at the head of a new file is a header, a CRC and one write, not
- * an encode of every live segment (issue 14: with 250,000 segments the encode was ~70% of the
+ * an encode of every live segment (with 250,000 segments the encode was ~70% of the
  * writer thread's CPU). Confined to the writer's thread, like {@link LogSegmentTable}, which
  * owns it and tells it every change.
  *

@@ -24,7 +24,7 @@ class FileDataNodesTest {
         int highest = -1;
         for (int step = 0; step < 50_000; step++) {
             if (live.isEmpty() || random.nextInt(10) < 6) {
-                final long file = random.nextLong(1 << 40);
+                final long file = random.nextLong(1L << 40);
                 final long end = random.nextLong();
                 final int next = random.nextInt(4) == 0 ? FileDataNodes.NIL : random.nextInt(100_000);
                 final int n = nodes.allocate(file, end, next);

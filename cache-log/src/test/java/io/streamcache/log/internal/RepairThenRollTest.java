@@ -39,7 +39,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * The interleaving the randomized {@link ForcesInFlightTest} found (issue 14), made
+ * The interleaving the randomized {@link ForcesInFlightTest} found, made
  * deterministic: a repair moves the log's end back into the middle of a page, and the next
  * append does not fit in the file, so the writer rolls to the next file without writing that
  * page again. Before the fix the repair left the page as the acknowledged bytes then zeros, and

@@ -1,7 +1,7 @@
 package io.streamcache.segmentstore.compaction;
 
 /**
- * A durable store's retention and compaction, as a broker operates them: a retention policy per
+ * A durable store's retention and compaction, as a broker operates them from any thread: a retention policy per
  * segment, a pass now, and the counters. From {@code SegmentStore.compaction()} on a store
  * built with a {@link CompactionConfig}; the passes otherwise run in the background.
  *

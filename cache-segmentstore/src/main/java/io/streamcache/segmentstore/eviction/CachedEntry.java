@@ -1,7 +1,8 @@
 package io.streamcache.segmentstore.eviction;
 
 /**
- * What an {@link EvictionPolicy} sees of one cached range of a segment: where it lies and the
+ * What an {@link EvictionPolicy} sees of one cached range of a segment, read and stamped
+ * under the lock of the entry's segment: where it lies and the
  * generation stamp the policy keeps in it. The store owns the entry; a policy reads it and
  * may change only its stamp, and only where {@link EvictionPolicy} says so.
  *

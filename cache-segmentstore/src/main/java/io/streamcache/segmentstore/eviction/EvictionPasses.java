@@ -54,7 +54,7 @@ import java.util.concurrent.locks.ReentrantLock;
  * waits for a running pass.
  *
  * <h2>Allocation</h2>
- * A pass allocates nothing once its structures have grown to the store's size (issue 14: it
+ * A pass allocates nothing once its structures have grown to the store's size (it
  * made ~2 KB of garbage per pass): the sources are an immutable list walked by index (no
  * iterator), the one-tier pass reads the tier's used and total blocks (no {@code CacheStats}
  * snapshot), and the oldest-first lists are arrays ({@link GenerationLists}).

@@ -12,7 +12,8 @@ import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
- * Catalyst's Hitmap (VLDB 2023) as an eviction policy: frequency counted in multi-level hash
+ * Catalyst's Hitmap (VLDB 2023) as a thread-safe eviction policy (uses recorded lock-free under the
+ * segment's lock, the counters changed under a private lock): frequency counted in multi-level hash
  * counters, updated off the data path, aged by rolling compaction; eviction takes the coldest
  * zone first.
  *

@@ -15,7 +15,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.LongSupplier;
 
 /**
- * Eviction that knows where the readers of each segment are, approximating Belady's optimal
+ * A thread-safe eviction policy (the thread model below says who calls what) that knows where
+ * the readers of each segment are, approximating Belady's optimal
  * choice (evict what is needed farthest in the future) for streaming reads.
  *
  * <h2>Thread model</h2>
@@ -67,7 +68,7 @@ import java.util.function.LongSupplier;
  * <ol>
  *   <li><b>no expected reuse</b>: entries no registered reader is heading for, whose expected
  *       re-reads (below) are zero: first the <em>passed</em> ones (the segment has readers and
- *       all of them are at or past the entry's end; seed 5 releases blocks behind the read
+ *       all of them are at or past the entry's end; the RocketMQ-on-PMEM contest design releases blocks behind the read
  *       position at once), then the others (segments nobody reads, passed data of segments
  *       recently re-read), oldest use first within each;</li>
  *   <li><b>expected re-reads</b>: entries no registered reader is heading for, ranked by the
@@ -76,7 +77,7 @@ import java.util.function.LongSupplier;
  *       by {@code ReuseModel}: the re-read rate of segments with the segment's history of
  *       re-reads (its popularity) and its length times the fraction of re-read sessions that read data as far
  *       from the tail as the entry. Where no reader ever re-reads, this class is empty and the
- *       order is the passed-first order of seed 5;</li>
+ *       order is the passed-first order of the RocketMQ-on-PMEM contest design;</li>
  *   <li><b>ahead of a reader</b>: ranked by how soon a live reader behind the entry reaches its
  *       start (distance over the reader's measured speed, the soonest of the nearest
  *       {@value #READERS_CONSIDERED}), latest first, so the data a reader is about to read (a

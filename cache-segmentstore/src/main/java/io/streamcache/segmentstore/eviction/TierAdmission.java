@@ -7,9 +7,9 @@ package io.streamcache.segmentstore.eviction;
  * <ul>
  *   <li>{@link #all()}: every entry the policy selects in a faster tier is demoted.</li>
  *   <li>{@link #sizeThreshold(int)}: entries of at most that many bytes are demoted; longer
- *       ones are evicted (seed 5: a hit saves one read whatever the entry's size, so small
+ *       ones are evicted (the RocketMQ-on-PMEM contest design: a hit saves one read whatever the entry's size, so small
  *       entries buy more hits per byte of the slower tier).</li>
- *   <li>{@link #auto()}: seed 5's automatic threshold. Before each demotion step the manager
+ *   <li>{@link #auto()}: the automatic threshold of the RocketMQ-on-PMEM contest design. Before each demotion step the manager
  *       histograms the sizes of the entries in the tier it demotes from and the tier below
  *       (sizes in 128 buckets, four per power of two) and sets the threshold to the largest
  *       bucket bound for which the blocks of every entry no longer than it fit the two tiers at

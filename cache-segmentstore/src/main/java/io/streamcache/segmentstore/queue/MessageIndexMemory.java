@@ -21,7 +21,7 @@ import java.util.concurrent.atomic.AtomicLong;
  *  chunk of 4 KiB, is left unused)
  * </pre>
  *
- * <p><b>Why off the heap</b> (issue 14): a queue's index grows by 8 bytes a message for as long as
+ * <p><b>Why off the heap</b>: a queue's index grows by 8 bytes a message for as long as
  * the queue lives (the facade never drops messages); on the heap every message was 8 bytes of
  * allocation. Here the heap holds one buffer object per slab (one per 131,072 message ends).
  *

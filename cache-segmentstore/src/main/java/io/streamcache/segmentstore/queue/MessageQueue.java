@@ -37,7 +37,7 @@ import static org.agrona.UnsafeAccess.UNSAFE;
  * many queues hold one or two messages: no chunk for the first); the ends of the others go to
  * chunks that are never copied: 2 slots for messages 1 and 2, then 4, 8 .. {@link #CHUNK} slots,
  * then {@link #CHUNK} slots each. The chunks and the directory of their addresses are direct
- * memory taken from the store's {@link MessageIndexMemory} (issue 14: an index on the heap
+ * memory taken from the store's {@link MessageIndexMemory} (an index on the heap
  * allocated 8 bytes a message for as long as the queue grew, and its directory's doublings, 4 B a
  * message on queues of a few tens of messages); the queue holds the directory's address. A
  * queue's messages are never dropped (the facade has no delete or truncate), so chunks are never

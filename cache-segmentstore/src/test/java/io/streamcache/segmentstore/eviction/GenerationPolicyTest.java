@@ -92,6 +92,7 @@ class GenerationPolicyTest {
     }
 
     @Test
+    @SuppressWarnings("ConstantOverflow") // the wrap is what the test is about
     void shouldOrderGenerationsAcrossTheWrap() {
         final GenerationPolicy policy = new GenerationPolicy();
         final int current = Integer.MIN_VALUE + 2;

@@ -301,7 +301,7 @@ class ReaderAwarePolicyTest {
         // Churn-like: every segment gets one catch-up reader in its life and is never re-read
         // after it; "fresh" has a tail reader that passed all its data and no catch-up yet. The
         // policy learns that passed data of a segment already caught up is worth less than the
-        // passed data of one still waiting, though seed 5's rule would evict fresh's first.
+        // passed data of one still waiting, though the RocketMQ-on-PMEM contest design's rule would evict fresh's first.
         final ReaderAwarePolicy policy = new ReaderAwarePolicy(0, 64);
         final String[] caught = new String[20];
         for (int i = 0; i < caught.length; i++) {

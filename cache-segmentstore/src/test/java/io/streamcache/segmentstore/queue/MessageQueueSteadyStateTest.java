@@ -14,7 +14,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * Allocation of the appending thread in steady state (issue 14): the queues exist, the producer
+ * Allocation of the appending thread in steady state: the queues exist, the producer
  * reuses its buffer; the message index and its directory grow off the heap, so 20,000 appends
  * allocate less than a quarter of a byte each on the appending thread. Counted in bytes by
  * the JVM ({@code ThreadMXBean#getCurrentThreadAllocatedBytes}), never timed. With the ends on

@@ -1,5 +1,6 @@
 package io.streamcache.log.internal.location;
 
+import com.google.errorprone.annotations.concurrent.GuardedBy;
 import org.agrona.UnsafeAccess;
 
 import java.util.Arrays;
@@ -34,14 +35,17 @@ final class LocationRowArena {
     private final LocationMemory memory;
     /** Block addresses; grown by copying, then published. */
     private volatile long[] blocks = new long[0];
-    /** Guarded by the monitor. */
+    @GuardedBy("this")
     private int blockCount;
-    /** Numbers handed out once at least: the next new one is {@code carved}; guarded by the monitor. */
+    /** Numbers handed out once at least: the next new one is {@code carved}. */
+    @GuardedBy("this")
     private int carved = 1;
-    /** The first free number, 0 if none; guarded by the monitor. */
+    /** The first free number, 0 if none. */
+    @GuardedBy("this")
     private int freeHead;
     private int live;
-    /** {@link #release} was called; guarded by the monitor. */
+    /** {@link #release} was called. */
+    @GuardedBy("this")
     private boolean released;
 
     LocationRowArena(final LocationMemory memory) {
@@ -79,6 +83,7 @@ final class LocationRowArena {
         return number;
     }
 
+    @GuardedBy("this")
     private void addBlock() {
         final long block = memory.allocate(BLOCK_LOG);
         long[] current = blocks;

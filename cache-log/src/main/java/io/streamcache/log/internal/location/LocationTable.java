@@ -1,5 +1,6 @@
 package io.streamcache.log.internal.location;
 
+import com.google.errorprone.annotations.concurrent.GuardedBy;
 import org.agrona.UnsafeAccess;
 
 import java.lang.invoke.MethodHandles;
@@ -75,10 +76,11 @@ public final class LocationTable implements AutoCloseable {
     private final StampedLock[] stripes = new StampedLock[STRIPES];
     /** The directory of pages; its elements read with acquire, written with release. */
     private volatile int[][] pages = new int[0][];
-    /** Live rows per page; guarded by {@link #structure}. */
+    /** Live rows per page. */
+    @GuardedBy("structure")
     private int[] livePerPage = new int[0];
     private final Object structure = new Object();
-    /** Guarded by {@link #structure}. */
+    @GuardedBy("structure")
     private boolean closed;
 
     /**

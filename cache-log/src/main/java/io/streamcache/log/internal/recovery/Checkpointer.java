@@ -67,7 +67,7 @@ import static io.streamcache.log.internal.LogFileDescriptor.FIRST_RECORD_POSITIO
  * from it (or replays every file if there is none); the later ones continue from the state kept
  * in memory, which the writer's profile showed was worth it: at 250,000 segments, rebuilding the
  * table from the file took 42% of this thread's samples and writing it 34%
- * (docs/benchmarks.md, issue 14). The thread holds a second copy of the table and the location
+ * (docs/benchmarks.md, "Opening a log"). The thread holds a second copy of the table and the location
  * indexes (the heap of an open's replay) besides the store's own, between checkpoints too:
  * budget the heap for both. Out of heap, it drops that copy, skips the checkpoint and tries
  * again at the next roll, from the file.

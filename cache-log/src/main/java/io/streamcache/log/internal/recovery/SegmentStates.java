@@ -17,7 +17,7 @@ import java.util.function.Consumer;
  *                            +--------+--------+-----           +-------+-------+-----+
  *  any other id (unsigned):  Int2ObjectHashMap (a log written by a store never has one)
  * </pre>
- * <b>Why</b> (issue 14): the replay looks the segment of every record up; with 250,000 segments
+ * <b>Why</b>: the replay looks the segment of every record up; with 250,000 segments
  * an {@code Int2ObjectHashMap} probe was the hottest frame of an open after a kill (114 of 1,150
  * samples of the opening thread), a dependent miss into the map's arrays before the miss into
  * the state. Here it is two array loads, and {@link #forEachInIdOrder} hands the states out in

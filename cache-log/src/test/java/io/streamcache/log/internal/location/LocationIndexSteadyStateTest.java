@@ -8,7 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * The claim of issue 14 for the location index: once segments are truncated and deleted as the
+ * The steady-state claim for the location index: once segments are truncated and deleted as the
  * log grows, adding records allocates nothing, every chunk coming back from the off-heap memory.
  * Counted both by the memory (no chunk carved and no slab added after the warm-up) and by the JVM (bytes allocated by
  * this thread over the measured loop).

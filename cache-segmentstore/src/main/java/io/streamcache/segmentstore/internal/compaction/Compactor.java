@@ -1,5 +1,6 @@
 package io.streamcache.segmentstore.internal.compaction;
 
+import com.google.errorprone.annotations.concurrent.GuardedBy;
 import io.streamcache.core.internal.concurrent.Waits;
 import io.streamcache.core.StreamcacheThreads;
 import io.streamcache.segmentstore.compaction.Compaction;
@@ -96,7 +97,7 @@ public final class Compactor implements Compaction, AutoCloseable {
     private final Thread thread;
     private volatile boolean closed;
 
-    // Guarded by passLock.
+    @GuardedBy("passLock")
     private final Map<String, ArrayDeque<long[]>> samples = new HashMap<>();
     private final CRC32C crc = new CRC32C();
     private ByteBuffer scratch = ByteBuffer.allocateDirect(64 << 10).order(ByteOrder.LITTLE_ENDIAN);
@@ -195,6 +196,7 @@ public final class Compactor implements Compaction, AutoCloseable {
     // Retention
     // ------------------------------------------------------------------------------------------
 
+    @GuardedBy("passLock")
     private void applyRetention() {
         final Set<String> names = store.segmentNames();
         samples.keySet().retainAll(names);

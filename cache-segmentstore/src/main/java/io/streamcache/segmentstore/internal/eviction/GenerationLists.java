@@ -24,7 +24,7 @@ import java.util.concurrent.atomic.AtomicReference;
  * </pre>
  *
  * The lists are two parallel arrays, not a map of boxed generations: a pass allocates nothing
- * once they have grown to the number of distinct listing generations (issue 14: a
+ * once they have grown to the number of distinct listing generations (a
  * {@code TreeMap<Integer, S>} boxed every key looked up or put, ~2 KB a pass).
  *
  * <h2>The invariant</h2>
