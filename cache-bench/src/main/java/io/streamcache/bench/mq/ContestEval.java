@@ -54,7 +54,11 @@ import java.util.concurrent.atomic.AtomicReference;
  *   java -jar streamcache-bench.jar contest --dir DIR (--store streamcache | --store-class NAME --class-path PATH)
  *        [--threads 40] [--topics 100] [--queues-per-topic 2500] [--min 100] [--max 17408]
  *        [--phase1 3g] [--phase2 2g] [--fetch 30] [--tail 0.9] [--cache 1g] [--reuse false] [--seed 42] [--forces N]
+ *        [--distinct-ids false]
  * </pre>
+ * {@code --distinct-ids true} gives the producers thread ids distinct modulo {@code --threads}
+ * (the store of the contest's published winner keys its per-thread state by {@code id % 40} and
+ * its groups by {@code id % 4}).
  * {@code --forces N} opens the facade with {@code LogConfig.forcesInFlight(N)}, every other log
  * setting the default. Phase 1 reports the process's CPU time and the context switches per
  * message of each group of threads (from {@code /proc/self/task}, Linux only).
@@ -81,6 +85,13 @@ public final class ContestEval {
         long cache = 1L << 30;
         boolean reuse;
         long seed = 42;
+        /**
+         * The producers' thread ids distinct modulo {@link #threads}: a published contest store
+         * binds a thread to per-thread state {@code id % 40} and to group {@code id % 4}, and
+         * waits at every force for all of a group's threads; ids that collide make two threads
+         * share state and a group wait out a timeout per append.
+         */
+        boolean distinctIds;
         /** LogConfig.forcesInFlight for the facade; 0: the log's default. */
         int forces;
 
@@ -118,7 +129,7 @@ public final class ContestEval {
         if (config == null) {
             out.println("usage: contest --dir DIR (--store streamcache | --store-class NAME --class-path PATH) [--threads 40] [--topics 100]"
                 + " [--queues-per-topic 2500] [--min 100] [--max 17408] [--phase1 3g] [--phase2 2g] [--fetch 30] [--tail 0.9]"
-                + " [--cache 1g] [--reuse false] [--seed 42]");
+                + " [--cache 1g] [--reuse false] [--seed 42] [--forces N] [--distinct-ids false]");
             return 0;
         }
         Files.createDirectories(config.dir);
@@ -150,9 +161,17 @@ public final class ContestEval {
         });
         final AtomicReference<Throwable> failure = new AtomicReference<>();
         final List<Thread> threads = new ArrayList<>();
+        final boolean[] taken = new boolean[config.threads];
         for (int t = 0; t < config.threads; t++) {
             producers[t] = new Producer(config, store, t, barrier, failure);
-            threads.add(new Thread(producers[t], "contest-" + t));
+            Thread thread = new Thread(producers[t], "contest-" + t);
+            // A thread whose id's residue is taken is dropped unstarted (another thread of the
+            // JVM, a compiler thread, may have taken an id meanwhile).
+            while (config.distinctIds && taken[(int) (thread.getId() % config.threads)]) {
+                thread = new Thread(producers[t], "contest-" + t);
+            }
+            taken[(int) (thread.getId() % config.threads)] = true;
+            threads.add(thread);
         }
         for (final Thread thread : threads) {
             thread.start();
@@ -393,6 +412,7 @@ public final class ContestEval {
                 case "--cache" -> c.cache = MqBench.size(v);
                 case "--reuse" -> c.reuse = Boolean.parseBoolean(v);
                 case "--seed" -> c.seed = Long.parseLong(v);
+                case "--distinct-ids" -> c.distinctIds = Boolean.parseBoolean(v);
                 case "--forces" -> c.forces = positive(flag, Integer.parseInt(v));
                 default -> throw new IllegalArgumentException("unknown flag " + flag);
             }
