@@ -17,6 +17,7 @@ import java.util.Arrays;
  *   java -jar streamcache-bench.jar compaction ARGS  disk use of a log with an idle segment, compaction on or off
  *   java -jar streamcache-bench.jar damage ARGS    damage trials on copies of a log (--help)
  *   java -jar streamcache-bench.jar mq ARGS    the contest-shaped message-queue workload (--help)
+ *   java -jar streamcache-bench.jar contest ARGS  a contest-style evaluator over the facade or any store class (--help)
  *   java -jar streamcache-bench.jar resize ARGS  a shrink and grow under appends and reads: time, throughput, RSS (--help)
  *   java -jar streamcache-bench.jar jmh ARGS   JMH with its own arguments (-h for help)
  * </pre>
@@ -41,6 +42,7 @@ public final class Main {
             case "compaction": System.exit(io.streamcache.bench.compaction.CompactionDiskUse.run(rest, System.out)); break;
             case "damage": System.exit(io.streamcache.bench.damage.DamageCommand.run(rest, System.out)); break;
             case "mq": System.exit(io.streamcache.bench.mq.MqBench.run(rest, System.out)); break;
+            case "contest": System.exit(io.streamcache.bench.mq.ContestEval.run(rest, System.out)); break;
             case "resize": System.exit(io.streamcache.bench.resize.ResizeBench.run(rest, System.out)); break;
             case "forces": System.exit(io.streamcache.bench.mq.ParallelForces.run(rest, System.out)); break;
             case "jmh":

@@ -513,7 +513,10 @@ public final class LogConfig {
          *                       writes a batch, forces it, and only then writes the next. With
          *                       more, forcing threads (one per force in flight) force the file
          *                       while the writer thread writes the next batches: a disk that
-         *                       overlaps forces then takes more bytes per second. The contract is
+         *                       overlaps forces then takes more bytes per second. While a force
+         *                       runs, the next batch is written once it is as long as the last
+         *                       batch written (or {@link #maxDelay(Duration)} passed), so the waiting
+         *                       bytes are split into batches of equal length. The contract is
          *                       unchanged: a request completes only once a force that began after
          *                       its batch was written has returned (and every force that ran at
          *                       the same time returned without error), and requests complete in

@@ -67,7 +67,14 @@ import static io.streamcache.log.internal.LogRecordDescriptor.alignedLength;
  * With EVERY_BATCH and {@link LogConfig#forcesInFlight()} N above 1, the writer does not force a
  * batch itself: it writes it, hands its force to the {@link ForceStage} (one of N forcing
  * threads), and goes on writing the next batches, in log order, while up to N forces run; with
- * N forces running, the batch keeps gathering requests until one returns. The written records
+ * N forces running, the batch keeps gathering requests until one returns. While fewer are
+ * running, the next batch is written only once it is at least as long as the last batch written
+ * (or {@link LogConfig#maxDelay()} passed since its first record, or no force is in flight): the
+ * bytes that wait (with synchronous producers, about one append per producer) are split into
+ * batches of equal length, one per force in flight, instead of a full batch followed by slivers
+ * that each pay a force of their own (measured: with the rule "a page at least", 40 synchronous
+ * producers and 4 forces in flight wrote 43 KB batches against 68-78 KB with one force, and
+ * forced 0.21 times per append against 0.11-0.13). The written records
  * stay in the {@link RecordBatch} until the stage reports a force it may trust that covers
  * them; then they are applied (segment table, listener, dead files) and their requests handed
  * off, in order, here on the writer thread, as with one force. A roll, a retire of a file, a
@@ -146,6 +153,11 @@ final class BatchWriter {
     private final Thread thread;
     /** Forces in flight (EVERY_BATCH with {@link LogConfig#forcesInFlight()} above 1); null: each batch is forced before the next is written. */
     private final ForceStage forces;
+    /**
+     * With forces in flight: the length of the last batch handed to a force. While a force is in
+     * flight, a shorter batch keeps gathering (up to maxDelay): see the class comment.
+     */
+    private int lastStagedLength;
 
     // ------------------------------------------------------------------------------------------
     // Shared with producers
@@ -241,11 +253,13 @@ final class BatchWriter {
                 }
                 polls = 0;
                 if (batch.hasNewRecords()) {
-                    if (forces != null && (forces.full() || (forces.inFlight() && batch.used() < PAGE_LENGTH
+                    if (forces != null && (forces.full() || (forces.inFlight()
+                        && batch.used() < Math.max(PAGE_LENGTH, lastStagedLength)
                         && System.nanoTime() - batch.firstNewNanos() < maxDelayNanos))) {
-                        // Every force in flight, or less than a page while one is: the batch
-                        // gathers until a force returns (or maxDelay passes), so that small
-                        // appends are not written one padded page each.
+                        // Every force in flight, or shorter than the batch last written (and than
+                        // a page) while one is: the batch gathers until a force returns, it is as
+                        // long, or maxDelay passes, so that the waiting bytes are split into
+                        // batches of equal length, not a long one and slivers forced one by one.
                         awaitForceOrRequest(forces.full() ? IDLE_PARK_NANOS
                             : maxDelayNanos - (System.nanoTime() - batch.firstNewNanos()));
                         continue;
@@ -585,6 +599,7 @@ final class BatchWriter {
         streamBase += end;
         // Not acknowledged from after the durable prefix of a resumed page it rewrote.
         forces.issue(files.file(), files.identity(), streamBase, start + batch.durablePrefix(), start + end);
+        lastStagedLength = Math.min(end, batchLength);
         batch.written(end, start);
         files.advance(end);
         counters.batch(end, batch.takePayloadBytes(), batch.takePaddingBytes());
