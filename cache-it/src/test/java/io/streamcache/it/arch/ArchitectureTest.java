@@ -41,14 +41,16 @@ class ArchitectureTest {
      * need its private side: {@code StoreInternals} (a store's location indexes, for the
      * message-queue facade's rebuild, and its writer, directory and compactor, for the tools and
      * tests) and {@code ManagerHooks} (the data path's side of a {@code CacheManager} a broker
-     * built). Exact: a new circle fails, and so does one of these gone (drop it from here).
+     * built), each by the packages its circle spans. Exact: a circle across packages without
+     * one of these bridges fails, so does a bridge's circle that reaches a further package, and
+     * so does one of these gone (drop it from here). Classes of the bridge's own packages may
+     * join its circle (the store's package-private helpers use the store and it uses them).
      */
     private static final Map<String, Set<String>> BRIDGES = Map.of(
-        "io.streamcache.segmentstore.SegmentStore",
-        Set.of("io.streamcache.segmentstore.SegmentStore", "io.streamcache.segmentstore.internal.StoreInternals"),
-        "io.streamcache.segmentstore.eviction.CacheManager",
-        Set.of("io.streamcache.segmentstore.eviction.CacheManager", "io.streamcache.segmentstore.eviction.ManagerFullHandler",
-            "io.streamcache.segmentstore.eviction.ManagerMXBean", "io.streamcache.segmentstore.internal.eviction.ManagerHooks"));
+        "io.streamcache.segmentstore.internal.StoreInternals",
+        Set.of("io.streamcache.segmentstore", "io.streamcache.segmentstore.internal"),
+        "io.streamcache.segmentstore.internal.eviction.ManagerHooks",
+        Set.of("io.streamcache.segmentstore.eviction", "io.streamcache.segmentstore.internal.eviction"));
 
     private static JavaClasses library;
 
@@ -74,7 +76,17 @@ class ArchitectureTest {
      */
     @Test
     void shouldHaveNoClassCycleAcrossPackages() {
-        assertEquals(BRIDGES, crossPackageCycles(library));
+        final Map<String, Set<String>> spans = new TreeMap<>();
+        for (final Set<String> component : crossPackageCycles(library).values()) {
+            final String bridge = BRIDGES.keySet().stream().filter(component::contains).sorted().findFirst()
+                .orElseThrow(() -> new AssertionError("a circle of classes across packages: " + component));
+            final Set<String> packages = new TreeSet<>();
+            for (final String name : component) {
+                packages.add(name.substring(0, name.lastIndexOf('.')));
+            }
+            assertTrue(spans.put(bridge, packages) == null, () -> bridge + " is in two circles");
+        }
+        assertEquals(BRIDGES, spans);
     }
 
     @Test
