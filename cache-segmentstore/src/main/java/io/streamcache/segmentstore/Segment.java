@@ -11,6 +11,7 @@ import io.streamcache.segmentstore.internal.index.ReadIndexEntry;
 import io.streamcache.segmentstore.internal.index.ReadIndexTree;
 import io.streamcache.log.internal.LogRequest;
 
+import java.nio.ByteBuffer;
 import java.util.Arrays;
 
 /**
@@ -623,67 +624,102 @@ final class Segment extends SegmentLock implements PromotionTarget {
 
     /**
      * Copies the bytes {@link #readLocked} would return for {@code maxLength} = the room in the
-     * destination: into {@code destination} from its writer index (advanced by the bytes copied),
-     * or, if that is null, into {@code nioDestination} from its position (advanced likewise).
-     * The caller checked that the destination is writable. No pin: the bytes are copied before
-     * the lock is released. Records each entry's use as {@link #readLocked} does. Allocates
-     * nothing. On failure the destination's indices are as they were (bytes past them may have
-     * been written).
+     * destination: into {@code destination} from its writer index, which is advanced by the bytes
+     * copied. The caller checked that the destination is writable. No pin: the bytes are copied
+     * before the lock is released. Records each entry's use as {@link #readLocked} does.
+     * Allocates nothing. On failure the destination's indices are as they were (bytes past them
+     * may have been written).
      *
      * @return why the copy stopped where it did.
      */
-    ReadStatus copyLocked(final long offset, final ByteBuf destination, final java.nio.ByteBuffer nioDestination) {
-        checkReadable(offset);
-        if (offset >= length) {
-            observeReadLocked(offset, offset);
-            return sealed ? ReadStatus.SEALED_END : ReadStatus.END_OF_DATA;
+    ReadStatus copyLocked(final long offset, final ByteBuf destination) {
+        final ReadStatus atEnd = copyAtEndLocked(offset);
+        if (atEnd != null) {
+            return atEnd;
         }
-        final int room = destination != null ? destination.writableBytes() : nioDestination.remaining();
-        final int start = destination != null ? destination.writerIndex() : nioDestination.position();
-        final int nioLimit = destination != null ? 0 : nioDestination.limit();
-        final long end = offset + Math.min(room, length - offset);
-        long position = offset;
-        ReadStatus status = null;
+        final int start = destination.writerIndex();
+        final long end = offset + Math.min(destination.writableBytes(), length - offset);
+        final long position = copyEntriesLocked(offset, end, destination, start);
+        destination.writerIndex(start + (int) (position - offset));
+        return copiedLocked(offset, end, position);
+    }
+
+    /**
+     * As {@link #copyLocked(long, ByteBuf)}, into {@code destination} from its position, which is
+     * advanced by the bytes copied; its limit is as it was, on failure too.
+     */
+    ReadStatus copyLocked(final long offset, final ByteBuffer destination) {
+        final ReadStatus atEnd = copyAtEndLocked(offset);
+        if (atEnd != null) {
+            return atEnd;
+        }
+        final int start = destination.position();
+        final int limit = destination.limit();
+        final long end = offset + Math.min(destination.remaining(), length - offset);
+        final long position;
         try {
-            ReadIndexEntry entry = ReadIndexTree.floorContaining(indexRoot, position);
-            while (position < end) {
-                if (entry == null || !entry.contains(position) || !entry.isCached()) {
-                    status = ReadStatus.NOT_CACHED;
-                    break;
-                }
-                final int from = (int) (position - entry.offset());
-                final int n = (int) Math.min(end - position, entry.length() - from);
-                final int at = start + (int) (position - offset);
-                if (destination != null) {
-                    context.cache.copyTo(entry.address(), from, destination, at, n);
-                } else {
-                    // The cache copies remaining() bytes: bound them by the limit (restored below).
-                    nioDestination.limit(at + n);
-                    context.cache.copyTo(entry.address(), from, nioDestination);
-                }
-                recordRead(entry);
-                position += n;
-                if (position < end) {
-                    entry = ReadIndexTree.next(indexRoot, entry);
-                }
-            }
+            position = copyEntriesLocked(offset, end, destination, start);
         } catch (final RuntimeException | Error e) {
-            if (nioDestination != null) {
-                nioDestination.limit(nioLimit);
-                nioDestination.position(start);
-            }
+            destination.limit(limit);
+            destination.position(start);
             throw e;
         }
-        final int copied = (int) (position - offset);
-        if (destination != null) {
-            destination.writerIndex(start + copied);
-        } else {
-            nioDestination.limit(nioLimit);
-            nioDestination.position(start + copied);
+        destination.limit(limit);
+        destination.position(start + (int) (position - offset));
+        return copiedLocked(offset, end, position);
+    }
+
+    /** A copy's status when {@code offset} is at or past the end (the read observed), else null. */
+    private ReadStatus copyAtEndLocked(final long offset) {
+        checkReadable(offset);
+        if (offset < length) {
+            return null;
         }
-        if (status == null) {
-            status = endStatus(position);
+        observeReadLocked(offset, offset);
+        return sealed ? ReadStatus.SEALED_END : ReadStatus.END_OF_DATA;
+    }
+
+    /**
+     * Copies the cached bytes [offset, end), entry by entry, into {@code destination} from index
+     * {@code start}, stopping at the first byte not cached; records each entry's use.
+     *
+     * @param destination a {@link ByteBuf} (written at absolute indices) or a {@link ByteBuffer}
+     *                    (whose limit is moved to bound each entry's copy), never null: the typed
+     *                    overloads of {@code copyLocked} are the only callers. One parameter
+     *                    dispatched by type, rather than a wrapper per copy, keeps the read
+     *                    allocation-free.
+     * @return the offset the copy reached.
+     */
+    private long copyEntriesLocked(final long offset, final long end, final Object destination, final int start) {
+        long position = offset;
+        ReadIndexEntry entry = ReadIndexTree.floorContaining(indexRoot, position);
+        while (position < end) {
+            if (entry == null || !entry.contains(position) || !entry.isCached()) {
+                break;
+            }
+            final int from = (int) (position - entry.offset());
+            final int n = (int) Math.min(end - position, entry.length() - from);
+            final int at = start + (int) (position - offset);
+            if (destination instanceof ByteBuf buf) {
+                context.cache.copyTo(entry.address(), from, buf, at, n);
+            } else {
+                // The cache copies remaining() bytes from the position: bound them by the limit.
+                final ByteBuffer nio = (ByteBuffer) destination;
+                nio.limit(at + n);
+                context.cache.copyTo(entry.address(), from, nio);
+            }
+            recordRead(entry);
+            position += n;
+            if (position < end) {
+                entry = ReadIndexTree.next(indexRoot, entry);
+            }
         }
+        return position;
+    }
+
+    /** Observes the copy of [offset, position) and says why it stopped there. */
+    private ReadStatus copiedLocked(final long offset, final long end, final long position) {
+        final ReadStatus status = position < end ? ReadStatus.NOT_CACHED : endStatus(position);
         observeReadLocked(offset, position);
         return status;
     }

@@ -780,7 +780,7 @@ public final class SegmentStore implements AutoCloseable {
         if (destination.refCnt() == 0) {
             throw new IllegalReferenceCountException("destination has been released (refCnt=0)");
         }
-        return table.copy(name, offset, destination, null);
+        return table.copy(name, offset, destination);
     }
 
     /**
@@ -804,7 +804,7 @@ public final class SegmentStore implements AutoCloseable {
         if (destination.isReadOnly()) {
             throw new ReadOnlyBufferException();
         }
-        return table.copy(name, offset, null, destination);
+        return table.copy(name, offset, destination);
     }
 
     /**

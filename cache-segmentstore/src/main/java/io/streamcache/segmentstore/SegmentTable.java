@@ -377,15 +377,23 @@ final class SegmentTable implements SegmentMutations {
         }
     }
 
-    /**
-     * The copying read: into {@code destination} from its writer index, or, if it is null, into
-     * {@code nioDestination} from its position (see {@link Segment#copyLocked}).
-     */
-    ReadStatus copy(final String name, final long offset, final ByteBuf destination, final ByteBuffer nioDestination) {
+    /** The copying read into a {@link ByteBuf} from its writer index (see {@link Segment#copyLocked(long, ByteBuf)}). */
+    ReadStatus copy(final String name, final long offset, final ByteBuf destination) {
         final Segment segment = segment(name);
         segment.lock();
         try {
-            return segment.copyLocked(offset, destination, nioDestination);
+            return segment.copyLocked(offset, destination);
+        } finally {
+            segment.unlock();
+        }
+    }
+
+    /** The copying read into a {@link ByteBuffer} from its position (see {@link Segment#copyLocked(long, ByteBuffer)}). */
+    ReadStatus copy(final String name, final long offset, final ByteBuffer destination) {
+        final Segment segment = segment(name);
+        segment.lock();
+        try {
+            return segment.copyLocked(offset, destination);
         } finally {
             segment.unlock();
         }

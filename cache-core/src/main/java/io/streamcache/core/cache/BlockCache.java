@@ -194,7 +194,7 @@ public final class BlockCache implements AutoCloseable {
     public int insert(final ByteBuf data) {
         ensureOpen();
         checkSource(data);
-        return writer.insert(data, null, data.readerIndex(), data.readableBytes(), 0);
+        return writer.insert(data, data.readerIndex(), data.readableBytes(), 0, true);
     }
 
     /**
@@ -205,7 +205,7 @@ public final class BlockCache implements AutoCloseable {
     public int insert(final ByteBuffer data) {
         ensureOpen();
         Objects.requireNonNull(data, "data");
-        return writer.insert(null, data, data.position(), data.remaining(), 0);
+        return writer.insert(data, data.position(), data.remaining(), 0, true);
     }
 
     /**
@@ -223,7 +223,7 @@ public final class BlockCache implements AutoCloseable {
         ensureOpen();
         checkSource(data);
         tiers.check(tier);
-        return writer.insert(data, null, data.readerIndex(), data.readableBytes(), tier);
+        return writer.insert(data, data.readerIndex(), data.readableBytes(), tier, true);
     }
 
     /**
@@ -239,7 +239,7 @@ public final class BlockCache implements AutoCloseable {
     public int append(final int address, final ByteBuf data) {
         ensureOpen();
         checkSource(data);
-        return writer.append(address, data, null, data.readerIndex(), data.readableBytes());
+        return writer.append(address, data, data.readerIndex(), data.readableBytes(), true);
     }
 
     /**
@@ -251,7 +251,7 @@ public final class BlockCache implements AutoCloseable {
     public int append(final int address, final ByteBuffer data) {
         ensureOpen();
         Objects.requireNonNull(data, "data");
-        return writer.append(address, null, data, data.position(), data.remaining());
+        return writer.append(address, data, data.position(), data.remaining(), true);
     }
 
     /**
@@ -268,7 +268,7 @@ public final class BlockCache implements AutoCloseable {
         ensureOpen();
         checkSource(data);
         tiers.check(tier);
-        return writer.insert(data, null, data.readerIndex(), data.readableBytes(), tier, false);
+        return writer.insert(data, data.readerIndex(), data.readableBytes(), tier, false);
     }
 
     /**
@@ -283,7 +283,7 @@ public final class BlockCache implements AutoCloseable {
     public int tryAppend(final int address, final ByteBuf data) {
         ensureOpen();
         checkSource(data);
-        return writer.append(address, data, null, data.readerIndex(), data.readableBytes(), false);
+        return writer.append(address, data, data.readerIndex(), data.readableBytes(), false);
     }
 
     /** {@link #makeRoom}: the blocks asked for were free when it returned. */
@@ -614,7 +614,7 @@ public final class BlockCache implements AutoCloseable {
         checkRange(offset, length, entryLength(word));
         checkDestinationRange(destination, destinationIndex, length);
         tiers.of(address).hits.increment();
-        copier.readBackward(address, word, offset, offset + length, destination, null, destinationIndex);
+        copier.readBackward(address, word, offset, offset + length, destination, destinationIndex);
     }
 
     /**
@@ -634,7 +634,7 @@ public final class BlockCache implements AutoCloseable {
         final int length = entryLength(word);
         checkDestinationRange(destination, destinationIndex, length);
         tiers.of(address).hits.increment();
-        copier.readBackward(address, word, 0, length, destination, null, destinationIndex);
+        copier.readBackward(address, word, 0, length, destination, destinationIndex);
         return length;
     }
 
@@ -655,7 +655,7 @@ public final class BlockCache implements AutoCloseable {
             throw new ReadOnlyBufferException();
         }
         tiers.of(address).hits.increment();
-        copier.readBackward(address, word, offset, offset + length, null, destination, destination.position());
+        copier.readBackward(address, word, offset, offset + length, destination, destination.position());
         destination.position(destination.position() + length);
     }
 

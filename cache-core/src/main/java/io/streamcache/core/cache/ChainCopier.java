@@ -53,23 +53,36 @@ final class ChainCopier {
 
     /**
      * Copies source bytes that belong at entry offsets [from, to) into the chain whose block
-     * holding offset {@code to - 1} is {@code last}.
+     * holding offset {@code to - 1} is {@code last}; the source's bytes start at
+     * {@code srcIndexOfFrom}, its indices are not moved.
      */
-    void writeBackward(
-        final int last, final int from, final int to, final ByteBuf src, final ByteBuffer nio, final int srcIndexOfFrom) {
+    void writeBackward(final int last, final int from, final int to, final ByteBuf src, final int srcIndexOfFrom) {
         if (to != from) {
-            transferBackward(true, last, table.blockStartOf(to - 1), from, to, src, nio, srcIndexOfFrom);
+            transferBackward(true, last, table.blockStartOf(to - 1), from, to, src, srcIndexOfFrom);
+        }
+    }
+
+    /** As {@link #writeBackward(int, int, int, ByteBuf, int)}, from a {@link ByteBuffer}'s absolute indices. */
+    void writeBackward(final int last, final int from, final int to, final ByteBuffer src, final int srcIndexOfFrom) {
+        if (to != from) {
+            transferBackward(true, last, table.blockStartOf(to - 1), from, to, src, srcIndexOfFrom);
         }
     }
 
     /**
      * Copies entry bytes [from, to) of the entry whose last block is {@code last} into the
-     * destination.
+     * destination at {@code dstIndexOfFrom}; the destination's indices are not moved.
      */
-    void readBackward(
-        final int last, final long lastWord, final int from, final int to, final ByteBuf dst, final ByteBuffer nio, final int dstIndexOfFrom) {
+    void readBackward(final int last, final long lastWord, final int from, final int to, final ByteBuf dst, final int dstIndexOfFrom) {
         if (to != from) {
-            transferBackward(false, last, table.lastBlockStart(entryLength(lastWord)), from, to, dst, nio, dstIndexOfFrom);
+            transferBackward(false, last, table.lastBlockStart(entryLength(lastWord)), from, to, dst, dstIndexOfFrom);
+        }
+    }
+
+    /** As {@link #readBackward(int, long, int, int, ByteBuf, int)}, into a {@link ByteBuffer}'s absolute indices. */
+    void readBackward(final int last, final long lastWord, final int from, final int to, final ByteBuffer dst, final int dstIndexOfFrom) {
+        if (to != from) {
+            transferBackward(false, last, table.lastBlockStart(entryLength(lastWord)), from, to, dst, dstIndexOfFrom);
         }
     }
 
@@ -77,10 +90,15 @@ final class ChainCopier {
      * Copies entry bytes [from, to), {@code to > from}, into ({@code in}) or out of the chain
      * whose block {@code last} starts at entry offset {@code lastStart}, walking backwards from
      * the block holding {@code to - 1}; a run of blocks adjacent in memory is one copy.
+     *
+     * @param other the copy's other side: a {@link ByteBuf} or a {@link ByteBuffer}, never null
+     *              (the typed overloads above are the only callers). One parameter dispatched by
+     *              type per run, rather than a wrapper object per copy, keeps the copy
+     *              allocation-free without relying on escape analysis.
      */
     private void transferBackward(
         final boolean in, final int last, final int lastStart, final int from, final int to,
-        final ByteBuf buf, final ByteBuffer nio, final int indexOfFrom) {
+        final Object other, final int indexOfFrom) {
         int current = last;
         int currentStart = lastStart;
         final int endBlockStart = table.blockStartOf(to - 1);
@@ -95,10 +113,19 @@ final class ChainCopier {
             final int previous = (int)(run >>> Integer.SIZE);
             final int runStart = currentStart - ((current - runFirst) << blockShift);
             final int start = Math.max(runStart, from);
-            if (in) {
-                copyIn(runFirst, start - runStart, buf, nio, indexOfFrom + (start - from), end - start);
+            final int index = indexOfFrom + (start - from);
+            final int length = end - start;
+            final int offsetInBlock = start - runStart;
+            if (other instanceof ByteBuf buf) {
+                if (in) {
+                    copyIn(runFirst, offsetInBlock, buf, index, length);
+                } else {
+                    copyOut(runFirst, offsetInBlock, buf, index, length);
+                }
+            } else if (in) {
+                copyIn(runFirst, offsetInBlock, (ByteBuffer)other, index, length);
             } else {
-                copyOut(runFirst, start - runStart, buf, nio, indexOfFrom + (start - from), end - start);
+                copyOut(runFirst, offsetInBlock, (ByteBuffer)other, index, length);
             }
             if (start == from) {
                 return;
@@ -143,41 +170,47 @@ final class ChainCopier {
         return first & BlockMetadataDescriptor.LINK_MASK;
     }
 
-    private void copyIn(
-        final int address, final int offsetInBlock, final ByteBuf src, final ByteBuffer nio, final int srcIndex, final int length) {
+    private void copyIn(final int address, final int offsetInBlock, final ByteBuf src, final int srcIndex, final int length) {
         final CacheBuffer buffer = buffers[address >>> blockIndexBits];
         final int index = table.blockOffset(address) + offsetInBlock;
-        if (src != null) {
-            if (src.hasMemoryAddress()) {
-                // The cache's own range is computed, the source's was checked by BlockCache: one
-                // memcpy, without Netty's second round of index checks.
-                UNSAFE.copyMemory(src.memoryAddress() + srcIndex, buffer.address + index, length);
-            } else {
-                buffer.memory.setBytes(index, src, srcIndex, length);
-            }
-        } else if (nio.isDirect()) {
-            UNSAFE.copyMemory(BufferUtil.address(nio) + srcIndex, buffer.address + index, length);
-        } else if (nio.hasArray()) {
-            UNSAFE.copyMemory(nio.array(), BufferUtil.ARRAY_BASE_OFFSET + nio.arrayOffset() + srcIndex, null, buffer.address + index, length);
+        if (src.hasMemoryAddress()) {
+            // The cache's own range is computed, the source's was checked by BlockCache: one
+            // memcpy, without Netty's second round of index checks.
+            UNSAFE.copyMemory(src.memoryAddress() + srcIndex, buffer.address + index, length);
         } else {
-            buffer.memory.setBytes(index, nio.duplicate().limit(srcIndex + length).position(srcIndex));
+            buffer.memory.setBytes(index, src, srcIndex, length);
         }
     }
 
-    private void copyOut(
-        final int address, final int offsetInBlock, final ByteBuf dst, final ByteBuffer nio, final int dstIndex, final int length) {
+    private void copyIn(final int address, final int offsetInBlock, final ByteBuffer src, final int srcIndex, final int length) {
         final CacheBuffer buffer = buffers[address >>> blockIndexBits];
         final int index = table.blockOffset(address) + offsetInBlock;
-        if (dst != null) {
-            if (dst.hasMemoryAddress()) {
-                UNSAFE.copyMemory(buffer.address + index, dst.memoryAddress() + dstIndex, length);
-            } else {
-                buffer.memory.getBytes(index, dst, dstIndex, length);
-            }
-        } else if (nio.isDirect()) {
-            UNSAFE.copyMemory(buffer.address + index, BufferUtil.address(nio) + dstIndex, length);
+        if (src.isDirect()) {
+            UNSAFE.copyMemory(BufferUtil.address(src) + srcIndex, buffer.address + index, length);
+        } else if (src.hasArray()) {
+            UNSAFE.copyMemory(src.array(), BufferUtil.ARRAY_BASE_OFFSET + src.arrayOffset() + srcIndex, null, buffer.address + index, length);
         } else {
-            UNSAFE.copyMemory(null, buffer.address + index, nio.array(), BufferUtil.ARRAY_BASE_OFFSET + nio.arrayOffset() + dstIndex, length);
+            buffer.memory.setBytes(index, src.duplicate().limit(srcIndex + length).position(srcIndex));
+        }
+    }
+
+    private void copyOut(final int address, final int offsetInBlock, final ByteBuf dst, final int dstIndex, final int length) {
+        final CacheBuffer buffer = buffers[address >>> blockIndexBits];
+        final int index = table.blockOffset(address) + offsetInBlock;
+        if (dst.hasMemoryAddress()) {
+            UNSAFE.copyMemory(buffer.address + index, dst.memoryAddress() + dstIndex, length);
+        } else {
+            buffer.memory.getBytes(index, dst, dstIndex, length);
+        }
+    }
+
+    private void copyOut(final int address, final int offsetInBlock, final ByteBuffer dst, final int dstIndex, final int length) {
+        final CacheBuffer buffer = buffers[address >>> blockIndexBits];
+        final int index = table.blockOffset(address) + offsetInBlock;
+        if (dst.isDirect()) {
+            UNSAFE.copyMemory(buffer.address + index, BufferUtil.address(dst) + dstIndex, length);
+        } else {
+            UNSAFE.copyMemory(null, buffer.address + index, dst.array(), BufferUtil.ARRAY_BASE_OFFSET + dst.arrayOffset() + dstIndex, length);
         }
     }
 

@@ -57,20 +57,39 @@ final class EntryWriter {
 
     /**
      * Stores a new entry of the source bytes [srcIndex, srcIndex + length), its blocks taken
-     * from {@code tier} first.
+     * from {@code tier} first; with {@code mayWait} false takes only blocks free now and returns
+     * {@link BlockAddressDescriptor#NULL_ADDRESS}, storing nothing, if there are not enough.
      *
      * @return the new entry's address.
      */
-    int insert(final ByteBuf src, final ByteBuffer nio, final int srcIndex, final int length, final int tier) {
-        return insert(src, nio, srcIndex, length, tier, true);
+    int insert(final ByteBuf src, final int srcIndex, final int length, final int tier, final boolean mayWait) {
+        return insert((Object)src, srcIndex, length, tier, mayWait);
+    }
+
+    /** As {@link #insert(ByteBuf, int, int, int, boolean)}, from a {@link ByteBuffer}'s absolute indices. */
+    int insert(final ByteBuffer src, final int srcIndex, final int length, final int tier, final boolean mayWait) {
+        return insert((Object)src, srcIndex, length, tier, mayWait);
     }
 
     /**
-     * As {@link #insert(ByteBuf, ByteBuffer, int, int, int)}; with {@code mayWait} false takes
-     * only blocks free now and returns {@link BlockAddressDescriptor#NULL_ADDRESS}, storing
-     * nothing, if there are not enough.
+     * Appends the source bytes [srcIndex, srcIndex + length) to the entry at {@code address};
+     * with {@code mayWait} false takes only blocks free now and returns
+     * {@link BlockAddressDescriptor#NULL_ADDRESS}, the entry unchanged, if there are not enough.
+     *
+     * @return the entry's address after the append.
      */
-    int insert(final ByteBuf src, final ByteBuffer nio, final int srcIndex, final int length, final int tier, final boolean mayWait) {
+    int append(final int address, final ByteBuf src, final int srcIndex, final int length, final boolean mayWait) {
+        return append(address, (Object)src, srcIndex, length, mayWait);
+    }
+
+    /** As {@link #append(int, ByteBuf, int, int, boolean)}, from a {@link ByteBuffer}'s absolute indices. */
+    int append(final int address, final ByteBuffer src, final int srcIndex, final int length, final boolean mayWait) {
+        return append(address, (Object)src, srcIndex, length, mayWait);
+    }
+
+    // The bodies, shared by the typed overloads above: src is a ByteBuf or a ByteBuffer, never null.
+
+    private int insert(final Object src, final int srcIndex, final int length, final int tier, final boolean mayWait) {
         checkEntryLength(length);
         final int count = table.blockCount(length);
         // Counted (entries, bytes) in the last block's buffer under the lock the allocation takes anyway.
@@ -79,7 +98,7 @@ final class EntryWriter {
             return last;
         }
         try {
-            copier.writeBackward(last, 0, length, src, nio, srcIndex);
+            write(last, 0, length, src, srcIndex);
         } catch (final RuntimeException | Error e) {
             allocator.freeChain(last, BlockAddressDescriptor.NULL_ADDRESS, length);
             throw e;
@@ -88,21 +107,7 @@ final class EntryWriter {
         return last;
     }
 
-    /**
-     * Appends the source bytes [srcIndex, srcIndex + length) to the entry at {@code address}.
-     *
-     * @return the entry's address after the append.
-     */
-    int append(final int address, final ByteBuf src, final ByteBuffer nio, final int srcIndex, final int length) {
-        return append(address, src, nio, srcIndex, length, true);
-    }
-
-    /**
-     * As {@link #append(int, ByteBuf, ByteBuffer, int, int)}; with {@code mayWait} false takes
-     * only blocks free now and returns {@link BlockAddressDescriptor#NULL_ADDRESS}, the entry
-     * unchanged, if there are not enough.
-     */
-    int append(final int address, final ByteBuf src, final ByteBuffer nio, final int srcIndex, final int length, final boolean mayWait) {
+    private int append(final int address, final Object src, final int srcIndex, final int length, final boolean mayWait) {
         final long word = table.lastWordOf(address);
         final int oldLength = entryLength(word);
         if (length == 0) {
@@ -112,7 +117,7 @@ final class EntryWriter {
         final int newLength = oldLength + length;
         final int newBlocks = table.blockCount(newLength) - table.blockCount(oldLength);
         if (newBlocks == 0) {
-            copier.writeBackward(address, oldLength, newLength, src, nio, srcIndex);
+            write(address, oldLength, newLength, src, srcIndex);
             table.setWord(address, lastWord(previousAddress(word), newLength));
             tiers.of(address).storedBytes.add(length);
             return address;
@@ -123,7 +128,7 @@ final class EntryWriter {
         }
         table.setWord(address, usedWord(previousAddress(word)));
         try {
-            copier.writeBackward(last, oldLength, newLength, src, nio, srcIndex);
+            write(last, oldLength, newLength, src, srcIndex);
         } catch (final RuntimeException | Error e) {
             table.setWord(address, word);
             allocator.freeChain(last, address);
@@ -132,6 +137,14 @@ final class EntryWriter {
         table.setWord(last, lastWord(previousAddress(table.word(last)), newLength));
         tiers.moved(address, oldLength, last, newLength);
         return last;
+    }
+
+    private void write(final int last, final int from, final int to, final Object src, final int srcIndex) {
+        if (src instanceof ByteBuf buf) {
+            copier.writeBackward(last, from, to, buf, srcIndex);
+        } else {
+            copier.writeBackward(last, from, to, (ByteBuffer)src, srcIndex);
+        }
     }
 
     /**
@@ -153,7 +166,7 @@ final class EntryWriter {
         }
         // Copy before dropping blocks, and undo a growth if the copy fails, as append does.
         try {
-            copier.writeBackward(last, 0, length, data, null, data.readerIndex());
+            copier.writeBackward(last, 0, length, data, data.readerIndex());
         } catch (final RuntimeException | Error e) {
             if (last != address) {
                 table.setWord(address, word);

@@ -76,7 +76,7 @@ class ChainCopierTest {
 
     private byte[] read(final int last, final int from, final int to) {
         final ByteBuf out = Unpooled.buffer(to - from);
-        copier.readBackward(last, table.word(last), from, to, out, null, 0);
+        copier.readBackward(last, table.word(last), from, to, out, 0);
         final byte[] bytes = new byte[to - from];
         out.getBytes(0, bytes);
         return bytes;
@@ -85,32 +85,32 @@ class ChainCopierTest {
     @Test
     void shouldCopyInAndOutOfAChainOfSeveralRuns() {
         final int last = fragmented();
-        copier.writeBackward(last, 0, LENGTH, Unpooled.wrappedBuffer(data), null, 0);
+        copier.writeBackward(last, 0, LENGTH, Unpooled.wrappedBuffer(data), 0);
         assertArrayEquals(data, read(last, 0, LENGTH));
         assertArrayEquals(Arrays.copyOfRange(data, BLOCK - 10, 2 * BLOCK + 10), read(last, BLOCK - 10, 2 * BLOCK + 10),
             "a range across a run boundary");
         final ByteBuffer heap = ByteBuffer.allocate(LENGTH);
-        copier.readBackward(last, table.word(last), 0, LENGTH, null, heap, 0);
+        copier.readBackward(last, table.word(last), 0, LENGTH, heap, 0);
         assertArrayEquals(data, heap.array());
     }
 
     @Test
     void shouldWriteATailFromDirectAndHeapBuffersAtItsEntryOffsets() {
         final int last = fragmented();
-        copier.writeBackward(last, 0, LENGTH, Unpooled.wrappedBuffer(data), null, 0);
+        copier.writeBackward(last, 0, LENGTH, Unpooled.wrappedBuffer(data), 0);
         final byte[] tail = new byte[BLOCK + 50];
         new SplittableRandom(12).nextBytes(tail);
         final ByteBuffer direct = ByteBuffer.allocateDirect(tail.length + 7);
         direct.position(7);
         direct.put(tail);
-        copier.writeBackward(last, LENGTH - tail.length, LENGTH, null, direct, 7);
+        copier.writeBackward(last, LENGTH - tail.length, LENGTH, direct, 7);
         final byte[] expected = data.clone();
         System.arraycopy(tail, 0, expected, LENGTH - tail.length, tail.length);
         assertArrayEquals(expected, read(last, 0, LENGTH));
         // A range ending in the third block (1#5): the chain is entered at the block holding its end.
         final byte[] other = new byte[LENGTH];
         new SplittableRandom(13).nextBytes(other);
-        copier.writeBackward(address(1, 5), BLOCK + 5, 2 * BLOCK + 20, null, ByteBuffer.wrap(other), BLOCK + 5);
+        copier.writeBackward(address(1, 5), BLOCK + 5, 2 * BLOCK + 20, ByteBuffer.wrap(other), BLOCK + 5);
         System.arraycopy(other, BLOCK + 5, expected, BLOCK + 5, BLOCK + 15);
         assertArrayEquals(expected, read(last, 0, LENGTH), "a range across two runs from a heap buffer");
     }
@@ -119,7 +119,7 @@ class ChainCopierTest {
     void shouldViewOneRunAsOneSliceAndSeveralRunsAsOneReadOnlyComposite() {
         final int last = fragmented();
         final long word = table.word(last);
-        copier.writeBackward(last, 0, LENGTH, Unpooled.wrappedBuffer(data), null, 0);
+        copier.writeBackward(last, 0, LENGTH, Unpooled.wrappedBuffer(data), 0);
         final ByteBuf oneRun = copier.view(last, word, 10, 2 * BLOCK - 20);
         assertEquals(1, oneRun.nioBufferCount(), "blocks 0#1 and 0#2 are adjacent: one slice");
         assertTrue(oneRun.isReadOnly());
@@ -140,7 +140,7 @@ class ChainCopierTest {
     @Test
     void shouldCopyAChainIntoAnotherOfTheSameBlockCount() {
         final int from = fragmented();
-        copier.writeBackward(from, 0, LENGTH, Unpooled.wrappedBuffer(data), null, 0);
+        copier.writeBackward(from, 0, LENGTH, Unpooled.wrappedBuffer(data), 0);
         // The target as the allocator leaves it: used, linked, its last word not yet written.
         final int to = address(1, 4);
         link(0, address(1, 1), address(1, 2), address(1, 3), to);
@@ -188,7 +188,7 @@ class ChainCopierTest {
             random.nextBytes(model);
             final int last = blocks[count - 1];
             link(length, blocks);
-            copier.writeBackward(last, 0, length, Unpooled.wrappedBuffer(model), null, 0);
+            copier.writeBackward(last, 0, length, Unpooled.wrappedBuffer(model), 0);
             assertArrayEquals(model, read(last, 0, length), "round " + round + ": whole entry");
             for (int k = 0; k < 5; k++) {
                 final int from = random.nextInt(length);
@@ -197,7 +197,7 @@ class ChainCopierTest {
                 // Writes end at the entry's end (an append's tail): the chain is walked from its last block.
                 final byte[] patch = new byte[length - from];
                 random.nextBytes(patch);
-                copier.writeBackward(last, from, length, Unpooled.wrappedBuffer(patch), null, 0);
+                copier.writeBackward(last, from, length, Unpooled.wrappedBuffer(patch), 0);
                 System.arraycopy(patch, 0, model, from, patch.length);
                 assertArrayEquals(model, read(last, 0, length), "round " + round + ": after writing [" + from + ", " + length + ")");
             }
