@@ -25,7 +25,6 @@ import io.streamcache.log.LogFailedException;
 import io.streamcache.log.internal.LogRecordListener;
 import io.streamcache.segmentstore.compaction.CompactionConfig;
 import io.streamcache.segmentstore.internal.StoreInternals;
-import io.streamcache.segmentstore.internal.compaction.CompactedSegments;
 import io.streamcache.segmentstore.internal.compaction.Compactor;
 import io.streamcache.log.internal.history.HistoricalReader;
 import io.streamcache.log.CorruptionPolicy;
@@ -434,7 +433,7 @@ public final class SegmentStore implements AutoCloseable {
             }
             // Last: its thread may start a pass on the store at once.
             this.compactor = builder.compaction != null
-                ? Compactor.start(new StoreSegments(), durable.writer(), logDirectory, builder.compaction, threads) : null;
+                ? Compactor.start(new StoreSegments(this), durable.writer(), logDirectory, builder.compaction, threads) : null;
         } catch (final IOException e) {
             abandon(opening);
             throw new LogException("could not open the log in " + builder.log.directory() + ": " + e.getMessage(), e);
@@ -1845,34 +1844,6 @@ public final class SegmentStore implements AutoCloseable {
             } finally {
                 manager = null;
             }
-        }
-    }
-
-    /** The segments the compactor works on: this store's, through its API and its location indexes. */
-    private final class StoreSegments implements CompactedSegments {
-        @Override
-        public String name() {
-            return name;
-        }
-
-        @Override
-        public Set<String> segmentNames() {
-            return SegmentStore.this.segmentNames();
-        }
-
-        @Override
-        public SegmentInfo info(final String segment) {
-            return SegmentStore.this.info(segment);
-        }
-
-        @Override
-        public void truncate(final String segment, final long offset) {
-            SegmentStore.this.truncate(segment, offset);
-        }
-
-        @Override
-        public LocationIndex locations(final String segment) {
-            return SegmentStore.this.locations(segment);
         }
     }
 }
