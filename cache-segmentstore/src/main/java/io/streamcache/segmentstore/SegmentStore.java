@@ -1320,6 +1320,16 @@ public final class SegmentStore implements AutoCloseable {
         return startupReport;
     }
 
+    /** Whether the store built its cache manager (and closes it); for the start-up report. */
+    boolean ownsManager() {
+        return ownsManager;
+    }
+
+    /** The usable bytes the log's file system should keep; for the start-up report. */
+    long diskReserve() {
+        return healthCheck.diskReserve();
+    }
+
     /** For tests in this package: the warm checkpointer, or null. */
     WarmCheckpointer warmCheckpointer() {
         return checkpointer;
@@ -1724,58 +1734,10 @@ public final class SegmentStore implements AutoCloseable {
          */
         /** Logs the built store's start-up report (one INFO line) and keeps it for {@code startupReport()}. */
         private SegmentStore reported(final SegmentStore store) {
-            store.startupReport = startupReport(store);
+            store.startupReport = StartupReport.line(store, log, readBudget > 0, readThroughThreads, readThroughRangeLength,
+                compaction != null);
             LoggerFactory.getLogger(SegmentStore.class).info("{}", store.startupReport);
             return store;
-        }
-
-        /**
-         * The start-up report: one line with the sizes the store derived (cache, budgets, files,
-         * threads) and the limits they were checked against, so that an operator sees at start
-         * what a default turned into on this machine (as {@code DbLedgerStorage} logs its cache
-         * sizes against the direct-memory limit).
-         */
-        private String startupReport(final SegmentStore store) {
-            final io.streamcache.core.cache.CacheStats stats = cache.stats();
-            final StringBuilder line = new StringBuilder(256).append("store ").append(store.name).append(" built: cache ")
-                .append(cache.name()).append(" capacity=").append(stats.capacity()).append(" bytes in ").append(stats.bufferCount())
-                .append(" buffers of ").append(stats.bufferLength()).append(" (blocks of ").append(stats.blockLength())
-                .append(", metadata=").append(stats.metadataBytes()).append("), tiers=[");
-            for (final io.streamcache.core.cache.TierStats tier : stats.tiers()) {
-                line.append(tier.index() > 0 ? ", " : "").append(tier.name()).append(' ').append(tier.capacity()).append('/')
-                    .append(tier.maxCapacity()).append(' ').append(tier.region());
-            }
-            final ReadBudget budget = store.readBudget();
-            line.append("], maxEntryLength=").append(cache.maxEntryLength()).append(", maxIndexEntryLength=")
-                .append(store.maxIndexEntryLength).append(", readBudget=").append(budget.limit())
-                .append(readBudget > 0 ? "" : " (" + READ_BUDGET_FRACTION_DEFAULT + " of the cache)")
-                .append(readBudgetFailFast ? " fail-fast" : " waiting").append(", manager=").append(store.manager.name())
-                .append(store.ownsManager ? " (owned)" : " (shared)")
-                .append(" policy=").append(store.manager.policy().getClass().getSimpleName())
-                .append(" target=").append(store.manager.targetUtilization());
-            long usable = -1;
-            if (log != null) {
-                try {
-                    usable = java.nio.file.Files.getFileStore(log.directory()).getUsableSpace();
-                } catch (final IOException | RuntimeException e) {
-                    usable = -1;
-                }
-                final io.streamcache.log.LogDirectoryStats files = store.storeLog.directoryStats();
-                line.append("; log ").append(log.directory()).append(" fileLength=").append(log.fileLength()).append(" files=")
-                    .append(files.files()).append(" prepared=").append(files.preparedFiles()).append(" onDisk=").append(files.bytes())
-                    .append(" batchLength=").append(log.batchLength()).append(" queueCapacity=").append(log.queueCapacity())
-                    .append(" maxAppendLength=").append(log.maxAppendLength()).append(" durability=").append(log.durability())
-                    .append(" directIo=").append(log.directIo()).append("; threads: writer 1, forces in flight ")
-                    .append(log.forcesInFlight()).append(", read-through ").append(readThroughThreads).append(" (range ")
-                    .append(readThroughRangeLength).append(')').append(compaction != null ? ", compaction 1" : "");
-            }
-            line.append("; limits: directMemoryLimit=").append(io.streamcache.core.memory.DirectMemoryRegion.directMemoryLimit())
-                .append(" (MaxDirectMemorySize=").append(io.streamcache.core.memory.DirectMemoryRegion.maxDirectMemory())
-                .append(", used now=").append(io.streamcache.core.memory.DirectMemoryRegion.usedDirectMemory()).append(')');
-            if (log != null) {
-                line.append(", log disk usable=").append(usable).append(" reserve=").append(store.healthCheck.diskReserve());
-            }
-            return line.toString();
         }
 
         public SegmentStore build() {
