@@ -277,47 +277,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  */
 public final class SegmentStore implements AutoCloseable {
     static {
-        StoreInternals.install(new StoreInternals.Bridge() {
-            @Override
-            public LogDirectory logDirectory(final SegmentStore store) {
-                return store.logDirectory();
-            }
-
-            @Override
-            public AggregatingWriter logWriter(final SegmentStore store) {
-                return store.logWriter();
-            }
-
-            @Override
-            public LocationIndex locations(final SegmentStore store, final String segment) {
-                return store.locations(segment);
-            }
-
-            @Override
-            public long locationMemoryBytes(final SegmentStore store) {
-                return store.locationMemoryBytes();
-            }
-
-            @Override
-            public Compactor compactor(final SegmentStore store) {
-                return store.compactor();
-            }
-
-            @Override
-            public HistoricalReader historicalReader(final SegmentStore store) {
-                return store.historicalReader();
-            }
-
-            @Override
-            public Builder logRecovery(final Builder builder, final RecoveryHook hook) {
-                return builder.logRecovery(hook);
-            }
-
-            @Override
-            public Builder logListener(final Builder builder, final LogRecordListener listener) {
-                return builder.logListener(listener);
-            }
-        });
+        StoreInternals.install(new StoreBridge());
     }
 
     private static final AtomicInteger INSTANCES = new AtomicInteger();
