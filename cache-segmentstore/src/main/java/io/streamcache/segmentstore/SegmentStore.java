@@ -293,12 +293,8 @@ public final class SegmentStore implements AutoCloseable {
     /** Creates the store's threads; for the builders of the parts that start threads. */
     private final StreamcacheThreads threads;
     private final WaitingReads waiting;
-    /**
-     * Reads handed to the timeout thread and not yet issued: its shutdown at close drops queued
-     * tasks, so close fails these with {@link CacheClosedException} instead of leaving them
-     * pending forever.
-     */
-    private final java.util.Set<CompletableFuture<ReadResult>> handedOff = java.util.concurrent.ConcurrentHashMap.newKeySet();
+    /** Reads handed to the timeout thread and not yet issued; close fails them. */
+    private final HandedOffReads handedOff;
     /** The segments, in memory. */
     private final SegmentTable table;
     /** Where the changes go: the table, or, with a log, the durable layer over it. */
@@ -339,6 +335,7 @@ public final class SegmentStore implements AutoCloseable {
         this.ownsManager = builder.ownsManager;
         this.table = new SegmentTable(name, cache, manager, maxIndexEntryLength, builder.fillTier, appendsDurable, waiting);
         waiting.counters = table.isolation;
+        this.handedOff = new HandedOffReads(name, table.isolation, waiting.executor());
         final long readBudgetBytes = builder.readBudget > 0 ? builder.readBudget
             : Math.max(1L, (long) (cache.capacity() * Builder.READ_BUDGET_FRACTION_DEFAULT));
         final ReadBudget storeBudget = builder.readBudgetFailFast ? ReadBudget.failFast(name, readBudgetBytes)
@@ -409,9 +406,7 @@ public final class SegmentStore implements AutoCloseable {
         io.streamcache.log.internal.LogMBeans.unregister(healthMBean);
         table.abandon();
         waiting.shutdown();
-        for (final CompletableFuture<ReadResult> read : handedOff) {
-            read.completeExceptionally(new CacheClosedException("segment store " + name + " closed before a handed-off read ran"));
-        }
+        handedOff.failPending();
         readThrough.close();
         locations.close();
         opening.abandon();
@@ -826,7 +821,7 @@ public final class SegmentStore implements AutoCloseable {
             segment = table.segment(name);
             if (readThrough == null) {
                 final ReadResult result = segment.tryRead(offset, maxLength);
-                return result != null ? CompletableFuture.completedFuture(result) : handOff(() -> {
+                return result != null ? CompletableFuture.completedFuture(result) : handedOff.handOff(() -> {
                     final Segment again = table.segment(name);
                     return CompletableFuture.completedFuture(again.read(offset, maxLength));
                 });
@@ -835,40 +830,7 @@ public final class SegmentStore implements AutoCloseable {
             return CompletableFuture.failedFuture(e);
         }
         final CompletableFuture<ReadResult> tried = readThrough.tryRead(segment, offset, maxLength, budget);
-        return tried != null ? tried : handOff(() -> readThrough.read(segment, offset, maxLength, budget));
-    }
-
-    /**
-     * Runs {@code read} on the store's read-timeouts thread and returns a future of its outcome
-     * at once: the hand-off of a read that would wait for a segment's lock on its caller's
-     * thread. A result nobody takes (the future was cancelled) is released.
-     */
-    private CompletableFuture<ReadResult> handOff(final java.util.function.Supplier<CompletableFuture<ReadResult>> read) {
-        table.isolation.readHandedOff();
-        final CompletableFuture<ReadResult> later = new CompletableFuture<>();
-        handedOff.add(later);
-        later.whenComplete((result, failure) -> handedOff.remove(later));
-        try {
-            waiting.executor().execute(() -> {
-                final CompletableFuture<ReadResult> issued;
-                try {
-                    issued = read.get();
-                } catch (final RuntimeException e) {
-                    later.completeExceptionally(e);
-                    return;
-                }
-                issued.whenComplete((result, failure) -> {
-                    if (failure != null) {
-                        later.completeExceptionally(failure);
-                    } else if (!later.complete(result)) {
-                        result.close();
-                    }
-                });
-            });
-        } catch (final java.util.concurrent.RejectedExecutionException e) {
-            later.completeExceptionally(new CacheClosedException("segment store " + name + " is closed"));
-        }
-        return later;
+        return tried != null ? tried : handedOff.handOff(() -> readThrough.read(segment, offset, maxLength, budget));
     }
 
     /**
@@ -928,7 +890,7 @@ public final class SegmentStore implements AutoCloseable {
             // handed off rather than wait on this thread.
             CompletableFuture<ReadResult> first = readOrWaitAdmitted(name, offset, maxLength, timeoutNanos, true, true);
             if (first == null) {
-                first = handOff(() -> readOrWaitAdmitted(name, offset, maxLength, timeoutNanos, true, false));
+                first = handedOff.handOff(() -> readOrWaitAdmitted(name, offset, maxLength, timeoutNanos, true, false));
             }
             return first.thenCompose(result -> {
                 if (result.length() > 0 || result.status() != ReadStatus.NOT_CACHED || readThrough == null) {
@@ -981,7 +943,7 @@ public final class SegmentStore implements AutoCloseable {
         final long timeoutNanos = checkReadOrWait(name, offset, maxLength, timeout);
         return admission.admit(null, () -> {
             final CompletableFuture<ReadResult> first = readOrWaitAdmitted(name, offset, maxLength, timeoutNanos, false, true);
-            return first != null ? first : handOff(() -> readOrWaitAdmitted(name, offset, maxLength, timeoutNanos, false, false));
+            return first != null ? first : handedOff.handOff(() -> readOrWaitAdmitted(name, offset, maxLength, timeoutNanos, false, false));
         });
     }
 
@@ -1243,9 +1205,7 @@ public final class SegmentStore implements AutoCloseable {
             table.deleteAll();
         }
         waiting.shutdown();
-        for (final CompletableFuture<ReadResult> read : handedOff) {
-            read.completeExceptionally(new CacheClosedException("segment store " + name + " closed before a handed-off read ran"));
-        }
+        handedOff.failPending();
         if (ownsManager) {
             manager.close();
         }
