@@ -259,15 +259,14 @@ import java.util.concurrent.atomic.AtomicInteger;
  * {@code WaitingReads} queues tail reads and times them out, a {@code ReadThrough} loads from the
  * log what the cache does not hold, a {@code LogLocations} follows where each segment's records
  * are, and a {@code LogOpening} recovers the log while the store is built. The per-segment
- * algorithms are {@code Segment}'s.
- *
- * <p><b>Why this file is longer than the project's ~800 lines.</b> It is the store's whole
- * public contract: the class comment above (the layouts, the read paths, durability, threading)
- * and one contract per public method are about half of it, its code about 400 lines of argument
- * checks and hand-offs, and the nested {@link Builder} (which must stay nested: it is part of
- * the API as {@code SegmentStore.Builder}) about 280. Every concern with logic of its own
- * lives in the classes named above; splitting the facade further would only scatter its
- * contract.
+ * algorithms are {@code Segment}'s. Around the facade, in classes of their own: a
+ * {@code HandedOffReads} runs on the timeout thread the reads that would wait for a segment's
+ * lock, a {@code StoreSegments} is what the compactor sees of the store, a {@code HealthBean} and
+ * an {@code IsolationBean} publish {@link #health()} and {@link #isolationStats()} over JMX, a
+ * {@code StartupReport} writes the line the builder logs, and a {@code StoreBridge} serves
+ * {@code StoreInternals}. What stays here is the public contract (this comment and one per
+ * public method, about half of the file), the argument checks and hand-offs, and the
+ * {@link Builder}, nested because it is part of the API as {@code SegmentStore.Builder}.
  *
  * <h2>Lifecycle</h2>
  * The store does not own the cache: close the store, then the cache (closing them the other
@@ -1609,12 +1608,6 @@ public final class SegmentStore implements AutoCloseable {
         }
 
         /**
-         * @param threads creates the threads the store starts (the read-timeouts thread, role
-         *                {@link StreamcacheThreads.Role#READ_TIMEOUTS}); by default
-         *                {@link StreamcacheThreads#defaults()}. The roles are listed in
-         *                {@code docs/threads.md}.
-         */
-        /**
          * Sets how often a store whose cache was built for a warm restart
          * ({@link BlockCache.Builder#warmRestart}) writes its warm catalog on its checkpoint
          * thread; it writes one at once when built, early ones 1 s, 3 s, 7 s, ... after that (the
@@ -1631,6 +1624,12 @@ public final class SegmentStore implements AutoCloseable {
             return this;
         }
 
+        /**
+         * @param threads creates the threads the store starts (the read-timeouts thread, role
+         *                {@link StreamcacheThreads.Role#READ_TIMEOUTS}); by default
+         *                {@link StreamcacheThreads#defaults()}. The roles are listed in
+         *                {@code docs/threads.md}.
+         */
         public Builder threads(final StreamcacheThreads threads) {
             this.threads = Objects.requireNonNull(threads, "threads");
             return this;
@@ -1646,12 +1645,6 @@ public final class SegmentStore implements AutoCloseable {
             }
         }
 
-        /**
-         * @throws CacheConfigurationException if a setting is out of range or the manager manages another cache,
-         *                                     or the log directory holds files and no recovery is set.
-         * @throws CacheClosedException        if the cache is closed.
-         * @throws LogException                if the log cannot be opened or recovered.
-         */
         /** Logs the built store's start-up report (one INFO line) and keeps it for {@code startupReport()}. */
         private SegmentStore reported(final SegmentStore store) {
             store.startupReport = StartupReport.line(store, log, readBudget > 0, readThroughThreads, readThroughRangeLength,
@@ -1660,6 +1653,12 @@ public final class SegmentStore implements AutoCloseable {
             return store;
         }
 
+        /**
+         * @throws CacheConfigurationException if a setting is out of range or the manager manages another cache,
+         *                                     or the log directory holds files and no recovery is set.
+         * @throws CacheClosedException        if the cache is closed.
+         * @throws LogException                if the log cannot be opened or recovered.
+         */
         public SegmentStore build() {
             if (cache.isClosed()) {
                 throw new CacheClosedException("cache " + cache.name() + " is closed");
