@@ -25,7 +25,6 @@ import io.streamcache.log.LogFailedException;
 import io.streamcache.log.internal.LogRecordListener;
 import io.streamcache.segmentstore.compaction.CompactionConfig;
 import io.streamcache.segmentstore.internal.StoreInternals;
-import io.streamcache.segmentstore.internal.compaction.CompactedSegments;
 import io.streamcache.segmentstore.internal.compaction.Compactor;
 import io.streamcache.log.internal.history.HistoricalReader;
 import io.streamcache.log.CorruptionPolicy;
@@ -260,15 +259,14 @@ import java.util.concurrent.atomic.AtomicInteger;
  * {@code WaitingReads} queues tail reads and times them out, a {@code ReadThrough} loads from the
  * log what the cache does not hold, a {@code LogLocations} follows where each segment's records
  * are, and a {@code LogOpening} recovers the log while the store is built. The per-segment
- * algorithms are {@code Segment}'s.
- *
- * <p><b>Why this file is longer than the project's ~800 lines.</b> It is the store's whole
- * public contract: the class comment above (the layouts, the read paths, durability, threading)
- * and one contract per public method are about half of it, its code about 400 lines of argument
- * checks and hand-offs, and the nested {@link Builder} (which must stay nested: it is part of
- * the API as {@code SegmentStore.Builder}) about 280. Every concern with logic of its own
- * lives in the classes named above; splitting the facade further would only scatter its
- * contract.
+ * algorithms are {@code Segment}'s. Around the facade, in classes of their own: a
+ * {@code HandedOffReads} runs on the timeout thread the reads that would wait for a segment's
+ * lock, a {@code StoreSegments} is what the compactor sees of the store, a {@code HealthBean} and
+ * an {@code IsolationBean} publish {@link #health()} and {@link #isolationStats()} over JMX, a
+ * {@code StartupReport} writes the line the builder logs, and a {@code StoreBridge} serves
+ * {@code StoreInternals}. What stays here is the public contract (this comment and one per
+ * public method, about half of the file), the argument checks and hand-offs, and the
+ * {@link Builder}, nested because it is part of the API as {@code SegmentStore.Builder}.
  *
  * <h2>Lifecycle</h2>
  * The store does not own the cache: close the store, then the cache (closing them the other
@@ -278,47 +276,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  */
 public final class SegmentStore implements AutoCloseable {
     static {
-        StoreInternals.install(new StoreInternals.Bridge() {
-            @Override
-            public LogDirectory logDirectory(final SegmentStore store) {
-                return store.logDirectory();
-            }
-
-            @Override
-            public AggregatingWriter logWriter(final SegmentStore store) {
-                return store.logWriter();
-            }
-
-            @Override
-            public LocationIndex locations(final SegmentStore store, final String segment) {
-                return store.locations(segment);
-            }
-
-            @Override
-            public long locationMemoryBytes(final SegmentStore store) {
-                return store.locationMemoryBytes();
-            }
-
-            @Override
-            public Compactor compactor(final SegmentStore store) {
-                return store.compactor();
-            }
-
-            @Override
-            public HistoricalReader historicalReader(final SegmentStore store) {
-                return store.historicalReader();
-            }
-
-            @Override
-            public Builder logRecovery(final Builder builder, final RecoveryHook hook) {
-                return builder.logRecovery(hook);
-            }
-
-            @Override
-            public Builder logListener(final Builder builder, final LogRecordListener listener) {
-                return builder.logListener(listener);
-            }
-        });
+        StoreInternals.install(new StoreBridge());
     }
 
     private static final AtomicInteger INSTANCES = new AtomicInteger();
@@ -334,12 +292,8 @@ public final class SegmentStore implements AutoCloseable {
     /** Creates the store's threads; for the builders of the parts that start threads. */
     private final StreamcacheThreads threads;
     private final WaitingReads waiting;
-    /**
-     * Reads handed to the timeout thread and not yet issued: its shutdown at close drops queued
-     * tasks, so close fails these with {@link CacheClosedException} instead of leaving them
-     * pending forever.
-     */
-    private final java.util.Set<CompletableFuture<ReadResult>> handedOff = java.util.concurrent.ConcurrentHashMap.newKeySet();
+    /** Reads handed to the timeout thread and not yet issued; close fails them. */
+    private final HandedOffReads handedOff;
     /** The segments, in memory. */
     private final SegmentTable table;
     /** Where the changes go: the table, or, with a log, the durable layer over it. */
@@ -380,6 +334,7 @@ public final class SegmentStore implements AutoCloseable {
         this.ownsManager = builder.ownsManager;
         this.table = new SegmentTable(name, cache, manager, maxIndexEntryLength, builder.fillTier, appendsDurable, waiting);
         waiting.counters = table.isolation;
+        this.handedOff = new HandedOffReads(name, table.isolation, waiting.executor());
         final long readBudgetBytes = builder.readBudget > 0 ? builder.readBudget
             : Math.max(1L, (long) (cache.capacity() * Builder.READ_BUDGET_FRACTION_DEFAULT));
         final ReadBudget storeBudget = builder.readBudgetFailFast ? ReadBudget.failFast(name, readBudgetBytes)
@@ -434,7 +389,7 @@ public final class SegmentStore implements AutoCloseable {
             }
             // Last: its thread may start a pass on the store at once.
             this.compactor = builder.compaction != null
-                ? Compactor.start(new StoreSegments(), durable.writer(), logDirectory, builder.compaction, threads) : null;
+                ? Compactor.start(new StoreSegments(this), durable.writer(), logDirectory, builder.compaction, threads) : null;
         } catch (final IOException e) {
             abandon(opening);
             throw new LogException("could not open the log in " + builder.log.directory() + ": " + e.getMessage(), e);
@@ -450,9 +405,7 @@ public final class SegmentStore implements AutoCloseable {
         io.streamcache.log.internal.LogMBeans.unregister(healthMBean);
         table.abandon();
         waiting.shutdown();
-        for (final CompletableFuture<ReadResult> read : handedOff) {
-            read.completeExceptionally(new CacheClosedException("segment store " + name + " closed before a handed-off read ran"));
-        }
+        handedOff.failPending();
         readThrough.close();
         locations.close();
         opening.abandon();
@@ -867,7 +820,7 @@ public final class SegmentStore implements AutoCloseable {
             segment = table.segment(name);
             if (readThrough == null) {
                 final ReadResult result = segment.tryRead(offset, maxLength);
-                return result != null ? CompletableFuture.completedFuture(result) : handOff(() -> {
+                return result != null ? CompletableFuture.completedFuture(result) : handedOff.handOff(() -> {
                     final Segment again = table.segment(name);
                     return CompletableFuture.completedFuture(again.read(offset, maxLength));
                 });
@@ -876,40 +829,7 @@ public final class SegmentStore implements AutoCloseable {
             return CompletableFuture.failedFuture(e);
         }
         final CompletableFuture<ReadResult> tried = readThrough.tryRead(segment, offset, maxLength, budget);
-        return tried != null ? tried : handOff(() -> readThrough.read(segment, offset, maxLength, budget));
-    }
-
-    /**
-     * Runs {@code read} on the store's read-timeouts thread and returns a future of its outcome
-     * at once: the hand-off of a read that would wait for a segment's lock on its caller's
-     * thread. A result nobody takes (the future was cancelled) is released.
-     */
-    private CompletableFuture<ReadResult> handOff(final java.util.function.Supplier<CompletableFuture<ReadResult>> read) {
-        table.isolation.readHandedOff();
-        final CompletableFuture<ReadResult> later = new CompletableFuture<>();
-        handedOff.add(later);
-        later.whenComplete((result, failure) -> handedOff.remove(later));
-        try {
-            waiting.executor().execute(() -> {
-                final CompletableFuture<ReadResult> issued;
-                try {
-                    issued = read.get();
-                } catch (final RuntimeException e) {
-                    later.completeExceptionally(e);
-                    return;
-                }
-                issued.whenComplete((result, failure) -> {
-                    if (failure != null) {
-                        later.completeExceptionally(failure);
-                    } else if (!later.complete(result)) {
-                        result.close();
-                    }
-                });
-            });
-        } catch (final java.util.concurrent.RejectedExecutionException e) {
-            later.completeExceptionally(new CacheClosedException("segment store " + name + " is closed"));
-        }
-        return later;
+        return tried != null ? tried : handedOff.handOff(() -> readThrough.read(segment, offset, maxLength, budget));
     }
 
     /**
@@ -969,7 +889,7 @@ public final class SegmentStore implements AutoCloseable {
             // handed off rather than wait on this thread.
             CompletableFuture<ReadResult> first = readOrWaitAdmitted(name, offset, maxLength, timeoutNanos, true, true);
             if (first == null) {
-                first = handOff(() -> readOrWaitAdmitted(name, offset, maxLength, timeoutNanos, true, false));
+                first = handedOff.handOff(() -> readOrWaitAdmitted(name, offset, maxLength, timeoutNanos, true, false));
             }
             return first.thenCompose(result -> {
                 if (result.length() > 0 || result.status() != ReadStatus.NOT_CACHED || readThrough == null) {
@@ -1022,7 +942,7 @@ public final class SegmentStore implements AutoCloseable {
         final long timeoutNanos = checkReadOrWait(name, offset, maxLength, timeout);
         return admission.admit(null, () -> {
             final CompletableFuture<ReadResult> first = readOrWaitAdmitted(name, offset, maxLength, timeoutNanos, false, true);
-            return first != null ? first : handOff(() -> readOrWaitAdmitted(name, offset, maxLength, timeoutNanos, false, false));
+            return first != null ? first : handedOff.handOff(() -> readOrWaitAdmitted(name, offset, maxLength, timeoutNanos, false, false));
         });
     }
 
@@ -1284,9 +1204,7 @@ public final class SegmentStore implements AutoCloseable {
             table.deleteAll();
         }
         waiting.shutdown();
-        for (final CompletableFuture<ReadResult> read : handedOff) {
-            read.completeExceptionally(new CacheClosedException("segment store " + name + " closed before a handed-off read ran"));
-        }
+        handedOff.failPending();
         if (ownsManager) {
             manager.close();
         }
@@ -1319,6 +1237,16 @@ public final class SegmentStore implements AutoCloseable {
     /** For tests in this package: the start-up report the builder logged. */
     String startupReport() {
         return startupReport;
+    }
+
+    /** Whether the store built its cache manager (and closes it); for the start-up report. */
+    boolean ownsManager() {
+        return ownsManager;
+    }
+
+    /** The usable bytes the log's file system should keep; for the start-up report. */
+    long diskReserve() {
+        return healthCheck.diskReserve();
     }
 
     /** For tests in this package: the warm checkpointer, or null. */
@@ -1680,12 +1608,6 @@ public final class SegmentStore implements AutoCloseable {
         }
 
         /**
-         * @param threads creates the threads the store starts (the read-timeouts thread, role
-         *                {@link StreamcacheThreads.Role#READ_TIMEOUTS}); by default
-         *                {@link StreamcacheThreads#defaults()}. The roles are listed in
-         *                {@code docs/threads.md}.
-         */
-        /**
          * Sets how often a store whose cache was built for a warm restart
          * ({@link BlockCache.Builder#warmRestart}) writes its warm catalog on its checkpoint
          * thread; it writes one at once when built, early ones 1 s, 3 s, 7 s, ... after that (the
@@ -1702,6 +1624,12 @@ public final class SegmentStore implements AutoCloseable {
             return this;
         }
 
+        /**
+         * @param threads creates the threads the store starts (the read-timeouts thread, role
+         *                {@link StreamcacheThreads.Role#READ_TIMEOUTS}); by default
+         *                {@link StreamcacheThreads#defaults()}. The roles are listed in
+         *                {@code docs/threads.md}.
+         */
         public Builder threads(final StreamcacheThreads threads) {
             this.threads = Objects.requireNonNull(threads, "threads");
             return this;
@@ -1717,68 +1645,20 @@ public final class SegmentStore implements AutoCloseable {
             }
         }
 
+        /** Logs the built store's start-up report (one INFO line) and keeps it for {@code startupReport()}. */
+        private SegmentStore reported(final SegmentStore store) {
+            store.startupReport = StartupReport.line(store, log, readBudget > 0, readThroughThreads, readThroughRangeLength,
+                compaction != null);
+            LoggerFactory.getLogger(SegmentStore.class).info("{}", store.startupReport);
+            return store;
+        }
+
         /**
          * @throws CacheConfigurationException if a setting is out of range or the manager manages another cache,
          *                                     or the log directory holds files and no recovery is set.
          * @throws CacheClosedException        if the cache is closed.
          * @throws LogException                if the log cannot be opened or recovered.
          */
-        /** Logs the built store's start-up report (one INFO line) and keeps it for {@code startupReport()}. */
-        private SegmentStore reported(final SegmentStore store) {
-            store.startupReport = startupReport(store);
-            LoggerFactory.getLogger(SegmentStore.class).info("{}", store.startupReport);
-            return store;
-        }
-
-        /**
-         * The start-up report: one line with the sizes the store derived (cache, budgets, files,
-         * threads) and the limits they were checked against, so that an operator sees at start
-         * what a default turned into on this machine (as {@code DbLedgerStorage} logs its cache
-         * sizes against the direct-memory limit).
-         */
-        private String startupReport(final SegmentStore store) {
-            final io.streamcache.core.cache.CacheStats stats = cache.stats();
-            final StringBuilder line = new StringBuilder(256).append("store ").append(store.name).append(" built: cache ")
-                .append(cache.name()).append(" capacity=").append(stats.capacity()).append(" bytes in ").append(stats.bufferCount())
-                .append(" buffers of ").append(stats.bufferLength()).append(" (blocks of ").append(stats.blockLength())
-                .append(", metadata=").append(stats.metadataBytes()).append("), tiers=[");
-            for (final io.streamcache.core.cache.TierStats tier : stats.tiers()) {
-                line.append(tier.index() > 0 ? ", " : "").append(tier.name()).append(' ').append(tier.capacity()).append('/')
-                    .append(tier.maxCapacity()).append(' ').append(tier.region());
-            }
-            final ReadBudget budget = store.readBudget();
-            line.append("], maxEntryLength=").append(cache.maxEntryLength()).append(", maxIndexEntryLength=")
-                .append(store.maxIndexEntryLength).append(", readBudget=").append(budget.limit())
-                .append(readBudget > 0 ? "" : " (" + READ_BUDGET_FRACTION_DEFAULT + " of the cache)")
-                .append(readBudgetFailFast ? " fail-fast" : " waiting").append(", manager=").append(store.manager.name())
-                .append(store.ownsManager ? " (owned)" : " (shared)")
-                .append(" policy=").append(store.manager.policy().getClass().getSimpleName())
-                .append(" target=").append(store.manager.targetUtilization());
-            long usable = -1;
-            if (log != null) {
-                try {
-                    usable = java.nio.file.Files.getFileStore(log.directory()).getUsableSpace();
-                } catch (final IOException | RuntimeException e) {
-                    usable = -1;
-                }
-                final io.streamcache.log.LogDirectoryStats files = store.storeLog.directoryStats();
-                line.append("; log ").append(log.directory()).append(" fileLength=").append(log.fileLength()).append(" files=")
-                    .append(files.files()).append(" prepared=").append(files.preparedFiles()).append(" onDisk=").append(files.bytes())
-                    .append(" batchLength=").append(log.batchLength()).append(" queueCapacity=").append(log.queueCapacity())
-                    .append(" maxAppendLength=").append(log.maxAppendLength()).append(" durability=").append(log.durability())
-                    .append(" directIo=").append(log.directIo()).append("; threads: writer 1, forces in flight ")
-                    .append(log.forcesInFlight()).append(", read-through ").append(readThroughThreads).append(" (range ")
-                    .append(readThroughRangeLength).append(')').append(compaction != null ? ", compaction 1" : "");
-            }
-            line.append("; limits: directMemoryLimit=").append(io.streamcache.core.memory.DirectMemoryRegion.directMemoryLimit())
-                .append(" (MaxDirectMemorySize=").append(io.streamcache.core.memory.DirectMemoryRegion.maxDirectMemory())
-                .append(", used now=").append(io.streamcache.core.memory.DirectMemoryRegion.usedDirectMemory()).append(')');
-            if (log != null) {
-                line.append(", log disk usable=").append(usable).append(" reserve=").append(store.healthCheck.diskReserve());
-            }
-            return line.toString();
-        }
-
         public SegmentStore build() {
             if (cache.isClosed()) {
                 throw new CacheClosedException("cache " + cache.name() + " is closed");
@@ -1845,157 +1725,6 @@ public final class SegmentStore implements AutoCloseable {
             } finally {
                 manager = null;
             }
-        }
-    }
-
-    /** {@link StoreHealthMXBean} over a store's {@link #health()}. */
-    private static final class HealthBean implements StoreHealthMXBean {
-        private final SegmentStore store;
-
-        HealthBean(final SegmentStore store) {
-            this.store = store;
-        }
-
-        @Override
-        public String getState() {
-            return store.health().state().name();
-        }
-
-        @Override
-        public String getSummary() {
-            return store.health().summary();
-        }
-
-        @Override
-        public String[] getReasons() {
-            return store.health().issues().stream().map(issue -> issue.reason().name()).toArray(String[]::new);
-        }
-    }
-
-    /** The segments the compactor works on: this store's, through its API and its location indexes. */
-    private final class StoreSegments implements CompactedSegments {
-        @Override
-        public String name() {
-            return name;
-        }
-
-        @Override
-        public Set<String> segmentNames() {
-            return SegmentStore.this.segmentNames();
-        }
-
-        @Override
-        public SegmentInfo info(final String segment) {
-            return SegmentStore.this.info(segment);
-        }
-
-        @Override
-        public void truncate(final String segment, final long offset) {
-            SegmentStore.this.truncate(segment, offset);
-        }
-
-        @Override
-        public LocationIndex locations(final String segment) {
-            return SegmentStore.this.locations(segment);
-        }
-    }
-
-    /** {@link IsolationMXBean} over a store's {@link #isolationStats()}. */
-    private static final class IsolationBean implements IsolationMXBean {
-        private final SegmentStore store;
-
-        IsolationBean(final SegmentStore store) {
-            this.store = store;
-        }
-
-        @Override
-        public long getAppendRoomWaits() {
-            return store.isolationStats().appendRoomWaits();
-        }
-
-        @Override
-        public long getAppendRoomWaitNanos() {
-            return store.isolationStats().appendRoomWaitNanos();
-        }
-
-        @Override
-        public long getAppendRoomRefusals() {
-            return store.isolationStats().appendRoomRefusals();
-        }
-
-        @Override
-        public long getFillsAdmitted() {
-            return store.isolationStats().fillsAdmitted();
-        }
-
-        @Override
-        public long getFillBytesAdmitted() {
-            return store.isolationStats().fillBytesAdmitted();
-        }
-
-        @Override
-        public long getFillsRefusedNoRoom() {
-            return store.isolationStats().fillsRefusedNoRoom();
-        }
-
-        @Override
-        public long getFillsRefusedBudget() {
-            return store.isolationStats().fillsRefusedBudget();
-        }
-
-        @Override
-        public long getFillsRefusedUnread() {
-            return store.isolationStats().fillsRefusedUnread();
-        }
-
-        @Override
-        public long getReadBudgetBytes() {
-            return store.isolationStats().readBudgetBytes();
-        }
-
-        @Override
-        public long getReadBudgetUsedBytes() {
-            return store.isolationStats().readBudgetUsedBytes();
-        }
-
-        @Override
-        public int getReadBudgetWaiting() {
-            return store.isolationStats().readBudgetWaiting();
-        }
-
-        @Override
-        public long getReadBudgetWaits() {
-            return store.isolationStats().readBudgetWaits();
-        }
-
-        @Override
-        public long getReadBudgetWaitNanos() {
-            return store.isolationStats().readBudgetWaitNanos();
-        }
-
-        @Override
-        public long getReadBudgetRefusals() {
-            return store.isolationStats().readBudgetRefusals();
-        }
-
-        @Override
-        public long getReadsPastEnd() {
-            return store.isolationStats().readsPastEnd();
-        }
-
-        @Override
-        public long getReadsHandedOff() {
-            return store.isolationStats().readsHandedOff();
-        }
-
-        @Override
-        public long getRangeBufferBytes() {
-            return store.isolationStats().rangeBufferBytes();
-        }
-
-        @Override
-        public long getRangeHeapFallbacks() {
-            return store.isolationStats().rangeHeapFallbacks();
         }
     }
 }

@@ -143,12 +143,12 @@ public final class CacheManager implements AutoCloseable {
 
         @Override
         public int fillTier(final String segment, final long offset, final long end, final int tier) {
-            return CacheManager.this.fillTier(segment, offset, end, tier);
+            return fills.tier(segment, offset, end, tier);
         }
 
         @Override
         public boolean makeRoomForFill(final int tier, final int length, final boolean full) {
-            return CacheManager.this.makeRoomForFill(tier, length, full);
+            return fills.makeRoom(tier, length, full);
         }
 
         @Override
@@ -209,6 +209,8 @@ public final class CacheManager implements AutoCloseable {
     private final EvictionPasses passes;
     private final Promotions promotions;
     private final ManagerFullHandler fullHandler;
+    /** Where a fill from the log goes, and the room made for it. */
+    private final FillRoom fills;
     private final TierResizing resizing;
     private final ReadPins readPins = new ReadPins();
     /**
@@ -239,6 +241,7 @@ public final class CacheManager implements AutoCloseable {
         this.promotions = new Promotions(cache, tierTargets[0], builder.promoteAfterReads,
             builder.promotionInterval.toNanos(), builder.promotionQueueCapacity, this::isClosed, tierCounters);
         this.fullHandler = new ManagerFullHandler(this, passes, generation);
+        this.fills = new FillRoom(cache, tierTargets, readerAware, readerIdleNanos, passes, generation, this::isClosed);
         this.resizing = new TierResizing(name, cache, passes);
         this.objectName = builder.registerMBean
             ? new ManagerMXBean(this, passes, promotions, tierCounters, fullHandler).register() : null;
@@ -277,71 +280,6 @@ public final class CacheManager implements AutoCloseable {
      */
     private void recordUse(final String segment, final ReadIndexEntry entry) {
         policy.recordUse(segment, entry, generation.get());
-    }
-
-    /** See {@link ManagerHooks#fillTier}: admission of bytes read back from the log. */
-    private int fillTier(final String segment, final long offset, final long end, final int tier) {
-        if (readerAware == null) {
-            return tier;
-        }
-        final long blocks = Math.max(1, (end - offset + cache.blockLength() - 1) / cache.blockLength());
-        if (cache.tierUsedBlocks(tier) + blocks <= (long) Math.floor(tierTargets[tier] * cache.tierBlocks(tier))
-            || readerAware.admit(segment, offset, end)) {
-            return tier;
-        }
-        final int last = cache.tierCount() - 1;
-        return tier < last ? last : -1;
-    }
-
-    /**
-     * See {@link ManagerHooks#makeRoomForFill}: a fill from the log takes room below the tier's
-     * target, made by a pass that spares the bytes live readers have not read, or is refused.
-     * Free blocks above the target are left to appends: a fill that took them would have the
-     * next timer pass evict a live reader's unread bytes to trim the cache back (measured: 2.5
-     * bytes read from the log per uncached byte instead of 1.06 on a catch-up after a warm
-     * reopen).
-     * The filling thread holds no lock; it waits at most {@link ManagerFullHandler#PASS_WAIT_NANOS}
-     * for a pass another thread runs.
-     */
-    private boolean makeRoomForFill(final int tier, final int length, final boolean full) {
-        if (readerIdleNanos == 0) {
-            if (full) {
-                cache.makeRoom(length, 0L);
-            }
-            return true;
-        }
-        final long blocks = Math.max(1, ((long) length + cache.blockLength() - 1) / cache.blockLength());
-        final long targetBlocks = (long) Math.floor(tierTargets[tier] * cache.tierBlocks(tier));
-        if (!full && cache.tierUsedBlocks(tier) + blocks <= targetBlocks) {
-            return true;
-        }
-        boolean locked = passes.tryLock();
-        if (!locked) {
-            try {
-                passes.awaitRunningPass(ManagerFullHandler.PASS_WAIT_NANOS);
-            } catch (final InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-            locked = passes.tryLock();
-        }
-        if (!locked) {
-            // Another pass runs: room below the target if it made some; else take free blocks
-            // only if the passes have not been sparing a reader's unread bytes lately.
-            return cache.tierUsedBlocks(tier) + blocks <= targetBlocks || !passes.lastPassSpared();
-        }
-        try {
-            if (closed || cache.isClosed()) {
-                return false;
-            }
-            generation.incrementAndGet();
-            final long used = cache.tierUsedBlocks(tier);
-            passes.passLocked(Double.NaN, Math.max(blocks, used + blocks - targetBlocks), true);
-            return cache.tierUsedBlocks(tier) + blocks <= targetBlocks || !passes.lastPassSpared();
-        } catch (final CacheClosedException e) {
-            return false;
-        } finally {
-            passes.unlock();
-        }
     }
 
     /**
