@@ -29,7 +29,10 @@ import java.util.concurrent.TimeUnit;
  *  java ... WarmCrashWorkload &lt;root&gt; &lt;segments&gt; &lt;seed&gt; &lt;maxSeconds&gt; [options]
  *   options: interval=&lt;ms&gt; (checkpoint interval, 100), capacity=&lt;bytes&gt; (16 MiB),
  *            maxCapacity=&lt;bytes&gt; (none: a resizable tier up to it), resize (a thread shrinks and
- *            grows the tier through the cache manager all the while)
+ *            grows the tier through the cache manager all the while), limit=&lt;bytes&gt; (the
+ *            producers stop once they have appended that many bytes, and the process waits to be
+ *            killed: what the cache holds then was written only once, so what a checkpoint saw is
+ *            still there however fast this machine appends)
  *   open the store (warm from the region and catalog under root, recovering root/log)
  *   "warm &lt;restored entries&gt; &lt;discarded&gt;"; create the missing segments
  *   two producers: append [next, next + n) of a segment (byte o of segment k is byteAt(k, o)),
@@ -123,6 +126,7 @@ public final class WarmCrashWorkload {
         long capacity = CACHE_CAPACITY;
         long maxCapacity = 0;
         boolean resize = false;
+        long limit = Long.MAX_VALUE;
         for (int i = 4; i < args.length; i++) {
             final String option = args[i];
             if (option.startsWith("interval=")) {
@@ -133,6 +137,8 @@ public final class WarmCrashWorkload {
                 maxCapacity = Long.parseLong(option.substring("maxCapacity=".length()));
             } else if (option.equals("resize")) {
                 resize = true;
+            } else if (option.startsWith("limit=")) {
+                limit = Long.parseLong(option.substring("limit=".length()));
             } else {
                 fail("unknown option " + option, null);
             }
@@ -150,11 +156,13 @@ public final class WarmCrashWorkload {
             }
         }
         final int producers = 2;
+        final long appendLimit = limit;
+        final java.util.concurrent.atomic.AtomicLong appended = new java.util.concurrent.atomic.AtomicLong();
         final Thread[] threads = new Thread[producers];
         for (int p = 0; p < producers; p++) {
             final int producer = p;
             final SplittableRandom random = new SplittableRandom(seed * 31 + p);
-            threads[p] = new Thread(() -> produce(store, producer, producers, segments, next, random), "warm-producer-" + p);
+            threads[p] = new Thread(() -> produce(store, producer, producers, segments, next, random, appended, appendLimit), "warm-producer-" + p);
             threads[p].start();
         }
         if (resize) {
@@ -179,16 +187,22 @@ public final class WarmCrashWorkload {
         for (final Thread thread : threads) {
             thread.join();
         }
+        if (appendLimit != Long.MAX_VALUE) {
+            // Every append is acknowledged: wait here for the SIGKILL (the guard halts otherwise).
+            Thread.sleep(Long.MAX_VALUE);
+        }
     }
 
     private static void produce(final SegmentStore store, final int producer, final int producers, final int segments,
-                                final long[] next, final SplittableRandom random) {
+                                final long[] next, final SplittableRandom random, final java.util.concurrent.atomic.AtomicLong appended,
+                                final long limit) {
         final int owned = (segments - producer + producers - 1) / producers;
         final ArrayDeque<Object[]> pending = new ArrayDeque<>();
         try {
-            while (true) {
+            while (appended.get() < limit) {
                 final int segment = producer + producers * random.nextInt(owned);
                 final int length = random.nextInt(1, 20_000);
+                appended.addAndGet(length);
                 final long offset = next[segment];
                 final ByteBuf data = Unpooled.buffer(length, length);
                 for (int i = 0; i < length; i++) {
@@ -198,18 +212,25 @@ public final class WarmCrashWorkload {
                     store.appendAsync(segmentName(segment), data)});
                 next[segment] = offset + length;
                 if (pending.size() >= WINDOW) {
-                    final Object[] append = pending.removeFirst();
-                    @SuppressWarnings("unchecked")
-                    final long landed = ((CompletableFuture<Long>) append[3]).join();
-                    if (landed != (long) append[1]) {
-                        fail("append " + append[0] + " landed at " + landed + ", expected " + append[1], null);
-                    }
-                    line("ack " + append[0] + ' ' + append[1] + ' ' + append[2]);
+                    acknowledge(pending.removeFirst());
                 }
+            }
+            while (!pending.isEmpty()) {
+                acknowledge(pending.removeFirst());
             }
         } catch (final RuntimeException | Error e) {
             fail("producer " + producer + " failed", e);
         }
+    }
+
+    /** Waits for an append ({name, offset, length, future}) and writes its "ack" line. */
+    private static void acknowledge(final Object[] append) {
+        @SuppressWarnings("unchecked")
+        final long landed = ((CompletableFuture<Long>) append[3]).join();
+        if (landed != (long) append[1]) {
+            fail("append " + append[0] + " landed at " + landed + ", expected " + append[1], null);
+        }
+        line("ack " + append[0] + ' ' + append[1] + ' ' + append[2]);
     }
 
     private static void line(final String line) {
