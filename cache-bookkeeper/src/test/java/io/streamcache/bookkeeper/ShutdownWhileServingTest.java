@@ -42,6 +42,8 @@ class ShutdownWhileServingTest {
     private static final int ROUNDS = 12;
     /** Entries up to 3 MB in a 4 MB cache: reads lend whole entries out of the cache, or come through the log. */
     private static final int MAX_PAYLOAD = 3_000_000;
+    /** Entries each request thread keeps to read back: at most 16 x 3 MB of expected bytes per thread. */
+    private static final int SAMPLE = 16;
     private static final byte[] KEY = "master-key".getBytes(StandardCharsets.UTF_8);
 
     @TempDir
@@ -124,7 +126,12 @@ class ShutdownWhileServingTest {
         assertTrue(!shutdown.isAlive(), "the shutdown did not end once the buffer came back");
     }
 
-    /** Adds entries to its own ledger and reads back random earlier ones until a call is refused. */
+    /**
+     * Adds entries to its own ledger and reads back random earlier ones until a call is refused.
+     * It keeps a uniform sample of {@link #SAMPLE} of the entries written so far (reservoir
+     * sampling, Vitter's algorithm R), not all of them: a thread that serves for seconds writes
+     * gigabytes, which would fill this JVM's heap with expected bytes rather than test the storage.
+     */
     private static void serve(final StreamcacheLedgerStorage storage, final long ledger, final SplittableRandom random,
                               final CountDownLatch started, final AtomicLong refusals, final AtomicLong calls,
                               final AtomicReference<Throwable> failure) {
@@ -134,7 +141,14 @@ class ShutdownWhileServingTest {
             for (long entry = 0; ; entry++) {
                 final ByteBuf e = StreamcacheLedgerStorageTest.entry(ledger, entry, entry - 1, random.nextInt(100, MAX_PAYLOAD), random);
                 storage.addEntry(e);
-                written.add(e);
+                if (written.size() < SAMPLE) {
+                    written.add(e);
+                } else {
+                    final long slot = random.nextLong(entry + 1);
+                    if (slot < SAMPLE) {
+                        written.set((int) slot, e);
+                    }
+                }
                 final ByteBuf expected = written.get(random.nextInt(written.size()));
                 final ByteBuf actual = storage.getEntry(ledger, expected.getLong(8));
                 try {
