@@ -81,7 +81,9 @@ class WarmCrashIT {
      * an idle machine an unbounded child churned the 16 MiB cache many times a second). So the
      * child appends a bounded 8 times the cache's capacity, the resizer going on after that, and
      * rounds go on past the configured number, up to 3 times as many, until one has served bytes
-     * warm; every round checks every byte.
+     * warm; those extra rounds kill the child only once its appends are all acknowledged ("idle"),
+     * among resizes alone, so that the checkpoints have caught up with the appends and a crash
+     * during a shrink or grow is what decides what comes back. Every round checks every byte.
      */
     @Test
     void shouldServeNoWrongByteAfterSigkillDuringResizesAndReopenAtAnotherSize() throws Exception {
@@ -95,7 +97,8 @@ class WarmCrashIT {
         System.out.println("WarmCrashIT (resizing) seed=" + seed + " directory=" + root);
         for (int round = 1; round <= rounds || warmBytes == 0 && round <= 3 * rounds; round++) {
             final String context = "seed=" + seed + " round=" + round + " (resizing):";
-            shrinks += runChild(random, round, 300 + random.nextInt(1200), floors, context,
+            final boolean afterAppends = round > rounds;
+            shrinks += runChild(random, round, 300 + random.nextInt(1200), afterAppends, floors, context,
                 "capacity=" + WarmCrashWorkload.CACHE_CAPACITY, "maxCapacity=" + max, "resize",
                 "limit=" + 8 * WarmCrashWorkload.CACHE_CAPACITY);
             final long reopenAt = random.nextLong(WarmCrashWorkload.CACHE_CAPACITY / 4, max + 1)
@@ -139,13 +142,20 @@ class WarmCrashIT {
         return configured != 0 ? configured : System.nanoTime();
     }
 
-    /**
-     * Runs the child with {@code options} until {@code killAfter} ms after its first ack (and, with
-     * {@code resize}, its first resize), SIGKILLs it, reads its acks.
-     */
-    /** @return the shrinks the child completed (its "resize" lines that lowered the capacity). */
     private long runChild(final SplittableRandom random, final int round, final long killAfter, final Map<String, Long> floors,
                           final String context, final String... options) throws Exception {
+        return runChild(random, round, killAfter, false, floors, context, options);
+    }
+
+    /**
+     * Runs the child with {@code options} until {@code killAfter} ms after its first ack (and, with
+     * {@code resize}, its first resize; with {@code afterAppends}, its "idle" line: every append
+     * acknowledged), SIGKILLs it, reads its acks.
+     *
+     * @return the shrinks the child completed (its "resize" lines that lowered the capacity).
+     */
+    private long runChild(final SplittableRandom random, final int round, final long killAfter, final boolean afterAppends,
+                          final Map<String, Long> floors, final String context, final String... options) throws Exception {
         final Path out = root.resolve("round-" + round + ".out");
         final Path err = root.resolve("round-" + round + ".err");
         final String java = ProcessHandle.current().info().command().orElseThrow();
@@ -160,7 +170,7 @@ class WarmCrashIT {
             final boolean resizing = List.of(options).contains("resize");
             String seen;
             while (!(seen = Files.readString(out, StandardCharsets.US_ASCII)).contains("ack ")
-                || resizing && !seen.contains("resize ")) {
+                || resizing && !seen.contains("resize ") || afterAppends && !seen.contains("idle")) {
                 if (!process.isAlive() || System.nanoTime() > deadline) {
                     fail(context + " the workload acknowledged nothing: " + read(err));
                 }

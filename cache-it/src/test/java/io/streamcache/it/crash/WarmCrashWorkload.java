@@ -38,6 +38,7 @@ import java.util.concurrent.TimeUnit;
  *   two producers: append [next, next + n) of a segment (byte o of segment k is byteAt(k, o)),
  *   at most WINDOW in flight; each acknowledged append: "ack &lt;name&gt; &lt;offset&gt; &lt;length&gt;";
  *   with resize, each resize done: "resize &lt;capacity before&gt; &lt;capacity reached&gt;"
+ *   with limit, once every append is acknowledged: "idle" (the resizer, if any, goes on)
  * </pre>
  * Lines are written to stdout with one {@code write} each after the append's future completed,
  * so a line is an acknowledged (durable) append. Anything unexpected halts with exit status 2.
@@ -188,7 +189,8 @@ public final class WarmCrashWorkload {
             thread.join();
         }
         if (appendLimit != Long.MAX_VALUE) {
-            // Every append is acknowledged: wait here for the SIGKILL (the guard halts otherwise).
+            // Every append is acknowledged: say so, and wait here for the SIGKILL (the guard halts otherwise).
+            line("idle");
             Thread.sleep(Long.MAX_VALUE);
         }
     }
