@@ -57,10 +57,11 @@ import java.util.concurrent.atomic.AtomicReference;
  *        [--phase1 3g] [--phase2 2g] [--fetch 30] [--tail 0.9] [--cache 1g] [--reuse false] [--seed 42] [--forces N]
  *        [--distinct-ids false] [--raw true] [--raw-batch BYTES]
  * </pre>
- * {@code --raw true} (the default) runs, after the store is closed, a plain
- * {@code pwrite + fdatasync} loop ({@link RawLoop}) over phase 1's bytes in {@code --dir}, in
- * batches of the facade's mean batch of phase 1 (or {@code --raw-batch}), and prints phase 1's
- * ratio to it: the disk's limit in the same run.
+ * {@code --raw true} (the default) runs a plain {@code pwrite + fdatasync} loop ({@link RawLoop})
+ * over phase 1's bytes in {@code --dir} before the store is opened (batches of {@code --raw-batch},
+ * else 144 KiB) and again after it is closed (batches of the facade's mean batch of phase 1, or
+ * {@code --raw-batch}), and prints phase 1's ratio to the two together: the disk's limit in the
+ * same run, bracketing it.
  * {@code --distinct-ids true} gives the producers thread ids distinct modulo {@code --threads}
  * (the store of the contest's published winner keys its per-thread state by {@code id % 40} and
  * its groups by {@code id % 4}).
@@ -101,7 +102,11 @@ public final class ContestEval {
         int forces;
         /** After the store's run, the raw pwrite + fdatasync loop over phase 1's bytes in the same directory. */
         boolean raw = true;
-        /** The raw loop's batch; 0: the facade's mean batch of phase 1 (else 160 KiB), rounded up to a page. */
+        /**
+         * The batch of the raw loop run before the store (else 144 KiB, the facade's mean batch
+         * measured here), and of the one after it (else the store's mean batch of phase 1);
+         * rounded up to a page.
+         */
         int rawBatch;
 
         int queues() {
@@ -147,6 +152,14 @@ public final class ContestEval {
             return 0;
         }
         Files.createDirectories(config.dir);
+        // The disk's limit before and after the store's run: on a shared disk it moves within
+        // minutes, and the two loops bracket phase 1.
+        final RawLoop.Result rawBefore = config.raw ? RawLoop.run(config.dir.resolve("raw"), config.messagesPerThread(config.phase1)
+            * config.threads * ((config.min + config.max) / 2), RawLoop.pageBatch(config.rawBatch > 0 ? config.rawBatch : 144 << 10),
+            LogConfig.FILE_LENGTH_DEFAULT) : null;
+        if (rawBefore != null) {
+            out.println("before:  " + rawBefore.line());
+        }
         final long openStart = System.nanoTime();
         final Store store = open(config);
         final double openSeconds = (System.nanoTime() - openStart) / 1e9;
@@ -246,13 +259,16 @@ public final class ContestEval {
             // same directory (so the same file system), the same bytes as phase 1, the batches
             // the facade's writer wrote.
             final int batch = config.rawBatch > 0 ? RawLoop.pageBatch(config.rawBatch)
-                : RawLoop.pageBatch(Double.isNaN(meanBatch[0]) ? 160 << 10 : meanBatch[0]);
+                : RawLoop.pageBatch(Double.isNaN(meanBatch[0]) ? 144 << 10 : meanBatch[0]);
             final RawLoop.Result raw = RawLoop.run(config.dir.resolve("raw"), bytes1, batch, LogConfig.FILE_LENGTH_DEFAULT);
-            out.println(raw.line());
-            out.printf(Locale.ROOT, "         phase 1 at %.2fx the raw loop; %.2fx its CPU per byte%n", bytes1 / 1e6 / p1 / raw.mbps(),
-                (cpu[1] - cpu[0]) / 1e9 / Math.max(1e-9, raw.cpuSeconds()));
-            out.printf(Locale.ROOT, "{\"raw_MBps\":%.1f,\"raw_batch\":%d,\"raw_cpu_s\":%.2f,\"phase1_over_raw\":%.3f}%n", raw.mbps(),
-                batch, raw.cpuSeconds(), bytes1 / 1e6 / p1 / raw.mbps());
+            out.println("after:   " + raw.line());
+            // Per byte: the loops may have written a little more than phase 1 (whole batches).
+            final double rawMBps = (rawBefore.bytes() + raw.bytes()) / 1e6 / (rawBefore.seconds() + raw.seconds());
+            final double rawCpuPerByte = (rawBefore.cpuSeconds() + raw.cpuSeconds()) / (rawBefore.bytes() + raw.bytes());
+            out.printf(Locale.ROOT, "         phase 1 at %.2fx the raw loops (%.1f MB/s, both together), %.2fx their CPU per byte%n",
+                bytes1 / 1e6 / p1 / rawMBps, rawMBps, (cpu[1] - cpu[0]) / 1e9 / bytes1 / rawCpuPerByte);
+            out.printf(Locale.ROOT, "{\"raw_before_MBps\":%.1f,\"raw_after_MBps\":%.1f,\"raw_batch\":%d,\"raw_MBps\":%.1f,"
+                + "\"phase1_over_raw\":%.3f}%n", rawBefore.mbps(), raw.mbps(), batch, rawMBps, bytes1 / 1e6 / p1 / rawMBps);
         }
         return 0;
     }

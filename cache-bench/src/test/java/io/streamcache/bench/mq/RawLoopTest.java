@@ -51,8 +51,9 @@ class RawLoopTest {
             new PrintStream(bytes, true, StandardCharsets.UTF_8));
         final String out = bytes.toString(StandardCharsets.UTF_8);
         assertEquals(0, code, out);
-        assertTrue(out.contains("raw loop"), out);
-        assertTrue(out.contains("phase 1 at "), out);
+        assertTrue(out.contains("before:  raw loop"), out);
+        assertTrue(out.contains("after:   raw loop"), out);
+        assertTrue(out.contains("x the raw loops"), out);
         assertTrue(out.contains("\"phase1_over_raw\":"), out);
         assertEquals(0, Objects.requireNonNull(new File(directory.resolve("raw").toString()).list()).length);
     }
