@@ -13,6 +13,7 @@ import java.net.URLClassLoader;
 import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -54,8 +55,13 @@ import java.util.concurrent.atomic.AtomicReference;
  *   java -jar streamcache-bench.jar contest --dir DIR (--store streamcache | --store-class NAME --class-path PATH)
  *        [--threads 40] [--topics 100] [--queues-per-topic 2500] [--min 100] [--max 17408]
  *        [--phase1 3g] [--phase2 2g] [--fetch 30] [--tail 0.9] [--cache 1g] [--reuse false] [--seed 42] [--forces N]
- *        [--distinct-ids false]
+ *        [--distinct-ids false] [--raw true] [--raw-batch BYTES]
  * </pre>
+ * {@code --raw true} (the default) runs a plain {@code pwrite + fdatasync} loop ({@link RawLoop})
+ * over phase 1's bytes in {@code --dir} before the store is opened (batches of {@code --raw-batch},
+ * else 144 KiB) and again after it is closed (batches of the facade's mean batch of phase 1, or
+ * {@code --raw-batch}), and prints phase 1's ratio to the two together: the disk's limit in the
+ * same run, bracketing it.
  * {@code --distinct-ids true} gives the producers thread ids distinct modulo {@code --threads}
  * (the store of the contest's published winner keys its per-thread state by {@code id % 40} and
  * its groups by {@code id % 4}).
@@ -94,6 +100,14 @@ public final class ContestEval {
         boolean distinctIds;
         /** LogConfig.forcesInFlight for the facade; 0: the log's default. */
         int forces;
+        /** After the store's run, the raw pwrite + fdatasync loop over phase 1's bytes in the same directory. */
+        boolean raw = true;
+        /**
+         * The batch of the raw loop run before the store (else 144 KiB, the facade's mean batch
+         * measured here), and of the one after it (else the store's mean batch of phase 1);
+         * rounded up to a page.
+         */
+        int rawBatch;
 
         int queues() {
             return topics * queuesPerTopic;
@@ -115,6 +129,11 @@ public final class ContestEval {
             return null;
         }
 
+        /** The log's mean batch length in bytes so far, or NaN if the store does not say. */
+        default double meanBatchLength() {
+            return Double.NaN;
+        }
+
         void close() throws java.io.IOException;
     }
 
@@ -129,10 +148,18 @@ public final class ContestEval {
         if (config == null) {
             out.println("usage: contest --dir DIR (--store streamcache | --store-class NAME --class-path PATH) [--threads 40] [--topics 100]"
                 + " [--queues-per-topic 2500] [--min 100] [--max 17408] [--phase1 3g] [--phase2 2g] [--fetch 30] [--tail 0.9]"
-                + " [--cache 1g] [--reuse false] [--seed 42] [--forces N] [--distinct-ids false]");
+                + " [--cache 1g] [--reuse false] [--seed 42] [--forces N] [--distinct-ids false] [--raw true] [--raw-batch BYTES]");
             return 0;
         }
         Files.createDirectories(config.dir);
+        // The disk's limit before and after the store's run: on a shared disk it moves within
+        // minutes, and the two loops bracket phase 1.
+        final RawLoop.Result rawBefore = config.raw ? RawLoop.run(config.dir.resolve("raw"), config.messagesPerThread(config.phase1)
+            * config.threads * ((config.min + config.max) / 2), RawLoop.pageBatch(config.rawBatch > 0 ? config.rawBatch : 144 << 10),
+            LogConfig.FILE_LENGTH_DEFAULT) : null;
+        if (rawBefore != null) {
+            out.println("before:  " + rawBefore.line());
+        }
         final long openStart = System.nanoTime();
         final Store store = open(config);
         final double openSeconds = (System.nanoTime() - openStart) / 1e9;
@@ -144,6 +171,8 @@ public final class ContestEval {
         final long[] marks = new long[3];
         final long[] cpu = new long[3];
         final String[] notes = new String[1];
+        final long[] wall = new long[3];
+        final double[] meanBatch = {Double.NaN};
         final List<Map<String, long[]>> switches = new ArrayList<>(List.of(Map.of(), Map.of(), Map.of()));
         final CyclicBarrier barrier = new CyclicBarrier(config.threads, new Runnable() {
             private int trips;
@@ -151,10 +180,12 @@ public final class ContestEval {
             @Override
             public void run() {
                 marks[trips] = System.nanoTime();
+                wall[trips] = System.currentTimeMillis();
                 cpu[trips] = MqBench.processCpuNanos();
                 switches.set(trips, ContextSwitches.byThreadGroup());
                 if (trips == 1) {
                     notes[0] = store.phase1Note();
+                    meanBatch[0] = store.meanBatchLength();
                 }
                 trips++;
             }
@@ -179,6 +210,8 @@ public final class ContestEval {
         for (final Thread thread : threads) {
             thread.join();
         }
+        final double p1;
+        final long bytes1;
         try {
             if (failure.get() instanceof MqBench.VerificationException) {
                 out.println("FAILED: " + failure.get().getMessage());
@@ -189,19 +222,20 @@ public final class ContestEval {
                 failure.get().printStackTrace(out);
                 return 1;
             }
-            long bytes1 = 0;
+            long b1 = 0;
             long bytes2 = 0;
             long messages1 = 0;
             long reads = 0;
             long read = 0;
             for (final Producer p : producers) {
-                bytes1 += p.bytes[0];
+                b1 += p.bytes[0];
                 bytes2 += p.bytes[1];
                 messages1 += p.messages[0];
                 reads += p.reads;
                 read += p.messagesRead;
             }
-            final double p1 = (marks[1] - marks[0]) / 1e9;
+            bytes1 = b1;
+            p1 = (marks[1] - marks[0]) / 1e9;
             final double p2 = (marks[2] - marks[1]) / 1e9;
             out.printf(Locale.ROOT, "phase 1  %8.2f s  %8.1f MB/s  %,10.0f messages/s  %.2f CPU-s%n", p1, bytes1 / 1e6 / p1, messages1 / p1,
                 (cpu[1] - cpu[0]) / 1e9);
@@ -213,12 +247,30 @@ public final class ContestEval {
             out.printf(Locale.ROOT, "phase 2  %8.2f s  %8.1f MB/s written, %,d reads (%,d messages, every byte checked), %.2f CPU-s%n", p2,
                 bytes2 / 1e6 / p2, reads, read, (cpu[2] - cpu[1]) / 1e9);
             out.printf(Locale.ROOT, "total    %8.2f s%n", p1 + p2);
+            out.printf(Locale.ROOT, "         phase 1 from %s to %s (wall clock, to cut a profile to it)%n", Instant.ofEpochMilli(wall[0]),
+                Instant.ofEpochMilli(wall[1]));
             out.printf(Locale.ROOT, "{\"store\":\"%s\",\"phase1_s\":%.3f,\"phase1_MBps\":%.1f,\"phase1_cpu_s\":%.2f,\"phase2_s\":%.3f,"
                 + "\"total_s\":%.3f}%n", name, p1, bytes1 / 1e6 / p1, (cpu[1] - cpu[0]) / 1e9, p2, p1 + p2);
-            return 0;
         } finally {
             store.close();
         }
+        if (config.raw) {
+            // After the store is closed, so the loop has the disk and both cores to itself; the
+            // same directory (so the same file system), the same bytes as phase 1, the batches
+            // the facade's writer wrote.
+            final int batch = config.rawBatch > 0 ? RawLoop.pageBatch(config.rawBatch)
+                : RawLoop.pageBatch(Double.isNaN(meanBatch[0]) ? 144 << 10 : meanBatch[0]);
+            final RawLoop.Result raw = RawLoop.run(config.dir.resolve("raw"), bytes1, batch, LogConfig.FILE_LENGTH_DEFAULT);
+            out.println("after:   " + raw.line());
+            // Per byte: the loops may have written a little more than phase 1 (whole batches).
+            final double rawMBps = (rawBefore.bytes() + raw.bytes()) / 1e6 / (rawBefore.seconds() + raw.seconds());
+            final double rawCpuPerByte = (rawBefore.cpuSeconds() + raw.cpuSeconds()) / (rawBefore.bytes() + raw.bytes());
+            out.printf(Locale.ROOT, "         phase 1 at %.2fx the raw loops (%.1f MB/s, both together), %.2fx their CPU per byte%n",
+                bytes1 / 1e6 / p1 / rawMBps, rawMBps, (cpu[1] - cpu[0]) / 1e9 / bytes1 / rawCpuPerByte);
+            out.printf(Locale.ROOT, "{\"raw_before_MBps\":%.1f,\"raw_after_MBps\":%.1f,\"raw_batch\":%d,\"raw_MBps\":%.1f,"
+                + "\"phase1_over_raw\":%.3f}%n", rawBefore.mbps(), raw.mbps(), batch, rawMBps, bytes1 / 1e6 / p1 / rawMBps);
+        }
+        return 0;
     }
 
     private static Store open(final Config config) throws Exception {
@@ -242,6 +294,11 @@ public final class ContestEval {
                     final WriterStats s = mq.segmentStore().log().orElseThrow().writerStats();
                     return String.format(Locale.ROOT, "log: %,d forces, %,d batches of %.0f KB mean", s.forces(), s.batches(),
                         s.meanBatchLength() / 1024);
+                }
+
+                @Override
+                public double meanBatchLength() {
+                    return mq.segmentStore().log().orElseThrow().writerStats().meanBatchLength();
                 }
 
                 @Override
@@ -414,6 +471,8 @@ public final class ContestEval {
                 case "--seed" -> c.seed = Long.parseLong(v);
                 case "--distinct-ids" -> c.distinctIds = Boolean.parseBoolean(v);
                 case "--forces" -> c.forces = positive(flag, Integer.parseInt(v));
+                case "--raw" -> c.raw = Boolean.parseBoolean(v);
+                case "--raw-batch" -> c.rawBatch = positive(flag, (int) MqBench.size(v));
                 default -> throw new IllegalArgumentException("unknown flag " + flag);
             }
         }
