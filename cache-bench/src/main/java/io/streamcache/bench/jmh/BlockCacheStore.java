@@ -3,6 +3,7 @@ package io.streamcache.bench.jmh;
 import io.netty.buffer.ByteBuf;
 import io.streamcache.core.cache.BlockCache;
 import io.streamcache.core.memory.DirectMemoryRegion;
+import io.streamcache.core.memory.MemoryRegionFactory;
 
 /**
  * The block cache under benchmark: a key maps to an entry address through an {@code int[]}, the
@@ -31,10 +32,13 @@ final class BlockCacheStore implements ByteStore {
      *                     metadata words of all its blocks).
      */
     BlockCacheStore(final int keyCount, final long capacity, final int blockLength, final int bufferLength) {
+        // Committed at build, like the baselines' buffers, so no measured insert pays a first-touch page fault.
+        this(keyCount, capacity, blockLength, bufferLength, DirectMemoryRegion.factory(DirectMemoryRegion.Commit.EAGER));
+    }
+
+    BlockCacheStore(final int keyCount, final long capacity, final int blockLength, final int bufferLength, final MemoryRegionFactory region) {
         this.cache = BlockCache.builder().capacity(capacity).blockLength(blockLength).bufferLength(bufferLength)
-            .name("bench").registerMBean(false)
-            // Committed at build, like the baselines' buffers, so no measured insert pays a first-touch page fault.
-            .region(DirectMemoryRegion.factory(DirectMemoryRegion.Commit.EAGER)).build();
+            .name("bench").registerMBean(false).region(region).build();
         this.addresses = new int[keyCount];
     }
 

@@ -2,6 +2,10 @@ package io.streamcache.bench.jmh;
 
 import io.netty.buffer.ByteBuf;
 
+import io.streamcache.core.cache.BlockCache;
+import io.streamcache.core.memory.MappedFileRegion;
+
+import java.nio.file.Path;
 import java.util.HashMap;
 import java.util.concurrent.ConcurrentHashMap;
 
@@ -43,12 +47,27 @@ interface ByteStore extends AutoCloseable {
      *                     {@code blockcache-4k}, ...), {@code blockcache-<N>k-<M>k} (the same in buffers of M KiB:
      *                     {@code blockcache-4k-512k}), {@code hashmap}, {@code concurrenthashmap}, {@code memcpy},
      *                     {@code memcpy-blocks} (memcpy with each slot rounded up to whole 4 KB blocks, the
-     *                     cache's layout), {@code memcpy-metadata} (memcpy plus an out-of-line length word per entry), {@code caffeine},
+     *                     cache's layout), {@code memcpy-metadata} (memcpy plus an out-of-line length word per entry),
+     *                     {@code blockcache-mapped}, {@code memcpy-mapped} and {@code memcpy-blocks-mapped} (the
+     *                     defaults, memcpy and memcpy-blocks in a file mapped from {@link #mappedDir()}: huge pages against 4 KB ones),
+     *                     {@code memcpy-stride-<N>} (memcpy with slots N bytes apart, N at least the entry length:
+     *                     {@code memcpy-stride-12288} is {@code memcpy-blocks} for 10 KB entries), {@code caffeine},
      *                     {@code ohc} or {@code rocksdb}.
      * @param keyCount     how many distinct keys the workload uses.
      * @param entryLength  bytes per entry.
      * @param slotCount    for {@code memcpy}: how many entry-sized slots its working set holds.
      */
+    /** Prefix of the {@code memcpy-stride-<bytes>} kinds. */
+    String MEMCPY_STRIDE = "memcpy-stride-";
+
+    /**
+     * @return where the {@code -mapped} kinds map their files: the system property
+     *         {@code streamcache.bench.mappedDir}, by default {@code /dev/shm}.
+     */
+    static Path mappedDir() {
+        return Path.of(System.getProperty("streamcache.bench.mappedDir", "/dev/shm"));
+    }
+
     static ByteStore create(final String kind, final int keyCount, final int entryLength, final int slotCount) {
         switch (kind) {
             case "blockcache":
@@ -65,6 +84,20 @@ interface ByteStore extends AutoCloseable {
             case "memcpy-blocks":
                 // The cache's layout of 4 KB blocks (entries rounded up to whole blocks), no bookkeeping.
                 return new MemcpyStore(entryLength, slotCount, (entryLength + 4095) & -4096);
+            case "blockcache-mapped":
+                // The cache's defaults in a file mapped from mappedDir() (on a tmpfs mounted with huge=always
+                // its pages are 2 MB, the direct regions' are 4 KB; on /dev/shm 4 KB), sized to the workload's
+                // keys in whole 4 KB blocks plus a quarter, at least 16 MB: the file takes its whole length.
+                final long mappedCapacity = Math.max(16L << 20, ((long)keyCount * ((entryLength + 4095) & -4096) * 5 / 4 + (2L << 20) - 1) & -(2L << 20));
+                return new BlockCacheStore(keyCount, mappedCapacity, BlockCache.Builder.BLOCK_LENGTH_DEFAULT, BlockCache.Builder.BUFFER_LENGTH_DEFAULT,
+                    MappedFileRegion.factory(mappedDir().resolve("blockcache-" + ProcessHandle.current().pid())));
+            case "memcpy-mapped":
+                // memcpy in a file mapped from mappedDir().
+                return new MemcpyStore(entryLength, slotCount, entryLength, mappedDir().resolve("memcpy-" + ProcessHandle.current().pid()));
+            case "memcpy-blocks-mapped":
+                // memcpy-blocks in a file mapped from mappedDir(): the same pages as blockcache-mapped.
+                return new MemcpyStore(entryLength, slotCount, (entryLength + 4095) & -4096,
+                    mappedDir().resolve("memcpy-" + ProcessHandle.current().pid()));
             case "memcpy-metadata":
                 return new MemcpyMetadataStore(entryLength, slotCount);
             case "caffeine":
@@ -74,12 +107,16 @@ interface ByteStore extends AutoCloseable {
             case "rocksdb":
                 return new RocksDbStore();
             default:
+                if (kind.startsWith(MEMCPY_STRIDE)) {
+                    // memcpy with slots this many bytes apart: which spacing, not which bookkeeping, costs.
+                    return new MemcpyStore(entryLength, slotCount, Integer.parseInt(kind.substring(MEMCPY_STRIDE.length())));
+                }
                 final int[] geometry = BlockCacheStore.geometryOf(kind);
                 if (geometry != null) {
                     return new BlockCacheStore(keyCount, BlockCacheStore.CAPACITY, geometry[0], geometry[1]);
                 }
                 throw new IllegalArgumentException("kind=" + kind + " is not one of blockcache, blockcache-16m, blockcache-<N>k[-<M>k], hashmap, "
-                    + "concurrenthashmap, memcpy, memcpy-blocks, memcpy-metadata, caffeine, ohc, rocksdb");
+                    + "concurrenthashmap, memcpy, memcpy-blocks, memcpy-metadata, memcpy-stride-<N>, caffeine, ohc, rocksdb");
         }
     }
 

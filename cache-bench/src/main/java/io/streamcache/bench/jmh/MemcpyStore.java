@@ -1,6 +1,16 @@
 package io.streamcache.bench.jmh;
 
 import io.netty.buffer.ByteBuf;
+import org.agrona.BufferUtil;
+import org.agrona.IoUtil;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.MappedByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 
 import static org.agrona.UnsafeAccess.UNSAFE;
 
@@ -26,6 +36,9 @@ final class MemcpyStore implements ByteStore {
     private final int slotCount;
     private final long allocated;
     private final long base;
+    /** The mapping the slots are in, or null (native memory). */
+    private final MappedByteBuffer mapped;
+    private final Path file;
 
     MemcpyStore(final int entryLength, final int slotCount) {
         this(entryLength, slotCount, entryLength);
@@ -38,6 +51,14 @@ final class MemcpyStore implements ByteStore {
      *                   blocks, 2 KB unused after it), without the cache's bookkeeping.
      */
     MemcpyStore(final int entryLength, final int slotCount, final int slotStride) {
+        this(entryLength, slotCount, slotStride, null);
+    }
+
+    /**
+     * @param file null for native memory, else a file to create, map (shared) and delete on close:
+     *             on a tmpfs mounted with {@code huge=always} the slots lie in 2 MB pages.
+     */
+    MemcpyStore(final int entryLength, final int slotCount, final int slotStride, final Path file) {
         if (slotStride < entryLength) {
             throw new IllegalArgumentException("slotStride=" + slotStride + " < entryLength=" + entryLength);
         }
@@ -45,8 +66,22 @@ final class MemcpyStore implements ByteStore {
         this.slotStride = slotStride;
         this.slotCount = slotCount;
         final long length = (long)slotStride * slotCount;
-        this.allocated = UNSAFE.allocateMemory(length + PAGE);
-        this.base = (allocated + PAGE - 1) & -PAGE;
+        this.file = file;
+        if (file == null) {
+            this.mapped = null;
+            this.allocated = UNSAFE.allocateMemory(length + PAGE);
+            this.base = (allocated + PAGE - 1) & -PAGE;
+        } else {
+            // Whole 2 MB pages, so that a huge-page tmpfs backs every slot with one.
+            final long mappedLength = (length + (2L << 20) - 1) & -(2L << 20);
+            try (FileChannel channel = FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
+                this.mapped = channel.map(FileChannel.MapMode.READ_WRITE, 0, mappedLength);
+            } catch (final IOException e) {
+                throw new UncheckedIOException(e);
+            }
+            this.allocated = 0;
+            this.base = BufferUtil.address(mapped);
+        }
         UNSAFE.setMemory(base, length, (byte)0);
     }
 
@@ -72,6 +107,15 @@ final class MemcpyStore implements ByteStore {
 
     @Override
     public void close() {
-        UNSAFE.freeMemory(allocated);
+        if (mapped == null) {
+            UNSAFE.freeMemory(allocated);
+            return;
+        }
+        IoUtil.unmap(mapped);
+        try {
+            Files.deleteIfExists(file);
+        } catch (final IOException e) {
+            throw new UncheckedIOException(e);
+        }
     }
 }
