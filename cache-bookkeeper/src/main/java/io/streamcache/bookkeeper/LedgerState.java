@@ -138,12 +138,12 @@ final class LedgerState extends Watchable<LastAddConfirmedUpdateNotification> {
         return Arrays.stream(ids).iterator();
     }
 
-    void putPending(final long entryId, final ByteBuf record) {
+    void putPending(final Long entryId, final ByteBuf record) {
         pending.put(entryId, record);
     }
 
     /** Called once the append of {@code record} completed (either way): drops the map's reference. */
-    void completed(final long entryId, final ByteBuf record) {
+    void completed(final Long entryId, final ByteBuf record) {
         pending.remove(entryId, record);
         record.release();
     }

@@ -466,14 +466,19 @@ public final class StreamcacheLedgerStorage implements CompactableLedgerStorage 
             final long lac = entry.getLong(at + LedgerRecords.ENTRY_LAC_OFFSET);
             final LedgerState state = ledgerForWrite(ledgerId);
             final ByteBuf record = LedgerRecords.record(allocator, LedgerRecords.TYPE_ENTRY, entry);
+            // Boxed once for the pending map's put and its remove.
+            final Long pendingKey = entryId;
             final CompletableFuture<Long> append;
             synchronized (state) {
                 final long payload = state.nextOffset() + LedgerRecords.HEADER_LENGTH;
-                state.putPending(entryId, record);
+                state.putPending(pendingKey, record);
                 append = append(state, record);
                 state.putLocation(entryId, LedgerRecords.location(payload, length));
             }
-            append.whenComplete((offset, failure) -> state.completed(entryId, record));
+            append.whenComplete((offset, failure) -> {
+                appended(state, failure);
+                state.completed(pendingKey, record);
+            });
             state.raiseLac(lac);
             if (settings.durableAdds()) {
                 await(append, state);
@@ -646,7 +651,10 @@ public final class StreamcacheLedgerStorage implements CompactableLedgerStorage 
                 append = append(state, record);
                 state.explicitLac(bytes);
             }
-            append.whenComplete((offset, failure) -> record.release());
+            append.whenComplete((offset, failure) -> {
+                appended(state, failure);
+                record.release();
+            });
             if (bytes.length >= LedgerRecords.EXPLICIT_LAC_VALUE_OFFSET + Long.BYTES) {
                 state.raiseLac(lac.getLong(lac.readerIndex() + LedgerRecords.EXPLICIT_LAC_VALUE_OFFSET));
             }
@@ -824,12 +832,23 @@ public final class StreamcacheLedgerStorage implements CompactableLedgerStorage 
             append = CompletableFuture.failedFuture(e);
         }
         state.advance(length, append);
-        append.whenComplete((offset, failure) -> {
-            if (failure != null) {
-                state.fail(failure);
-            }
-        });
+        if (append.isCompletedExceptionally()) {
+            // Refused at once: the ledger refuses work before the monitor is released.
+            append.whenComplete((offset, failure) -> state.fail(failure));
+        }
         return append;
+    }
+
+    /**
+     * What every append's one completion callback does first (a caller registers one callback
+     * per append, which also releases its record: each {@code whenComplete} costs a future, a
+     * completion node and a lambda, which a profile of bookies under Pulsar showed as a fifth of
+     * the bookie's sampled allocation when {@link #append} and its caller registered one each).
+     */
+    private static void appended(final LedgerState state, final Throwable failure) {
+        if (failure != null) {
+            state.fail(failure);
+        }
     }
 
     private void writeDurably(final LedgerState state, final byte type, final byte[] payload) throws IOException {
@@ -838,7 +857,10 @@ public final class StreamcacheLedgerStorage implements CompactableLedgerStorage 
         synchronized (state) {
             append = append(state, record);
         }
-        append.whenComplete((offset, failure) -> record.release());
+        append.whenComplete((offset, failure) -> {
+            appended(state, failure);
+            record.release();
+        });
         final CompletableFuture<Void> forced = settings.forceAtCheckpoints() ? storeLog().force() : null;
         await(append, state);
         if (forced != null) {

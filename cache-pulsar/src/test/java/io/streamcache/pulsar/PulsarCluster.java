@@ -29,6 +29,13 @@ final class PulsarCluster implements AutoCloseable {
         "--add-opens", "java.base/java.io=ALL-UNNAMED", "--add-opens", "java.base/java.nio=ALL-UNNAMED",
         "--add-opens", "java.base/sun.nio.ch=ALL-UNNAMED", "--add-opens", "java.base/java.lang=ALL-UNNAMED",
         "--add-opens", "java.base/jdk.internal.misc=ALL-UNNAMED");
+    /**
+     * With {@code -Dstreamcache.pulsar.jfr=<settings>} (a JFR settings name, {@code profile} for
+     * {@code true}) each bookie runs a flight recording named {@link #RECORDING} from its start;
+     * {@link #dumpBookieRecordings} writes it out (the children are SIGKILLed, which writes nothing).
+     */
+    static final String JFR = System.getProperty("streamcache.pulsar.jfr", "");
+    static final String RECORDING = "bookie";
     static final List<String> BROKER_JVM = List.of("-Xmx512m", "-XX:MaxDirectMemorySize=512m",
         "--add-opens", "java.base/java.io=ALL-UNNAMED", "--add-opens", "java.base/java.nio=ALL-UNNAMED",
         "--add-opens", "java.base/sun.nio.ch=ALL-UNNAMED", "--add-opens", "java.base/java.lang=ALL-UNNAMED",
@@ -111,9 +118,42 @@ final class PulsarCluster implements AutoCloseable {
         if (bookies[index] != null) {
             throw new IllegalStateException("bookie index=" + index + " is running");
         }
-        bookies[index] = ChildProcess.start("bookie-" + index, root.resolve("logs/bookie-" + index + ".log"), BOOKIE_JVM,
+        final List<String> jvm = new ArrayList<>(BOOKIE_JVM);
+        if (!JFR.isEmpty()) {
+            jvm.add("-XX:StartFlightRecording=name=" + RECORDING + ",settings=" + ("true".equals(JFR) ? "profile" : JFR) + ",disk=true,maxage=1h");
+        }
+        bookies[index] = ChildProcess.start("bookie-" + index, root.resolve("logs/bookie-" + index + ".log"), jvm,
             BookieMain.class, List.of("zk://127.0.0.1:" + zkPort + "/ledgers", Integer.toString(bookiePorts[index]),
                 root.resolve("bookie-" + index).toString(), storage), "bookie started", 120);
+    }
+
+    /**
+     * Writes each running bookie's flight recording to {@code <directory>/<prefix>-bookie-<i>.jfr}
+     * with the JDK's {@code jcmd <pid> JFR.dump}; nothing without {@code -Dstreamcache.pulsar.jfr}.
+     *
+     * @return the files written.
+     */
+    List<Path> dumpBookieRecordings(final Path directory, final String prefix) throws IOException, InterruptedException {
+        final List<Path> files = new ArrayList<>();
+        if (JFR.isEmpty()) {
+            return files;
+        }
+        Files.createDirectories(directory);
+        for (int i = 0; i < bookies.length; i++) {
+            if (bookies[i] == null) {
+                continue;
+            }
+            final Path file = directory.resolve(prefix + "-bookie-" + i + ".jfr").toAbsolutePath();
+            final Process jcmd = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "jcmd").toString(),
+                Long.toString(bookies[i].pid()), "JFR.dump", "name=" + RECORDING, "filename=" + file)
+                .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.appendTo(root.resolve("logs/jcmd.log").toFile())).start();
+            if (!jcmd.waitFor(120, TimeUnit.SECONDS) || jcmd.exitValue() != 0 || !Files.exists(file)) {
+                jcmd.destroyForcibly();
+                throw new IOException("jcmd JFR.dump of bookie-" + i + " failed; log=" + root.resolve("logs/jcmd.log"));
+            }
+            files.add(file);
+        }
+        return files;
     }
 
     /** SIGKILL of bookie {@code index}: its journal and storage as a power cut leaves them. */

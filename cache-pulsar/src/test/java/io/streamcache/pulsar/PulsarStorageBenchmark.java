@@ -35,7 +35,10 @@ import java.util.function.ToDoubleFunction;
  * consumer), an unthrottled phase (publish rate), then a consumer drains the backlog both phases
  * left while the fixed-rate producer goes on (drain MB/s, publish latency during the drain).
  * Behind {@code -Dstreamcache.pulsar.bench=true} (about 3 minutes a run here); the figures
- * and the command are in docs/pulsar.md. Single-threaded driver; the client's threads call back.
+ * and the command are in docs/pulsar.md. With {@code -Dstreamcache.pulsar.jfr=profile} the bookies
+ * run a flight recording, and each run writes it ({@code target/jfr/<run>-bookie-<i>.jfr}) and
+ * where the bookies' CPU, allocation and monitor waits went over the measured phases
+ * ({@code target/jfr/<run>-top.txt}, {@link JfrTopFrames}). Single-threaded driver; the client's threads call back.
  */
 @EnabledIfSystemProperty(named = "streamcache.pulsar.bench", matches = "true")
 class PulsarStorageBenchmark {
@@ -125,6 +128,7 @@ class PulsarStorageBenchmark {
             final long[] seq = {0};
             final List<Long> pids = cluster.pids();
             final long[][] before = usage(pids);
+            final java.time.Instant profileFrom = java.time.Instant.now();
             // Fixed rate: warm-up, then measured.
             publishAtRate(producer, seq, WARMUP_SECONDS, publish, acked);
             publish.reset();
@@ -183,6 +187,14 @@ class PulsarStorageBenchmark {
             }
             final double drainMBps = backlog * (double) MESSAGE / ((drainEnd[0] - drainStart) / 1e9) / (1 << 20);
             final long[][] after = usage(pids);
+            final java.time.Instant profileTo = java.time.Instant.now();
+            final String name = root.getFileName().toString();
+            final List<Path> recordings = cluster.dumpBookieRecordings(Path.of("target", "jfr"), name);
+            if (!recordings.isEmpty()) {
+                final String profile = JfrTopFrames.summarize(recordings, profileFrom, profileTo);
+                Files.writeString(Path.of("target", "jfr", name + "-top.txt"), profile);
+                LOG.info("{} bookies' profile over the measured phases:\n{}", storage, profile);
+            }
             double bookieCpu = 0;
             double bookieWritten = 0;
             for (int i = 1; i < pids.size(); i++) {
