@@ -134,7 +134,7 @@ final class Segment extends SegmentLock implements PromotionTarget {
     /** For tests: a segment of its own, outside a table (not listed for eviction passes). */
     Segment(final int id, final String name, final BlockCache cache, final CacheManager manager, final int maxEntryLength,
             final boolean appendsDurable, final int fillTier) {
-        this(id, name, new SegmentContext(cache, manager, maxEntryLength, appendsDurable, fillTier, null));
+        this(id, name, new SegmentContext(cache, manager.hooks(), maxEntryLength, appendsDurable, fillTier, null));
     }
 
     // ------------------------------------------------------------------------------------------
