@@ -38,9 +38,9 @@ import java.util.concurrent.atomic.LongAdder;
  * </pre>
  *
  * <p><b>Threading:</b> thread-safe. A request is admitted and queued under its segment's lock,
- * so a segment's records reach the log in the order their offsets were reserved; the segment
- * fields this layer owns ({@code reservedLength}, {@code inFlight}, {@code inFlightEpoch},
- * {@code sealRequest}, {@code deleting}) are guarded by that lock too. The synchronous
+ * so a segment's records reach the log in the order their offsets were reserved; what this
+ * layer keeps of a segment (its {@link SegmentDurability}: the reserved end, the requests in
+ * flight and their epoch, a SEAL or DELETE in flight) is guarded by that lock too. The synchronous
  * operations wait for their request's future with no lock held; the completion thread takes
  * segment locks but never waits for a producer. Nothing waits for the writer's queue under a
  * segment's lock: when the queue and its overflow are full the writer refuses at once
@@ -142,9 +142,9 @@ final class DurableSegmentTable implements SegmentMutations {
                         + " is still the id of segment=" + sameId.name);
                 }
                 final long epoch = writer.healthyEpoch();
+                final SegmentDurability durability = durability(segment);
                 request = writer.create(epoch, segment.id, segment.name, segment, logCommits);
-                segment.inFlight++;
-                segment.inFlightEpoch = epoch;
+                durability.submitted(epoch);
             } catch (final RuntimeException e) {
                 segments.remove(segment.name, segment);
                 segmentsById.remove(segment);
@@ -170,18 +170,19 @@ final class DurableSegmentTable implements SegmentMutations {
             LogRequest request = null;
             segment.lock();
             try {
-                final long offset = reserveAppend(segment, expectedOffset, length);
+                final SegmentDurability durability = checkLogged(segment);
+                final long offset = reserveAppend(segment, durability, expectedOffset, length);
                 if (length == 0) {
                     return offset;
                 }
-                final long epoch = admit(segment);
+                final long epoch = admit(segment, durability);
                 try {
                     request = writer.appendPooled(epoch, segment.id, offset, data, segment, logCommits);
                 } catch (final LogQueueFullException e) {
                     // Nothing was reserved: wait for the writer below, with the lock released.
                 }
                 if (request != null) {
-                    reserved(segment, offset + length, epoch);
+                    durability.appendSubmitted(offset + length, epoch);
                 }
             } finally {
                 segment.unlock();
@@ -204,13 +205,14 @@ final class DurableSegmentTable implements SegmentMutations {
         }
         segment.lock();
         try {
-            final long offset = reserveAppend(segment, expectedOffset, length);
+            final SegmentDurability durability = checkLogged(segment);
+            final long offset = reserveAppend(segment, durability, expectedOffset, length);
             if (length == 0) {
                 return CompletableFuture.completedFuture(offset);
             }
-            final long epoch = admit(segment);
+            final long epoch = admit(segment, durability);
             final LogRequest request = writer.append(epoch, segment.id, offset, data, segment, logCommits);
-            reserved(segment, offset + length, epoch);
+            durability.appendSubmitted(offset + length, epoch);
             return request;
         } catch (final StreamcacheException e) {
             return CompletableFuture.failedFuture(e);
@@ -228,28 +230,22 @@ final class DurableSegmentTable implements SegmentMutations {
     }
 
     /**
-     * Under the segment's lock: checks that an append of {@code length} bytes may go at
-     * {@code expectedOffset} (or the end), and returns the offset it goes to. Changes nothing.
+     * Under the segment's lock, once {@link #checkLogged}: checks that an append of
+     * {@code length} bytes may go at {@code expectedOffset} (or the end), and returns the offset
+     * it goes to. Changes nothing.
      */
-    private static long reserveAppend(final Segment segment, final long expectedOffset, final int length) {
-        checkLogged(segment);
-        if (segment.sealed || segment.sealRequest != null) {
-            throw new SegmentSealedException(segment.name, segment.reservedLength);
+    private static long reserveAppend(final Segment segment, final SegmentDurability durability, final long expectedOffset,
+                                      final int length) {
+        if (segment.sealed || durability.sealRequest() != null) {
+            throw new SegmentSealedException(segment.name, durability.reservedLength());
         }
-        SegmentTable.checkLength(segment, expectedOffset, segment.reservedLength);
-        final long offset = segment.reservedLength;
+        SegmentTable.checkLength(segment, expectedOffset, durability.reservedLength());
+        final long offset = durability.reservedLength();
         if (length > Long.MAX_VALUE - offset) {
             throw new IllegalArgumentException("length=" + length + " would take segment=" + segment.name
                 + " past Long.MAX_VALUE, offset=" + offset);
         }
         return offset;
-    }
-
-    /** Under the segment's lock, once the request is queued: the offset is taken. */
-    private static void reserved(final Segment segment, final long end, final long epoch) {
-        segment.reservedLength = end;
-        segment.inFlight++;
-        segment.inFlightEpoch = epoch;
     }
 
     /**
@@ -281,18 +277,16 @@ final class DurableSegmentTable implements SegmentMutations {
         final LogRequest request;
         segment.lock();
         try {
-            checkLogged(segment);
+            final SegmentDurability durability = checkLogged(segment);
             if (segment.sealed) {
                 return segment.length;
             }
-            if (segment.sealRequest != null) {
-                request = segment.sealRequest;
+            if (durability.sealRequest() != null) {
+                request = durability.sealRequest();
             } else {
-                final long epoch = admit(segment);
-                request = writer.seal(epoch, segment.id, segment.reservedLength, segment, logCommits);
-                segment.sealRequest = request;
-                segment.inFlight++;
-                segment.inFlightEpoch = epoch;
+                final long epoch = admit(segment, durability);
+                request = writer.seal(epoch, segment.id, durability.reservedLength(), segment, logCommits);
+                durability.sealSubmitted(request, epoch);
             }
         } finally {
             segment.unlock();
@@ -316,7 +310,7 @@ final class DurableSegmentTable implements SegmentMutations {
         final LogRequest request;
         segment.lock();
         try {
-            checkLogged(segment);
+            final SegmentDurability durability = checkLogged(segment);
             if (offset > segment.length) {
                 throw new IllegalArgumentException("offset=" + offset + " is past length=" + segment.length + " of segment="
                     + segment.name);
@@ -324,10 +318,9 @@ final class DurableSegmentTable implements SegmentMutations {
             if (offset <= segment.startOffset) {
                 return;
             }
-            final long epoch = admit(segment);
+            final long epoch = admit(segment, durability);
             request = writer.truncate(epoch, segment.id, offset, segment, logCommits);
-            segment.inFlight++;
-            segment.inFlightEpoch = epoch;
+            durability.submitted(epoch);
         } finally {
             segment.unlock();
         }
@@ -351,12 +344,10 @@ final class DurableSegmentTable implements SegmentMutations {
         final LogRequest request;
         segment.lock();
         try {
-            checkLogged(segment);
-            final long epoch = admit(segment);
+            final SegmentDurability durability = checkLogged(segment);
+            final long epoch = admit(segment, durability);
             request = writer.delete(epoch, segment.id, segment, logCommits);
-            segment.deleting = true;
-            segment.inFlight++;
-            segment.inFlightEpoch = epoch;
+            durability.deleteSubmitted(epoch);
         } finally {
             segment.unlock();
         }
@@ -364,13 +355,41 @@ final class DurableSegmentTable implements SegmentMutations {
     }
 
     /**
-     * With a log: the segment is live and not being deleted.
+     * Under the segment's lock: the segment is live and not being deleted.
+     *
+     * @return its durability record.
      */
-    private static void checkLogged(final Segment segment) {
+    private static SegmentDurability checkLogged(final Segment segment) {
         segment.checkLive();
-        if (segment.deleting) {
+        final SegmentDurability durability = durability(segment);
+        if (durability.deleting()) {
             throw new SegmentNotFoundException(segment.name, "is being deleted");
         }
+        return durability;
+    }
+
+    /**
+     * Under the segment's lock: its durability record, made the first time. A segment without
+     * one has never had a request logged by this layer (a new one, or one recovered from the
+     * log), so nothing of it is in flight and its length is where the next append goes. One
+     * object per segment, never per append.
+     */
+    private static SegmentDurability durability(final Segment segment) {
+        SegmentDurability durability = segment.durability;
+        if (durability == null) {
+            durability = new SegmentDurability(segment.length);
+            segment.durability = durability;
+        }
+        return durability;
+    }
+
+    /**
+     * Under the segment's lock: the end of the offsets handed to appends, durable or still in
+     * flight; the segment's length if this layer never logged a change of it (or there is no log).
+     */
+    static long reservedLength(final Segment segment) {
+        final SegmentDurability durability = segment.durability;
+        return durability != null ? Math.max(segment.length, durability.reservedLength()) : segment.length;
     }
 
     /**
@@ -378,10 +397,10 @@ final class DurableSegmentTable implements SegmentMutations {
      * none in flight from an earlier epoch (their failures give offsets back, which must happen
      * before new offsets are reserved). The caller holds the segment's lock.
      */
-    private long admit(final Segment segment) {
+    private long admit(final Segment segment, final SegmentDurability durability) {
         final long epoch = writer.healthyEpoch();
-        if (segment.inFlight > 0 && segment.inFlightEpoch != epoch) {
-            throw new LogFailedException("segment=" + segment.name + " still has " + segment.inFlight
+        if (durability.inFlightBefore(epoch)) {
+            throw new LogFailedException("segment=" + segment.name + " still has " + durability.inFlight()
                 + " log requests in flight from before the log failed; retry once they have failed", writer.lastFailure());
         }
         return epoch;
@@ -444,7 +463,7 @@ final class DurableSegmentTable implements SegmentMutations {
             boolean deleted = false;
             segment.lock();
             try {
-                segment.inFlight--;
+                segment.durability.completed();
                 if (segment.deleted) {
                     return;
                 }
@@ -465,7 +484,7 @@ final class DurableSegmentTable implements SegmentMutations {
                         woken = segment.takeWaiters(segment.length);
                         break;
                     case LogRecordDescriptor.TYPE_SEAL:
-                        segment.sealRequest = null;
+                        segment.durability.sealDone();
                         woken = segment.sealLocked();
                         break;
                     case LogRecordDescriptor.TYPE_TRUNCATE:
@@ -495,22 +514,20 @@ final class DurableSegmentTable implements SegmentMutations {
             boolean remove = false;
             segment.lock();
             try {
-                segment.inFlight--;
+                final SegmentDurability durability = segment.durability;
+                durability.completed();
                 switch (request.type()) {
                     case LogRecordDescriptor.TYPE_DATA:
-                        // Every later request of the segment fails too (same epoch, later in the log).
-                        if (segment.reservedLength > request.segmentOffset()) {
-                            segment.reservedLength = request.segmentOffset();
-                        }
+                        durability.appendFailed(request.segmentOffset());
                         break;
                     case LogRecordDescriptor.TYPE_CREATE:
                         remove = !segment.deleted;
                         break;
                     case LogRecordDescriptor.TYPE_SEAL:
-                        segment.sealRequest = null;
+                        durability.sealDone();
                         break;
                     case LogRecordDescriptor.TYPE_DELETE:
-                        segment.deleting = false;
+                        durability.deleteFailed();
                         break;
                     default:
                         break;

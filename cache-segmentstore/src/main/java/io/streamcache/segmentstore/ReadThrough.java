@@ -3,7 +3,6 @@ package io.streamcache.segmentstore;
 import io.netty.buffer.ByteBuf;
 import io.streamcache.core.StreamcacheException;
 import io.streamcache.core.StreamcacheThreads;
-import io.streamcache.segmentstore.eviction.CacheManager;
 import io.streamcache.segmentstore.internal.eviction.ManagerHooks;
 import io.streamcache.log.internal.history.HistoricalReader;
 import io.streamcache.log.internal.history.LogFileChannels;
@@ -50,12 +49,12 @@ final class ReadThrough {
      * Opens read channels on the log directory lazily and builds the historical reader (its
      * threads start with it).
      */
-    ReadThrough(final SegmentTable table, final CacheManager manager, final LogLocations locations, final Path directory,
+    ReadThrough(final SegmentTable table, final ManagerHooks managerHooks, final LogLocations locations, final Path directory,
                 final int rangeLength, final int maxGap, final int threads, final int maxReadAhead, final String storeName,
                 final StreamcacheThreads streamcacheThreads, final ReadBudget storeBudget) {
         this.table = table;
         this.storeBudget = storeBudget;
-        this.managerHooks = ManagerHooks.of(manager);
+        this.managerHooks = managerHooks;
         this.locations = locations;
         this.maxReadAhead = maxReadAhead;
         this.logChannels = new LogFileChannels(directory);

@@ -9,7 +9,6 @@ import io.streamcache.segmentstore.internal.eviction.EvictionScan;
 import io.streamcache.segmentstore.internal.eviction.PromotionTarget;
 import io.streamcache.segmentstore.internal.index.ReadIndexEntry;
 import io.streamcache.segmentstore.internal.index.ReadIndexTree;
-import io.streamcache.log.internal.LogRequest;
 
 import java.nio.ByteBuffer;
 import java.util.Arrays;
@@ -38,9 +37,9 @@ import java.util.Arrays;
  * pieces of at most {@code maxEntryLength}.
  *
  * <p>With a durable log, {@link #length} is the end of the bytes that are durable and in the
- * index (what readers see), {@link #reservedLength} the end of the offsets handed to appends
- * still on their way through the log; {@link #inFlight} counts this segment's log requests not
- * yet completed, all admitted in the writer epoch {@link #inFlightEpoch}.
+ * index (what readers see); what the log has not made durable yet (the offsets handed to
+ * appends on their way, the requests in flight, a SEAL or DELETE in flight) is the durability
+ * layer's, in the segment's {@link SegmentDurability}, which {@link DurableSegmentTable} owns.
  *
  * <p><b>Heap per segment.</b> A store may hold hundreds of thousands of segments, so
  * a segment holds only its own state: its lock is the object itself ({@link SegmentLock}, no
@@ -48,8 +47,11 @@ import java.util.Arrays;
  * (cache, manager hooks, settings, the retiring of removed entries: no lambda per segment), and
  * the waiting reads are a {@link WaiterQueue} made with the first one (it is also the waiters'
  * timeout), and the read index is its root entry in a field of the segment, the algorithms
- * static in {@link ReadIndexTree} (no 24-byte tree object per segment). 120 bytes with compressed
- * oops (JOL 0.17: the 2-byte gap after the booleans is the only waste), plus the index entries.
+ * static in {@link ReadIndexTree} (no 24-byte tree object per segment). 104 bytes with compressed
+ * oops (JOL 0.17, JDK 17: the 3-byte gap after the booleans is the only waste), plus the index
+ * entries and, with a log, the durability layer's 40-byte {@link SegmentDurability} (with its
+ * fields in the segment instead, the segment measured 128 bytes: 16 more per segment with a log,
+ * 24 fewer without one).
  *
  * <p><b>Design note: the split.</b> Everything here is state guarded by the segment's one lock,
  * or an algorithm over that state: bounds, the read index and its pins, the placeholders, the
@@ -100,16 +102,12 @@ final class Segment extends SegmentLock implements PromotionTarget {
     boolean tailOpen;
     /** The entry a cache call on this thread is changing now: eviction must not touch it. */
     ReadIndexEntry writing;
-    /** With a log: the offset the next append gets (length plus the appends in flight). */
-    long reservedLength;
-    /** With a log: requests of this segment submitted and not completed. */
-    int inFlight;
-    /** With a log: the writer epoch the in-flight requests were admitted in. */
-    long inFlightEpoch;
-    /** With a log: the SEAL request in flight, or null; appends are refused while it is set. */
-    LogRequest sealRequest;
-    /** With a log: a DELETE request is in flight; appends and other changes are refused. */
-    boolean deleting;
+    /**
+     * With a log: what the durability layer keeps of this segment, made and changed by
+     * {@link DurableSegmentTable} only (under the lock); null until it first logs a change of
+     * the segment, and always without a log.
+     */
+    SegmentDurability durability;
     /** Where this segment's sequential readers are, made with the first read; null until then. */
     ReaderMarks readerMarks;
     /** The waiting reads, made with the first one; null until then. */
@@ -134,7 +132,7 @@ final class Segment extends SegmentLock implements PromotionTarget {
     /** For tests: a segment of its own, outside a table (not listed for eviction passes). */
     Segment(final int id, final String name, final BlockCache cache, final CacheManager manager, final int maxEntryLength,
             final boolean appendsDurable, final int fillTier) {
-        this(id, name, new SegmentContext(cache, manager, maxEntryLength, appendsDurable, fillTier, null));
+        this(id, name, new SegmentContext(cache, manager.hooks(), maxEntryLength, appendsDurable, fillTier, null));
     }
 
     // ------------------------------------------------------------------------------------------
@@ -382,7 +380,6 @@ final class Segment extends SegmentLock implements PromotionTarget {
         this.length = startOffset;
         appendGapLocked(length - startOffset);
         this.durableLength = length;
-        this.reservedLength = length;
         this.sealed = sealed;
     }
 

@@ -1,7 +1,6 @@
 package io.streamcache.segmentstore;
 
 import io.streamcache.core.cache.BlockCache;
-import io.streamcache.segmentstore.eviction.CacheManager;
 import io.streamcache.segmentstore.internal.eviction.ManagerHooks;
 import io.streamcache.segmentstore.internal.index.ReadIndexEntry;
 import io.streamcache.segmentstore.internal.index.ReadIndexEntryPool;
@@ -46,10 +45,10 @@ final class SegmentContext implements Consumer<ReadIndexEntry> {
      */
     final ReadIndexEntryPool entries;
 
-    SegmentContext(final BlockCache cache, final CacheManager manager, final int maxEntryLength, final boolean appendsDurable,
+    SegmentContext(final BlockCache cache, final ManagerHooks hooks, final int maxEntryLength, final boolean appendsDurable,
                    final int fillTier, final SegmentsByGeneration byGeneration) {
         this.cache = cache;
-        this.hooks = ManagerHooks.of(manager);
+        this.hooks = hooks;
         this.maxEntryLength = maxEntryLength;
         this.appendsDurable = appendsDurable;
         this.tiered = cache.tierCount() > 1;

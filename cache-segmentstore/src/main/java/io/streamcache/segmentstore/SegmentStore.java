@@ -12,8 +12,8 @@ import io.streamcache.core.CacheConfigurationException;
 import io.streamcache.core.StreamcacheException;
 import io.streamcache.core.StreamcacheThreads;
 import io.streamcache.core.cache.BlockCache;
-import io.streamcache.segmentstore.internal.eviction.ManagerHooks;
 import io.streamcache.segmentstore.eviction.CacheManager;
+import io.streamcache.segmentstore.internal.eviction.ManagerHooks;
 import io.streamcache.segmentstore.internal.eviction.EvictionSource;
 import io.streamcache.segmentstore.internal.index.AvlReadIndex;
 import io.streamcache.segmentstore.internal.index.ReadIndexEntry;
@@ -24,7 +24,6 @@ import io.streamcache.log.LogException;
 import io.streamcache.log.LogFailedException;
 import io.streamcache.log.internal.LogRecordListener;
 import io.streamcache.segmentstore.compaction.CompactionConfig;
-import io.streamcache.segmentstore.internal.StoreInternals;
 import io.streamcache.segmentstore.internal.compaction.Compactor;
 import io.streamcache.log.internal.history.HistoricalReader;
 import io.streamcache.log.CorruptionPolicy;
@@ -263,8 +262,9 @@ import java.util.concurrent.atomic.AtomicInteger;
  * {@code HandedOffReads} runs on the timeout thread the reads that would wait for a segment's
  * lock, a {@code StoreSegments} is what the compactor sees of the store, a {@code HealthBean} and
  * an {@code IsolationBean} publish {@link #health()} and {@link #isolationStats()} over JMX, a
- * {@code StartupReport} writes the line the builder logs, and a {@code StoreBridge} serves
- * {@code StoreInternals}. What stays here is the public contract (this comment and one per
+ * {@code StartupReport} writes the line the builder logs. The parts are wired here, each
+ * handed what it uses when it is made: the cache manager's hooks ({@link CacheManager#hooks()})
+ * to the table and the read-through, the writer and directory to the compactor. What stays here is the public contract (this comment and one per
  * public method, about half of the file), the argument checks and hand-offs, and the
  * {@link Builder}, nested because it is part of the API as {@code SegmentStore.Builder}.
  *
@@ -275,10 +275,6 @@ import java.util.concurrent.atomic.AtomicInteger;
  * {@link CacheClosedException}, stops the timeout thread and closes an owned manager.
  */
 public final class SegmentStore implements AutoCloseable {
-    static {
-        StoreInternals.install(new StoreBridge());
-    }
-
     private static final AtomicInteger INSTANCES = new AtomicInteger();
     /** The expected offset of an unconditional append: wherever the segment ends. */
     private static final long ANY_OFFSET = SegmentMutations.ANY_OFFSET;
@@ -332,7 +328,8 @@ public final class SegmentStore implements AutoCloseable {
         this.waiting = new WaitingReads(name, threads);
         this.manager = builder.manager;
         this.ownsManager = builder.ownsManager;
-        this.table = new SegmentTable(name, cache, manager, maxIndexEntryLength, builder.fillTier, appendsDurable, waiting);
+        final ManagerHooks managerHooks = manager.hooks();
+        this.table = new SegmentTable(name, cache, managerHooks, maxIndexEntryLength, builder.fillTier, appendsDurable, waiting);
         waiting.counters = table.isolation;
         this.handedOff = new HandedOffReads(name, table.isolation, waiting.executor());
         final long readBudgetBytes = builder.readBudget > 0 ? builder.readBudget
@@ -344,7 +341,7 @@ public final class SegmentStore implements AutoCloseable {
         this.healthCheck = new HealthCheck(this, saturatedNanos(builder.healthWindow),
             builder.diskReserve >= 0 ? builder.diskReserve : builder.log != null ? 2 * builder.log.fileLength() : 0, System::nanoTime);
         this.healthMBean = io.streamcache.log.internal.LogMBeans.register("Health", name, new HealthBean(this));
-        ManagerHooks.of(manager).register(table.evictionSource());
+        managerHooks.register(table.evictionSource());
         if (builder.log == null) {
             this.checkpointer = null;
             this.warmRestore = WarmRestoreStats.DISABLED;
@@ -364,7 +361,7 @@ public final class SegmentStore implements AutoCloseable {
         final int maxReadAhead = builder.readThroughMaxReadAhead != -1 ? builder.readThroughMaxReadAhead
             : (int) Math.min(1 << 30, Math.min(8L * builder.readThroughRangeLength,
                 Math.max(builder.readThroughRangeLength, cache.capacity() / Builder.READ_AHEAD_CACHE_DIVISOR)));
-        this.readThrough = new ReadThrough(table, manager, locations, builder.log.directory(), builder.readThroughRangeLength,
+        this.readThrough = new ReadThrough(table, managerHooks, locations, builder.log.directory(), builder.readThroughRangeLength,
             builder.readThroughMaxGap, builder.readThroughThreads, maxReadAhead, name, threads, storeBudget);
         final LogOpening opening = new LogOpening(builder.log, builder.logRecovery, builder.logCorruptionPolicy, threads, name);
         try {
@@ -1262,13 +1259,21 @@ public final class SegmentStore implements AutoCloseable {
     }
 
     /**
-     * @return with a log, the location index of the segment (where its bytes are in the log files,
-     *         one entry per DATA record, i.e. per append), or null without a log or if the log has
-     *         no locations of it (recovered by a custom {@code RecoveryHook}). Thread-safe; it
-     *         follows the segment as records become durable.
+     * The log's location index of a segment (where its bytes are in the log files, one entry per
+     * DATA record, i.e. per append): thread-safe; it follows the segment as records become
+     * durable. For this module's facades and the library's tools (the message-queue facade
+     * rebuilds its message boundaries from it, {@code cache-bench} measures its lookups): its
+     * type lives in a package the log module exports to this module only, so a broker on the
+     * module path cannot use it, and one on the class path must not rely on it (it may change in
+     * any release).
+     *
+     * @param name the segment.
+     * @return the index, or null without a log or if the log has no locations of it (recovered
+     *         by a custom {@code RecoveryHook}).
      * @throws SegmentNotFoundException if no such segment exists.
      */
-    LocationIndex locations(final String name) {
+    @SuppressWarnings("exports")
+    public LocationIndex locations(final String name) {
         final Segment segment = table.segment(name);
         return locations != null ? locations.get(segment.id) : null;
     }
@@ -1282,10 +1287,13 @@ public final class SegmentStore implements AutoCloseable {
     }
 
     /**
-     * @return with a log, bytes of direct memory the location indexes hold (their
-     *         {@code LocationMemory}'s slabs: metadata of the log, outside the cache's bound); 0 without.
+     * Bytes of direct memory the log's location indexes hold now: any thread. They
+     * are the log's metadata (where each append's record is in the files), outside the cache's
+     * bound, so the JVM's direct memory limit must leave room for them.
+     *
+     * @return the bytes with a log (their {@code LocationMemory}'s slabs); 0 without.
      */
-    long locationMemoryBytes() {
+    public long locationMemoryBytes() {
         return locations != null ? locations.reservedBytes() : 0;
     }
 

@@ -6,7 +6,6 @@ import io.streamcache.core.CacheConfigurationException;
 import io.streamcache.core.CacheFullException;
 import io.streamcache.core.StreamcacheException;
 import io.streamcache.core.cache.BlockCache;
-import io.streamcache.segmentstore.eviction.CacheManager;
 import io.streamcache.segmentstore.internal.eviction.EvictionScan;
 import io.streamcache.segmentstore.internal.eviction.EvictionSource;
 import io.streamcache.segmentstore.internal.eviction.ManagerHooks;
@@ -59,13 +58,13 @@ final class SegmentTable implements SegmentMutations {
     private final SegmentContext recoveredContext;
     private volatile boolean closed;
 
-    SegmentTable(final String storeName, final BlockCache cache, final CacheManager manager, final int maxIndexEntryLength,
+    SegmentTable(final String storeName, final BlockCache cache, final ManagerHooks managerHooks, final int maxIndexEntryLength,
                  final int fillTier, final boolean appendsDurable, final WaitingReads waiting) {
         this.storeName = storeName;
         this.cache = cache;
-        this.managerHooks = ManagerHooks.of(manager);
+        this.managerHooks = managerHooks;
         this.waiting = waiting;
-        this.context = new SegmentContext(cache, manager, maxIndexEntryLength, appendsDurable, fillTier, byGeneration);
+        this.context = new SegmentContext(cache, managerHooks, maxIndexEntryLength, appendsDurable, fillTier, byGeneration);
         this.recoveredContext = context.withAppendsDurable(true);
     }
 

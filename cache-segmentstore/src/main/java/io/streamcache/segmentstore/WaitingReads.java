@@ -77,7 +77,7 @@ final class WaitingReads {
             segment.lock();
         }
         try {
-            if (pastEndAtOnce && !segment.deleted && !segment.sealed && offset > Math.max(segment.length, segment.reservedLength)) {
+            if (pastEndAtOnce && !segment.deleted && !segment.sealed && offset > DurableSegmentTable.reservedLength(segment)) {
                 // Past every offset an append has been given: no append can reach it before the
                 // ones before it, so waiting would only end in the timeout.
                 if (counters != null) {

@@ -7,7 +7,6 @@ import io.streamcache.segmentstore.eviction.EvictionPolicy;
 import io.streamcache.segmentstore.eviction.GenerationPolicy;
 import io.streamcache.segmentstore.eviction.HitmapPolicy;
 import io.streamcache.segmentstore.eviction.ReaderAwarePolicy;
-import io.streamcache.segmentstore.internal.StoreInternals;
 import io.streamcache.log.internal.history.HistoricalReader;
 import io.streamcache.log.LogConfig;
 import org.junit.jupiter.api.Timeout;
@@ -119,7 +118,7 @@ class CatchUpIsolationTest {
             final long cached = cachedBytes(store, "only");
             assertTrue(cached >= 8 * MIB, "only " + cached + " bytes came back warm");
             final long uncached = length - cached;
-            final HistoricalReader reader = StoreInternals.historicalReader(store);
+            final HistoricalReader reader = store.historicalReader();
             final long before = reader.stats().bytesRead();
             catchUp(store, "only", 7, 64 * 1024);
             final long read = reader.stats().bytesRead() - before;

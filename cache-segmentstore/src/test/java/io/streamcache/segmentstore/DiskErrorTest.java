@@ -6,7 +6,6 @@ import io.streamcache.log.testing.HookedLogFile;
 import io.streamcache.log.testing.TestLogScanner;
 import io.streamcache.log.testing.TestLogs;
 
-import io.streamcache.segmentstore.internal.StoreInternals;
 import io.streamcache.log.LogConfig;
 import io.streamcache.log.LogFailedException;
 import io.streamcache.log.testing.TestLogs.Ack;
@@ -210,8 +209,8 @@ class DiskErrorTest {
 
             hooks.space.set(Long.MAX_VALUE);
             // Nobody calls recover(): the writer retries by itself and appends go through again.
-            TestLogs.awaitTrue(() -> !StoreInternals.logWriter(store).isFailed(), "the writer recovered by itself");
-            assertTrue(StoreInternals.logWriter(store).automaticRecoveries() >= 1);
+            TestLogs.awaitTrue(() -> !store.logWriter().isFailed(), "the writer recovered by itself");
+            assertTrue(store.logWriter().automaticRecoveries() >= 1);
             for (int i = 0; i < 10; i++) {
                 acknowledged.add(store.append("s", data(1, offset, 700)));
                 offset += 700;

@@ -9,7 +9,6 @@ import io.streamcache.log.testing.TestLogs;
 import io.streamcache.log.internal.recovery.RecoveryHook;
 import io.streamcache.log.internal.recovery.RecoveredSegment;
 import io.streamcache.log.internal.recovery.RecoveredLog;
-import io.streamcache.segmentstore.internal.StoreInternals;
 import io.streamcache.log.LogConfig;
 import io.streamcache.log.LogFailedException;
 import io.netty.buffer.ByteBuf;
@@ -69,7 +68,7 @@ class DurableSegmentStoreTest {
         final SegmentStore.Builder builder = SegmentStore.builder(cache).maxIndexEntryLength(4096)
             .cacheManager(TestSegments.manualManager(cache)).log(config);
         if (recovery != null) {
-            StoreInternals.logRecovery(builder, recovery);
+            builder.logRecovery(recovery);
         }
         final SegmentStore store = builder.build();
         closer.add(store);
@@ -125,7 +124,7 @@ class DurableSegmentStoreTest {
         try (ReadResult result = store.read("a", 0, (int)a.length())) {
             assertEquals(a.length(), result.length());
         }
-        assertEquals(200, StoreInternals.logWriter(store).stats().requests() - 2);
+        assertEquals(200, store.logWriter().stats().requests() - 2);
         // Sequential appends from one thread: offsets and bytes exact.
         long offset = b.length();
         for (int i = 0; i < 20; i++) {
@@ -289,7 +288,7 @@ class DurableSegmentStoreTest {
         assertFalse(store.exists("t"));
         assertEquals(1000, store.info("s").length());
         hooks.space.set(Long.MAX_VALUE);
-        StoreInternals.logWriter(store).recover().get(10, TimeUnit.SECONDS);
+        store.logWriter().recover().get(10, TimeUnit.SECONDS);
         assertEquals(1000, store.append("s", data("s", 1000, 1000)), "the failed append's offset is given back");
         assertReads(store, "s", 0, 2000);
     }

@@ -1,7 +1,6 @@
 package io.streamcache.segmentstore;
 
 import io.streamcache.core.cache.BlockCache;
-import io.streamcache.segmentstore.internal.StoreInternals;
 import io.streamcache.log.internal.location.LocationIndex;
 import io.streamcache.log.internal.location.LocationList;
 import io.streamcache.log.LogConfig;
@@ -36,19 +35,19 @@ class LocationMemoryStoreTest {
                     store.append("s" + s, buffer(s, 1000L * i, 1000));
                 }
             }
-            assertTrue(StoreInternals.locationMemoryBytes(store) > 0);
-            final LocationIndex held = StoreInternals.locations(store, "s7");
+            assertTrue(store.locationMemoryBytes() > 0);
+            final LocationIndex held = store.locations("s7");
             assertEquals(10, held.count());
             store.close();
-            assertEquals(0, StoreInternals.locationMemoryBytes(store), "the memory is given back at close");
+            assertEquals(0, store.locationMemoryBytes(), "the memory is given back at close");
             assertTrue(held.isCleared());
             assertFalse(held.locate(0, 10_000, new LocationList()));
 
             final SegmentStore reopened = SegmentStore.builder(cache).log(log).build();
             try {
-                final long bytes = StoreInternals.locationMemoryBytes(reopened);
+                final long bytes = reopened.locationMemoryBytes();
                 assertTrue(bytes > 0, "recovery built the indexes in the store's memory");
-                final LocationIndex recovered = StoreInternals.locations(reopened, "s7");
+                final LocationIndex recovered = reopened.locations("s7");
                 assertNotNull(recovered);
                 assertEquals(10, recovered.count());
                 final LocationList list = new LocationList();
@@ -57,7 +56,7 @@ class LocationMemoryStoreTest {
             } finally {
                 reopened.close();
             }
-            assertEquals(0, StoreInternals.locationMemoryBytes(reopened));
+            assertEquals(0, reopened.locationMemoryBytes());
         }
     }
 }

@@ -72,7 +72,7 @@ class LogLocationsTest {
         cache = TestSegments.cache(1 << 20);
         manager = TestSegments.manualManager(cache).build();
         waiting = new WaitingReads("locations", StreamcacheThreads.defaults());
-        table = new SegmentTable("locations", cache, manager, 1000, 0, true, waiting);
+        table = new SegmentTable("locations", cache, manager.hooks(), 1000, 0, true, waiting);
         channels = new LogFileChannels(directory);
         final RecoveredLog recovered = RecoveredLog.builder().segment(7, "seven", 0, 100, false).build();
         table.restore(recovered);

@@ -3,7 +3,6 @@ package io.streamcache.segmentstore;
 import io.streamcache.log.internal.LogFileDescriptor;
 import io.streamcache.log.testing.TestLogs;
 
-import io.streamcache.segmentstore.internal.StoreInternals;
 import io.streamcache.log.LogConfig;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
@@ -119,7 +118,7 @@ class LongAppendTest {
             assertEquals(smallLength, reopened.info("small").length());
             assertArrayEquals(TestSegments.pattern(7, 0, (int) smallLength), read(reopened, "small", 0, (int) smallLength));
             final List<Integer> records = new ArrayList<>();
-            StoreInternals.locations(reopened, "long").forEach((offset, recordLength, fileNumber, position) -> records.add(recordLength));
+            reopened.locations("long").forEach((offset, recordLength, fileNumber, position) -> records.add(recordLength));
             assertEquals(List.of((1 << 20) + 1, 10, 5 << 20, 10, 16 << 20, 10), records, "one record per append");
             reopened.append("long", TestSegments.buffer(1, length, 100));
         }

@@ -2,7 +2,6 @@ package io.streamcache.segmentstore;
 
 import io.streamcache.log.HistoricalReadStats;
 import io.streamcache.log.internal.history.HistoricalReader;
-import io.streamcache.segmentstore.internal.StoreInternals;
 import io.streamcache.log.LogConfig;
 import io.streamcache.core.cache.BlockCache;
 import io.streamcache.segmentstore.ReadResult;
@@ -71,7 +70,7 @@ class ReadAmplificationTest {
                 }
             }
             assertArrayEquals(TestSegments.pattern(0, 0, (int) end), out);
-            final HistoricalReadStats stats = StoreInternals.historicalReader(store).stats();
+            final HistoricalReadStats stats = store.historicalReader().stats();
             return new long[] {end, stats.fileReads(), stats.bytesRead()};
         }
     }
@@ -129,7 +128,7 @@ class ReadAmplificationTest {
             for (int at = 11 * mib; at >= 8 * mib; at -= mib) {
                 store.readThrough("only", at, mib).join().close();
             }
-            final HistoricalReader reader = StoreInternals.historicalReader(store);
+            final HistoricalReader reader = store.historicalReader();
             final long before = reader.stats().bytesRead();
             final long end = store.info("only").length();
             final byte[] out = new byte[(int) end];
@@ -172,7 +171,7 @@ class ReadAmplificationTest {
                     at = result.nextOffset();
                 }
             }
-            final HistoricalReadStats stats = StoreInternals.historicalReader(store).stats();
+            final HistoricalReadStats stats = store.historicalReader().stats();
             return new long[] {end, stats.fileReads(), stats.bytesRead(), stats.loads()};
         }
     }

@@ -3,7 +3,6 @@ package io.streamcache.segmentstore;
 import io.streamcache.log.testing.Closer;
 import io.streamcache.log.testing.TestLogs;
 
-import io.streamcache.segmentstore.internal.StoreInternals;
 import io.netty.buffer.ByteBufUtil;
 import io.streamcache.core.CacheClosedException;
 import io.streamcache.core.cache.BlockCache;
@@ -104,7 +103,7 @@ class ReadAsyncTest {
             assertEquals(5000, result.length());
             assertArrayEquals(TestSegments.pattern(7, 100, 5000), ByteBufUtil.getBytes(result.data()));
         }
-        assertEquals(0, StoreInternals.historicalReader(store).stats().fileReads(), "nothing read from the log");
+        assertEquals(0, store.historicalReader().stats().fileReads(), "nothing read from the log");
     }
 
     @Test
@@ -114,7 +113,7 @@ class ReadAsyncTest {
         append(store, "s", 20);
         evict(store);
         assertArrayEquals(TestSegments.pattern(7, 0, 20 * APPEND), readAll(store, "s", 0, 20L * APPEND));
-        assertTrue(StoreInternals.historicalReader(store).stats().fileReads() > 0);
+        assertTrue(store.historicalReader().stats().fileReads() > 0);
     }
 
     @Test

@@ -4,7 +4,6 @@ import io.streamcache.log.testing.Closer;
 import io.streamcache.log.testing.TestLogs;
 
 import io.streamcache.log.HistoricalReadStats;
-import io.streamcache.segmentstore.internal.StoreInternals;
 import io.netty.buffer.Unpooled;
 import io.streamcache.core.cache.BlockCache;
 import io.streamcache.core.CacheConfigurationException;
@@ -117,7 +116,7 @@ class ReadThroughTest {
         }
         assertArrayEquals(TestSegments.pattern(7, 0, (int) LENGTH), read);
         assertEquals(reads, cachedReads, "what was read through is cached from then on");
-        final HistoricalReadStats stats = StoreInternals.historicalReader(store).stats();
+        final HistoricalReadStats stats = store.historicalReader().stats();
         assertEquals((LENGTH + RANGE - 1) / RANGE, stats.loads(), "one load per range: " + stats);
         try (ReadResult result = store.readThrough("s", LENGTH - 10, 100).get(10, TimeUnit.SECONDS)) {
             assertEquals(ReadStatus.END_OF_DATA, result.status());
@@ -151,7 +150,7 @@ class ReadThroughTest {
         } finally {
             threads.shutdownNow();
         }
-        assertEquals(1, StoreInternals.historicalReader(store).stats().loads(), "one read of the range: " + StoreInternals.historicalReader(store).stats());
+        assertEquals(1, store.historicalReader().stats().loads(), "one read of the range: " + store.historicalReader().stats());
     }
 
     @Test
@@ -271,7 +270,7 @@ class ReadThroughTest {
         try (ReadResult result = future.get()) {
             assertArrayEquals(TestSegments.pattern(7, 3L * RANGE + 5, 1000), TestSegments.bytes(result));
         }
-        assertEquals(1, StoreInternals.historicalReader(store).stats().loads());
+        assertEquals(1, store.historicalReader().stats().loads());
     }
 
     @Test
@@ -355,8 +354,8 @@ class ReadThroughTest {
             final long read = reader.get(10, TimeUnit.SECONDS);
             assertEquals(List.of(), failures);
             assertTrue(read > 0, "the reader read");
-            assertTrue(StoreInternals.historicalReader(store).stats().loads() > 0, "ranges were read through the log");
-            assertTrue(StoreInternals.logDirectory(store).filesDeleted() > 0, "retention left files dead and the log deleted them");
+            assertTrue(store.historicalReader().stats().loads() > 0, "ranges were read through the log");
+            assertTrue(store.logDirectory().filesDeleted() > 0, "retention left files dead and the log deleted them");
         } finally {
             stop.set(true);
             threads.shutdownNow();

@@ -5,7 +5,6 @@ import io.streamcache.log.internal.LogRecordDescriptor;
 import io.streamcache.log.testing.Closer;
 import io.streamcache.log.testing.TestLogs;
 
-import io.streamcache.segmentstore.internal.StoreInternals;
 import io.streamcache.log.DurabilityPolicy;
 import io.streamcache.log.LogConfig;
 import io.streamcache.core.cache.BlockCache;
@@ -259,7 +258,7 @@ class ScanningRecoveryTest {
         final SegmentStore first = open(cache, directory, CorruptionPolicy.FAIL);
         final Map<String, TreeSet<Long>> ends = appendConcurrently(first, 150_000, 4);
         final long[] victim = new long[] {Long.MAX_VALUE, 0, 0, 0};
-        StoreInternals.locations(first, "s0").forEach((offset, length, fileNumber, position) -> {
+        first.locations("s0").forEach((offset, length, fileNumber, position) -> {
             // Inside a page: a record failing at a page boundary of a file before the tail reads
             // as the file's end (stale bytes), and the next file's SNAPSHOT then disagrees.
             if (fileNumber < victim[0] && length > 100 && position % LogFileDescriptor.PAGE_LENGTH != 0) {
@@ -299,7 +298,7 @@ class ScanningRecoveryTest {
 
         final SegmentStore intact = open(cache(), clean, CorruptionPolicy.FAIL);
         assertFalse(intact.segmentNames().isEmpty());
-        assertNotNull(StoreInternals.locations(intact, "s0"));
+        assertNotNull(intact.locations("s0"));
         assertSegmentBytes(intact, "s0", 0, ends.get("s0").last());
     }
 
@@ -309,7 +308,7 @@ class ScanningRecoveryTest {
         final SegmentStore first = open(cache(), directory, CorruptionPolicy.FAIL);
         appendConcurrently(first, 150_000, 5);
         final long[] victim = new long[] {Long.MAX_VALUE, 0, 0};
-        StoreInternals.locations(first, "s1").forEach((offset, length, fileNumber, position) -> {
+        first.locations("s1").forEach((offset, length, fileNumber, position) -> {
             if (fileNumber < victim[0] && length > 100 && position % LogFileDescriptor.PAGE_LENGTH == 0
                 && position > LogFileDescriptor.FIRST_RECORD_POSITION) {
                 victim[0] = fileNumber;
@@ -357,8 +356,8 @@ class ScanningRecoveryTest {
         first.close();
         final ScanningRecoveryHook hook = new ScanningRecoveryHook(CorruptionPolicy.TRUNCATE);
         final BlockCache cache = cache();
-        final SegmentStore second = StoreInternals.logRecovery(SegmentStore.builder(cache).cacheManager(TestSegments.manualManager(cache))
-            .log(TestLogs.small(directory).build()), hook).build();
+        final SegmentStore second = SegmentStore.builder(cache).cacheManager(TestSegments.manualManager(cache))
+            .log(TestLogs.small(directory).build()).logRecovery(hook).build();
         closer.add(second);
         assertEquals(5000, second.info("a").length());
         assertNotNull(hook.recoveredLog());

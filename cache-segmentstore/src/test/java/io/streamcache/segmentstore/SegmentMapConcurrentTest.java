@@ -45,7 +45,7 @@ class SegmentMapConcurrentTest {
     void setUp() {
         cache = TestSegments.cache(1 << 20);
         manager = TestSegments.manualManager(cache).build();
-        context = new SegmentContext(cache, manager, 1000, true, 0, null);
+        context = new SegmentContext(cache, manager.hooks(), 1000, true, 0, null);
     }
 
     @AfterEach

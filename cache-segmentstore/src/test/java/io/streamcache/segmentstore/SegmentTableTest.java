@@ -46,7 +46,7 @@ class SegmentTableTest {
         cache = TestSegments.cache(1 << 20);
         manager = TestSegments.manualManager(cache).build();
         waiting = new WaitingReads("table", StreamcacheThreads.defaults());
-        table = new SegmentTable("table", cache, manager, 1000, 0, true, waiting);
+        table = new SegmentTable("table", cache, manager.hooks(), 1000, 0, true, waiting);
     }
 
     @AfterEach

@@ -4,7 +4,6 @@ import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.streamcache.core.cache.BlockCache;
 import io.streamcache.segmentstore.SegmentStore;
-import io.streamcache.segmentstore.internal.StoreInternals;
 import io.streamcache.log.internal.location.LocationIndex;
 import io.streamcache.log.internal.location.LocationList;
 import io.streamcache.log.DurabilityPolicy;
@@ -38,7 +37,7 @@ import java.util.stream.Stream;
  * {@code segments} segments of 256 appends of 4 KB each (written without forces), on 4 threads at once (readers of
  * different segments, and now and then of the same one). {@code locate} takes the index once
  * per segment at set-up; {@code lookUpAndLocate} looks it up by name first, as
- * {@code StoreInternals.locations} does (the read-through path looks it up by id per miss).
+ * {@code SegmentStore.locations} does (the read-through path looks it up by id per miss).
  * Uses only API both a build with index objects and one with index rows have, so that
  * {@code bin/JmhCompare.java} can run it on both.
  *
@@ -114,7 +113,7 @@ public class LocationLookupBenchmark {
             }
         }
         for (int s = 0; s < segments; s++) {
-            indexes[s] = StoreInternals.locations(store, names[s]);
+            indexes[s] = store.locations(names[s]);
             if (indexes[s] == null || indexes[s].count() != APPENDS) {
                 throw new IllegalStateException("segment " + names[s] + " has index " + indexes[s]);
             }
@@ -146,7 +145,7 @@ public class LocationLookupBenchmark {
 
     @Benchmark
     public int lookUpAndLocate(final Reader r) {
-        final LocationIndex index = StoreInternals.locations(store, names[r.random.nextInt(segments)]);
+        final LocationIndex index = store.locations(names[r.random.nextInt(segments)]);
         final long from = from(r);
         index.locate(from, from + RANGE, r.list);
         return r.list.count();

@@ -5,7 +5,6 @@ import io.streamcache.core.memory.DirectMemoryRegion;
 import io.streamcache.segmentstore.SegmentStore;
 import io.streamcache.segmentstore.eviction.CacheManagerStats;
 import io.streamcache.segmentstore.eviction.EntryPoolStats;
-import io.streamcache.segmentstore.internal.StoreInternals;
 import io.streamcache.log.DirectIoMode;
 import io.streamcache.log.LogConfig;
 import io.streamcache.log.WriterStats;
@@ -227,7 +226,7 @@ public final class MqBench {
                 (double) writer.forces() / Math.max(1, phase1[1]), writer.batches(), writer.meanBatchLength() / 1024);
             printManager(out, "phase 1", mq);
             heapPerQueue = (usedHeapAfterGc() - heapBefore) / Math.max(1, mq.queueCount());
-            final long locationBytes = StoreInternals.locationMemoryBytes(mq.segmentStore());
+            final long locationBytes = mq.segmentStore().locationMemoryBytes();
             out.printf(Locale.ROOT, "location index: %.1f MB of direct memory after phase 1 (%,d B/queue; the log's metadata,"
                 + " outside the cache's bound)%n", locationBytes / 1e6, locationBytes / Math.max(1, mq.queueCount()));
             out.printf(Locale.ROOT, "message index: %.1f MB of direct memory after phase 1 (the facade's ends, outside the cache's bound)%n",

@@ -108,11 +108,22 @@ import java.util.concurrent.locks.LockSupport;
  * release.
  */
 public final class CacheManager implements AutoCloseable {
-    static {
-        ManagerHooks.Access.install(manager -> manager.hooks);
+    /**
+     * The side of this manager the segment stores of this module use (the sources its passes
+     * scan, the uses and fills the data path records, the read pins): a store takes it once, when
+     * it is built on this manager, and hands it to its parts. Its type lives in a package the
+     * module does not export, so a broker on the module path cannot call it, and one on the
+     * class path must not (a wrong call corrupts the manager's view of the cache). The same object
+     * every time; thread-safe as {@link ManagerHooks} says.
+     *
+     * @return the manager's hooks.
+     */
+    @SuppressWarnings("exports")
+    public ManagerHooks hooks() {
+        return hooks;
     }
 
-    /** The store's side of this manager, out of the public API (see {@link ManagerHooks}). */
+    /** The store's side of this manager, out of the public API (see {@link #hooks()}). */
     private final ManagerHooks hooks = new ManagerHooks() {
         @Override
         public void register(final EvictionSource source) {

@@ -2,7 +2,6 @@ package io.streamcache.segmentstore.queue;
 
 import io.streamcache.segmentstore.SegmentExistsException;
 import io.streamcache.segmentstore.SegmentStore;
-import io.streamcache.segmentstore.internal.StoreInternals;
 import io.streamcache.log.internal.location.LocationIndex;
 
 import java.util.concurrent.CancellationException;
@@ -89,7 +88,7 @@ final class MessageQueue {
 
     /** @return the queue of an existing segment, its index rebuilt from the segment's log locations. */
     static MessageQueue rebuild(final SegmentStore store, final String segment, final MessageIndexMemory memory) {
-        final LocationIndex locations = StoreInternals.locations(store, segment);
+        final LocationIndex locations = store.locations(segment);
         final long length = store.info(segment).length();
         if (locations == null) {
             throw new IllegalStateException("segment=" + segment + " has no location index: the message boundaries cannot be "

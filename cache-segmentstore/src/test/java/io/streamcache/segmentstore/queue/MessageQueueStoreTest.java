@@ -1,6 +1,6 @@
 package io.streamcache.segmentstore.queue;
 
-import io.streamcache.segmentstore.internal.StoreInternals;
+import io.streamcache.segmentstore.StoreParts;
 import io.streamcache.core.cache.BlockCache;
 import io.streamcache.segmentstore.SegmentStore;
 import io.streamcache.log.LogConfig;
@@ -232,7 +232,7 @@ class MessageQueueStoreTest {
     @Test
     void shouldLeaveNoTraceOfAFailedAppend() {
         try (MessageQueueStore queues = MessageQueueStore.open(config(), 8L << 20)) {
-            final int maxAppendLength = StoreInternals.logWriter(queues.segmentStore()).maxAppendLength();
+            final int maxAppendLength = StoreParts.logWriter(queues.segmentStore()).maxAppendLength();
             final ByteBuffer tooLong = ByteBuffer.allocate(maxAppendLength + 1);
             assertThrows(io.streamcache.segmentstore.SegmentAppendTooLongException.class, () -> queues.append("big", 0, tooLong));
             final String longTopic = "t".repeat(io.streamcache.segmentstore.SegmentNames.MAX_NAME_LENGTH);

@@ -3,26 +3,19 @@ package io.streamcache.segmentstore.internal.eviction;
 import io.streamcache.segmentstore.eviction.CacheManager;
 import io.streamcache.segmentstore.internal.index.ReadIndexEntry;
 import io.streamcache.segmentstore.internal.index.ReadIndexEntryPool;
-import java.util.function.Function;
 
 /**
  * The side of a {@link CacheManager} that only the segment store uses: the sources it scans,
- * the uses and tier reads the data path records, the read pins. Kept out of the manager's
- * public API (a broker never calls these; a wrong call would corrupt the manager's view).
+ * the uses and tier reads the data path records, the read pins. A store takes it once from
+ * {@link CacheManager#hooks()} when it is built and hands it to its parts; this package is not
+ * exported, so a broker cannot call these (a wrong call would corrupt the manager's view). It
+ * names no class of the exported packages, so it closes no circle with the manager.
  *
  * <p><b>Threading:</b> as the manager's methods of the same names: {@link #recordUse} and
  * {@link #recordTierRead} are for the data path under the entry's segment lock and allocate
  * nothing; the rest may be called from any thread.
  */
 public interface ManagerHooks {
-    /**
-     * @param manager a cache manager.
-     * @return its hooks (the same object every time).
-     */
-    static ManagerHooks of(final CacheManager manager) {
-        return Access.get().apply(manager);
-    }
-
     /** @param source a source whose entries the manager's passes scan from now on. */
     void register(EvictionSource source);
 
@@ -114,39 +107,4 @@ public interface ManagerHooks {
      *         manager; its counters are in the manager's stats and MBean). Lock-free, any thread.
      */
     ReadIndexEntryPool entryPool();
-
-    /**
-     * How {@link #of} reaches into a manager: {@link CacheManager}'s class initializer installs
-     * the function, once.
-     */
-    final class Access {
-        private static volatile Function<CacheManager, ManagerHooks> access;
-
-        private Access() {
-        }
-
-        /**
-         * @param function returns a manager's hooks; installed once by {@link CacheManager}.
-         * @throws IllegalStateException if already installed.
-         */
-        public static synchronized void install(final Function<CacheManager, ManagerHooks> function) {
-            if (access != null) {
-                throw new IllegalStateException("ManagerHooks access already installed");
-            }
-            access = function;
-        }
-
-        static Function<CacheManager, ManagerHooks> get() {
-            Function<CacheManager, ManagerHooks> function = access;
-            if (function == null) {
-                try {
-                    Class.forName(CacheManager.class.getName(), true, CacheManager.class.getClassLoader());
-                } catch (final ClassNotFoundException e) {
-                    throw new IllegalStateException(e);
-                }
-                function = access;
-            }
-            return function;
-        }
-    }
 }

@@ -1,6 +1,6 @@
 package io.streamcache.segmentstore.internal.compaction;
 
-import io.streamcache.segmentstore.internal.StoreInternals;
+import io.streamcache.segmentstore.StoreParts;
 import io.streamcache.segmentstore.compaction.CompactionConfig;
 import io.streamcache.core.cache.BlockCache;
 import io.streamcache.segmentstore.SegmentInfo;
@@ -91,20 +91,20 @@ class CompactionModelTest {
                 store.delete(name);
                 model.remove(name);
             } else if (op < 97) {
-                final Compactor compactor = StoreInternals.compactor(store);
+                final Compactor compactor = StoreParts.compactor(store);
                 compactor.runOnce();
                 assertEquals(0, compactor.failures(), () -> "seed " + seed + ": " + compactor.lastFailure());
             } else {
-                compacted += StoreInternals.compactor(store).filesCompacted();
-                copied += StoreInternals.compactor(store).recordsCopied();
+                compacted += StoreParts.compactor(store).filesCompacted();
+                copied += StoreParts.compactor(store).recordsCopied();
                 store.close();
                 store = open(cache);
                 check(store, model, seed);
             }
         }
-        StoreInternals.compactor(store).runOnce();
-        compacted += StoreInternals.compactor(store).filesCompacted();
-        copied += StoreInternals.compactor(store).recordsCopied();
+        StoreParts.compactor(store).runOnce();
+        compacted += StoreParts.compactor(store).filesCompacted();
+        copied += StoreParts.compactor(store).recordsCopied();
         assertTrue(compacted > 10 && copied > 10, "seed " + seed + ": compacted=" + compacted + " copied=" + copied);
         final long live = CompactionTest.liveBytes(store);
         final long files = CompactionTest.logBytes(path);

@@ -1,6 +1,6 @@
 package io.streamcache.segmentstore.internal.compaction;
 
-import io.streamcache.segmentstore.internal.StoreInternals;
+import io.streamcache.segmentstore.StoreParts;
 import io.streamcache.segmentstore.compaction.CompactionConfig;
 import io.streamcache.segmentstore.compaction.RetentionPolicy;
 import io.streamcache.core.cache.BlockCache;
@@ -74,11 +74,11 @@ class CompactionReadRaceTest {
         for (int i = 0; i < 40; i++) {
             store.append("pad", TestSegments.buffer(2, i * 3000L, 3000));
         }
-        final LocationIndex index = StoreInternals.locations(store, "a");
+        final LocationIndex index = StoreParts.locations(store, "a");
         final LocationList list = new LocationList();
         index.locate(0, 3000, list);
         final long oldFile = list.fileNumber(0);
-        assertTrue(oldFile < StoreInternals.logWriter(store).currentFileNumber());
+        assertTrue(oldFile < StoreParts.logWriter(store).currentFileNumber());
         final int id = CompactionTest.segmentId(store, "a");
         final AtomicBoolean raced = new AtomicBoolean();
         final LogFileChannels channels = new LogFileChannels(directory);
@@ -88,8 +88,8 @@ class CompactionReadRaceTest {
             @Override
             public FileChannel channel(final long fileNumber) throws IOException {
                 if (fileNumber == oldFile && raced.compareAndSet(false, true)) {
-                    StoreInternals.logWriter(store).copy(id, 0, TestSegments.buffer(1, 0, 3000)).join();
-                    StoreInternals.logWriter(store).retireFile(oldFile).join();
+                    StoreParts.logWriter(store).copy(id, 0, TestSegments.buffer(1, 0, 3000)).join();
+                    StoreParts.logWriter(store).retireFile(oldFile).join();
                     throw new NoSuchFileException(channels.path(fileNumber).toString());
                 }
                 return channels.channel(fileNumber);
@@ -117,19 +117,19 @@ class CompactionReadRaceTest {
         store.append("a", TestSegments.buffer(1, 0, 1000));
         final int id = CompactionTest.segmentId(store, "a");
         store.truncate("a", 1000);
-        final long[] before = StoreInternals.logWriter(store).copyCounts();
-        final LogRequest copy = StoreInternals.logWriter(store).copy(id, 0, TestSegments.buffer(1, 0, 1000));
+        final long[] before = StoreParts.logWriter(store).copyCounts();
+        final LogRequest copy = StoreParts.logWriter(store).copy(id, 0, TestSegments.buffer(1, 0, 1000));
         assertEquals(0L, copy.join());
-        final long[] after = StoreInternals.logWriter(store).copyCounts();
+        final long[] after = StoreParts.logWriter(store).copyCounts();
         assertEquals(before[0], after[0], "nothing written");
         assertEquals(before[2] + 1, after[2], "skipped as dead");
-        final LogRequest retire = StoreInternals.logWriter(store).retireFile(StoreInternals.logWriter(store).currentFileNumber());
+        final LogRequest retire = StoreParts.logWriter(store).retireFile(StoreParts.logWriter(store).currentFileNumber());
         final Exception e = assertThrows(Exception.class, retire::join);
         assertTrue(e.getCause() instanceof IllegalArgumentException && e.getCause().getMessage().contains("current file"),
             e.toString());
-        assertFalse(StoreInternals.logWriter(store).isFailed());
-        assertThrows(IllegalArgumentException.class, () -> StoreInternals.logWriter(store).copy(id, 0,
-            io.netty.buffer.Unpooled.buffer(StoreInternals.logWriter(store).maxAppendLength() + 1).writeZero(StoreInternals.logWriter(store).maxAppendLength() + 1)));
+        assertFalse(StoreParts.logWriter(store).isFailed());
+        assertThrows(IllegalArgumentException.class, () -> StoreParts.logWriter(store).copy(id, 0,
+            io.netty.buffer.Unpooled.buffer(StoreParts.logWriter(store).maxAppendLength() + 1).writeZero(StoreParts.logWriter(store).maxAppendLength() + 1)));
     }
 
     @Test
@@ -140,7 +140,7 @@ class CompactionReadRaceTest {
         store.append("idle", TestSegments.buffer(9, 0, 5000));
         for (int s = 0; s < 4; s++) {
             store.create("busy-" + s);
-            StoreInternals.compactor(store).retention("busy-" + s, RetentionPolicy.ofLength(8192));
+            StoreParts.compactor(store).retention("busy-" + s, RetentionPolicy.ofLength(8192));
         }
         final AtomicBoolean stop = new AtomicBoolean();
         final AtomicReference<Throwable> failure = new AtomicReference<>();
@@ -173,7 +173,7 @@ class CompactionReadRaceTest {
         }));
         threads.forEach(Thread::start);
         final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-        while (StoreInternals.compactor(store).filesCompacted() < 30 && failure.get() == null && System.nanoTime() < deadline) {
+        while (StoreParts.compactor(store).filesCompacted() < 30 && failure.get() == null && System.nanoTime() < deadline) {
             Thread.sleep(10);
         }
         stop.set(true);
@@ -181,8 +181,8 @@ class CompactionReadRaceTest {
             thread.join();
         }
         assertNull(failure.get(), () -> "failed: " + failure.get());
-        assertTrue(StoreInternals.compactor(store).filesCompacted() >= 30, "compacted " + StoreInternals.compactor(store).filesCompacted());
-        assertEquals(0, StoreInternals.compactor(store).failures(), () -> "" + StoreInternals.compactor(store).lastFailure());
+        assertTrue(StoreParts.compactor(store).filesCompacted() >= 30, "compacted " + StoreParts.compactor(store).filesCompacted());
+        assertEquals(0, StoreParts.compactor(store).failures(), () -> "" + StoreParts.compactor(store).lastFailure());
         try (ReadResult result = store.readThrough("idle", 0, 5000).get(10, TimeUnit.SECONDS)) {
             assertEquals(5000, result.length());
         }

@@ -1,6 +1,6 @@
 package io.streamcache.segmentstore.internal.compaction;
 
-import io.streamcache.segmentstore.internal.StoreInternals;
+import io.streamcache.segmentstore.StoreParts;
 import io.streamcache.segmentstore.compaction.CompactionConfig;
 import io.streamcache.segmentstore.compaction.RetentionPolicy;
 import io.streamcache.core.cache.BlockCache;
@@ -112,8 +112,8 @@ class CompactionTest {
         store.create("slow");
         for (int s = 0; s < BUSY; s++) {
             store.create("busy-" + s);
-            if (StoreInternals.compactor(store) != null) {
-                StoreInternals.compactor(store).retention("busy-" + s, RetentionPolicy.ofLength(KEEP));
+            if (StoreParts.compactor(store) != null) {
+                StoreParts.compactor(store).retention("busy-" + s, RetentionPolicy.ofLength(KEEP));
             }
         }
         long bound = 0;
@@ -126,11 +126,11 @@ class CompactionTest {
                 final long length = store.info(name).length();
                 store.append(name, TestSegments.buffer(s, length, APPEND));
             }
-            final Compactor compactor = StoreInternals.compactor(store);
+            final Compactor compactor = StoreParts.compactor(store);
             if (compactor != null) {
                 compactor.runOnce();
                 // The files a pass retired are deleted by the directory's thread: count them once it has.
-                assertTrue(StoreInternals.logDirectory(store).awaitRetirements(Duration.ofSeconds(30)), "retired files deleted");
+                assertTrue(StoreParts.logDirectory(store).awaitRetirements(Duration.ofSeconds(30)), "retired files deleted");
                 bound = Math.max(bound, logBytes(directory) - liveBytes(store) - compactor.slackLength());
             } else {
                 for (int s = 0; s < BUSY; s++) {
@@ -165,9 +165,9 @@ class CompactionTest {
         // After each pass: at most the current file (partly written) and the file the last
         // record rolled away from beyond live + slack.
         assertTrue(over <= 2 * FILE, "log bytes beyond live + slack after a pass: " + over);
-        assertTrue(max[0] <= liveBytes(store) + StoreInternals.compactor(store).slackLength() + 4 * FILE, "most log bytes: " + max[0]);
-        assertTrue(StoreInternals.compactor(store).filesCompacted() > 0, "compacted");
-        assertEquals(0, StoreInternals.compactor(store).failures(), () -> "failures: " + StoreInternals.compactor(store).lastFailure());
+        assertTrue(max[0] <= liveBytes(store) + StoreParts.compactor(store).slackLength() + 4 * FILE, "most log bytes: " + max[0]);
+        assertTrue(StoreParts.compactor(store).filesCompacted() > 0, "compacted");
+        assertEquals(0, StoreParts.compactor(store).failures(), () -> "failures: " + StoreParts.compactor(store).lastFailure());
 
         // The idle segment's bytes now live in copies; read them through from the log.
         for (int i = 0; i < 4; i++) {
@@ -175,9 +175,9 @@ class CompactionTest {
         }
         assertArrayEquals(TestSegments.pattern(99, 0, 1000), readAll(store, "idle"));
         assertArrayEquals(slow(), readAll(store, "slow"));
-        final long[] files = StoreInternals.logDirectory(store).fileNumbers();
+        final long[] files = StoreParts.logDirectory(store).fileNumbers();
         final LocationList list = new LocationList();
-        StoreInternals.locations(store, "idle").locate(0, 1000, list);
+        StoreParts.locations(store, "idle").locate(0, 1000, list);
         assertTrue(list.fileNumber(0) >= files[0], "idle bytes in a file that exists");
 
         store.close();
@@ -226,7 +226,7 @@ class CompactionTest {
             store.append("b", TestSegments.buffer(2, i * 100L, 100));
             store.append("c", TestSegments.buffer(3, i * 100L, 100));
         }
-        final LocationIndex index = StoreInternals.locations(store, "a");
+        final LocationIndex index = StoreParts.locations(store, "a");
         final LocationList list = new LocationList();
         index.locate(300, 400, list);
         final long originalFile = list.fileNumber(0);
@@ -236,9 +236,9 @@ class CompactionTest {
         final int idB = segmentId(store, "b");
         final int idC = segmentId(store, "c");
         final List<LogRequest> copies = new ArrayList<>();
-        copies.add(StoreInternals.logWriter(store).copy(idA, 300, TestSegments.buffer(1, 300, 100)));
-        copies.add(StoreInternals.logWriter(store).copy(idB, 0, TestSegments.buffer(2, 0, 100)));
-        copies.add(StoreInternals.logWriter(store).copy(idC, 500, TestSegments.buffer(3, 500, 100)));
+        copies.add(StoreParts.logWriter(store).copy(idA, 300, TestSegments.buffer(1, 300, 100)));
+        copies.add(StoreParts.logWriter(store).copy(idB, 0, TestSegments.buffer(2, 0, 100)));
+        copies.add(StoreParts.logWriter(store).copy(idC, 500, TestSegments.buffer(3, 500, 100)));
         copies.forEach(LogRequest::join);
         // Then b is truncated past its copy and c deleted: their copies are dead.
         store.truncate("b", 200);
@@ -262,9 +262,9 @@ class CompactionTest {
     /** The id the log knows a segment by: read from its CREATE through the location feed is not public, so from the first DATA record. */
     static int segmentId(final SegmentStore store, final String name) throws IOException {
         final LocationList list = new LocationList();
-        StoreInternals.locations(store, name).locate(0, 1, list);
+        StoreParts.locations(store, name).locate(0, 1, list);
         final java.nio.ByteBuffer header = java.nio.ByteBuffer.allocate(24).order(java.nio.ByteOrder.LITTLE_ENDIAN);
-        StoreInternals.logDirectory(store).read(list.fileNumber(0), list.position(0), header);
+        StoreParts.logDirectory(store).read(list.fileNumber(0), list.position(0), header);
         return header.getInt(io.streamcache.log.internal.LogRecordDescriptor.SEGMENT_ID_OFFSET);
     }
 
@@ -280,7 +280,7 @@ class CompactionTest {
         }
         assertEquals(500, store.info("s").startOffset(), "old bytes truncated");
         store.append("s", TestSegments.buffer(1, 500, 100));
-        assertTrue(store.info("s").startOffset() == 500 || StoreInternals.compactor(store).retentionTruncations() >= 2);
+        assertTrue(store.info("s").startOffset() == 500 || StoreParts.compactor(store).retentionTruncations() >= 2);
     }
 
     @Test
@@ -288,10 +288,10 @@ class CompactionTest {
         final SegmentStore store = store(cache(), manual(RetentionPolicy.KEEP_ALL));
         store.create("kept");
         store.create("capped");
-        StoreInternals.compactor(store).retention("capped", RetentionPolicy.ofLength(300));
+        StoreParts.compactor(store).retention("capped", RetentionPolicy.ofLength(300));
         store.append("kept", TestSegments.buffer(1, 0, 1000));
         store.append("capped", TestSegments.buffer(2, 0, 1000));
-        StoreInternals.compactor(store).runOnce();
+        StoreParts.compactor(store).runOnce();
         assertEquals(0, store.info("kept").startOffset());
         assertEquals(700, store.info("capped").startOffset());
         try (ReadResult result = store.read("capped", 700, 300)) {
