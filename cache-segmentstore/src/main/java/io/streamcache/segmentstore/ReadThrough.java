@@ -309,32 +309,36 @@ final class ReadThrough {
     /**
      * The second read of a read-through, once {@code range} was loaded (and, unless it failed,
      * filled into the cache): from the cache, or from the range's bytes if the cache holds none.
+     * One lock in all: the cache read, and on a miss the segment's length and the read's
+     * observation (then the result over the range is made with no lock held); it took two or
+     * three before (a read, a lock for the length, a read again).
      */
     private ReadResult afterLoad(final Segment segment, final LogRange range, final long offset, final int maxLength) {
-        final ReadResult again = segment.read(offset, maxLength);
-        if (again.status() != ReadStatus.NOT_CACHED || again.length() > 0 || !range.contains(offset)) {
-            return again;
-        }
-        again.close();
+        final ReadResult again;
         final long length;
         final boolean sealed;
         final long end;
         segment.lock();
         try {
+            again = segment.readLocked(offset, maxLength);
+            if (again.status() != ReadStatus.NOT_CACHED || again.length() > 0 || !range.contains(offset)) {
+                return again;
+            }
             length = segment.length;
             sealed = segment.sealed;
             end = Math.min(Math.min(range.endOffset(), length), offset + maxLength);
-            if (end > offset) {
-                // Served from the range, not the cache: the policy and the segment's reader
-                // marks see the read as any other.
-                segment.observeReadLocked(offset, end);
+            if (end <= offset) {
+                // Nothing of the range to serve (the segment ends before it): the cache's answer.
+                return again;
             }
+            // Served from the range, not the cache: the policy and the segment's reader marks
+            // see the read as any other.
+            segment.observeReadLocked(offset, end);
         } finally {
             segment.unlock();
         }
-        if (end <= offset) {
-            return segment.read(offset, maxLength);
-        }
+        // An empty NOT_CACHED result pins nothing: closed with no lock held all the same.
+        again.close();
         final ReadStatus status = end == offset + maxLength ? ReadStatus.MAX_LENGTH
             : end == length ? (sealed ? ReadStatus.SEALED_END : ReadStatus.END_OF_DATA)
             : ReadStatus.NOT_CACHED;

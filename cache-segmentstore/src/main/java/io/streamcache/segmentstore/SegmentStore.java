@@ -290,6 +290,12 @@ public final class SegmentStore implements AutoCloseable {
     private final WaitingReads waiting;
     /** Reads handed to the timeout thread and not yet issued; close fails them. */
     private final HandedOffReads handedOff;
+    // What a hand-off issues on the timeout thread, one object each for the store's life: the
+    // hand-off keeps the read's arguments, so that handing a read off captures nothing.
+    private final HandedOffReads.Issuer cacheReadIssuer = this::issueCacheRead;
+    private final HandedOffReads.Issuer readThroughIssuer = this::issueReadThrough;
+    private final HandedOffReads.Issuer readAsyncIssuer = this::issueReadAsync;
+    private final HandedOffReads.Issuer readOrWaitIssuer = this::issueReadOrWait;
     /** The segments, in memory. */
     private final SegmentTable table;
     /** Where the changes go: the table, or, with a log, the durable layer over it. */
@@ -806,6 +812,26 @@ public final class SegmentStore implements AutoCloseable {
         return admission.admit(budget, () -> readThroughAdmitted(name, offset, maxLength, budget));
     }
 
+    private CompletableFuture<ReadResult> issueCacheRead(final String segmentName, final Segment segment, final long offset,
+                                                         final int maxLength, final long timeoutNanos, final ReadBudget budget) {
+        return CompletableFuture.completedFuture(table.segment(segmentName).read(offset, maxLength));
+    }
+
+    private CompletableFuture<ReadResult> issueReadThrough(final String segmentName, final Segment segment, final long offset,
+                                                           final int maxLength, final long timeoutNanos, final ReadBudget budget) {
+        return readThrough.read(segment, offset, maxLength, budget);
+    }
+
+    private CompletableFuture<ReadResult> issueReadAsync(final String segmentName, final Segment segment, final long offset,
+                                                         final int maxLength, final long timeoutNanos, final ReadBudget budget) {
+        return readOrWaitAdmitted(segmentName, offset, maxLength, timeoutNanos, true, false);
+    }
+
+    private CompletableFuture<ReadResult> issueReadOrWait(final String segmentName, final Segment segment, final long offset,
+                                                          final int maxLength, final long timeoutNanos, final ReadBudget budget) {
+        return readOrWaitAdmitted(segmentName, offset, maxLength, timeoutNanos, false, false);
+    }
+
     /**
      * A read-through admitted by the budgets, on whatever thread admitted it: it tries the
      * segment's lock and, if another thread holds it (a fill publishing, an eviction, an append),
@@ -817,16 +843,14 @@ public final class SegmentStore implements AutoCloseable {
             segment = table.segment(name);
             if (readThrough == null) {
                 final ReadResult result = segment.tryRead(offset, maxLength);
-                return result != null ? CompletableFuture.completedFuture(result) : handedOff.handOff(() -> {
-                    final Segment again = table.segment(name);
-                    return CompletableFuture.completedFuture(again.read(offset, maxLength));
-                });
+                return result != null ? CompletableFuture.completedFuture(result)
+                    : handedOff.handOff(cacheReadIssuer, name, null, offset, maxLength, 0L, null);
             }
         } catch (final StreamcacheException e) {
             return CompletableFuture.failedFuture(e);
         }
         final CompletableFuture<ReadResult> tried = readThrough.tryRead(segment, offset, maxLength, budget);
-        return tried != null ? tried : handedOff.handOff(() -> readThrough.read(segment, offset, maxLength, budget));
+        return tried != null ? tried : handedOff.handOff(readThroughIssuer, name, segment, offset, maxLength, 0L, budget);
     }
 
     /**
@@ -886,7 +910,7 @@ public final class SegmentStore implements AutoCloseable {
             // handed off rather than wait on this thread.
             CompletableFuture<ReadResult> first = readOrWaitAdmitted(name, offset, maxLength, timeoutNanos, true, true);
             if (first == null) {
-                first = handedOff.handOff(() -> readOrWaitAdmitted(name, offset, maxLength, timeoutNanos, true, false));
+                first = handedOff.handOff(readAsyncIssuer, name, null, offset, maxLength, timeoutNanos, null);
             }
             return first.thenCompose(result -> {
                 if (result.length() > 0 || result.status() != ReadStatus.NOT_CACHED || readThrough == null) {
@@ -939,7 +963,7 @@ public final class SegmentStore implements AutoCloseable {
         final long timeoutNanos = checkReadOrWait(name, offset, maxLength, timeout);
         return admission.admit(null, () -> {
             final CompletableFuture<ReadResult> first = readOrWaitAdmitted(name, offset, maxLength, timeoutNanos, false, true);
-            return first != null ? first : handedOff.handOff(() -> readOrWaitAdmitted(name, offset, maxLength, timeoutNanos, false, false));
+            return first != null ? first : handedOff.handOff(readOrWaitIssuer, name, null, offset, maxLength, timeoutNanos, null);
         });
     }
 

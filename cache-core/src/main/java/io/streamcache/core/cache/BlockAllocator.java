@@ -45,7 +45,12 @@ import static io.streamcache.core.internal.layout.BlockMetadataDescriptor.usedWo
  * When no block is free in any tier, the {@link CacheFullHandler} is called with no lock held
  * and the allocation retried, waiting between tries on a condition that frees signal
  * ({@link FreeBlockSignal}: never a {@code Thread.yield} spin) until the full-retry timeout; then
- * the operation fails with {@link CacheFullException} and no block taken. An allocation that
+ * the operation fails with {@link CacheFullException} and no block taken. A tier over an
+ * on-demand region gives its next buffer memory when its stack is empty, with no lock held
+ * ({@link Tier#allocateNext()}): threads that find it empty at once each give memory to a buffer
+ * of their own, and one that finds every buffer claimed while another thread is still allocating
+ * waits for that buffer (its publication signals the same condition) instead of calling the
+ * full handler, so a cache that is not full never refuses an allocation for that race. An allocation that
  * may not wait (a fill from the log, a commit on the log's completion thread, which must never
  * wait for memory while they hold a segment's lock) takes only the blocks free at once, or
  * none.
@@ -93,6 +98,9 @@ final class BlockAllocator {
         this.blockIndexBits = table.blockIndexBits;
         this.blockIndexMask = table.blockIndexMask;
         onlineChanged();
+        for (final Tier tier : tiers) {
+            tier.onGrown(freeSignal::signal);
+        }
         this.fullRetryNanos = fullRetryTimeout.toNanos();
         this.fullHandler = Objects.requireNonNull(fullHandler, "fullHandler");
     }
@@ -182,6 +190,7 @@ final class BlockAllocator {
         long deadline = 0L;
         final int hintSlot = (int)Thread.currentThread().getId() & (HINT_SLOTS - 1);
         while (remaining > 0) {
+            final int grownBefore = grown();
             long taken = takeFrom(tiers[preferredTier], remaining, last, hintSlot, newEntryLength);
             for (int t = 0; (taken >>> Integer.SIZE) == 0 && t < tiers.length; t++) {
                 if (t != preferredTier) {
@@ -196,6 +205,14 @@ final class BlockAllocator {
             if (taken >>> Integer.SIZE != 0) {
                 remaining -= (int)(taken >>> Integer.SIZE);
                 last = (int)taken;
+                continue;
+            }
+            // Whether a thread is giving a tier memory, read before whether one gained some: a
+            // call that ended after this pass began counted its buffer before it stopped growing.
+            final boolean growing = growing();
+            if (grown() != grownBefore) {
+                // A tier gained a buffer while this pass looked elsewhere: look again (at most
+                // once per buffer gained, so this ends).
                 continue;
             }
             // Give back a partial chain so that the handler and other threads can use those blocks.
@@ -213,6 +230,12 @@ final class BlockAllocator {
             } else if (now - deadline >= 0) {
                 fullFailures.increment();
                 throw full(count, "no block could be had within fullRetryTimeout=" + Duration.ofNanos(fullRetryNanos));
+            }
+            if (growing) {
+                // Another thread is giving a tier its last buffers' memory: the cache is not full,
+                // so wait for that buffer (its publication signals) rather than evict or fail.
+                freeSignal.await(this::anyFreeBlock, Math.min(FreeBlockSignal.WAIT_SLICE_NANOS, deadline - now));
+                continue;
             }
             fullHandlerCalls.increment();
             if (!fullHandler.onCacheFull(count)) {
@@ -266,6 +289,25 @@ final class BlockAllocator {
     /** @return threads waiting for free blocks now. */
     int roomWaiters() {
         return freeSignal.waiters();
+    }
+
+    /** @return buffers the on-demand tiers published so far (a change: one gained memory). */
+    private int grown() {
+        int grown = 0;
+        for (final Tier tier : tiers) {
+            grown += tier.grown();
+        }
+        return grown;
+    }
+
+    /** @return whether a thread is giving an on-demand tier a buffer's memory now. */
+    private boolean growing() {
+        for (final Tier tier : tiers) {
+            if (tier.growing()) {
+                return true;
+            }
+        }
+        return false;
     }
 
     private boolean anyFreeBlock() {

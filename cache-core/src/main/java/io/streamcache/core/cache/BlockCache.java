@@ -758,7 +758,7 @@ public final class BlockCache implements AutoCloseable {
         }
         long count = 0;
         for (final Tier tier : tiers.tiers()) {
-            count += tier.onDemand == null ? tier.online : tier.allocatedBuffers;
+            count += tier.onDemand == null ? tier.online : tier.grown();
         }
         return count;
     }

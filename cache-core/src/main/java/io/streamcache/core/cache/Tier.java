@@ -5,7 +5,9 @@ import io.streamcache.core.memory.MemoryRegion;
 import io.streamcache.core.memory.OnDemandRegion;
 import io.streamcache.core.memory.ResizableRegion;
 
-import java.nio.ByteBuffer;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAdder;
 
 /**
@@ -25,6 +27,17 @@ import java.util.concurrent.atomic.LongAdder;
  * summed by {@link TierTable#stats}.
  */
 final class Tier {
+    private static final VarHandle SLOT = MethodHandles.arrayElementVarHandle(CacheBuffer[].class);
+    private static final VarHandle ALLOCATED;
+
+    static {
+        try {
+            ALLOCATED = MethodHandles.lookup().findVarHandle(Tier.class, "allocatedBuffers", int.class);
+        } catch (final ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
     final int index;
     final String name;
     final MemoryRegion region;
@@ -47,10 +60,17 @@ final class Tier {
     final OnDemandRegion onDemand;
     /**
      * Buffers holding memory: {@link #online} but for an on-demand tier, whose lowest
-     * {@code allocatedBuffers} have it. Written under this tier's monitor after the buffer is in
-     * the cache's array; read by any thread (stats).
+     * {@code allocatedBuffers} have it (a higher one may have it already, while a lower one is
+     * still being allocated). Advanced by compare-and-set past every buffer in the cache's
+     * array, by whichever allocating thread sees it first; read by any thread (stats).
      */
     volatile int allocatedBuffers;
+    /** Calls of {@link #allocateNext()} between their claim and their buffer's publication. */
+    private final AtomicInteger growing = new AtomicInteger();
+    /** Buffers {@link #allocateNext()} published so far: moves whenever a tier gains memory. */
+    private final AtomicInteger grown = new AtomicInteger();
+    /** Run after a buffer was published (the allocator's free signal), set once by it. */
+    private volatile Runnable onGrown = () -> { };
     /** The cache's buffers, indexed by the buffer part of an address (shared with the table). */
     private final CacheBuffer[] buffers;
     /** The tier's buffers with free blocks, the one that gained free blocks last on top. */
@@ -95,33 +115,63 @@ final class Tier {
     /**
      * For a tier over an {@link OnDemandRegion}, called when its stack is empty: gives the next
      * buffer without memory its memory and returns it, not in the stack (the caller holds it as
-     * if it had popped it). One thread at a time gives memory (this tier's monitor, held while
-     * the region allocates one buffer; no cache lock is held meanwhile).
+     * if it had popped it). No lock is held while the region allocates: any number of threads
+     * may be here at once, each claiming a buffer of its own by the region's compare-and-set
+     * (so at most {@link #bufferCount} ever get memory), and each publishes its buffer into the
+     * cache's array with release semantics before it counts it in {@link #grown}.
      *
-     * @return the new buffer, or null if every buffer of the tier has memory, the tier is not
-     *         on demand, or the region cannot give memory now (the JVM's direct-memory limit).
+     * <p>A call that finds every buffer claimed returns null at once, even if others are still
+     * allocating theirs ({@link #growing()} says so): the allocator then waits for those
+     * (signalled by {@link #onGrown}) instead of calling the full handler, so an allocation
+     * never fails because another thread was in the middle of giving the cache memory.
+     *
+     * @return the new buffer, or null if every buffer of the tier has memory or is being given
+     *         it, the tier is not on demand, or the region cannot give memory now (the JVM's
+     *         direct-memory limit).
      */
     CacheBuffer allocateNext() {
         if (onDemand == null || allocatedBuffers >= bufferCount) {
             return null;
         }
-        synchronized (this) {
-            final int next = allocatedBuffers;
-            if (next >= bufferCount) {
+        growing.incrementAndGet();
+        try {
+            final int next = onDemand.allocate();
+            if (next < 0) {
                 return null;
             }
-            final ByteBuffer memory = onDemand.allocate(next);
-            if (memory == null) {
-                return null;
+            final CacheBuffer buffer = new CacheBuffer(firstBuffer + next, index, onDemand.buffer(next), blocksPerBufferData + 1);
+            // An address in it reaches other threads only after an allocation from it; scans of
+            // the array (takeFromAny, stats) see it by this release.
+            SLOT.setRelease(buffers, firstBuffer + next, buffer);
+            while (true) {
+                final int a = allocatedBuffers;
+                if (a >= bufferCount || SLOT.getAcquire(buffers, firstBuffer + a) == null) {
+                    break;
+                }
+                ALLOCATED.compareAndSet(this, a, a + 1);
             }
-            final CacheBuffer buffer = new CacheBuffer(firstBuffer + next, index, memory, blocksPerBufferData + 1);
-            // Published to other threads by the volatile count (stats) and by the stack's
-            // compare-and-set when the caller pushes it back; an address in it reaches other
-            // threads only after an allocation from it.
-            buffers[firstBuffer + next] = buffer;
-            allocatedBuffers = next + 1;
+            grown.incrementAndGet();
             return buffer;
+        } finally {
+            // After the count above: a thread that sees no call growing sees what it published.
+            growing.decrementAndGet();
+            onGrown.run();
         }
+    }
+
+    /** @return whether some thread is giving this tier a buffer's memory now. */
+    boolean growing() {
+        return growing.get() > 0;
+    }
+
+    /** @return buffers published by {@link #allocateNext()} so far: a change says the tier gained memory. */
+    int grown() {
+        return grown.get();
+    }
+
+    /** Sets what runs after each buffer {@link #allocateNext()} publishes (the allocator's free signal). */
+    void onGrown(final Runnable action) {
+        this.onGrown = action;
     }
 
     /**

@@ -87,7 +87,9 @@ final class TierTable {
     boolean notAllocatedYet(final int index) {
         for (final Tier tier : tiers) {
             if (index >= tier.firstBuffer && index < tier.firstBuffer + tier.bufferCount) {
-                return tier.onDemand != null && index - tier.firstBuffer >= tier.allocatedBuffers;
+                // A buffer above the count may have memory already (published while a lower one
+                // was still being allocated): its slot in the array says.
+                return tier.onDemand != null && index - tier.firstBuffer >= tier.allocatedBuffers && buffers[index] == null;
             }
         }
         return false;

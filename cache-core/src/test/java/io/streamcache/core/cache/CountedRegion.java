@@ -67,8 +67,8 @@ final class CountedRegion {
         }
 
         @Override
-        public ByteBuffer allocate(final int index) {
-            return ((OnDemandRegion)region).allocate(index);
+        public int allocate() {
+            return ((OnDemandRegion)region).allocate();
         }
 
         @Override

@@ -18,7 +18,6 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -40,22 +39,22 @@ class OnDemandDirectRegionTest {
             assertEquals(0, region.allocatedCount());
             assertTrue(DirectMemoryRegion.usedDirectMemory() - before < BUFFER, "no memory at open");
             assertThrows(IllegalStateException.class, () -> region.buffer(0));
-            final ByteBuffer first = region.allocate(0);
+            assertEquals(0, region.allocate(), "lowest first");
+            final ByteBuffer first = region.buffer(0);
             assertEquals(BUFFER, first.capacity());
             assertTrue(first.isDirect());
             assertEquals(0, BufferUtil.address(first) & (Regions.ALIGNMENT - 1), "page-aligned");
             assertEquals(1, region.allocatedCount());
             assertTrue(DirectMemoryRegion.usedDirectMemory() - before >= BUFFER, "the JDK counts the buffer");
             assertEquals(first, region.buffer(0));
-            assertThrows(IllegalStateException.class, () -> region.allocate(2), "buffers are allocated lowest first");
-            assertThrows(IllegalStateException.class, () -> region.allocate(0), "once each");
-            region.allocate(1);
+            assertEquals(1, region.allocate(), "the next one, never buffer 0 again");
+            assertThrows(IllegalStateException.class, () -> region.buffer(2), "buffer 2 has no memory yet");
         } finally {
             region.close();
         }
         assertEquals(0, region.allocatedCount());
         assertTrue(DirectMemoryRegion.usedDirectMemory() - before < BUFFER, "closing frees what was allocated");
-        assertNull(region.allocate(0), "a closed region gives no memory");
+        assertEquals(-1, region.allocate(), "a closed region gives no memory");
     }
 
     /**
