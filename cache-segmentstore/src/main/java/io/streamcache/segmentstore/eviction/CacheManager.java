@@ -114,7 +114,7 @@ public final class CacheManager implements AutoCloseable {
      * it is built on this manager, and hands it to its parts. Its type lives in a package the
      * module does not export, so a broker on the module path cannot call it, and one on the
      * class path must not (a wrong call corrupts the manager's view of the cache). The same object
-     * every time; thread-safe as {@link ManagerHooks} says.
+     * every time; thread-safe as {@code ManagerHooks} says (an internal type: no link).
      *
      * @return the manager's hooks.
      */
