@@ -152,8 +152,18 @@ final class ReadThrough {
         final LocationIndex index = locations.get(segment.id);
         if (index == null) {
             final RuntimeException gone = liveFailure(segment, offset);
-            return gone != null ? CompletableFuture.failedFuture(gone)
-                : CompletableFuture.completedFuture(ReadResult.empty(segment.name, offset, ReadStatus.NOT_CACHED));
+            if (gone != null) {
+                return CompletableFuture.failedFuture(gone);
+            }
+            // No index, so none of this segment's bytes are in the log: the segment was
+            // recreated under the name since the caller's lookup (its first append not located
+            // yet, its length short of the offset), or a custom recovery hook restored its bytes.
+            // The cache's answer now, not an empty NOT_CACHED that a retry would not change.
+            try {
+                return CompletableFuture.completedFuture(segment.read(offset, maxLength));
+            } catch (final StreamcacheException e) {
+                return CompletableFuture.failedFuture(e);
+            }
         }
         final long nextCached = historicalReader.rangeLength() < maxReadAhead ? segment.tryNextCachedOffset(offset) : Long.MAX_VALUE;
         return load(segment, index, offset, maxLength, budget, 0, nextCached);
