@@ -185,6 +185,7 @@ final class SlowConsumer implements Runnable {
         held.add(result);
         heldBytes += result.length();
         m.slowHeldBytes.set(heldBytes);
+        m.slowHeldPeak.accumulateAndGet(heldBytes, Math::max);
         return result.nextOffset();
     }
 

@@ -522,7 +522,7 @@ public final class StressHarness {
         if (phases != null) {
             phases.record(disturbance.phase(), new PhaseSplit.Tick(seconds, append, appendCall, readCall, waitCall, storm,
                 m.append.bytes.sum(), m.stormRead.bytes.sum(), m.bytesVerified.sum(), StressMetrics.sums(m.producerBytes),
-                StressMetrics.sums(m.tailReaderBytes), m.slowHeldBytes.get()));
+                StressMetrics.sums(m.tailReaderBytes), heldPeak(m)));
         }
         final long appendBytes = m.append.bytes.sum();
         final long readBytes = readBytes(m);
@@ -673,5 +673,11 @@ public final class StressHarness {
         } catch (final IOException | UncheckedIOException e) {
             out.println("stress: could not delete " + dir + ": " + e);
         }
+    }
+
+    /** @return the most bytes the slow consumer held since the last sample, and starts the next interval at what it holds now. */
+    private static long heldPeak(final StressMetrics m) {
+        final long now = m.slowHeldBytes.get();
+        return Math.max(now, m.slowHeldPeak.getAndSet(now));
     }
 }

@@ -90,6 +90,11 @@ final class StressMetrics {
     final LongAdder[] tailReaderBytes;
     /** Bytes of results the slow consumer holds unreleased now; written by it, read by the sampler. */
     final AtomicLong slowHeldBytes = new AtomicLong();
+    /**
+     * The most bytes the slow consumer held since the sampler last looked: a hold that fills and
+     * is released between two once-a-second samples shows here, not in {@link #slowHeldBytes}.
+     */
+    final AtomicLong slowHeldPeak = new AtomicLong();
     /** Reads of the slow consumer that failed or timed out while it held results (a budget refusing it, today a stall). */
     final LongAdder slowRefusals = new LongAdder();
 
