@@ -732,7 +732,7 @@ final class Segment extends SegmentLock implements PromotionTarget {
         if (readerMarks == null) {
             readerMarks = new ReaderMarks();
         }
-        readerMarks.observe(offset, end, System.nanoTime());
+        readerMarks.observe(offset, end);
     }
 
     private void recordRead(final ReadIndexEntry entry) {
