@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Tables and a chart of the peer benchmarks (issue 5) from one JMH JSON result file of
+"""Tables and a chart of the peer benchmarks (Caffeine, OHC, RocksDB beside the block cache) from one JMH JSON result file of
 BlockCacheBenchmark and BlockCacheBenchmarkTwoThreads, run with -prof gc.
 
 usage: peers.py RESULT.json [--svg CHART.svg]

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs the scale matrix of issue 5 and writes its table and chart:
+# Runs the scale matrix (cache size x segment count) and writes its table and chart:
 #   1. JMH ScaleBenchmark: the full block cache (random 10 KB replace, copy get) at every cache
 #      size; the full log-less segment store (1 KB appends, tail reads) at every cache size and
 #      segment count; the store without truncation at the smallest size (the placeholder finding);
