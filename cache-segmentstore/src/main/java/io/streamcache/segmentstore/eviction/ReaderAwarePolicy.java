@@ -5,11 +5,6 @@ import io.streamcache.segmentstore.eviction.ReaderRegistry.TrackedReader;
 
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
-import java.util.ArrayList;
-import java.util.Arrays;
-import java.util.HashMap;
-import java.util.Iterator;
-import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.TimeUnit;
 import java.util.function.LongSupplier;
@@ -24,7 +19,7 @@ import java.util.function.LongSupplier;
  *   <li>{@link #register(String, long)} and {@link Reader#close()}: any thread, at any time
  *       (a broker calls them when a client opens or ends a read); they allocate and synchronize
  *       on the segment's reader set, never on the data path of other segments. The reader sets
- *       are kept by a {@code ReaderRegistry}; this class owns the pass and what it learns.</li>
+ *       are kept by a {@code ReaderRegistry}; the pass and what it learns are the policy's own.</li>
  *   <li>{@link Reader#position(long)}: the reader's own thread (one writer per handle), on the
  *       data path; a release store into the handle, no allocation, no lock. The pass reads it
  *       with an acquire load, so it sees a recent position, not necessarily the latest.</li>
@@ -85,6 +80,12 @@ import java.util.function.LongSupplier;
  * </ol>
  * Entries used in the current generation (during the pass) are never selected. The rank's
  * bits are drawn in {@code EvictionRanks}, which {@code FillAdmission} shares.
+ *
+ * <h2>Parts</h2>
+ * This class is the policy's face and the registered readers' handle ({@link Reader}); the pass
+ * (views, ranks, cut-off) is {@code ReaderPass}, what the passes learn is {@code ReuseLearning}
+ * over a {@code ReuseModel}, the readers are kept by {@code ReaderRegistry}, fill admission is
+ * {@code FillAdmission}.
  */
 public final class ReaderAwarePolicy implements EvictionPolicy {
     /** Each step of the cut-off covers this fraction (1/STEPS) of the surveyed entries. */
@@ -96,10 +97,7 @@ public final class ReaderAwarePolicy implements EvictionPolicy {
     /** Default time after which a reader that neither read nor moved stops protecting anything: 60 s, in nanoseconds. */
     public static final long IDLE_TIMEOUT_NANOS_DEFAULT = TimeUnit.SECONDS.toNanos(60);
     /** Readers behind an entry (nearest first) whose arrival time the rank considers. */
-    private static final int READERS_CONSIDERED = 8;
-    /** Segments not surveyed or read for this many half-lives, with no readers and no popularity left, are dropped. */
-    private static final int STALE_HALF_LIVES = 4;
-    private static final double MIN_COUNT = 1e-3;
+    static final int READERS_CONSIDERED = 8;
 
     private static final VarHandle POSITION;
 
@@ -116,41 +114,12 @@ public final class ReaderAwarePolicy implements EvictionPolicy {
     /** Whether data read back from the log is kept when the cache has no free room (the data path). */
     private final FillAdmission admission;
     private volatile boolean admitFills;
-    private final int rereadGenerations;
-    private final int popularityHalfLife;
     private final LongSupplier clock;
     private final long idleTimeout;
-    // Counters (racy increments by the pass only; read by anyone).
-    private volatile long idleReadersDropped;
-
-    // Pass state: confined to the pass.
+    /** What the passes learn (re-read sessions, popularity): kept for tests. */
     private final ReuseModel model;
-    /**
-     * Each segment's view for the pass, by name: kept from pass to pass and refreshed in place
-     * (a view and its arrays are made once per segment, not per pass); only the views of this
-     * pass are in it once {@link #beginPass} returns.
-     */
-    private final Map<String, View> views = new HashMap<>();
-    /** This pass's views, in the order made (the map's values without an iterator). */
-    private final ArrayList<View> passViews = new ArrayList<>();
-    /** Passes begun: a view refreshed in this pass carries it. */
-    private long pass;
-    private int lastPassGeneration;
-    private boolean passed;
-    private long[] ranks = new long[64];
-    private int rankCount;
-    private int nextRank;
-    private boolean sorted;
-    private int current;
-    private long cutoff = Long.MIN_VALUE;
-    private String lastSegment;
-    private View lastView;
-    /** The clock when the pass began. */
-    private long now;
-    private double speedSum;
-    private int speedCount;
-    /** The mean measured speed of the pass's readers: the speed of a reader not measured yet. */
-    private double defaultSpeed = 1.0;
+    /** The eviction pass: views, ranks, the cut-off (confined to the pass). */
+    private final ReaderPass pass;
 
     /** A policy with the default re-read memory and popularity half-life. */
     public ReaderAwarePolicy() {
@@ -201,10 +170,9 @@ public final class ReaderAwarePolicy implements EvictionPolicy {
         if (popularityHalfLife < 1) {
             throw new IllegalArgumentException("popularityHalfLife=" + popularityHalfLife + " must be >= 1");
         }
-        this.rereadGenerations = rereadGenerations;
-        this.popularityHalfLife = popularityHalfLife;
         this.model = new ReuseModel(popularityHalfLife);
         this.admission = new FillAdmission(registry, idleTimeout, rereadGenerations);
+        this.pass = new ReaderPass(registry, admission, model, clock, idleTimeout, rereadGenerations, popularityHalfLife);
     }
 
     // ------------------------------------------------------------------------------------------
@@ -283,7 +251,7 @@ public final class ReaderAwarePolicy implements EvictionPolicy {
 
     /** @return registered readers the passes closed because they were idle longer than the timeout (any thread). */
     public long idleReadersDropped() {
-        return idleReadersDropped;
+        return pass.idleReadersDropped();
     }
 
     /**
@@ -332,284 +300,22 @@ public final class ReaderAwarePolicy implements EvictionPolicy {
 
     @Override
     public void beginPass(final int currentGeneration) {
-        current = currentGeneration;
-        registry.latestGeneration = currentGeneration;
-        rankCount = 0;
-        nextRank = 0;
-        sorted = false;
-        cutoff = Long.MIN_VALUE;
-        lastSegment = null;
-        lastView = null;
-        pass++;
-        passViews.clear();
-        now = clock.getAsLong();
-        speedSum = 0;
-        speedCount = 0;
-        learn(currentGeneration);
-        admission.publishCoverage(model.coverageCopy());
-        final Iterator<SegmentReaders> it = registry.segments.values().iterator();
-        while (it.hasNext()) {
-            final SegmentReaders set = it.next();
-            final Reader[] readers = set.readers;
-            if (readers.length == 0 && set.count < MIN_COUNT && !set.anyTracked(now, idleTimeout)
-                && currentGeneration - set.seenGeneration > (long) STALE_HALF_LIVES * popularityHalfLife) {
-                synchronized (set) {
-                    if (set.readers.length == 0) {
-                        set.removed = true;
-                        it.remove();
-                    }
-                }
-                continue;
-            }
-            refresh(set, readers);
-        }
-        // Views of segments the registry no longer holds (forgotten, or dropped above) go.
-        final Iterator<View> stale = views.values().iterator();
-        while (stale.hasNext()) {
-            if (stale.next().pass != pass) {
-                stale.remove();
-            }
-        }
-        defaultSpeed = speedCount > 0 ? speedSum / speedCount : 1.0;
-    }
-
-    /** Updates what the policy learned: ended sessions, each segment's popularity, the rates. */
-    private void learn(final int currentGeneration) {
-        final int elapsed = passed ? currentGeneration - lastPassGeneration : 0;
-        passed = true;
-        lastPassGeneration = currentGeneration;
-        model.age(elapsed);
-        for (long[] s = registry.endedSessions.poll(); s != null; s = registry.endedSessions.poll()) {
-            model.session(s[0], s[1]);
-        }
-        final double decay = model.decay(elapsed);
-        for (final SegmentReaders set : registry.segments.values()) {
-            int rereads;
-            synchronized (set) {
-                rereads = set.pendingRereads;
-                set.pendingRereads = 0;
-            }
-            final long inferred = set.inferredRereads;
-            rereads += (int) Math.min(Integer.MAX_VALUE - rereads, Math.max(0, inferred - set.inferredRereadsSeen));
-            set.inferredRereadsSeen = inferred;
-            learnTracked(set);
-            if (set.learned) {
-                model.expose(set.bucket, set.lengthBucket, elapsed, rereads);
-                set.count = set.count * decay + rereads;
-            } else {
-                // Registered since the last pass: no exposure yet, its first re-reads count from now.
-                set.learned = true;
-                set.count = rereads;
-                set.seenGeneration = currentGeneration;
-            }
-            set.bucket = ReuseModel.rateBucket(set.count);
-            set.lengthBucket = ReuseModel.lengthBucket(set.tail);
-            if (set.readers.length > 0) {
-                set.seenGeneration = currentGeneration;
-            }
-        }
-        model.refresh();
-    }
-
-    /** An inferred re-reader that stopped (idle past the timeout): what it read teaches the model once. */
-    private void learnTracked(final SegmentReaders set) {
-        final int stamp = set.trackedStamp(); // an acquire: the slots as of the segment's last observed read
-        for (final TrackedReader t : set.tracked) {
-            final long time = t.time;
-            if (time == ReaderRegistry.FREE || t.learnedSession == t.session
-                || now - time <= idleTimeout && !registry.stalled(t, now)) {
-                continue;
-            }
-            t.learnedSession = t.session;
-            if (t.startDistance > 0) {
-                model.session(t.startDistance, t.end - t.start);
-            }
-        }
-    }
-
-    /** Refreshes (or makes, the first time) the segment's view for this pass and lists it. */
-    private View refresh(final SegmentReaders set, final Reader[] readers) {
-        View view = views.get(set.segment);
-        if (view == null || view.set != set) {
-            view = new View(set);
-            views.put(set.segment, view);
-        }
-        fill(view, readers);
-        passViews.add(view);
-        return view;
-    }
-
-    private void fill(final View view, final Reader[] readers) {
-        final SegmentReaders set = view.set;
-        int n = 0;
-        final int room = readers.length + ReaderRegistry.TRACKED_PER_SEGMENT;
-        if (view.positions.length < room) {
-            view.positions = new long[room];
-            view.speeds = new double[room];
-        }
-        final long[] positions = view.positions;
-        final double[] speeds = view.speeds;
-        for (final Reader reader : readers) {
-            final long position = reader.position();
-            final long elapsed = now - reader.lastTime;
-            if (elapsed > idleTimeout) {
-                // Idle past the timeout: it protects nothing any more and is dropped.
-                reader.close();
-                idleReadersDropped++;
-                continue;
-            }
-            if (registry.stalled(elapsed, reader.interval)) {
-                continue; // late for its own pace: protects nothing until it moves again
-            }
-            positions[n] = position;
-            speeds[n++] = noteSpeed(reader.speed());
-        }
-        if (set.trackedStamp() != Integer.MIN_VALUE) { // acquire before reading the slots
-            for (final TrackedReader t : set.tracked) {
-                final long time = t.time;
-                if (time == ReaderRegistry.FREE || now - time > idleTimeout || registry.stalled(t, now) || !t.sequential()) {
-                    continue;
-                }
-                positions[n] = t.end;
-                speeds[n++] = noteSpeed(t.speed());
-            }
-        }
-        ReaderRegistry.sortTogether(positions, speeds, n);
-        view.count = n;
-        view.reread = set.reread && current - set.rereadGeneration <= rereadGenerations;
-        view.tail = Math.max(set.tail, n == 0 ? 0 : positions[n - 1]);
-        final double rate = set.learned ? model.rate(set.bucket, set.lengthBucket) : 0;
-        set.admitRate = rate;
-        view.rate = rate;
-        view.surveyedEnd = 0;
-        view.pass = pass;
-    }
-
-    private double noteSpeed(final double speed) {
-        if (speed > 0) {
-            speedSum += speed;
-            speedCount++;
-        }
-        return speed;
+        pass.begin(currentGeneration);
     }
 
     @Override
     public void survey(final String segment, final CachedEntry entry) {
-        View view = view(segment);
-        if (view == null) {
-            // A segment the policy has not seen yet: remember it (its tail, its exposure).
-            final SegmentReaders set = registry.readersOf(segment);
-            view = refresh(set, set.readers);
-            lastView = view;
-        }
-        view.surveyedEnd = Math.max(view.surveyedEnd, entry.endOffset());
-        final int age = entry.generation() - current;
-        if (age >= 0) {
-            return;
-        }
-        if (rankCount == ranks.length) {
-            ranks = Arrays.copyOf(ranks, rankCount * 2);
-        }
-        ranks[rankCount++] = rank(view, entry, age);
+        pass.survey(segment, entry);
     }
 
     @Override
     public boolean advance() {
-        if (!sorted) {
-            Arrays.sort(ranks, 0, rankCount);
-            sorted = true;
-            // The survey is over: what it saw of each segment's tail counts from the next pass.
-            for (int i = 0; i < passViews.size(); i++) {
-                final View view = passViews.get(i);
-                if (view.surveyedEnd > view.set.tail) {
-                    view.set.tail = view.surveyedEnd;
-                }
-                if (view.surveyedEnd > 0) {
-                    view.set.seenGeneration = current;
-                }
-            }
-        }
-        if (nextRank >= rankCount) {
-            return false;
-        }
-        final int step = Math.max(1, rankCount / STEPS);
-        cutoff = ranks[Math.min(rankCount, nextRank + step) - 1];
-        admission.publishCutoff(cutoff);
-        nextRank = Math.min(rankCount, nextRank + step);
-        while (nextRank < rankCount && ranks[nextRank] == cutoff) {
-            nextRank++;
-        }
-        return true;
+        return pass.advance();
     }
 
     @Override
     public boolean select(final String segment, final CachedEntry entry) {
-        final int age = entry.generation() - current;
-        return age < 0 && rank(view(segment), entry, age) <= cutoff;
-    }
-
-    /**
-     * The rank of an entry in the current pass: lower ranks are evicted first. The top byte is the
-     * class (no expected reuse, expected re-reads, ahead), the rest orders within the class.
-     */
-    long rank(final View view, final CachedEntry entry, final int age) {
-        final long byAge = EvictionRanks.byAge(age);
-        if (view == null) {
-            return EvictionRanks.unknown(byAge);
-        }
-        boolean passedByAll = false;
-        if (view.count > 0) {
-            final int behind = nearestReaderBefore(view.positions, view.count, entry.endOffset());
-            if (behind >= 0) {
-                return EvictionRanks.ahead(timeToReach(view, behind, entry.offset()));
-            }
-            passedByAll = !view.reread;
-        }
-        return EvictionRanks.reuseKey(passedByAll, view.rate * model.coverage(view.tail - entry.offset())) | byAge;
-    }
-
-    private View view(final String segment) {
-        if (segment != lastSegment) {
-            lastSegment = segment;
-            lastView = views.get(segment);
-        }
-        return lastView;
-    }
-
-    /**
-     * @return how soon, in clock units, the first of the readers behind {@code offset} (the
-     *         nearest {@value #READERS_CONSIDERED}, from index {@code behind} down) reaches it: its
-     *         distance over its measured speed (the pass's mean speed for a reader not measured
-     *         yet); 0 for an entry a reader is inside.
-     */
-    private long timeToReach(final View view, final int behind, final long offset) {
-        double best = Double.MAX_VALUE;
-        for (int i = behind; i >= 0 && i > behind - READERS_CONSIDERED; i--) {
-            final long distance = offset - view.positions[i];
-            if (distance <= 0) {
-                return 0;
-            }
-            final double speed = view.speeds[i] > 0 ? view.speeds[i] : defaultSpeed;
-            best = Math.min(best, distance / speed);
-        }
-        return best >= EvictionRanks.MAX_TIME ? EvictionRanks.MAX_TIME : (long) Math.ceil(best);
-    }
-
-    /** @return the index of the largest position below {@code end}, or -1 if every position is at or past it. */
-    private static int nearestReaderBefore(final long[] positions, final int count, final long end) {
-        int lo = 0;
-        int hi = count - 1;
-        int found = -1;
-        while (lo <= hi) {
-            final int mid = (lo + hi) >>> 1;
-            if (positions[mid] < end) {
-                found = mid;
-                lo = mid + 1;
-            } else {
-                hi = mid - 1;
-            }
-        }
-        return found;
+        return pass.select(segment, entry);
     }
 
     static void checkPosition(final long position) {
@@ -620,38 +326,7 @@ public final class ReaderAwarePolicy implements EvictionPolicy {
 
     @Override
     public String toString() {
-        return "ReaderAwarePolicy{current=" + current + ", segments=" + registry.segments.size()
-            + ", surveyed=" + rankCount + ", cutoff=0x" + Long.toHexString(cutoff) + ", " + model + '}';
-    }
-
-    /**
-     * The pass's snapshot of one segment; made once per segment and refreshed by every pass
-     * (pass-confined, so plain fields).
-     *
-     * <pre>
-     *   positions: [ p0 | p1 | ... | p(count-1) | unused ... ]   ascending reader positions
-     *   speeds:    [ s0 | s1 | ... | s(count-1) | unused ... ]   each one's speed, 0: not measured
-     *   the arrays grow to readers + tracked slots, and are never shrunk
-     * </pre>
-     */
-    private static final class View {
-        final SegmentReaders set;
-        long[] positions = new long[0];
-        /** Each position's reader's speed (bytes per clock unit), 0 where not measured yet. */
-        double[] speeds = new double[0];
-        /** How many of {@link #positions} and {@link #speeds} this pass filled. */
-        int count;
-        boolean reread;
-        long tail;
-        /** Expected re-read registrations per generation, from the segment's history. */
-        double rate;
-        long surveyedEnd;
-        /** The pass that last refreshed it. */
-        long pass;
-
-        View(final SegmentReaders set) {
-            this.set = set;
-        }
+        return "ReaderAwarePolicy{" + pass + '}';
     }
 
     /**
