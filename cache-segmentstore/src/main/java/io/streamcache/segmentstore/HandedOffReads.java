@@ -30,7 +30,7 @@ import java.util.function.BiConsumer;
  * close fails (no set entry). The thread is woken by one task per batch: the hand-off that
  * finds the list empty schedules the drain, which takes the whole list at once (the list of
  * Treiber's stack, taken whole as in Vyukov's intrusive MPSC queue, then reversed into arrival
- * order). Measured with {@code ReadHandOffBenchmark -prof gc}: see {@code docs/benchmarks.md}.
+ * order). Measured with {@code ReadHandOffBenchmark -prof gc}: see {@code docs/performance/isolation.md}, "What a handed-off read still allocates".
  * Beyond the pool's reads in flight, a hand-off makes a carrier of its own and records it in a
  * concurrent set, as every hand-off did before.
  *

@@ -24,7 +24,7 @@ package io.streamcache.segmentstore;
  *
  * <p><b>No clock on the read path.</b> A read stamps its slot with the segment's read count, not
  * the time: a {@code System.nanoTime()} per read cost about 20 ns (a vDSO {@code clock_gettime},
- * nearly as much as a whole cached copy of 100 bytes, docs/benchmarks.md). The time is attached
+ * nearly as much as a whole cached copy of 100 bytes, docs/performance/data-path.md). The time is attached
  * by the sweep instead, as the CLOCK algorithm (Corbato, 1968) approximates LRU with a reference
  * bit that an access sets and the sweeping hand reads: the eviction scan, which reads the clock
  * once per segment, sees which slots read since its last look and stamps them with its own time.

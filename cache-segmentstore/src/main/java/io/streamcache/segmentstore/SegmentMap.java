@@ -147,7 +147,7 @@ abstract class SegmentMap {
      * array and its length are loaded; the capacity adds one multiply. A full 32-bit finalizer
      * seeded by the capacity (two multiplies, three shifts and the seed's multiply, in one chain)
      * made {@code SegmentStoreBenchmark.copyRead} 3 ns (15%) slower; this one costs under 1 ns and
-     * spreads as well (docs/benchmarks.md, "cache-core hot path: a regression").
+     * spreads as well (docs/benchmarks.md, "Block cache against memcpy, a HashMap and its peers").
      */
     static int start(final int hash, final int capacity) {
         final int h = hash * 0x9E3779B9;

@@ -127,8 +127,8 @@ public class BlockCacheBenchmark {
     /**
      * A direct buffer of {@code length} bytes (empty: writer index 0) whose first byte is at a
      * chosen distance past a 64-byte boundary. A copy on the benchmark machine is fastest when
-     * its source and destination both start on a 64-byte boundary (docs/benchmarks.md, "Block cache",
-     * the 10 KB path), and the cache's blocks start on 4 KB
+     * its source and destination both start on a 64-byte boundary (docs/performance/block-cache.md,
+     * "Where the buffers start"), and the cache's blocks start on 4 KB
      * boundaries, so the rows that copy in or out say where their buffers start instead of
      * taking whatever malloc gives the fork. Release it as any buffer (a slice releases its parent).
      *

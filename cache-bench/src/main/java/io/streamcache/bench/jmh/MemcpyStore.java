@@ -21,7 +21,7 @@ import static org.agrona.UnsafeAccess.UNSAFE;
  *
  * <p>The slots start on a 4 KB boundary, as the cache's blocks do: a copy on the benchmark
  * machine is fastest when its source and destination both start on a 64-byte boundary (see
- * "Block cache", the 10 KB path in docs/benchmarks.md), so the limit and
+ * docs/performance/block-cache.md, "Where the buffers start"), so the limit and
  * the cache see the caller's buffers from the same placement. Before, the slots started where
  * malloc put them (16 bytes past a page), and the limit was faster with buffers 16 past a line
  * than on one, the opposite of the cache.

@@ -76,7 +76,7 @@ import java.util.concurrent.CompletionException;
  * <p><b>Heap:</b> the facade adds per queue a {@code MessageQueue} (48 bytes), the
  * 4-byte slot in its topic's
  * {@code QueueTable} page; the segment name is the store's own string. The store's segment costs
- * more (see docs/benchmarks.md, "heap per queue").
+ * more (see docs/benchmarks.md, "Message-queue facade": heap per queue).
  *
  * <p><b>Design note:</b> messages are read as one contiguous byte range per call and handed out
  * as slices of one heap buffer: one copy out of the cache, one allocation, whatever fetchNum is.
