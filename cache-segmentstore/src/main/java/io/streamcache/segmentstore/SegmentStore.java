@@ -368,7 +368,7 @@ public final class SegmentStore implements AutoCloseable {
             : (int) Math.min(1 << 30, Math.min(8L * builder.readThroughRangeLength,
                 Math.max(builder.readThroughRangeLength, cache.capacity() / Builder.READ_AHEAD_CACHE_DIVISOR)));
         this.readThrough = new ReadThrough(table, managerHooks, locations, builder.log.directory(), builder.readThroughRangeLength,
-            builder.readThroughMaxGap, builder.readThroughThreads, maxReadAhead, name, threads, storeBudget);
+            builder.readThroughMaxGap, builder.readThroughThreads, maxReadAhead, name, threads, storeBudget, handedOff);
         final LogOpening opening = new LogOpening(builder.log, builder.logRecovery, builder.logCorruptionPolicy, threads, name);
         try {
             final RecoveredLog recovered = opening.open(table, locations);
