@@ -899,6 +899,17 @@ public final class SegmentStore implements AutoCloseable {
      * reader never spends the store's budget for the others. Anything that has to wait completes
      * the future later.
      *
+     * <p>On a miss the call takes no other lock: the load's read-ahead is computed without a
+     * monitor, the load is queued with a compare-and-set, and a load that is done already (the
+     * bytes were cached meanwhile, or it joined one that just completed) is read under the
+     * segment's lock only if it is free, the rest handed off as above. What can still make the
+     * calling thread wait, briefly: the scheduler's queue lock when a read at the tail schedules
+     * its timeout (taken with the segment's lock released) or when a hand-off wakes the
+     * read-timeouts thread (once per batch). A hit builds its views on the calling thread,
+     * about 50-100 us for a fully cached 1 MiB read; on a host with more runnable threads than
+     * cores, that is the window in which the scheduler preempts the caller, and what the call's
+     * slowest percentiles measure there (see {@code docs/reading.md}).
+     *
      * @throws IllegalArgumentException if {@code offset}, {@code maxLength} or {@code timeout} is negative.
      * @throws NullPointerException     if {@code name} or {@code timeout} is null.
      */
