@@ -906,7 +906,7 @@ public final class SegmentStore implements AutoCloseable {
      * calling thread wait, briefly: the scheduler's queue lock when a read at the tail schedules
      * its timeout (taken with the segment's lock released) or when a hand-off wakes the
      * read-timeouts thread (once per batch). A hit builds its views on the calling thread,
-     * about 50-100 us for a fully cached 1 MiB read; on a host with more runnable threads than
+     * 45-60 us for a cached 1 MiB read in the stress harness; on a host with more runnable threads than
      * cores, that is the window in which the scheduler preempts the caller, and what the call's
      * slowest percentiles measure there (see {@code docs/reading.md}).
      *
