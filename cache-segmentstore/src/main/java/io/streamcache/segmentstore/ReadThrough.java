@@ -168,20 +168,18 @@ final class ReadThrough {
 
     /** {@link #readMissed} for a segment with no location index; takes the segment's lock (not on a reading call's thread). */
     private CompletableFuture<ReadResult> missedWithoutIndex(final Segment segment, final long offset, final int maxLength) {
-        {
-            final RuntimeException gone = liveFailure(segment, offset);
-            if (gone != null) {
-                return CompletableFuture.failedFuture(gone);
-            }
-            // No index, so none of this segment's bytes are in the log: the segment was
-            // recreated under the name since the caller's lookup (its first append not located
-            // yet, its length short of the offset), or a custom recovery hook restored its bytes.
-            // The cache's answer now, not an empty NOT_CACHED that a retry would not change.
-            try {
-                return CompletableFuture.completedFuture(segment.read(offset, maxLength));
-            } catch (final StreamcacheException e) {
-                return CompletableFuture.failedFuture(e);
-            }
+        final RuntimeException gone = liveFailure(segment, offset);
+        if (gone != null) {
+            return CompletableFuture.failedFuture(gone);
+        }
+        // No index, so none of this segment's bytes are in the log: the segment was
+        // recreated under the name since the caller's lookup (its first append not located
+        // yet, its length short of the offset), or a custom recovery hook restored its bytes.
+        // The cache's answer now, not an empty NOT_CACHED that a retry would not change.
+        try {
+            return CompletableFuture.completedFuture(segment.read(offset, maxLength));
+        } catch (final StreamcacheException e) {
+            return CompletableFuture.failedFuture(e);
         }
     }
 
