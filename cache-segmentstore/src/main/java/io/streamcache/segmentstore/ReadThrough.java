@@ -44,6 +44,11 @@ final class ReadThrough {
     private final ReadBudget storeBudget;
     /** The direct buffers ranges are read into (see {@link RangeBufferPool}). */
     private final RangeBufferPool rangeBuffers;
+    /**
+     * Runs on the store's read-timeouts thread what would otherwise wait for a segment's lock on
+     * a reading call's thread: the rest of a read whose load was done when the call made it.
+     */
+    private final HandedOffReads handedOff;
 
     /**
      * Opens read channels on the log directory lazily and builds the historical reader (its
@@ -51,8 +56,9 @@ final class ReadThrough {
      */
     ReadThrough(final SegmentTable table, final ManagerHooks managerHooks, final LogLocations locations, final Path directory,
                 final int rangeLength, final int maxGap, final int threads, final int maxReadAhead, final String storeName,
-                final StreamcacheThreads streamcacheThreads, final ReadBudget storeBudget) {
+                final StreamcacheThreads streamcacheThreads, final ReadBudget storeBudget, final HandedOffReads handedOff) {
         this.table = table;
+        this.handedOff = handedOff;
         this.storeBudget = storeBudget;
         this.managerHooks = managerHooks;
         this.locations = locations;
@@ -140,7 +146,7 @@ final class ReadThrough {
             return CompletableFuture.completedFuture(first);
         }
         first.close();
-        return load(segment, index, offset, maxLength, budget, attempt, nextCached[0]);
+        return load(segment, index, offset, maxLength, budget, attempt, nextCached[0], tryOnly);
     }
 
     /**
@@ -151,35 +157,60 @@ final class ReadThrough {
     CompletableFuture<ReadResult> readMissed(final Segment segment, final long offset, final int maxLength, final ReadBudget budget) {
         final LocationIndex index = locations.get(segment.id);
         if (index == null) {
-            final RuntimeException gone = liveFailure(segment, offset);
-            if (gone != null) {
-                return CompletableFuture.failedFuture(gone);
-            }
-            // No index, so none of this segment's bytes are in the log: the segment was
-            // recreated under the name since the caller's lookup (its first append not located
-            // yet, its length short of the offset), or a custom recovery hook restored its bytes.
-            // The cache's answer now, not an empty NOT_CACHED that a retry would not change.
-            try {
-                return CompletableFuture.completedFuture(segment.read(offset, maxLength));
-            } catch (final StreamcacheException e) {
-                return CompletableFuture.failedFuture(e);
-            }
+            // Rare (a recreated segment, a custom recovery): the answer takes the segment's lock,
+            // so it is made on the store's thread, not on the reading call's.
+            return handedOff.handOff((name, s, at, length, timeoutNanos, b) -> missedWithoutIndex(s, at, length), segment.name, segment,
+                offset, maxLength, 0L, budget);
         }
         final long nextCached = historicalReader.rangeLength() < maxReadAhead ? segment.tryNextCachedOffset(offset) : Long.MAX_VALUE;
-        return load(segment, index, offset, maxLength, budget, 0, nextCached);
+        return load(segment, index, offset, maxLength, budget, 0, nextCached, true);
     }
 
-    /** Loads the range holding {@code offset} (its read-ahead cut at {@code nextCached}) and reads from it. */
+    /** {@link #readMissed} for a segment with no location index; takes the segment's lock (not on a reading call's thread). */
+    private CompletableFuture<ReadResult> missedWithoutIndex(final Segment segment, final long offset, final int maxLength) {
+        final RuntimeException gone = liveFailure(segment, offset);
+        if (gone != null) {
+            return CompletableFuture.failedFuture(gone);
+        }
+        // No index, so none of this segment's bytes are in the log: the segment was
+        // recreated under the name since the caller's lookup (its first append not located
+        // yet, its length short of the offset), or a custom recovery hook restored its bytes.
+        // The cache's answer now, not an empty NOT_CACHED that a retry would not change.
+        try {
+            return CompletableFuture.completedFuture(segment.read(offset, maxLength));
+        } catch (final StreamcacheException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+    }
+
+    /**
+     * Loads the range holding {@code offset} (its read-ahead cut at {@code nextCached}) and reads from it.
+     *
+     * @param onCaller whether this runs on a reading call's thread ({@code readAsync},
+     *                 {@code readThrough}): then it never waits for the segment's lock (see
+     *                 {@link #loadedOnCaller}).
+     */
     private CompletableFuture<ReadResult> load(final Segment segment, final LocationIndex index, final long offset, final int maxLength,
-                                               final ReadBudget budget, final int attempt, final long nextCached) {
+                                               final ReadBudget budget, final int attempt, final long nextCached, final boolean onCaller) {
         final int length = untilCached(offset, nextCached,
             fitted(segment.readAhead(historicalReader.rangeLength(), maxReadAhead).lengthFor(offset), budget));
         // A retry reads whatever the cache holds: the first attempt's check found the bytes
         // cached, and they were evicted again before its second read.
-        return historicalReader.read(segment.id, index, offset, length, attempt == 0 ? () -> stillMissing(segment, offset) : null)
+        final CompletableFuture<LogRange> loading =
+            historicalReader.read(segment.id, index, offset, length, attempt == 0 ? () -> stillMissing(segment, offset) : null);
+        if (onCaller && loading.isDone()) {
+            return loadedOnCaller(segment, loading, offset, maxLength, budget, attempt);
+        }
+        return afterLoading(loading, segment, offset, maxLength, budget, attempt);
+    }
+
+    /** What follows a load, on the thread that completes it (a log reader's), or at once on this one if it is done. */
+    private CompletableFuture<ReadResult> afterLoading(final CompletableFuture<LogRange> loading, final Segment segment, final long offset,
+                                                       final int maxLength, final ReadBudget budget, final int attempt) {
+        return loading
             .thenApply(range -> {
                 try {
-                    return afterLoad(segment, range, offset, maxLength);
+                    return afterLoad(segment, range, offset, maxLength, false);
                 } finally {
                     range.release();
                 }
@@ -187,6 +218,44 @@ final class ReadThrough {
             .handle((result, failure) -> failure != null ? afterFailedLoad(segment, offset, maxLength, budget, failure, attempt)
                 : afterEmptyLoad(segment, offset, maxLength, budget, result, attempt))
             .thenCompose(next -> next);
+    }
+
+    /**
+     * What follows a load that was done when the reading call made it (the bytes were cached
+     * meanwhile, so nothing was read; or it joined a load that had just completed): the
+     * dependent stages of {@link #afterLoading} would run at once on the caller's thread, and
+     * they take the segment's lock with {@code lock()}. So the read of the cache or of the range
+     * tries the lock, and if another thread holds it (a fill publishing, an eviction, an append),
+     * or if what follows may take it again (an empty read to retry, a failed load), the rest is
+     * handed to the store's read-timeouts thread ({@link HandedOffReads}) and completes there.
+     */
+    private CompletableFuture<ReadResult> loadedOnCaller(final Segment segment, final CompletableFuture<LogRange> loading, final long offset,
+                                                         final int maxLength, final ReadBudget budget, final int attempt) {
+        if (!loading.isCompletedExceptionally()) {
+            final LogRange range = loading.join();
+            final ReadResult result;
+            try {
+                result = afterLoad(segment, range, offset, maxLength, true);
+            } catch (final StreamcacheException e) {
+                range.release();
+                return CompletableFuture.failedFuture(e);
+            } catch (final RuntimeException e) {
+                range.release();
+                return handedOff.handOff((name, s, at, length, timeoutNanos, b) -> afterFailedLoad(s, at, length, b, e, attempt), segment.name,
+                    segment, offset, maxLength, 0L, budget);
+            }
+            if (result != null) {
+                range.release();
+                if (result.status() != ReadStatus.NOT_CACHED || result.length() > 0) {
+                    return CompletableFuture.completedFuture(result);
+                }
+                return handedOff.handOff((name, s, at, length, timeoutNanos, b) -> afterEmptyLoad(s, at, length, b, result, attempt),
+                    segment.name, segment, offset, maxLength, 0L, budget);
+            }
+            // The lock is held: the range goes with the rest to the store's thread.
+        }
+        return handedOff.handOff((name, s, at, length, timeoutNanos, b) -> afterLoading(loading, s, at, length, b, attempt), segment.name,
+            segment, offset, maxLength, 0L, budget);
     }
 
     /**
@@ -322,13 +391,22 @@ final class ReadThrough {
      * One lock in all: the cache read, and on a miss the segment's length and the read's
      * observation (then the result over the range is made with no lock held); it took two or
      * three before (a read, a lock for the length, a read again).
+     *
+     * @param tryOnly take the lock only if it is free (a reading call's thread).
+     * @return the result, or null if {@code tryOnly} and another thread holds the lock.
      */
-    private ReadResult afterLoad(final Segment segment, final LogRange range, final long offset, final int maxLength) {
+    private ReadResult afterLoad(final Segment segment, final LogRange range, final long offset, final int maxLength, final boolean tryOnly) {
         final ReadResult again;
         final long length;
         final boolean sealed;
         final long end;
-        segment.lock();
+        if (tryOnly) {
+            if (!segment.tryLock()) {
+                return null;
+            }
+        } else {
+            segment.lock();
+        }
         try {
             again = segment.readLocked(offset, maxLength);
             if (again.status() != ReadStatus.NOT_CACHED || again.length() > 0 || !range.contains(offset)) {

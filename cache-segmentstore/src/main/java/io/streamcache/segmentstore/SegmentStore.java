@@ -368,7 +368,7 @@ public final class SegmentStore implements AutoCloseable {
             : (int) Math.min(1 << 30, Math.min(8L * builder.readThroughRangeLength,
                 Math.max(builder.readThroughRangeLength, cache.capacity() / Builder.READ_AHEAD_CACHE_DIVISOR)));
         this.readThrough = new ReadThrough(table, managerHooks, locations, builder.log.directory(), builder.readThroughRangeLength,
-            builder.readThroughMaxGap, builder.readThroughThreads, maxReadAhead, name, threads, storeBudget);
+            builder.readThroughMaxGap, builder.readThroughThreads, maxReadAhead, name, threads, storeBudget, handedOff);
         final LogOpening opening = new LogOpening(builder.log, builder.logRecovery, builder.logCorruptionPolicy, threads, name);
         try {
             final RecoveredLog recovered = opening.open(table, locations);
@@ -898,6 +898,17 @@ public final class SegmentStore implements AutoCloseable {
      * ({@link ReadBudget#READER_SHARE_DIVISOR}): beyond it its reads wait in its own queue, so a
      * reader never spends the store's budget for the others. Anything that has to wait completes
      * the future later.
+     *
+     * <p>On a miss the call takes no other lock: the load's read-ahead is computed without a
+     * monitor, the load is queued with a compare-and-set, and a load that is done already (the
+     * bytes were cached meanwhile, or it joined one that just completed) is read under the
+     * segment's lock only if it is free, the rest handed off as above. What can still make the
+     * calling thread wait, briefly: the scheduler's queue lock when a read at the tail schedules
+     * its timeout (taken with the segment's lock released) or when a hand-off wakes the
+     * read-timeouts thread (once per batch). A hit builds its views on the calling thread,
+     * 45-60 us for a cached 1 MiB read in the stress harness; on a host with more runnable threads than
+     * cores, that is the window in which the scheduler preempts the caller, and what the call's
+     * slowest percentiles measure there (see {@code docs/reading.md}).
      *
      * @throws IllegalArgumentException if {@code offset}, {@code maxLength} or {@code timeout} is negative.
      * @throws NullPointerException     if {@code name} or {@code timeout} is null.

@@ -1,11 +1,15 @@
 package io.streamcache.segmentstore;
 
-import com.google.errorprone.annotations.concurrent.GuardedBy;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 
 /**
  * How much a segment's next load from the log reads: the historical reader's range length for a
  * reader that jumps, doubling up to a cap for one that reads on where the last load ended.
- * Thread-safe (a monitor taken once per load from the log, never on a cache hit).
+ * Thread-safe and never waits: {@link #lengthFor} runs on the thread of the reading call
+ * ({@code readAsync}'s miss), so it takes no monitor; a call that finds another one in progress
+ * (two misses of one segment at once) gets the base length and records nothing, as two readers
+ * of one segment get anyway (below).
  *
  * <pre>
  *  load [r, r + L)          next miss at r + L (a sequential catch-up)  -&gt; L' = min(2L, max)
@@ -16,11 +20,24 @@ import com.google.errorprone.annotations.concurrent.GuardedBy;
  * (correct, only slower); one catch-up reader per segment, the common case, gets the read-ahead.
  */
 final class SequentialReadAhead {
+    private static final VarHandle BUSY;
+
+    static {
+        try {
+            BUSY = MethodHandles.lookup().findVarHandle(SequentialReadAhead.class, "busy", int.class);
+        } catch (final ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
     private final int base;
     private final int max;
-    @GuardedBy("this")
+    /** 1 while a {@link #lengthFor} updates the state below; its compare-and-set and release order them. */
+    @SuppressWarnings("unused") // through BUSY
+    private volatile int busy;
+    /** Written and read only by the holder of {@link #busy}. */
     private long nextStart = -1;
-    @GuardedBy("this")
+    /** Written and read only by the holder of {@link #busy}. */
     private int length;
 
     /**
@@ -35,12 +52,31 @@ final class SequentialReadAhead {
 
     /**
      * @return bytes the load for a miss at {@code offset} should read, from {@code offset}
-     *         aligned down to the base length; records the load as the last one.
+     *         aligned down to the base length; records the load as the last one. If another
+     *         call is in progress (a concurrent miss of the segment): the base length,
+     *         recorded nowhere. Never waits, allocates nothing.
      */
-    synchronized int lengthFor(final long offset) {
-        final long start = offset - offset % base;
-        length = start == nextStart ? (int) Math.min((long) length * 2, max) : base;
-        nextStart = start + length;
-        return length;
+    int lengthFor(final long offset) {
+        if (!BUSY.compareAndSet(this, 0, 1)) {
+            return base;
+        }
+        try {
+            final long start = offset - offset % base;
+            length = start == nextStart ? (int) Math.min((long) length * 2, max) : base;
+            nextStart = start + length;
+            return length;
+        } finally {
+            BUSY.setRelease(this, 0);
+        }
+    }
+
+    /** @return whether a {@link #lengthFor} is in progress (for tests). */
+    boolean isBusy() {
+        return (int) BUSY.getVolatile(this) != 0;
+    }
+
+    /** Marks a {@link #lengthFor} in progress, or ends it (for tests that stand for a concurrent miss). */
+    void busyForTest(final boolean inProgress) {
+        BUSY.setVolatile(this, inProgress ? 1 : 0);
     }
 }

@@ -29,8 +29,12 @@ final class Waiter implements Runnable {
     final int maxLength;
     final long sequence;
     final CompletableFuture<ReadResult> future = new CompletableFuture<>();
-    /** Set under the segment's lock before the waiter is queued. */
-    ScheduledFuture<?> timeoutTask;
+    /**
+     * Set by the thread that queued the waiter, just after it released the segment's lock:
+     * volatile, read by whichever thread takes the waiter out (which may come first, and then
+     * cancels nothing: the queuing thread cancels the task it sets on a done future).
+     */
+    volatile ScheduledFuture<?> timeoutTask;
     /** Links the waiters taken out of the queue together, in offset order. */
     Waiter next;
 

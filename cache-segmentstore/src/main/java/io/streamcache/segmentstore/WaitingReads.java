@@ -5,6 +5,7 @@ import io.streamcache.core.StreamcacheThreads;
 
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 
@@ -76,6 +77,7 @@ final class WaitingReads {
         } else {
             segment.lock();
         }
+        final Waiter waiter;
         try {
             if (pastEndAtOnce && !segment.deleted && !segment.sealed && offset > DurableSegmentTable.reservedLength(segment)) {
                 // Past every offset an append has been given: no append can reach it before the
@@ -88,17 +90,28 @@ final class WaitingReads {
             if (offset < segment.length || segment.sealed || timeoutNanos == 0 || segment.deleted || offset < segment.startOffset) {
                 return CompletableFuture.completedFuture(segment.readLocked(offset, maxLength));
             }
-            final Waiter waiter = segment.newWaiter(offset, maxLength);
-            waiter.timeoutTask = scheduler.schedule(waiter, timeoutNanos, TimeUnit.NANOSECONDS);
+            waiter = segment.newWaiter(offset, maxLength);
             segment.addWaiter(waiter);
-            return waiter.future;
         } catch (final SegmentException | CacheClosedException e) {
             return CompletableFuture.failedFuture(e);
-        } catch (final RejectedExecutionException e) {
-            return CompletableFuture.failedFuture(new CacheClosedException("segment store " + storeName + " is closed"));
         } finally {
             segment.unlock();
         }
+        // The timeout is scheduled with the segment's lock released: the scheduler's queue has a
+        // lock of its own (ScheduledThreadPoolExecutor's), and a reader waiting for it with the
+        // segment's held made that segment's appends and completions wait too. An append may
+        // complete the waiter first: its cancel then found no task, so cancel it here.
+        try {
+            final ScheduledFuture<?> task = scheduler.schedule(waiter, timeoutNanos, TimeUnit.NANOSECONDS);
+            waiter.timeoutTask = task;
+            if (waiter.future.isDone()) {
+                task.cancel(false);
+            }
+        } catch (final RejectedExecutionException e) {
+            // The store is closing; its close fails the waiters it finds, and this one may be past it.
+            waiter.future.completeExceptionally(new CacheClosedException("segment store " + storeName + " is closed"));
+        }
+        return waiter.future;
     }
 
     /**

@@ -238,4 +238,51 @@ class ReadAsyncTest {
             }
         }
     }
+
+    /**
+     * A miss computes its load's read-ahead on the calling thread, from state the segment's
+     * other misses share: the call must not wait for another thread in the middle of that
+     * (a monitor held by a preempted reader made it wait before).
+     */
+    @Test
+    void shouldReturnAMissWhileAnotherThreadHoldsTheSegmentsReadAheadState() throws Exception {
+        final SegmentStore store = store();
+        store.create("s");
+        append(store, "s", 40);
+        evict(store);
+        // A first miss makes the segment's read-ahead state.
+        readAll(store, "s", 0, APPEND);
+        evict(store);
+        final SequentialReadAhead readAhead = store.segmentOrNull("s").readAhead(0, 0);
+        final CountDownLatch held = new CountDownLatch(1);
+        final CountDownLatch release = new CountDownLatch(1);
+        final java.util.concurrent.atomic.AtomicBoolean letGo = new java.util.concurrent.atomic.AtomicBoolean();
+        final Thread holder = new Thread(() -> {
+            synchronized (readAhead) {
+                held.countDown();
+                try {
+                    // Bounded, so that a call that does wait returns (and fails below) rather than hang.
+                    release.await(20, TimeUnit.SECONDS);
+                } catch (final InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                } finally {
+                    letGo.set(true);
+                }
+            }
+        }, "read-ahead-holder");
+        holder.setDaemon(true);
+        holder.start();
+        assertTrue(held.await(30, TimeUnit.SECONDS));
+        final CompletableFuture<ReadResult> future;
+        try {
+            future = store.readAsync("s", 20L * APPEND, APPEND, Duration.ofSeconds(5));
+            assertFalse(letGo.get(), "the call returned while the other thread still held the state");
+        } finally {
+            release.countDown();
+        }
+        try (ReadResult result = future.get(30, TimeUnit.SECONDS)) {
+            assertArrayEquals(TestSegments.pattern(7, 20L * APPEND, APPEND), ByteBufUtil.getBytes(result.data()));
+        }
+        holder.join(30_000);
+    }
 }

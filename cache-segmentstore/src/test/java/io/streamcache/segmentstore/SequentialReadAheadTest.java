@@ -3,6 +3,7 @@ package io.streamcache.segmentstore;
 import org.junit.jupiter.api.Test;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 
 /**
  * {@link SequentialReadAhead}: doubling for a reader that misses where the last load ended, the
@@ -44,5 +45,16 @@ class SequentialReadAheadTest {
         final SequentialReadAhead readAhead = new SequentialReadAhead(BASE, BASE / 2);
         assertEquals(BASE, readAhead.lengthFor(0));
         assertEquals(BASE, readAhead.lengthFor(BASE));
+    }
+
+    @Test
+    void shouldGiveTheBaseLengthWithoutWaitingWhileAnotherMissComputesItsLength() {
+        final SequentialReadAhead readAhead = new SequentialReadAhead(BASE, 8 * BASE);
+        assertEquals(BASE, readAhead.lengthFor(0));
+        readAhead.busyForTest(true);
+        assertEquals(BASE, readAhead.lengthFor(BASE), "a concurrent miss: the base length, at once");
+        readAhead.busyForTest(false);
+        assertEquals(2 * BASE, readAhead.lengthFor(BASE), "the concurrent miss recorded nothing: this one still goes on from the first");
+        assertFalse(readAhead.isBusy());
     }
 }

@@ -66,10 +66,15 @@ final class StormReader implements Runnable {
                 long position = segment.truncatedTo;
                 while (position < end && !stopping()) {
                     final int wanted = (int) Math.min(run.config.stormReadSize, end - position);
+                    final long[] before = CallDiagnostics.ENABLED ? CallDiagnostics.begin() : null;
                     final long start = System.nanoTime();
                     try {
                         final CompletableFuture<ReadResult> future = run.store.readAsync(segment.name, position, wanted, TIMEOUT);
-                        m.readCall.record(System.nanoTime() - start, 0);
+                        final long took = System.nanoTime() - start;
+                        m.readCall.record(took, 0);
+                        if (before != null) {
+                            CallDiagnostics.end(reader, before, start, took, future.isDone());
+                        }
                         try (ReadResult result = StressRun.await(future)) {
                             if (result.length() == 0) {
                                 break;
