@@ -41,42 +41,18 @@ import java.util.concurrent.locks.LockSupport;
  * this thread frees a request ({@link LogRequest#released()}) only when it moves past it, after
  * unlinking it, and touches it no more. A pooled request completes without the boxed offset.
  *
- * <h2>Chained wakes</h2>
- * A synchronous producer parks in {@link LogRequest#awaitDone()} until its request completes,
- * and with one futex wake per acknowledged append this thread spent 7-8% of a 40-producer
- * write path's CPU in {@code futex_wake} alone (docs/benchmarks.md, "Write path against the raw
- * loop"). So a pooled request's waiter is woken by the owner of the request before it in the
- * list, when that owner is itself still waiting, instead of by this thread: the wakes of a run
- * of completions are spread over the producers they wake, as in a combining tree's or MCS
- * lock's hand-off to the next waiter (Mellor-Crummey and Scott, "Algorithms for scalable
- * synchronization on shared-memory multiprocessors", 1991), and this thread wakes only the first
- * waiter of a run (and any whose predecessor's owner had already left):
- * <pre>
- *  completion thread                 owner of r1 (parked)     owner of r2 (parked)   owner of r3
- *   | committed(r1), outcome(r1)
- *   | unpark(owner of r1)  --------&gt;  wakes up
- *   | committed(r2), outcome(r2)       |
- *   | r1.passWakeTo(r2): CAS null-&gt;r2  |
- *   | free r1                          | leaves awaitDone:
- *   | committed(r3), outcome(r3)       |   r1.wakeNext getAndSet PASSED = r2
- *   | r2.passWakeTo(r3): CAS null-&gt;r3  |   unpark(owner of r2) --&gt; wakes up
- *   | free r2                          v                           | getAndSet = r3
- *   |                                 returns r1's outcome         | unpark(owner of r3) --&gt; ...
- *   | (r3's owner left before the CAS: the CAS fails, this thread unparks r4's waiter itself)
- * </pre>
- * The CAS (this thread, from null to the next request) and the owner's {@code getAndSet} (to a
- * sentinel, as it leaves the wait) decide who wakes the next waiter: exactly one of them wins,
- * so no wake is lost and none is doubled. This thread chains to a request only while its owner
- * is seen waiting ({@link LogRequest#hasWaiter()}, unset before the getAndSet), so the owner
- * reaches the getAndSet; such an owner is never the next request's owner (that one submitted
- * the next request after it stopped waiting), which lets this thread free the request it
- * chains from only after completing the next one (the owner of the next request then finds its
- * other pooled request free, as {@link PooledRequests} requires). The next request's outcome
- * is written before the CAS, so whoever wakes its waiter wakes it to a completed request. Only
- * pooled requests (synchronous callers) chain: a future's dependents run on the thread that
- * completes it, so futures complete here as before, and an {@code ...Async} caller never waits
- * on anyone. Acknowledgement order is unchanged: every request is completed here, in order;
- * only who unparks a waiting thread changes.
+ * <p><b>Design note: this thread wakes every waiter itself.</b> A synchronous producer parks in
+ * {@link LogRequest#awaitDone()} and this thread unparks it once its request completes: one
+ * futex wake per acknowledged append (5-8% of the write path's CPU with 40 synchronous
+ * producers; docs/benchmarks.md, "Write path against the raw loop"). Two ways of moving those
+ * wakes off this thread were built and measured, and neither was kept. A burst of wakes at the
+ * end of a run of completions was level. Chained wakes (the owner of the previous pooled
+ * request, while it still waits, wakes the next request's waiter as it leaves its wait, an
+ * MCS-style hand-off decided by a CAS from this thread against the owner's getAndSet) took this
+ * thread's wake share from 5.9% to only 5.4% and ran phase 1 of {@code contest} at a median
+ * 185 MB/s against 220 MB/s (12 runs each, tmpfs, load average 3.5-14): on a loaded 2-core host
+ * every hop of the chain waits in the run queue, where direct wakes make the whole batch
+ * runnable at once (docs/benchmarks.md, "Waking synchronous producers").
  *
  * <p>The requests are the list's nodes: {@link LogRequest#handoffNextRelease} by the writer
  * pairs with {@link LogRequest#handoffNextAcquire} here. The parked flag is a Dekker pair with
@@ -97,10 +73,8 @@ final class Completer {
     private long completedRequests;
     private long completedFailures;
 
-    // Completion thread (the counters are read racily by tests).
+    // Completion thread.
     private LogRequest head;
-    private volatile long chainedWakes;
-    private volatile long directWakes;
 
     /** The completion thread is parked or about to park. Dekker with {@link LogRequest#handoffNextRelease}. */
     private volatile boolean parked;
@@ -179,60 +153,22 @@ final class Completer {
                 parked = false;
                 continue;
             }
-            if (next.type() != LogRequest.TYPE_STOP && next.isPooled() && current.isPooled() && current.hasWaiter()) {
-                // Chained wake: current's owner is still in awaitDone (so it is not next's owner,
-                // which submitted next after leaving its own wait, and freeing current after
-                // completing next keeps PooledRequests' two-suffice rule); it wakes next's waiter
-                // when it leaves, unless it has left already.
-                complete(next, false);
-                if (current.passWakeTo(next)) {
-                    chainedWakes = chainedWakes + 1;
-                } else {
-                    next.wakeWaiter();
-                    directWakes = directWakes + 1;
-                }
-                release(current);
-            } else {
-                release(current);
-                if (next.type() == LogRequest.TYPE_STOP) {
-                    head = next;
-                    return;
-                }
-                complete(next, true);
-                directWakes = directWakes + 1;
-            }
+            // Unlink what is done: neither this field nor a future a caller keeps may hold on to
+            // the requests handed off after it (every request ever appended stayed reachable from
+            // the stub otherwise). The writer never touches a request's link once it has a successor.
+            current.clearHandoffNext();
+            // Its last touch here: a pooled request may be reused by its owner from now on.
+            current.released();
             current = next;
             head = next;
+            if (next.type() == LogRequest.TYPE_STOP) {
+                return;
+            }
+            complete(next);
         }
     }
 
-    /**
-     * Unlinks a request the completion thread moved past and frees it (if pooled): neither this
-     * thread nor a future a caller keeps may hold on to the requests handed off after it (every
-     * request ever appended stayed reachable from the stub otherwise). The writer never touches
-     * a request's link once it has a successor. Its last touch here: a pooled request may be
-     * reused by its owner from then on.
-     */
-    private static void release(final LogRequest request) {
-        request.clearHandoffNext();
-        request.released();
-    }
-
-    /** Completion thread: completions whose waiter was woken by the previous request's owner (a chained wake). For tests. */
-    long chainedWakes() {
-        return chainedWakes;
-    }
-
-    /** Completion thread: completions this thread woke the waiter of itself (or that were not pooled). For tests. */
-    long directWakes() {
-        return directWakes;
-    }
-
-    /**
-     * Applies and completes {@code request}; {@code wakeWaiter}: as {@link LogRequest#succeed(boolean)}
-     * (false: the caller wakes a pooled request's waiter, itself or through a chained wake).
-     */
-    private void complete(final LogRequest request, final boolean wakeWaiter) {
+    private void complete(final LogRequest request) {
         final Throwable error = request.failure;
         final boolean record = request.type() >= 0;
         final LogCommitHandler handler = request.handler();
@@ -242,13 +178,13 @@ final class Completer {
                     handler.committed(request);
                 } catch (final RuntimeException | Error e) {
                     request.dropData();
-                    request.fail(e, wakeWaiter);
+                    request.fail(e);
                     return;
                 }
             }
             request.dropData();
             // A pooled request completes without a boxed offset; another's future with one.
-            request.succeed(wakeWaiter);
+            request.succeed();
         } else {
             if (record) {
                 try {
@@ -258,7 +194,7 @@ final class Completer {
                 }
             }
             request.dropData();
-            request.fail(error, wakeWaiter);
+            request.fail(error);
         }
     }
 }

@@ -63,22 +63,14 @@ public final class LogRequest extends CompletableFuture<Long> {
     static final byte TYPE_FORCE = -5;
 
     private static final VarHandle HANDOFF_NEXT;
-    private static final VarHandle WAKE_NEXT;
 
     static {
         try {
             HANDOFF_NEXT = MethodHandles.lookup().findVarHandle(LogRequest.class, "handoffNext", LogRequest.class);
-            WAKE_NEXT = MethodHandles.lookup().findVarHandle(LogRequest.class, "wakeNext", LogRequest.class);
         } catch (final ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }
     }
-
-    /**
-     * {@link #wakeNext}'s value once the owner left {@link #awaitDone()}: a wake passed on after
-     * that is refused, and the completion thread wakes the next waiter itself.
-     */
-    private static final LogRequest WAKE_PASSED = new LogRequest(TYPE_STOP, 0, 0, null, null, null, 0);
 
     /** Pooled outcomes ({@link #outcome}). */
     private static final int PENDING = 0;
@@ -131,17 +123,6 @@ public final class LogRequest extends CompletableFuture<Long> {
      * one of the two sees the other).
      */
     private volatile Thread awaiting;
-
-    /**
-     * Pooled: the request whose waiter this request's owner wakes when it leaves
-     * {@link #awaitDone()} (a <em>chained wake</em>, see {@link Completer}): null until the
-     * completion thread passes one on ({@link #passWakeTo}, a CAS from null), then that request,
-     * or {@link #WAKE_PASSED} once the owner left (its {@code getAndSet}): exactly one of the two
-     * CASes wins, so either the owner wakes the next waiter or the completion thread does. Reset
-     * by {@link #reuse} (published by the queue's offer, as the other fields).
-     */
-    @SuppressWarnings("unused")
-    private volatile LogRequest wakeNext;
 
     LogRequest(final byte type, final int segmentId, final long segmentOffset, final ByteBuf data, final byte[] name,
                final Object attachment, final long epoch) {
@@ -199,7 +180,6 @@ public final class LogRequest extends CompletableFuture<Long> {
         this.next = null;
         this.failure = null;
         this.pooledFailure = null;
-        WAKE_NEXT.set(this, null);
         this.outcome = PENDING;
     }
 
@@ -227,20 +207,9 @@ public final class LogRequest extends CompletableFuture<Long> {
      * Completes with {@link #segmentOffset()}: a pooled request without boxing it.
      */
     void succeed() {
-        succeed(true);
-    }
-
-    /**
-     * Completes with {@link #segmentOffset()}; a pooled request's waiter is woken only if
-     * {@code wakeWaiter} (else the caller wakes it, directly or through a chained wake: see
-     * {@link Completer}). A request that is not pooled always wakes its waiter.
-     */
-    void succeed(final boolean wakeWaiter) {
         if (pooled) {
             outcome = SUCCEEDED;
-            if (wakeWaiter) {
-                wake();
-            }
+            wake();
         } else {
             complete(segmentOffset);
         }
@@ -250,17 +219,10 @@ public final class LogRequest extends CompletableFuture<Long> {
      * Completes exceptionally with {@code error}.
      */
     void fail(final Throwable error) {
-        fail(error, true);
-    }
-
-    /** Completes exceptionally with {@code error}; {@code wakeWaiter} as in {@link #succeed(boolean)}. */
-    void fail(final Throwable error, final boolean wakeWaiter) {
         if (pooled) {
             pooledFailure = error;
             outcome = FAILED;
-            if (wakeWaiter) {
-                wake();
-            }
+            wake();
         } else {
             completeExceptionally(error);
         }
@@ -364,58 +326,14 @@ public final class LogRequest extends CompletableFuture<Long> {
         }
         awaiting = Thread.currentThread();
         boolean interrupted = false;
-        try {
-            while (!isDone()) {
-                LockSupport.park(this);
-                interrupted |= Thread.interrupted();
-            }
-        } finally {
-            // First unset, then pass on: the completion thread chains a wake to this request only
-            // while it sees a waiter here (hasWaiter), so a waiter it saw always reaches the getAndSet.
-            awaiting = null;
-            if (pooled) {
-                passOnWake();
-            }
+        while (!isDone()) {
+            LockSupport.park(this);
+            interrupted |= Thread.interrupted();
         }
+        awaiting = null;
         if (interrupted) {
             Thread.currentThread().interrupt();
         }
-    }
-
-    /**
-     * Pooled, completion thread, before it frees this request: whether this request's waiter
-     * (in {@link #awaitDone()} now) will wake {@code next}'s waiter when it leaves; false if it
-     * has left already (the caller wakes {@code next} itself). {@code next}'s outcome must be
-     * written before (this CAS publishes it to the thread that wakes it).
-     */
-    boolean passWakeTo(final LogRequest next) {
-        return WAKE_NEXT.compareAndSet(this, null, next);
-    }
-
-    /**
-     * @return whether a thread is in {@link #awaitDone()} on this request now (volatile read):
-     *         it will pass on a wake chained to it before it leaves.
-     */
-    boolean hasWaiter() {
-        return awaiting != null;
-    }
-
-    /**
-     * Owner, leaving {@link #awaitDone()}: wakes the waiter of the request the completion
-     * thread chained to this one, if it did; after this, {@link #passWakeTo} fails.
-     */
-    private void passOnWake() {
-        final LogRequest next = (LogRequest)WAKE_NEXT.getAndSet(this, WAKE_PASSED);
-        if (next != null && next != WAKE_PASSED) {
-            // If next was completed, freed and reused meanwhile, this wakes its owner spuriously:
-            // it re-checks its own request.
-            next.wake();
-        }
-    }
-
-    /** Wakes the thread in {@link #awaitDone()} on this request, if any: for the completion thread's deferred wakes. */
-    void wakeWaiter() {
-        wake();
     }
 
     /**
