@@ -41,6 +41,19 @@ import java.util.concurrent.locks.LockSupport;
  * this thread frees a request ({@link LogRequest#released()}) only when it moves past it, after
  * unlinking it, and touches it no more. A pooled request completes without the boxed offset.
  *
+ * <p><b>Design note: this thread wakes every waiter itself.</b> A synchronous producer parks in
+ * {@link LogRequest#awaitDone()} and this thread unparks it once its request completes: one
+ * futex wake per acknowledged append (5-8% of the write path's CPU with 40 synchronous
+ * producers; docs/benchmarks.md, "Write path against the raw loop"). Two ways of moving those
+ * wakes off this thread were built and measured, and neither was kept. A burst of wakes at the
+ * end of a run of completions was level. Chained wakes (the owner of the previous pooled
+ * request, while it still waits, wakes the next request's waiter as it leaves its wait, an
+ * MCS-style hand-off decided by a CAS from this thread against the owner's getAndSet) took this
+ * thread's wake share from 5.9% to only 5.4% and ran phase 1 of {@code contest} at a median
+ * 185 MB/s against 220 MB/s (12 runs each, tmpfs, load average 3.5-14): on a loaded 2-core host
+ * every hop of the chain waits in the run queue, where direct wakes make the whole batch
+ * runnable at once (docs/benchmarks.md, "Waking synchronous producers").
+ *
  * <p>The requests are the list's nodes: {@link LogRequest#handoffNextRelease} by the writer
  * pairs with {@link LogRequest#handoffNextAcquire} here. The parked flag is a Dekker pair with
  * that link: the writer stores the link, fences, then reads the flag; this thread sets the flag,
