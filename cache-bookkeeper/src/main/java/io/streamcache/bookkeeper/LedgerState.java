@@ -46,12 +46,30 @@ final class LedgerState extends Watchable<LastAddConfirmedUpdateNotification> {
     final long ledgerId;
     final String segment;
 
-    /** entry id to packed location ({@link LedgerRecords#location}). */
+    /**
+     * The entry index, packed locations ({@link LedgerRecords#location}) by entry id: ids below
+     * {@code dense.length} in an array indexed by the id (-1 where no entry is), the rest in a
+     * hash map. A ledger's entry ids count up from 0, and a bookie holds all of them or, striped
+     * over a wider ensemble, most: the array grows by doubling for an id at most
+     * {@link #DENSE_SLACK} past its end, and an id further out (a gap no ledger writer leaves)
+     * goes to the map. The array takes 8 bytes per id where the map took about 25 per entry (16
+     * bytes a slot at a load of 0.65), and its put is a store where the map's was a probe into a
+     * cache line of its own: {@code Long2LongHashMap.put} was the largest storage frame of a
+     * bookie's add path (JFR, 1 KB adds over 100 ledgers, 10% of the add thread's samples).
+     */
     @GuardedBy("this")
-    private final Long2LongHashMap locations = new Long2LongHashMap(NO_LOCATION);
+    private long[] dense = NO_IDS;
+    /** Entries in {@link #dense}. */
+    @GuardedBy("this")
+    private int denseCount;
+    @GuardedBy("this")
+    private final Long2LongHashMap sparse = new Long2LongHashMap(NO_LOCATION);
     private static final long[] NO_IDS = new long[0];
     private static final ByteBuf[] NO_RECORDS = new ByteBuf[0];
     private static final int FIRST_PENDING_CAPACITY = 8;
+    /** How far past the end of {@link #dense} an id may be for the array to grow to it. */
+    static final int DENSE_SLACK = 1024;
+    private static final int FIRST_DENSE_LENGTH = 16;
 
     /** Guards the in-flight ring below; taken inside this object's monitor by adds, alone by completions and reads. */
     private final Object pendingLock = new Object();
@@ -123,15 +141,41 @@ final class LedgerState extends Watchable<LastAddConfirmedUpdateNotification> {
 
     /** Records where an entry is (replacing an earlier copy of it, as journal replay adds). */
     synchronized void putLocation(final long entryId, final long location) {
-        locations.put(entryId, location);
+        if (entryId >= dense.length && entryId <= (long) dense.length + DENSE_SLACK
+            && entryId < Integer.MAX_VALUE / 2 && sparse.isEmpty()) {
+            growDense((int) entryId);
+        }
+        if (entryId >= 0 && entryId < dense.length) {
+            final int index = (int) entryId;
+            if (dense[index] == NO_LOCATION) {
+                denseCount++;
+            }
+            dense[index] = location;
+        } else {
+            sparse.put(entryId, location);
+        }
         if (entryId > lastEntryId) {
             lastEntryId = entryId;
         }
     }
 
+    @GuardedBy("this")
+    private void growDense(final int entryId) {
+        int length = Math.max(FIRST_DENSE_LENGTH, dense.length);
+        while (length <= entryId) {
+            length *= 2;
+        }
+        final long[] grown = Arrays.copyOf(dense, length);
+        Arrays.fill(grown, dense.length, length, NO_LOCATION);
+        dense = grown;
+    }
+
     /** @return the entry's packed location, or -1 if this ledger does not hold it. */
     synchronized long location(final long entryId) {
-        return locations.get(entryId);
+        if (entryId >= 0 && entryId < dense.length) {
+            return dense[(int) entryId];
+        }
+        return sparse.get(entryId);
     }
 
     /** @return the highest entry id held, or -1. */
@@ -140,16 +184,21 @@ final class LedgerState extends Watchable<LastAddConfirmedUpdateNotification> {
     }
 
     synchronized int entryCount() {
-        return locations.size();
+        return denseCount + sparse.size();
     }
 
     /** @return the entry ids held when called, ascending. */
     PrimitiveIterator.OfLong entryIds() {
         final long[] ids;
         synchronized (this) {
-            ids = new long[locations.size()];
-            final Long2LongHashMap.KeyIterator it = locations.keySet().iterator();
+            ids = new long[denseCount + sparse.size()];
             int i = 0;
+            for (int id = 0; id < dense.length; id++) {
+                if (dense[id] != NO_LOCATION) {
+                    ids[i++] = id;
+                }
+            }
+            final Long2LongHashMap.KeyIterator it = sparse.keySet().iterator();
             while (it.hasNext()) {
                 ids[i++] = it.nextValue();
             }

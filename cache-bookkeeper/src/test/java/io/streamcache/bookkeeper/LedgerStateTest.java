@@ -10,8 +10,48 @@ import java.util.List;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 
-/** {@link LedgerState}'s queue of entries in flight: order, growth, removal out of order, latest copy wins, references. */
+/**
+ * {@link LedgerState}: its entry index (dense ids in an array, far ones in a map) and its queue of
+ * entries in flight (order, growth, removal out of order, latest copy wins, references).
+ */
 class LedgerStateTest {
+
+    @Test
+    void shouldIndexDenseStripedAndFarEntryIdsAlike() {
+        final LedgerState state = new LedgerState(1, "ledger-1", 0);
+        final java.util.TreeMap<Long, Long> expected = new java.util.TreeMap<>();
+        // Striped: every third id missing, across several doublings of the array.
+        for (long id = 0; id < 5000; id++) {
+            if (id % 3 != 1) {
+                state.putLocation(id, LedgerRecords.location(id * 10, 7));
+                expected.put(id, LedgerRecords.location(id * 10, 7));
+            }
+        }
+        // Replaced (journal replay adds an entry again): counted once, the latest location wins.
+        state.putLocation(42, LedgerRecords.location(99_999, 7));
+        expected.put(42L, LedgerRecords.location(99_999, 7));
+        // The array now holds ids up to 8191 (doubled from 16). Far past its end: kept in the map.
+        final long far = 8192 + LedgerState.DENSE_SLACK + 1;
+        state.putLocation(far, LedgerRecords.location(1, 1));
+        expected.put(far, LedgerRecords.location(1, 1));
+        // Within the slack past the array's end, but after a far id: the map too (the array never grows over the map's ids).
+        state.putLocation(8300, LedgerRecords.location(2, 1));
+        expected.put(8300L, LedgerRecords.location(2, 1));
+        // Inside the array still: the array.
+        state.putLocation(8191, LedgerRecords.location(3, 1));
+        expected.put(8191L, LedgerRecords.location(3, 1));
+
+        assertEquals(expected.size(), state.entryCount());
+        assertEquals(far, state.lastEntryId());
+        for (long id = -1; id < far + 2; id++) {
+            assertEquals(expected.getOrDefault(id, -1L), state.location(id), "id=" + id);
+        }
+        final java.util.PrimitiveIterator.OfLong ids = state.entryIds();
+        for (final long id : expected.keySet()) {
+            assertEquals(id, ids.nextLong());
+        }
+        assertEquals(false, ids.hasNext());
+    }
 
     private static ByteBuf record(final long entryId) {
         final byte[] payload = new byte[LedgerRecords.ENTRY_PREFIX_LENGTH];
