@@ -62,8 +62,9 @@ final class LedgerState extends Watchable<LastAddConfirmedUpdateNotification> {
     /** Entries in {@link #dense}. */
     @GuardedBy("this")
     private int denseCount;
+    /** The ids past {@link #dense}'s reach; null until one comes (most ledgers never see one). */
     @GuardedBy("this")
-    private final Long2LongHashMap sparse = new Long2LongHashMap(NO_LOCATION);
+    private Long2LongHashMap sparse;
     private static final long[] NO_IDS = new long[0];
     private static final ByteBuf[] NO_RECORDS = new ByteBuf[0];
     private static final int FIRST_PENDING_CAPACITY = 8;
@@ -142,7 +143,7 @@ final class LedgerState extends Watchable<LastAddConfirmedUpdateNotification> {
     /** Records where an entry is (replacing an earlier copy of it, as journal replay adds). */
     synchronized void putLocation(final long entryId, final long location) {
         if (entryId >= dense.length && entryId <= (long) dense.length + DENSE_SLACK
-            && entryId < Integer.MAX_VALUE / 2 && sparse.isEmpty()) {
+            && entryId < Integer.MAX_VALUE / 2 && sparse == null) {
             growDense((int) entryId);
         }
         if (entryId >= 0 && entryId < dense.length) {
@@ -152,6 +153,9 @@ final class LedgerState extends Watchable<LastAddConfirmedUpdateNotification> {
             }
             dense[index] = location;
         } else {
+            if (sparse == null) {
+                sparse = new Long2LongHashMap(NO_LOCATION);
+            }
             sparse.put(entryId, location);
         }
         if (entryId > lastEntryId) {
@@ -175,7 +179,7 @@ final class LedgerState extends Watchable<LastAddConfirmedUpdateNotification> {
         if (entryId >= 0 && entryId < dense.length) {
             return dense[(int) entryId];
         }
-        return sparse.get(entryId);
+        return sparse != null ? sparse.get(entryId) : NO_LOCATION;
     }
 
     /** @return the highest entry id held, or -1. */
@@ -184,23 +188,25 @@ final class LedgerState extends Watchable<LastAddConfirmedUpdateNotification> {
     }
 
     synchronized int entryCount() {
-        return denseCount + sparse.size();
+        return denseCount + (sparse != null ? sparse.size() : 0);
     }
 
     /** @return the entry ids held when called, ascending. */
     PrimitiveIterator.OfLong entryIds() {
         final long[] ids;
         synchronized (this) {
-            ids = new long[denseCount + sparse.size()];
+            ids = new long[entryCount()];
             int i = 0;
             for (int id = 0; id < dense.length; id++) {
                 if (dense[id] != NO_LOCATION) {
                     ids[i++] = id;
                 }
             }
-            final Long2LongHashMap.KeyIterator it = sparse.keySet().iterator();
-            while (it.hasNext()) {
-                ids[i++] = it.nextValue();
+            if (sparse != null) {
+                final Long2LongHashMap.KeyIterator it = sparse.keySet().iterator();
+                while (it.hasNext()) {
+                    ids[i++] = it.nextValue();
+                }
             }
         }
         Arrays.sort(ids);
