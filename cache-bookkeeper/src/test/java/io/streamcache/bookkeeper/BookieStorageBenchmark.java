@@ -35,7 +35,10 @@ import static org.junit.jupiter.api.Assertions.assertNull;
  * (default 3: each figure is printed as median [min, max]);
  * {@code -Dstreamcache.bk.bench.seconds=N} sets the measured time per cell (default 5, after
  * 2 s of warm-up); {@code -Dstreamcache.bk.bench.lengths=65536} and {@code -Dstreamcache.bk.bench.ledgers=1,100}
- * pick the cells. Prints a Markdown table (docs/benchmarks.md holds the figures).
+ * pick the cells. Prints a Markdown table (docs/benchmarks.md holds the figures), with the
+ * process's CPU per MB added and its context switches per add over each measured cell (client
+ * and bookie share this JVM: the client's share is the same work on every storage), and the CPU
+ * per add by thread group ({@link ThreadCpu}).
  */
 // BookKeeper's clients declare close() throws InterruptedException: try-with-resources is still right.
 @SuppressWarnings("try")
@@ -85,8 +88,12 @@ class BookieStorageBenchmark {
         final List<Storage> chosen = pick.isEmpty() ? storages
             : java.util.Arrays.stream(pick.split(",")).map(i -> storages.get(Integer.parseInt(i.trim()))).toList();
         final StringBuilder table = new StringBuilder(
-            "| storage | entry | ledgers | adds/s | MB/s | p50 µs | p99 µs | p99.9 µs |\n|---|---|---|---|---|---|---|---|\n");
-        final BenchRounds summary = new BenchRounds("adds/s", "MB/s", "p50 µs", "p99 µs", "p99.9 µs");
+            "| storage | entry | ledgers | adds/s | MB/s | p50 µs | p99 µs | p99.9 µs | CPU ms/MB | switches/add |\n"
+                + "|---|---|---|---|---|---|---|---|---|---|\n");
+        final StringBuilder threads = new StringBuilder(
+            "| storage | entry | ledgers | CPU µs per add by thread group (share of the process's) |\n|---|---|---|---|\n");
+        final BenchRounds summary = new BenchRounds("adds/s", "MB/s", "p50 µs", "p99 µs", "p99.9 µs", "CPU ms/MB",
+            "switches/add", "CPU µs/add");
         final int rounds = BenchRounds.rounds();
         for (int round = 0; round < rounds; round++) {
             for (final Storage storage : BenchRounds.order(chosen, round)) {
@@ -98,15 +105,24 @@ class BookieStorageBenchmark {
                             run(bk, length, ledgers, TimeUnit.SECONDS.toNanos(2), null);
                             final Histogram histogram = new Histogram(TimeUnit.SECONDS.toNanos(60), 3);
                             final long nanos = TimeUnit.SECONDS.toNanos(seconds);
+                            final ThreadCpu before = ThreadCpu.snapshot();
                             final long adds = run(bk, length, ledgers, nanos, histogram);
+                            final ThreadCpu after = ThreadCpu.snapshot();
+                            final long[] cpu = after.totalSince(before);
                             final double perSecond = adds * 1e9 / nanos;
-                            table.append(String.format(Locale.ROOT, "| %s | %d B | %d | %,.0f | %.1f | %d | %d | %d |%n", storage.name(),
-                                length, ledgers, perSecond, perSecond * length / (1 << 20),
+                            final double megabytes = (double) adds * length / (1 << 20);
+                            final double cpuMsPerMb = cpu[0] / 1e6 / megabytes;
+                            final double switchesPerAdd = (double) (cpu[1] + cpu[2]) / adds;
+                            table.append(String.format(Locale.ROOT, "| %s | %d B | %d | %,.0f | %.1f | %d | %d | %d | %.1f | %.2f |%n",
+                                storage.name(), length, ledgers, perSecond, perSecond * length / (1 << 20),
                                 histogram.getValueAtPercentile(50) / 1000, histogram.getValueAtPercentile(99) / 1000,
-                                histogram.getValueAtPercentile(99.9) / 1000));
+                                histogram.getValueAtPercentile(99.9) / 1000, cpuMsPerMb, switchesPerAdd));
                             summary.add(storage.name() + " | " + length + " B | " + ledgers, perSecond, perSecond * length / (1 << 20),
                                 histogram.getValueAtPercentile(50) / 1000.0, histogram.getValueAtPercentile(99) / 1000.0,
-                                histogram.getValueAtPercentile(99.9) / 1000.0);
+                                histogram.getValueAtPercentile(99.9) / 1000.0, cpuMsPerMb, switchesPerAdd,
+                                cpu[0] / 1e3 / adds);
+                            threads.append(String.format(Locale.ROOT, "| %s | %d B | %d | %s |%n", storage.name(), length, ledgers,
+                                topGroups(after.cpuByGroup(before), cpu[0], adds)));
                             System.out.print(table);
                         }
                     }
@@ -118,6 +134,17 @@ class BookieStorageBenchmark {
         System.out.println("\nBookie storage benchmark, " + seconds + " s per cell, every round:\n" + table);
         System.out.println("\nBookie storage benchmark, " + seconds + " s per cell, median [min, max] of " + rounds + " rounds:\n"
             + summary.table("storage | entry | ledgers"));
+        System.out.println("\nBookie storage benchmark, CPU by thread (client and bookie share the JVM), every round:\n" + threads);
+    }
+
+    /** @return the thread groups that took at least 2% of {@code totalNanos}, largest first: "name µs/add (share)". */
+    private static String topGroups(final java.util.Map<String, Long> groups, final long totalNanos, final long adds) {
+        return groups.entrySet().stream()
+            .filter(g -> g.getValue() * 50 >= totalNanos)
+            .sorted(java.util.Map.Entry.<String, Long>comparingByValue().reversed())
+            .map(g -> String.format(Locale.ROOT, "%s %.1f (%.0f%%)", g.getKey(), g.getValue() / 1e3 / adds,
+                100.0 * g.getValue() / totalNanos))
+            .collect(java.util.stream.Collectors.joining(", "));
     }
 
     private static void deleteRecursively(final Path root) throws java.io.IOException {

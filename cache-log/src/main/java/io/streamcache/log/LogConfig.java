@@ -29,6 +29,8 @@ import static io.streamcache.log.internal.LogFileDescriptor.PAGE_LENGTH;
  *  batchLength     1 MiB          most bytes one write (one batch) carries, but for one long append
  *  maxAppendLength 16 MiB (*)     longest append: one record, written with its batch in one write
  *  maxDelay        1 ms           longest a batch keeps gathering requests while they keep coming
+ *  fillBatches     false          a batch waits up to maxDelay to fill even when no request is queued,
+ *                                 unless a request in it is waited for (for NEVER under a broker's journal)
  *  alignment       ADAPTIVE       PAD, CUT or ADAPTIVE (cut batches of cutThreshold bytes or more)
  *  cutThreshold    64 KiB         see alignment
  *  durability      EVERY_BATCH    when the log is forced: every batch, at an interval, never
@@ -63,6 +65,7 @@ public final class LogConfig {
     public static final DirectIoMode DIRECT_IO_DEFAULT = DirectIoMode.OFF;
     public static final int BATCH_LENGTH_DEFAULT = 1 << 20;
     public static final Duration MAX_DELAY_DEFAULT = Duration.ofMillis(1);
+    public static final boolean FILL_BATCHES_DEFAULT = false;
     public static final AlignmentPolicy ALIGNMENT_DEFAULT = AlignmentPolicy.ADAPTIVE;
     public static final int CUT_THRESHOLD_DEFAULT = 64 << 10;
     public static final DurabilityPolicy DURABILITY_DEFAULT = DurabilityPolicy.EVERY_BATCH;
@@ -102,6 +105,7 @@ public final class LogConfig {
     private final DirectIoMode directIo;
     private final int batchLength;
     private final Duration maxDelay;
+    private final boolean fillBatches;
     private final AlignmentPolicy alignment;
     private final int cutThreshold;
     private final DurabilityPolicy durability;
@@ -127,6 +131,7 @@ public final class LogConfig {
         this.directIo = builder.directIo;
         this.batchLength = builder.batchLength;
         this.maxDelay = builder.maxDelay;
+        this.fillBatches = builder.fillBatches;
         this.alignment = builder.alignment;
         this.cutThreshold = builder.cutThreshold;
         this.durability = builder.durability;
@@ -163,6 +168,7 @@ public final class LogConfig {
         builder.directIo = directIo;
         builder.batchLength = batchLength;
         builder.maxDelay = maxDelay;
+        builder.fillBatches = fillBatches;
         builder.alignment = alignment;
         builder.cutThreshold = cutThreshold;
         builder.durability = durability;
@@ -223,6 +229,14 @@ public final class LogConfig {
 
     public Duration maxDelay() {
         return maxDelay;
+    }
+
+    /**
+     * @return whether a batch waits up to {@link #maxDelay()} to fill when no request is queued;
+     *         see {@link Builder#fillBatches(boolean)}.
+     */
+    public boolean fillBatches() {
+        return fillBatches;
     }
 
     public AlignmentPolicy alignment() {
@@ -315,7 +329,7 @@ public final class LogConfig {
         return "LogConfig{directory=" + directory + ", fileLength=" + fileLength + ", preWrite=" + preWrite + ", spareFiles="
             + spareFiles + ", preparedFiles=" + preparedFiles + ", recycleFiles=" + recycleFiles + ", directIo=" + directIo
             + ", batchLength=" + batchLength
-            + ", maxDelay=" + maxDelay + ", alignment=" + alignment + ", cutThreshold=" + cutThreshold + ", durability="
+            + ", maxDelay=" + maxDelay + ", fillBatches=" + fillBatches + ", alignment=" + alignment + ", cutThreshold=" + cutThreshold + ", durability="
             + durability + ", forcesInFlight=" + forcesInFlight + ", queueCapacity=" + queueCapacity + ", maxAppendLength=" + maxAppendLength + ", retryInterval="
             + retryInterval + ", checkpointFiles=" + checkpointFiles + '}';
     }
@@ -334,6 +348,7 @@ public final class LogConfig {
         private DirectIoMode directIo = DIRECT_IO_DEFAULT;
         private int batchLength = BATCH_LENGTH_DEFAULT;
         private Duration maxDelay = MAX_DELAY_DEFAULT;
+        private boolean fillBatches = FILL_BATCHES_DEFAULT;
         private AlignmentPolicy alignment = ALIGNMENT_DEFAULT;
         private int cutThreshold = CUT_THRESHOLD_DEFAULT;
         private DurabilityPolicy durability = DURABILITY_DEFAULT;
@@ -456,6 +471,24 @@ public final class LogConfig {
          */
         public Builder maxDelay(final Duration maxDelay) {
             this.maxDelay = Objects.requireNonNull(maxDelay, "maxDelay");
+            return this;
+        }
+
+        /**
+         * @param fillBatches whether the writer holds a batch that is neither full nor
+         *                    {@link #maxDelay(Duration) maxDelay} old even when its queue is
+         *                    empty (default {@link #FILL_BATCHES_DEFAULT}: it writes at once), so
+         *                    that each write, and each wake of the completion thread, carries
+         *                    every append of up to maxDelay; producers of asynchronous appends then
+         *                    do not wake the writer either. Meant for {@link DurabilityPolicy#NEVER}
+         *                    under a broker that acknowledges from a journal of its own (a bookie):
+         *                    nobody waits for those appends' completion. A batch is written at once
+         *                    all the same when a request in it is waited for (a synchronous append,
+         *                    a create, seal, truncate or delete, a compaction copy), when a
+         *                    {@link StoreLog#force()} waits, and at close.
+         */
+        public Builder fillBatches(final boolean fillBatches) {
+            this.fillBatches = fillBatches;
             return this;
         }
 

@@ -490,7 +490,7 @@ public final class AggregatingWriter implements AutoCloseable {
             throw new LogQueueFullException("log " + name + " refused the request: its queue and the overflow (queueCapacity="
                 + queueCapacity + " requests each) are full; the writer is behind (a slow or stalled disk)", queueCapacity);
         }
-        queued();
+        queued(request);
         return request;
     }
 
@@ -509,12 +509,14 @@ public final class AggregatingWriter implements AutoCloseable {
             }
             backOff(attempts++);
         }
-        queued();
+        queued(request);
         return request;
     }
 
-    private void queued() {
-        if (writer.writerParked) {
+    private void queued(final LogRequest request) {
+        // A writer filling a batch (LogConfig.fillBatches) sleeps through asynchronous appends:
+        // only a request someone waits for wakes it. Dekker with the queue's index, as writerParked.
+        if (writer.writerParked || (writer.lingering && BatchWriter.awaited(request))) {
             LockSupport.unpark(writer.thread());
         }
         if (writer.terminated) {

@@ -34,6 +34,15 @@ import static io.streamcache.log.internal.LogRecordDescriptor.alignedLength;
  * once, so a lone producer's append goes out at once and the end of a burst never waits on a
  * timer. Batches are as large as the load makes them: while one is written and forced, the next
  * gathers in the queue.
+ *
+ * <p>With {@link LogConfig#fillBatches()} (for {@link DurabilityPolicy#NEVER} under a broker that
+ * acknowledges from its own journal) it does wait: a batch whose records nobody waits for is held,
+ * its queue empty, until it is full or {@link LogConfig#maxDelay()} old, the writer sleeping in
+ * slices of at most {@link #FILL_PARK_NANOS} that asynchronous appends do not cut short; a request
+ * someone waits for ({@link #awaited}), a force request and the close end the wait. Under NEVER a
+ * write is a {@code pwrite} into the page cache, and each one also wakes the completion thread:
+ * written at once, a bookie's adds went out one or two per write (a 4 KB page each for 100-byte
+ * entries), a system call and two thread wakes per add; filled, one write carries up to maxDelay of adds.
  * <pre>
  *  writer thread (one)
  *   | drain: per request, header + payload copied into the 4 KB-aligned batch buffer, CRC32C
@@ -131,6 +140,12 @@ final class BatchWriter {
     private static final int DELAY_CHECK_MASK = 63;
     private static final int IDLE_SPINS = 64;
     private static final long IDLE_PARK_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
+    /**
+     * Longest single sleep of a writer filling a batch ({@link LogConfig#fillBatches()}): asynchronous
+     * appends do not wake it, so it wakes this often to drain them into the batch, write it once
+     * it is full, and keep the queue short.
+     */
+    private static final long FILL_PARK_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
 
     // ------------------------------------------------------------------------------------------
     // Settings (immutable)
@@ -148,6 +163,7 @@ final class BatchWriter {
     private final DurabilityPolicy.Kind durability;
     private final long forceIntervalNanos;
     private final long maxDelayNanos;
+    private final boolean fillBatches;
     /** 0: no automatic retry after a failure. */
     private final long retryIntervalNanos;
     private final Thread thread;
@@ -174,6 +190,11 @@ final class BatchWriter {
     volatile boolean terminated;
     /** The writer is parked or about to park: a producer that offered must unpark it. Dekker with the queue's index. */
     volatile boolean writerParked;
+    /**
+     * The writer sleeps to fill its batch ({@link LogConfig#fillBatches()}): a producer that
+     * offered a request someone waits for ({@link #awaited}) must unpark it. Dekker with the queue's index.
+     */
+    volatile boolean lingering;
 
     // ------------------------------------------------------------------------------------------
     // Writer thread
@@ -196,6 +217,11 @@ final class BatchWriter {
     private long tornFrom = -1;
     /** When a failed writer retries its recovery by itself next (System.nanoTime()). */
     private long nextRetryNanos;
+    /**
+     * A request someone waits for ({@link #awaited}) is in the batch or pending: the batch is
+     * written without waiting to fill. Cleared once a write leaves no record buffered.
+     */
+    private boolean batchAwaited;
     /** Set by a clean finish (read after joining the writer thread): the last file and the end of its last write; -1 otherwise. */
     long cleanEndFileNumber = -1;
     long cleanEndPosition = -1;
@@ -214,6 +240,7 @@ final class BatchWriter {
         this.durability = config.durability().kind();
         this.forceIntervalNanos = config.durability().interval().toNanos();
         this.maxDelayNanos = config.maxDelay().toNanos();
+        this.fillBatches = config.fillBatches();
         this.retryIntervalNanos = saturatedNanos(config.retryInterval());
         this.thread = threads.newThread(StreamcacheThreads.Role.LOG_WRITER, name, this::run);
         this.forces = durability == DurabilityPolicy.Kind.EVERY_BATCH && config.forcesInFlight() > 1
@@ -264,6 +291,10 @@ final class BatchWriter {
                             : maxDelayNanos - (System.nanoTime() - batch.firstNewNanos()));
                         continue;
                     }
+                    if (fillBatches && forces == null && fillWanted()) {
+                        fill();
+                        continue;
+                    }
                     writeBatch(false);
                     continue;
                 }
@@ -300,6 +331,41 @@ final class BatchWriter {
                 fail(new IOException("unexpected error in the log writer: " + e, e), null);
             }
         }
+    }
+
+    /**
+     * @return whether someone waits for {@code request}'s completion: a synchronous append (a
+     *         pooled request: its thread waits), or any request but an asynchronous append (a
+     *         create, seal, truncate, delete, copy, retire, force, recovery or stop).
+     */
+    static boolean awaited(final LogRequest request) {
+        return request.type() != TYPE_DATA || request.isPooled();
+    }
+
+    /**
+     * With {@link LogConfig#fillBatches()}: whether the batch, its queue empty, should wait for
+     * more appends rather than be written now: nobody waits for a request in it or for a force,
+     * the writer is not closing or failed, and it is neither full nor maxDelay old.
+     */
+    private boolean fillWanted() {
+        return !batchAwaited && forceHead == null && !closing && (state & FAILED) == 0 && batch.used() < batchLength
+            && System.nanoTime() - batch.firstNewNanos() < maxDelayNanos;
+    }
+
+    /**
+     * Sleeps while the batch fills: until maxDelay since its first record, at most
+     * {@link #FILL_PARK_NANOS}, or until a request someone waits for is queued.
+     */
+    private void fill() {
+        final long remaining = maxDelayNanos - (System.nanoTime() - batch.firstNewNanos());
+        if (remaining <= 0) {
+            return;
+        }
+        lingering = true;
+        if (queue.isEmpty() && !closing) {
+            LockSupport.parkNanos(this, Math.min(remaining, FILL_PARK_NANOS));
+        }
+        lingering = false;
     }
 
     /** Spins briefly: whether the queue stayed empty. */
@@ -407,6 +473,9 @@ final class BatchWriter {
         }
         request.endStream = streamBase + batch.used();
         appendPending(request);
+        if (awaited(request)) {
+            batchAwaited = true;
+        }
     }
 
     /** Whether a copy's bytes are still live in the durable table: the segment exists and holds them past its start. */
@@ -512,6 +581,7 @@ final class BatchWriter {
             request.failure = error;
             request.endStream = streamBase + batch.used();
             appendPending(request);
+            batchAwaited = true;
         }
     }
 
@@ -573,6 +643,9 @@ final class BatchWriter {
         batch.written(end, files.filePosition());
         files.advance(end);
         streamBase = durableStream;
+        if (batch.bufferedRecords() == 0) {
+            batchAwaited = false;
+        }
 
         counters.batch(end, batch.takePayloadBytes(), batch.takePaddingBytes());
         counters.bufferedBytes = batch.used();
