@@ -125,8 +125,14 @@ class CatchUpIsolationTest {
             final double amplification = (double) read / uncached;
             System.out.printf(Locale.ROOT, "catch-up after a warm reopen: policy=%s cached=%d uncached=%d bytesRead=%d"
                 + " amplification=%.3f %s%n", policy, cached, uncached, read, amplification, store.isolationStats());
-            assertTrue(amplification <= 1.1, policy + ": read " + read + " bytes from the log for " + uncached
-                + " uncached bytes (" + cached + " came back warm): " + amplification + "x");
+            // A load starts at its offset aligned down to the reader's range length, so the first
+            // load after a cached stretch may read up to one range of bytes the cache holds: the
+            // trim above sometimes takes one more 4 KiB entry (13,627,392 bytes back instead of
+            // 13,631,488), and its hole then cost one extra range (1.11x in about 1 run in 20).
+            final long allowed = (long) (1.1 * uncached) + reader.rangeLength();
+            assertTrue(read <= allowed, policy + ": read " + read + " bytes from the log for " + uncached
+                + " uncached bytes (" + cached + " came back warm): " + amplification + "x, more than 1.1x plus one range of "
+                + reader.rangeLength());
         }
     }
 
